@@ -1,0 +1,1 @@
+//! turnstile-engine: see DESIGN.md; filled in by its issue.

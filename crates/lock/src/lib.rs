@@ -1,0 +1,1 @@
+//! turnstile-lock: see DESIGN.md; filled in by its issue.

@@ -1,0 +1,1 @@
+//! turnstile-storage: see DESIGN.md; filled in by its issue.

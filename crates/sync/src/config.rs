@@ -1,0 +1,566 @@
+//! `Config`: every knob of turnstile, the `classic` and `scalable` presets,
+//! TOML loading and `key=value` overrides.
+//!
+//! A profile is only a preset: every knob can be flipped alone, so the lab
+//! can show what each fix contributes (`--profile scalable --set
+//! lock.fast_path_slots=16`). Each knob's doc comment names the seed
+//! document in `shared/seeds/` that motivates it.
+//!
+//! ```
+//! use turnstile_sync::config::{Config, Profile};
+//! let mut c = Config::preset(Profile::Scalable);
+//! c.set("lock.partitions", "128").unwrap();
+//! assert_eq!(c.lock.partitions, 128);
+//! let err = c.set("lock.partitions", "100").unwrap_err();
+//! assert!(err.to_string().contains("lock.partitions"));
+//! assert!(err.to_string().contains("power of two"));
+//! ```
+
+use crate::lwlock::LwLockPolicy;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::Path;
+
+/// A named preset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Profile {
+    /// PostgreSQL's behaviour before the fixes of the seeds.
+    Classic,
+    /// Every fix on (the default).
+    Scalable,
+}
+
+impl Profile {
+    /// Both profiles, classic first.
+    pub const ALL: [Profile; 2] = [Profile::Classic, Profile::Scalable];
+
+    /// The profile's name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Profile::Classic => "classic",
+            Profile::Scalable => "scalable",
+        }
+    }
+
+    /// Parses `classic` or `scalable`.
+    pub fn parse(name: &str) -> Result<Profile, ConfigError> {
+        match name {
+            "classic" => Ok(Profile::Classic),
+            "scalable" => Ok(Profile::Scalable),
+            other => Err(ConfigError::Invalid {
+                key: "profile".into(),
+                value: other.into(),
+                allowed: "classic or scalable".into(),
+            }),
+        }
+    }
+}
+
+impl fmt::Display for Profile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How a relation grows (seed 001).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExtendStrategy {
+    /// One 8 kB block per extension; victim search, write-back and page
+    /// initialisation all under the extension lock.
+    Classic,
+    /// Victims found and cleaned before the lock, many blocks per extension
+    /// sized to the number of waiters, page initialisation after release.
+    Bulk,
+}
+
+/// How a B-tree insert locks its leaf (seed 004).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LeafInsertLock {
+    /// Descend with a shared lock on the leaf, then release it and take it
+    /// exclusive (PostgreSQL before the fix).
+    ShareThenExclusive,
+    /// Take the leaf lock exclusive at once.
+    Exclusive,
+}
+
+/// The heavyweight lock manager (`turnstile-lock`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LockConfig {
+    /// Partitions of the shared lock table, each behind its own `LwLock`
+    /// (PostgreSQL's `NUM_LOCK_PARTITIONS`). Seed 000: 16 → 64.
+    pub partitions: u32,
+    /// Fast-path relation-lock slots per backend at start, in groups of 16.
+    /// Seeds 000 and 002: PostgreSQL had 16 (one group); the patch 1024
+    /// (64 groups × 16).
+    pub fast_path_slots: u32,
+    /// Upper bound to which a backend's fast path may grow when a group
+    /// overflows (beyond PostgreSQL, whose slot count is fixed at start).
+    /// Equal to `fast_path_slots` means fixed. Seed 000.
+    pub fast_path_slots_max: u32,
+    /// Strong-lock counters that tell weak lockers a strong lock may exist
+    /// (`FAST_PATH_STRONG_LOCK_HASH_PARTITIONS`). Seed 002: 1024.
+    pub strong_lock_counters: u32,
+    /// Capacity of the shared lock table, in locks (PostgreSQL sizes it as
+    /// `max_locks_per_transaction × max_connections`). Seed 000.
+    pub max_locks: u32,
+    /// Backends that may be registered at once (`max_connections`).
+    pub max_backends: u32,
+    /// How long a lock wait lasts before the deadlock check runs
+    /// (`deadlock_timeout`), in milliseconds.
+    pub deadlock_timeout_ms: u64,
+    /// Longest lock wait before `LockError::Timeout` (`lock_timeout`), in
+    /// milliseconds; 0 waits forever.
+    pub lock_timeout_ms: u64,
+}
+
+/// Lightweight locks (`turnstile-sync`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LwLockConfig {
+    /// Whether shared lockers may pass a queued exclusive waiter. Seed 004:
+    /// `barging` starved exclusive lockers of `BufferMapping`; `fair` fixed it.
+    pub policy: LwLockPolicy,
+}
+
+/// The buffer pool (`turnstile-storage`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BufferConfig {
+    /// Partitions of the buffer mapping table (`NUM_BUFFER_PARTITIONS`).
+    /// Seed 004: 128 → 512.
+    pub mapping_partitions: u32,
+    /// Buffers in the pool (`shared_buffers`, in 8 kB pages).
+    pub shared_buffers: u32,
+}
+
+/// The storage manager (`turnstile-storage`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StorageConfig {
+    /// Relation extension strategy. Seed 001.
+    pub extend: ExtendStrategy,
+    /// Most blocks one bulk extension adds. Seed 001 (chunks of 32–128 × 8 kB).
+    pub extend_max_blocks: u32,
+    /// File descriptors the vfd cache keeps open (`max_files_per_process`).
+    /// Seed 000: thrashing past ~1000 relations; watch the hit ratio.
+    pub max_open_files: u32,
+}
+
+/// B-tree indexes (`turnstile-engine`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BtreeConfig {
+    /// How an insert locks its leaf. Seed 004.
+    pub leaf_insert_lock: LeafInsertLock,
+}
+
+/// The planner (`turnstile-engine`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlannerConfig {
+    /// Discard indexes that cannot serve the query from the relation
+    /// cache's column sets before opening and locking them. Seed 003.
+    pub index_prefilter: bool,
+}
+
+/// Per-query memory (`turnstile-engine`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryConfig {
+    /// Keep blocks released at query end in a per-backend cache by size
+    /// class instead of returning them to the allocator. Seed 000.
+    pub block_cache: bool,
+}
+
+/// Every knob of turnstile. `Default` is the `scalable` preset.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// The heavyweight lock manager.
+    pub lock: LockConfig,
+    /// Lightweight locks.
+    pub lwlock: LwLockConfig,
+    /// The buffer pool.
+    pub buffer: BufferConfig,
+    /// The storage manager.
+    pub storage: StorageConfig,
+    /// B-tree indexes.
+    pub btree: BtreeConfig,
+    /// The planner.
+    pub planner: PlannerConfig,
+    /// Per-query memory.
+    pub memory: MemoryConfig,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config::preset(Profile::Scalable)
+    }
+}
+
+/// A knob: its dotted key and what it accepts.
+#[derive(Clone, Copy, Debug)]
+pub struct Knob {
+    /// Dotted key, e.g. `lock.partitions`.
+    pub key: &'static str,
+    /// The values it accepts, in words.
+    pub allowed: &'static str,
+}
+
+/// Every knob, in documentation order.
+pub const KNOBS: &[Knob] = &[
+    Knob { key: "lock.partitions", allowed: "a power of two from 1 to 1024" },
+    Knob { key: "lock.fast_path_slots", allowed: "16 × a power of two, from 16 to 65536" },
+    Knob {
+        key: "lock.fast_path_slots_max",
+        allowed: "16 × a power of two, from lock.fast_path_slots to 65536",
+    },
+    Knob { key: "lock.strong_lock_counters", allowed: "a power of two from 1 to 65536" },
+    Knob { key: "lock.max_locks", allowed: "an integer from 1 to 16777216" },
+    Knob { key: "lock.max_backends", allowed: "an integer from 1 to 4096" },
+    Knob { key: "lock.deadlock_timeout_ms", allowed: "an integer from 1 to 3600000" },
+    Knob { key: "lock.lock_timeout_ms", allowed: "0 (wait forever) or an integer up to 3600000" },
+    Knob { key: "lwlock.policy", allowed: "fair or barging" },
+    Knob { key: "buffer.mapping_partitions", allowed: "a power of two from 1 to 4096, at most buffer.shared_buffers" },
+    Knob { key: "buffer.shared_buffers", allowed: "an integer from 16 to 4194304 (8 kB buffers)" },
+    Knob { key: "storage.extend", allowed: "classic or bulk" },
+    Knob { key: "storage.extend_max_blocks", allowed: "an integer from 1 to 1024" },
+    Knob { key: "storage.max_open_files", allowed: "an integer from 1 to 1000000" },
+    Knob { key: "btree.leaf_insert_lock", allowed: "share_then_exclusive or exclusive" },
+    Knob { key: "planner.index_prefilter", allowed: "true or false" },
+    Knob { key: "memory.block_cache", allowed: "true or false" },
+];
+
+/// A configuration that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// No knob has this key.
+    #[error("unknown configuration key `{key}`; known keys: {known}")]
+    UnknownKey {
+        /// The key as given.
+        key: String,
+        /// Every known key, comma-separated.
+        known: String,
+    },
+    /// The value is not one the knob accepts.
+    #[error("invalid value `{value}` for `{key}`: expected {allowed}")]
+    Invalid {
+        /// The knob.
+        key: String,
+        /// The value as given.
+        value: String,
+        /// What the knob accepts.
+        allowed: String,
+    },
+    /// An override was not written `key=value`.
+    #[error("malformed override `{0}`: expected key=value, e.g. lock.partitions=64")]
+    Malformed(String),
+    /// The TOML text could not be parsed.
+    #[error("cannot parse configuration TOML: {0}")]
+    Toml(String),
+    /// The configuration file could not be read.
+    #[error("cannot read configuration file {path}: {message}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The operating system's message.
+        message: String,
+    },
+}
+
+fn allowed_for(key: &str) -> &'static str {
+    KNOBS.iter().find(|k| k.key == key).map_or("a valid value", |k| k.allowed)
+}
+
+fn known_keys() -> String {
+    KNOBS.iter().map(|k| k.key).collect::<Vec<_>>().join(", ")
+}
+
+impl Config {
+    /// The preset of `profile` (DESIGN.md §2).
+    pub fn preset(profile: Profile) -> Config {
+        let classic = profile == Profile::Classic;
+        Config {
+            lock: LockConfig {
+                partitions: if classic { 16 } else { 64 },
+                fast_path_slots: if classic { 16 } else { 1024 },
+                fast_path_slots_max: if classic { 16 } else { 16384 },
+                strong_lock_counters: 1024,
+                max_locks: 64 * 1024,
+                max_backends: 256,
+                deadlock_timeout_ms: 1000,
+                lock_timeout_ms: 0,
+            },
+            lwlock: LwLockConfig { policy: if classic { LwLockPolicy::Barging } else { LwLockPolicy::Fair } },
+            buffer: BufferConfig { mapping_partitions: if classic { 128 } else { 512 }, shared_buffers: 16384 },
+            storage: StorageConfig {
+                extend: if classic { ExtendStrategy::Classic } else { ExtendStrategy::Bulk },
+                extend_max_blocks: 64,
+                max_open_files: 1000,
+            },
+            btree: BtreeConfig {
+                leaf_insert_lock: if classic { LeafInsertLock::ShareThenExclusive } else { LeafInsertLock::Exclusive },
+            },
+            planner: PlannerConfig { index_prefilter: !classic },
+            memory: MemoryConfig { block_cache: !classic },
+        }
+    }
+
+    /// Parses TOML: an optional top-level `profile = "classic"|"scalable"`
+    /// picks the preset (default `scalable`), then every other key
+    /// overrides one knob, e.g. `[lock] partitions = 32`.
+    pub fn from_toml_str(text: &str) -> Result<Config, ConfigError> {
+        let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| ConfigError::Toml(e.to_string()))?;
+        let profile = match table.remove("profile") {
+            None => Profile::Scalable,
+            Some(toml::Value::String(name)) => Profile::parse(&name)?,
+            Some(other) => return Err(Profile::parse(&other.to_string()).unwrap_err()),
+        };
+        let mut config = Config::preset(profile);
+        let mut leaves = Vec::new();
+        flatten("", &toml::Value::Table(table), &mut leaves);
+        for (key, value) in leaves {
+            config.set_value(&key, value)?;
+        }
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Reads and parses a TOML file (see [`Config::from_toml_str`]).
+    pub fn from_toml_file(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ConfigError::Io { path: path.display().to_string(), message: e.to_string() })?;
+        Config::from_toml_str(&text)
+    }
+
+    /// The configuration as TOML text (every knob, for `turnstile config`).
+    pub fn to_toml_string(&self) -> String {
+        toml::to_string(self).unwrap_or_else(|e| format!("# cannot render configuration: {e}\n"))
+    }
+
+    /// Applies one `key=value` override, e.g. `lock.partitions=64`.
+    pub fn apply_override(&mut self, assignment: &str) -> Result<(), ConfigError> {
+        let (key, value) =
+            assignment.split_once('=').ok_or_else(|| ConfigError::Malformed(assignment.to_owned()))?;
+        self.set(key.trim(), value.trim())
+    }
+
+    /// Sets knob `key` from its textual `value` and validates the result;
+    /// on error the configuration is left unchanged.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
+        let parsed = format!("v = {value}")
+            .parse::<toml::Table>()
+            .ok()
+            .and_then(|mut t| t.remove("v"))
+            .unwrap_or_else(|| toml::Value::String(value.to_owned()));
+        let mut candidate = self.clone();
+        candidate.set_value(key, parsed)?;
+        candidate.validate()?;
+        *self = candidate;
+        Ok(())
+    }
+
+    fn set_value(&mut self, key: &str, value: toml::Value) -> Result<(), ConfigError> {
+        let invalid = |value: &toml::Value| ConfigError::Invalid {
+            key: key.to_owned(),
+            value: match value {
+                toml::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            },
+            allowed: allowed_for(key).to_owned(),
+        };
+        let Some((section, field)) = key.split_once('.') else {
+            return Err(ConfigError::UnknownKey { key: key.to_owned(), known: known_keys() });
+        };
+        if !KNOBS.iter().any(|k| k.key == key) {
+            return Err(ConfigError::UnknownKey { key: key.to_owned(), known: known_keys() });
+        }
+        let mut tree = toml::Value::try_from(&*self).map_err(|e| ConfigError::Toml(e.to_string()))?;
+        let slot = tree
+            .get_mut(section)
+            .and_then(|s| s.get_mut(field))
+            .ok_or_else(|| ConfigError::UnknownKey { key: key.to_owned(), known: known_keys() })?;
+        // Integers arrive as TOML integers; enum names and booleans may come
+        // as strings from the command line.
+        let value = match (&*slot, value) {
+            (toml::Value::Boolean(_), toml::Value::String(s)) if s == "on" || s == "off" => {
+                toml::Value::Boolean(s == "on")
+            }
+            (_, v) => v,
+        };
+        if std::mem::discriminant(&*slot) != std::mem::discriminant(&value) {
+            return Err(invalid(&value));
+        }
+        *slot = value.clone();
+        *self = tree.try_into().map_err(|_| invalid(&value))?;
+        Ok(())
+    }
+
+    /// Checks every cross-knob and range rule; the error names the key.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        fn check(ok: bool, key: &str, value: impl fmt::Display) -> Result<(), ConfigError> {
+            if ok {
+                Ok(())
+            } else {
+                Err(ConfigError::Invalid {
+                    key: key.to_owned(),
+                    value: value.to_string(),
+                    allowed: allowed_for(key).to_owned(),
+                })
+            }
+        }
+        let pow2_in = |v: u32, lo: u32, hi: u32| v.is_power_of_two() && (lo..=hi).contains(&v);
+        let slots_ok = |v: u32| v % 16 == 0 && pow2_in(v / 16, 1, 4096);
+        let l = &self.lock;
+        check(pow2_in(l.partitions, 1, 1024), "lock.partitions", l.partitions)?;
+        check(slots_ok(l.fast_path_slots), "lock.fast_path_slots", l.fast_path_slots)?;
+        check(
+            slots_ok(l.fast_path_slots_max) && l.fast_path_slots_max >= l.fast_path_slots,
+            "lock.fast_path_slots_max",
+            l.fast_path_slots_max,
+        )?;
+        check(pow2_in(l.strong_lock_counters, 1, 65536), "lock.strong_lock_counters", l.strong_lock_counters)?;
+        check((1..=1 << 24).contains(&l.max_locks), "lock.max_locks", l.max_locks)?;
+        check((1..=4096).contains(&l.max_backends), "lock.max_backends", l.max_backends)?;
+        check((1..=3_600_000).contains(&l.deadlock_timeout_ms), "lock.deadlock_timeout_ms", l.deadlock_timeout_ms)?;
+        check(l.lock_timeout_ms <= 3_600_000, "lock.lock_timeout_ms", l.lock_timeout_ms)?;
+        let b = &self.buffer;
+        check((16..=1 << 22).contains(&b.shared_buffers), "buffer.shared_buffers", b.shared_buffers)?;
+        check(
+            pow2_in(b.mapping_partitions, 1, 4096) && b.mapping_partitions <= b.shared_buffers,
+            "buffer.mapping_partitions",
+            b.mapping_partitions,
+        )?;
+        let s = &self.storage;
+        check((1..=1024).contains(&s.extend_max_blocks), "storage.extend_max_blocks", s.extend_max_blocks)?;
+        check((1..=1_000_000).contains(&s.max_open_files), "storage.max_open_files", s.max_open_files)?;
+        Ok(())
+    }
+
+    /// The profile this configuration equals, if it is an unmodified preset.
+    pub fn profile(&self) -> Option<Profile> {
+        Profile::ALL.into_iter().find(|&p| *self == Config::preset(p))
+    }
+}
+
+fn flatten(prefix: &str, value: &toml::Value, out: &mut Vec<(String, toml::Value)>) {
+    match value {
+        toml::Value::Table(t) => {
+            for (k, v) in t {
+                let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                flatten(&key, v, out);
+            }
+        }
+        other => out.push((prefix.to_owned(), other.clone())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_match_the_design_table() {
+        let c = Config::preset(Profile::Classic);
+        assert_eq!((c.lock.partitions, c.lock.fast_path_slots, c.lock.fast_path_slots_max), (16, 16, 16));
+        assert_eq!(c.lwlock.policy, LwLockPolicy::Barging);
+        assert_eq!(c.buffer.mapping_partitions, 128);
+        assert_eq!(c.storage.extend, ExtendStrategy::Classic);
+        assert_eq!(c.btree.leaf_insert_lock, LeafInsertLock::ShareThenExclusive);
+        assert!(!c.planner.index_prefilter && !c.memory.block_cache);
+        let s = Config::default();
+        assert_eq!((s.lock.partitions, s.lock.fast_path_slots, s.lock.fast_path_slots_max), (64, 1024, 16384));
+        assert_eq!(s.lwlock.policy, LwLockPolicy::Fair);
+        assert_eq!(s.buffer.mapping_partitions, 512);
+        assert_eq!(s.storage.extend, ExtendStrategy::Bulk);
+        assert_eq!(s.btree.leaf_insert_lock, LeafInsertLock::Exclusive);
+        assert!(s.planner.index_prefilter && s.memory.block_cache);
+        assert_eq!(s.lock.strong_lock_counters, 1024);
+        assert_eq!(c.storage.max_open_files, s.storage.max_open_files);
+        c.validate().unwrap();
+        s.validate().unwrap();
+        assert_eq!(s.profile(), Some(Profile::Scalable));
+    }
+
+    #[test]
+    fn every_knob_is_settable_and_listed() {
+        let c = Config::default();
+        let tree = toml::Value::try_from(&c).unwrap();
+        let mut leaves = Vec::new();
+        flatten("", &tree, &mut leaves);
+        let keys: Vec<_> = leaves.iter().map(|(k, _)| k.as_str()).collect();
+        let listed: Vec<_> = KNOBS.iter().map(|k| k.key).collect();
+        let (mut a, mut b) = (keys.clone(), listed.clone());
+        a.sort();
+        b.sort();
+        assert_eq!(a, b, "KNOBS and Config disagree");
+        for (key, value) in leaves {
+            let mut c2 = c.clone();
+            let text = match &value {
+                toml::Value::String(s) => s.clone(),
+                v => v.to_string(),
+            };
+            c2.set(&key, &text).unwrap_or_else(|e| panic!("{key}: {e}"));
+            assert_eq!(c2, c);
+        }
+    }
+
+    #[test]
+    fn overrides_flip_single_knobs() {
+        let mut c = Config::default();
+        c.apply_override("lwlock.policy=barging").unwrap();
+        c.apply_override("planner.index_prefilter = off").unwrap();
+        c.apply_override("btree.leaf_insert_lock=share_then_exclusive").unwrap();
+        c.apply_override("lock.fast_path_slots=16").unwrap();
+        assert_eq!(c.lwlock.policy, LwLockPolicy::Barging);
+        assert!(!c.planner.index_prefilter);
+        assert_eq!(c.btree.leaf_insert_lock, LeafInsertLock::ShareThenExclusive);
+        assert_eq!(c.lock.fast_path_slots, 16);
+        assert_eq!(c.profile(), None);
+    }
+
+    #[test]
+    fn bad_values_name_the_key_and_the_allowed_values_and_change_nothing() {
+        let mut c = Config::default();
+        let cases = [
+            ("lock.partitions", "48", "power of two"),
+            ("lock.partitions", "0", "power of two"),
+            ("lock.fast_path_slots", "0", "16 ×"),
+            ("lock.fast_path_slots", "40", "16 ×"),
+            ("lock.fast_path_slots_max", "512", "from lock.fast_path_slots"),
+            ("lwlock.policy", "polite", "fair or barging"),
+            ("storage.extend", "7", "classic or bulk"),
+            ("planner.index_prefilter", "maybe", "true or false"),
+            ("buffer.mapping_partitions", "-4", "power of two"),
+            ("lock.max_backends", "0", "from 1"),
+        ];
+        for (key, value, allowed) in cases {
+            let err = c.set(key, value).unwrap_err();
+            let msg = err.to_string();
+            assert!(msg.contains(key) && msg.contains(allowed), "{key}={value}: {msg}");
+            assert_eq!(c, Config::default(), "{key}={value} changed the config");
+        }
+        let err = c.set("lock.partition", "64").unwrap_err();
+        assert!(matches!(err, ConfigError::UnknownKey { .. }));
+        assert!(err.to_string().contains("lock.partitions"), "{err}");
+        assert!(matches!(c.apply_override("lock.partitions"), Err(ConfigError::Malformed(_))));
+    }
+
+    #[test]
+    fn toml_starts_from_a_profile_and_rejects_unknown_keys() {
+        let c = Config::from_toml_str("profile = \"classic\"\n[lock]\npartitions = 32\n").unwrap();
+        assert_eq!(c.lock.partitions, 32);
+        assert_eq!(c.lock.fast_path_slots, 16);
+        assert_eq!(Config::from_toml_str(&Config::default().to_toml_string()).unwrap(), Config::default());
+        let err = Config::from_toml_str("[lock]\nslots = 3\n").unwrap_err();
+        assert!(err.to_string().contains("lock.slots"), "{err}");
+        let err = Config::from_toml_str("profile = \"fast\"").unwrap_err();
+        assert!(err.to_string().contains("classic or scalable"), "{err}");
+        assert!(matches!(Config::from_toml_str("[lock"), Err(ConfigError::Toml(_))));
+    }
+}

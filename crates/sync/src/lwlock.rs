@@ -1,0 +1,656 @@
+//! `LwLock`: PostgreSQL's lightweight lock — a shared/exclusive lock on one
+//! atomic state word, with a FIFO wait queue for the slow path and two
+//! admission policies (seed 004).
+//!
+//! # State word
+//!
+//! | bits    | name                | meaning and invariant |
+//! |---------|---------------------|-----------------------|
+//! | 0..24   | shared count        | number of shared holders; `> 0` ⇒ `EXCLUSIVE` clear |
+//! | 24      | [`EXCLUSIVE`]       | one exclusive holder; set ⇒ shared count `== 0` |
+//! | 25      | [`WAITERS`]         | set ⇔ the wait queue is non-empty (changed only under the queue mutex) |
+//! | 26      | [`EXCLUSIVE_WAITING`] | set ⇔ an exclusive waiter is in the queue (changed only under the queue mutex) |
+//!
+//! Holder bits change by CAS (acquire) or `fetch_sub` (release) without the
+//! queue mutex; flag bits change only under it, by CAS, so a flag update
+//! that raced a holder change fails and is retried on fresh state.
+//!
+//! # Policies
+//!
+//! | | shared request | exclusive request | release with waiters |
+//! |---|---|---|---|
+//! | `barging` (PostgreSQL ≤ 2018, `classic`) | granted whenever no exclusive holder, even past queued exclusive waiters | granted whenever free | the head waiter(s) are woken and **retry**; a woken waiter that loses re-queues at the tail |
+//! | `fair` (seed 004's fix, `scalable`) | not granted while an exclusive waiter is queued | not granted while anyone is queued | the lock is **handed** to the head waiter(s) in queue order |
+//!
+//! Under `barging` a steady stream of shared lockers keeps the shared count
+//! above zero and a queued exclusive waiter can wait forever — the hang seed
+//! 004 diagnosed on `BufferMapping`. Under `fair` it waits for the holders
+//! present when it queued, no more.
+//!
+//! # No lost wake-up
+//!
+//! A waiter enqueues itself under the queue mutex, setting `WAITERS` with a
+//! CAS that also validates the holder bits it saw were still there. A
+//! release that starts after that CAS sees `WAITERS` and processes the
+//! queue; a release that finished before it made the CAS fail, and the
+//! waiter retries and finds the lock free. Processing the queue only ever
+//! stops early when a holder remains, and that holder's own release will
+//! see `WAITERS`. The loom models in `tests/loom_lwlock.rs` check this for
+//! both policies.
+//!
+//! ```
+//! use turnstile_sync::{LwLock, LwLockPolicy, Tranche};
+//! let lock = LwLock::new(Tranche::Test, LwLockPolicy::Fair, 0u64);
+//! *lock.lock_exclusive() += 1;
+//! assert_eq!(*lock.lock_shared(), 1);
+//! assert!(lock.try_lock_shared().is_some());
+//! ```
+
+use crate::activity::report_wait;
+use crate::stats;
+use crate::sync::atomic::{AtomicU32, AtomicU8, Ordering};
+use crate::sync::{thread, Arc, Mutex, MutexGuard, UnsafeCell};
+use crate::wait_event::{Tranche, WaitEvent};
+use std::collections::VecDeque;
+use std::fmt;
+use std::ops::{Deref, DerefMut};
+
+/// Mask of the shared-holder count. Invariant: `count > 0 ⇒ !EXCLUSIVE`.
+pub const SHARED_MASK: u32 = (1 << 24) - 1;
+/// One exclusive holder. Invariant: set ⇒ `state & SHARED_MASK == 0`.
+pub const EXCLUSIVE: u32 = 1 << 24;
+/// The wait queue is non-empty. Changed only under the queue mutex.
+pub const WAITERS: u32 = 1 << 25;
+/// An exclusive waiter is queued. Changed only under the queue mutex.
+/// Invariant: set ⇒ `WAITERS` set.
+pub const EXCLUSIVE_WAITING: u32 = 1 << 26;
+const HOLDERS: u32 = EXCLUSIVE | SHARED_MASK;
+const FLAGS: u32 = WAITERS | EXCLUSIVE_WAITING;
+
+/// The most shared holders one lock can count.
+pub const MAX_SHARED: u32 = SHARED_MASK;
+const _: () = assert!(SHARED_MASK & (EXCLUSIVE | WAITERS | EXCLUSIVE_WAITING) == 0);
+const _: () = assert!(EXCLUSIVE & FLAGS == 0);
+
+/// How many times the slow path re-tries the lock (spinning, then yielding)
+/// before it queues itself and sleeps.
+#[cfg(not(loom))]
+const SPIN_TRIES: u32 = 10;
+#[cfg(loom)]
+const SPIN_TRIES: u32 = 0;
+
+/// Who may be granted a lightweight lock while others wait (seed 004).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LwLockPolicy {
+    /// A queued exclusive waiter blocks later shared requests; releases hand
+    /// the lock over in queue order.
+    Fair,
+    /// Shared requests pass queued exclusive waiters (PostgreSQL before the
+    /// fix); releases wake the head waiter(s) to retry.
+    Barging,
+}
+
+impl LwLockPolicy {
+    /// The name used in configuration and reports.
+    pub const fn name(self) -> &'static str {
+        match self {
+            LwLockPolicy::Fair => "fair",
+            LwLockPolicy::Barging => "barging",
+        }
+    }
+}
+
+impl fmt::Display for LwLockPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Lock mode of a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    Shared,
+    Exclusive,
+}
+
+impl Mode {
+    /// What a grant adds to the state word.
+    #[inline(always)]
+    const fn delta(self) -> u32 {
+        match self {
+            Mode::Shared => 1,
+            Mode::Exclusive => EXCLUSIVE,
+        }
+    }
+}
+
+const WAITING: u8 = 0;
+/// The releaser granted the lock to the waiter (fair): it now holds it.
+const GRANTED: u8 = 1;
+/// The releaser woke the waiter to try again (barging).
+const RETRY: u8 = 2;
+
+struct Waiter {
+    thread: thread::Thread,
+    mode: Mode,
+    /// `WAITING`, then `GRANTED` or `RETRY`, set once by the releaser.
+    state: AtomicU8,
+}
+
+struct WaitQueue {
+    waiters: VecDeque<Arc<Waiter>>,
+    /// Exclusive waiters in `waiters`.
+    exclusive: usize,
+}
+
+/// A shared/exclusive lightweight lock protecting a `T`.
+pub struct LwLock<T> {
+    state: AtomicU32,
+    policy: LwLockPolicy,
+    tranche: Tranche,
+    queue: Mutex<WaitQueue>,
+    data: UnsafeCell<T>,
+}
+
+// SAFETY: the lock hands out `&T` to several threads only under shared mode
+// (needs `T: Sync`) and `&mut T` to one thread at a time (needs `T: Send`);
+// the value may move between threads with the lock (`T: Send`).
+unsafe impl<T: Send> Send for LwLock<T> {}
+// SAFETY: see above.
+unsafe impl<T: Send + Sync> Sync for LwLock<T> {}
+
+impl<T> LwLock<T> {
+    /// A new unlocked lock in `tranche` with admission `policy`.
+    pub fn new(tranche: Tranche, policy: LwLockPolicy, value: T) -> Self {
+        LwLock {
+            state: AtomicU32::new(0),
+            policy,
+            tranche,
+            queue: Mutex::new(WaitQueue { waiters: VecDeque::new(), exclusive: 0 }),
+            data: UnsafeCell::new(value),
+        }
+    }
+
+    /// The lock's tranche.
+    pub fn tranche(&self) -> Tranche {
+        self.tranche
+    }
+
+    /// The lock's admission policy.
+    pub fn policy(&self) -> LwLockPolicy {
+        self.policy
+    }
+
+    /// Consumes the lock and returns the value.
+    pub fn into_inner(self) -> T {
+        self.data.into_inner()
+    }
+
+    /// The value, through exclusive access to the lock itself.
+    pub fn get_mut(&mut self) -> &mut T {
+        self.data.get_mut()
+    }
+
+    /// Whether anyone holds the lock right now (a racy hint for tests and
+    /// diagnostics).
+    pub fn is_locked(&self) -> bool {
+        self.state.load(Ordering::Relaxed) & HOLDERS != 0
+    }
+
+    /// Whether an exclusive waiter is queued right now (a racy hint).
+    pub fn has_exclusive_waiter(&self) -> bool {
+        self.state.load(Ordering::Relaxed) & EXCLUSIVE_WAITING != 0
+    }
+
+    /// Acquires the lock in shared mode, waiting as long as needed.
+    #[inline]
+    pub fn lock_shared(&self) -> LwLockSharedGuard<'_, T> {
+        if !self.try_acquire(Mode::Shared) {
+            self.acquire_slow(Mode::Shared);
+        }
+        stats::count_acquisition(self.tranche);
+        LwLockSharedGuard { lock: self, ptr: self.data.ptr() }
+    }
+
+    /// Acquires the lock in exclusive mode, waiting as long as needed.
+    #[inline]
+    pub fn lock_exclusive(&self) -> LwLockExclusiveGuard<'_, T> {
+        if !self.try_acquire(Mode::Exclusive) {
+            self.acquire_slow(Mode::Exclusive);
+        }
+        stats::count_acquisition(self.tranche);
+        LwLockExclusiveGuard { lock: self, ptr: self.data.ptr_mut() }
+    }
+
+    /// Acquires the lock in shared mode if the policy allows it right now.
+    #[inline]
+    pub fn try_lock_shared(&self) -> Option<LwLockSharedGuard<'_, T>> {
+        if !self.try_acquire(Mode::Shared) {
+            return None;
+        }
+        stats::count_acquisition(self.tranche);
+        Some(LwLockSharedGuard { lock: self, ptr: self.data.ptr() })
+    }
+
+    /// Acquires the lock in exclusive mode if the policy allows it right now.
+    #[inline]
+    pub fn try_lock_exclusive(&self) -> Option<LwLockExclusiveGuard<'_, T>> {
+        if !self.try_acquire(Mode::Exclusive) {
+            return None;
+        }
+        stats::count_acquisition(self.tranche);
+        Some(LwLockExclusiveGuard { lock: self, ptr: self.data.ptr_mut() })
+    }
+
+    /// Whether `mode` may be granted in `state` under this lock's policy.
+    #[inline(always)]
+    fn admits(&self, state: u32, mode: Mode) -> bool {
+        match (mode, self.policy) {
+            (Mode::Shared, LwLockPolicy::Barging) => state & EXCLUSIVE == 0,
+            (Mode::Shared, LwLockPolicy::Fair) => state & (EXCLUSIVE | EXCLUSIVE_WAITING) == 0,
+            (Mode::Exclusive, LwLockPolicy::Barging) => state & HOLDERS == 0,
+            (Mode::Exclusive, LwLockPolicy::Fair) => state & (HOLDERS | WAITERS) == 0,
+        }
+    }
+
+    /// The fast path: CAS the grant into the state word while the policy
+    /// admits it. Fails only when the policy says no.
+    #[inline(always)]
+    fn try_acquire(&self, mode: Mode) -> bool {
+        let mut state = self.state.load(Ordering::Relaxed);
+        loop {
+            if !self.admits(state, mode) {
+                return false;
+            }
+            debug_assert!(mode == Mode::Exclusive || state & SHARED_MASK < MAX_SHARED, "shared count overflow");
+            match self.state.compare_exchange_weak(
+                state,
+                state + mode.delta(),
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return true,
+                Err(now) => state = now,
+            }
+        }
+    }
+
+    /// The slow path of `lock_*`, entered when [`Self::try_acquire`] failed.
+    /// Returns holding the lock in `mode`.
+    #[cold]
+    #[inline(never)]
+    fn acquire_slow(&self, mode: Mode) {
+        let _wait_event = report_wait(WaitEvent::LwLock(self.tranche));
+        let clock = WaitClock::start();
+        let waiter = Arc::new(Waiter { thread: thread::current(), mode, state: AtomicU8::new(WAITING) });
+        loop {
+            // Phase 1: re-try a bounded number of times before sleeping.
+            let backoff = crossbeam_utils::Backoff::new();
+            for _ in 0..SPIN_TRIES {
+                backoff.snooze();
+                if self.try_acquire(mode) {
+                    return self.count_wait(clock.elapsed_ns());
+                }
+            }
+            // Phase 2: grant to ourselves, or queue, under the queue mutex.
+            {
+                let mut queue = self.lock_queue();
+                let mut state = self.state.load(Ordering::Relaxed);
+                loop {
+                    let (new, queued) = if self.admits(state, mode) {
+                        (state + mode.delta(), false)
+                    } else {
+                        let flag = if mode == Mode::Exclusive { WAITERS | EXCLUSIVE_WAITING } else { WAITERS };
+                        (state | flag, true)
+                    };
+                    match self.state.compare_exchange(state, new, Ordering::Acquire, Ordering::Relaxed) {
+                        Ok(_) if !queued => return self.count_wait(clock.elapsed_ns()),
+                        Ok(_) => break,
+                        Err(now) => state = now,
+                    }
+                }
+                waiter.state.store(WAITING, Ordering::Relaxed);
+                queue.waiters.push_back(Arc::clone(&waiter));
+                if mode == Mode::Exclusive {
+                    queue.exclusive += 1;
+                }
+            }
+            // Phase 3: sleep until a releaser grants the lock or asks us to retry.
+            loop {
+                match waiter.state.load(Ordering::Acquire) {
+                    WAITING => thread::park(),
+                    GRANTED => return self.count_wait(clock.elapsed_ns()),
+                    _ => break,
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn count_wait(&self, wait_ns: u64) {
+        stats::count_wait(self.tranche, wait_ns);
+    }
+
+    fn lock_queue(&self) -> MutexGuard<'_, WaitQueue> {
+        // The queue's invariants hold between statements that can panic, so
+        // a poisoned mutex is still consistent.
+        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    #[inline]
+    fn release(&self, mode: Mode) {
+        let previous = self.state.fetch_sub(mode.delta(), Ordering::Release);
+        debug_assert!(
+            match mode {
+                Mode::Shared => previous & SHARED_MASK > 0,
+                Mode::Exclusive => previous & EXCLUSIVE != 0,
+            },
+            "released an LwLock that was not held in that mode"
+        );
+        if previous & WAITERS != 0 {
+            self.release_slow();
+        }
+    }
+
+    /// Processes the wait queue after a release that saw `WAITERS`: grants
+    /// (fair) or wakes (barging) the head exclusive waiter, or every shared
+    /// waiter at the head, if the remaining holders allow it. If they do not,
+    /// one of them is still to release and will come here itself.
+    #[cold]
+    #[inline(never)]
+    fn release_slow(&self) {
+        let mut queue = self.lock_queue();
+        let mut woken: Vec<Arc<Waiter>> = Vec::new();
+        let mut state = self.state.load(Ordering::Relaxed);
+        loop {
+            let Some(head) = queue.waiters.front() else {
+                debug_assert!(state & FLAGS == 0, "flags set with an empty queue");
+                return;
+            };
+            let head_mode = head.mode;
+            let (count, exclusive) = match head_mode {
+                Mode::Exclusive if state & HOLDERS != 0 => return,
+                Mode::Exclusive => (1, 1),
+                Mode::Shared if state & EXCLUSIVE != 0 => return,
+                Mode::Shared => (queue.waiters.iter().take_while(|w| w.mode == Mode::Shared).count(), 0),
+            };
+            let remaining = queue.waiters.len() - count;
+            let remaining_exclusive = queue.exclusive - exclusive;
+            let mut new = state & !FLAGS;
+            if remaining > 0 {
+                new |= WAITERS;
+            }
+            if remaining_exclusive > 0 {
+                new |= EXCLUSIVE_WAITING;
+            }
+            if self.policy == LwLockPolicy::Fair {
+                // Hand-off: the grant is made here, on the waiter's behalf.
+                new += match head_mode {
+                    Mode::Exclusive => EXCLUSIVE,
+                    Mode::Shared => count as u32,
+                };
+            }
+            match self.state.compare_exchange(state, new, Ordering::AcqRel, Ordering::Relaxed) {
+                Ok(_) => {
+                    woken.extend(queue.waiters.drain(..count));
+                    queue.exclusive = remaining_exclusive;
+                    break;
+                }
+                Err(now) => state = now,
+            }
+        }
+        drop(queue);
+        let outcome = match self.policy {
+            LwLockPolicy::Fair => GRANTED,
+            LwLockPolicy::Barging => RETRY,
+        };
+        for waiter in woken {
+            // Clone the handle first: once `state` is stored the waiter may
+            // return and drop its own reference.
+            let thread = waiter.thread.clone();
+            waiter.state.store(outcome, Ordering::Release);
+            thread.unpark();
+        }
+    }
+}
+
+/// Measures a wait; compiled out under loom, whose model has no clock.
+struct WaitClock {
+    #[cfg(not(loom))]
+    started: std::time::Instant,
+}
+
+impl WaitClock {
+    fn start() -> WaitClock {
+        WaitClock {
+            #[cfg(not(loom))]
+            started: std::time::Instant::now(),
+        }
+    }
+
+    fn elapsed_ns(&self) -> u64 {
+        #[cfg(not(loom))]
+        return self.started.elapsed().as_nanos() as u64;
+        #[cfg(loom)]
+        return 0;
+    }
+}
+
+impl<T: Default> Default for LwLock<T> {
+    fn default() -> Self {
+        LwLock::new(Tranche::Test, LwLockPolicy::Fair, T::default())
+    }
+}
+
+impl<T> fmt::Debug for LwLock<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = self.state.load(Ordering::Relaxed);
+        f.debug_struct("LwLock")
+            .field("tranche", &self.tranche)
+            .field("policy", &self.policy)
+            .field("shared", &(state & SHARED_MASK))
+            .field("exclusive", &(state & EXCLUSIVE != 0))
+            .field("waiters", &(state & WAITERS != 0))
+            .finish_non_exhaustive()
+    }
+}
+
+/// Shared access to an [`LwLock`]'s value; released on drop.
+#[must_use = "the lock is released as soon as the guard is dropped"]
+pub struct LwLockSharedGuard<'a, T> {
+    lock: &'a LwLock<T>,
+    ptr: crate::sync::ConstPtr<T>,
+}
+
+impl<T> Deref for LwLockSharedGuard<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        // SAFETY: the guard holds the lock shared, so no exclusive guard (the
+        // only source of `&mut T`) exists until it is dropped.
+        unsafe { self.ptr.deref() }
+    }
+}
+
+impl<T> Drop for LwLockSharedGuard<'_, T> {
+    #[inline]
+    fn drop(&mut self) {
+        self.lock.release(Mode::Shared);
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for LwLockSharedGuard<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+/// Exclusive access to an [`LwLock`]'s value; released on drop.
+#[must_use = "the lock is released as soon as the guard is dropped"]
+pub struct LwLockExclusiveGuard<'a, T> {
+    lock: &'a LwLock<T>,
+    ptr: crate::sync::MutPtr<T>,
+}
+
+impl<T> Deref for LwLockExclusiveGuard<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        // SAFETY: the guard holds the lock exclusively: no other guard exists.
+        unsafe { self.ptr.deref() }
+    }
+}
+
+impl<T> DerefMut for LwLockExclusiveGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: as for `deref`, and `&mut self` makes this the only borrow.
+        unsafe { self.ptr.deref_mut() }
+    }
+}
+
+impl<T> Drop for LwLockExclusiveGuard<'_, T> {
+    #[inline]
+    fn drop(&mut self) {
+        self.lock.release(Mode::Exclusive);
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for LwLockExclusiveGuard<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::stats::tranche_stats;
+    use std::sync::atomic::AtomicBool;
+    use std::time::Duration;
+
+    fn both() -> [LwLockPolicy; 2] {
+        [LwLockPolicy::Fair, LwLockPolicy::Barging]
+    }
+
+    #[test]
+    fn try_variants_respect_holders() {
+        for policy in both() {
+            let lock = LwLock::new(Tranche::Test, policy, 5);
+            let s1 = lock.try_lock_shared().unwrap();
+            let s2 = lock.try_lock_shared().unwrap();
+            assert!(lock.try_lock_exclusive().is_none());
+            drop((s1, s2));
+            let x = lock.try_lock_exclusive().unwrap();
+            assert!(lock.try_lock_shared().is_none());
+            assert!(lock.try_lock_exclusive().is_none());
+            drop(x);
+            assert!(!lock.is_locked());
+        }
+    }
+
+    #[test]
+    fn fair_blocks_new_readers_behind_a_queued_writer_and_barging_does_not() {
+        for policy in both() {
+            let lock = Arc::new(LwLock::new(Tranche::Test, policy, 0));
+            let reader = lock.lock_shared();
+            let writer = {
+                let lock = Arc::clone(&lock);
+                std::thread::spawn(move || *lock.lock_exclusive() += 1)
+            };
+            while !lock.has_exclusive_waiter() {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            let late_reader = lock.try_lock_shared();
+            match policy {
+                LwLockPolicy::Fair => assert!(late_reader.is_none(), "fair let a reader pass a queued writer"),
+                LwLockPolicy::Barging => assert!(late_reader.is_some(), "barging queued a reader behind a writer"),
+            }
+            drop(late_reader);
+            drop(reader);
+            writer.join().unwrap();
+            assert_eq!(*lock.lock_shared(), 1);
+        }
+    }
+
+    #[test]
+    fn counters_are_kept_per_tranche() {
+        let before = tranche_stats(Tranche::Catalog);
+        let lock = Arc::new(LwLock::new(Tranche::Catalog, LwLockPolicy::Fair, ()));
+        let held = lock.lock_exclusive();
+        let waiter = {
+            let lock = Arc::clone(&lock);
+            std::thread::spawn(move || drop(lock.lock_shared()))
+        };
+        std::thread::sleep(Duration::from_millis(20));
+        drop(held);
+        waiter.join().unwrap();
+        let delta = tranche_stats(Tranche::Catalog).since(&before);
+        assert_eq!(delta.acquisitions, 2);
+        assert_eq!(delta.waits, 1);
+        assert!(delta.wait_ns >= 10_000_000, "wait time {} ns", delta.wait_ns);
+    }
+
+    #[test]
+    fn a_waiting_thread_shows_its_tranche_in_its_activity_slot() {
+        let table = crate::activity::ActivityTable::new(2);
+        let lock = Arc::new(LwLock::new(Tranche::BufferMapping, LwLockPolicy::Fair, ()));
+        let held = lock.lock_exclusive();
+        let done = Arc::new(AtomicBool::new(false));
+        let waiter = {
+            let (lock, table, done) = (Arc::clone(&lock), Arc::clone(&table), Arc::clone(&done));
+            std::thread::spawn(move || {
+                let me = table.register().unwrap();
+                let _attached = me.attach();
+                drop(lock.lock_shared());
+                done.store(true, Ordering::Relaxed);
+            })
+        };
+        let mut seen = None;
+        for _ in 0..2000 {
+            if let Some(row) = table.snapshot().into_iter().find(|r| r.wait_event.is_some()) {
+                seen = Some((row.wait_event_type, row.wait_event));
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        drop(held);
+        waiter.join().unwrap();
+        assert!(done.load(Ordering::Relaxed));
+        assert_eq!(seen, Some((Some("LWLock"), Some("BufferMapping"))));
+    }
+
+    /// Many threads, both modes, an invariant checked inside every critical
+    /// section: an exclusive holder is alone, shared holders see no writer.
+    #[test]
+    fn stress_mutual_exclusion_both_policies() {
+        for policy in both() {
+            let lock = Arc::new(LwLock::new(Tranche::Test, policy, (0u64, 0u64)));
+            let readers_inside = Arc::new(AtomicU32::new(0));
+            let threads: Vec<_> = (0..8)
+                .map(|t| {
+                    let (lock, inside) = (Arc::clone(&lock), Arc::clone(&readers_inside));
+                    std::thread::spawn(move || {
+                        for i in 0..5_000u64 {
+                            if (i + t) % 4 == 0 {
+                                let mut g = lock.lock_exclusive();
+                                assert_eq!(inside.load(Ordering::SeqCst), 0, "writer with readers inside");
+                                g.0 += 1;
+                                g.1 += 1;
+                            } else {
+                                let g = lock.lock_shared();
+                                inside.fetch_add(1, Ordering::SeqCst);
+                                assert_eq!(g.0, g.1, "reader saw a half-done write");
+                                inside.fetch_sub(1, Ordering::SeqCst);
+                            }
+                        }
+                    })
+                })
+                .collect();
+            for t in threads {
+                t.join().unwrap();
+            }
+            let g = lock.lock_shared();
+            assert_eq!(g.0, 8 * 5_000 / 4, "{policy}: lost exclusive sections");
+            assert!(!lock.has_exclusive_waiter());
+        }
+    }
+}
