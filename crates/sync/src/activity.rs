@@ -34,9 +34,11 @@
 //! ```
 
 use crate::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
-use crate::sync::Arc;
 use crate::wait_event::WaitEvent;
+// The table is shared by `std` Arc even under loom: `self: &Arc<Self>`
+// needs std's, and no modelled handshake clones it.
 use crossbeam_utils::CachePadded;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Bytes of query text kept per backend (PostgreSQL's
@@ -203,11 +205,7 @@ impl ActivityTable {
     /// Claims a free slot for a new backend.
     pub fn register(self: &Arc<Self>) -> Result<ActivityHandle, ActivityFull> {
         for (index, slot) in self.slots.iter().enumerate() {
-            if slot
-                .in_use
-                .compare_exchange(false, true, Ordering::AcqRel, Ordering::Relaxed)
-                .is_ok()
-            {
+            if slot.in_use.compare_exchange(false, true, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
                 slot.state.store(BackendState::Idle as u8, Ordering::Relaxed);
                 slot.wait.store(0, Ordering::Relaxed);
                 slot.write_query("");
@@ -327,8 +325,8 @@ pub use current::{AttachGuard, ReportGuard};
 mod current {
     use super::{ActivityTable, WaitEvent};
     use crate::sync::atomic::Ordering;
-    use crate::sync::Arc;
     use std::cell::RefCell;
+    use std::sync::Arc;
 
     thread_local! {
         static CURRENT: RefCell<Option<(Arc<ActivityTable>, usize)>> = const { RefCell::new(None) };
@@ -386,7 +384,7 @@ mod current {
 #[cfg(loom)]
 mod current {
     use super::{ActivityTable, WaitEvent};
-    use crate::sync::Arc;
+    use std::sync::Arc;
 
     /// No-op under loom.
     #[derive(Debug)]

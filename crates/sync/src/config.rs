@@ -215,10 +215,7 @@ pub struct Knob {
 pub const KNOBS: &[Knob] = &[
     Knob { key: "lock.partitions", allowed: "a power of two from 1 to 1024" },
     Knob { key: "lock.fast_path_slots", allowed: "16 × a power of two, from 16 to 65536" },
-    Knob {
-        key: "lock.fast_path_slots_max",
-        allowed: "16 × a power of two, from lock.fast_path_slots to 65536",
-    },
+    Knob { key: "lock.fast_path_slots_max", allowed: "16 × a power of two, from lock.fast_path_slots to 65536" },
     Knob { key: "lock.strong_lock_counters", allowed: "a power of two from 1 to 65536" },
     Knob { key: "lock.max_locks", allowed: "an integer from 1 to 16777216" },
     Knob { key: "lock.max_backends", allowed: "an integer from 1 to 4096" },
@@ -315,9 +312,15 @@ impl Config {
     /// picks the preset (default `scalable`), then every other key
     /// overrides one knob, e.g. `[lock] partitions = 32`.
     pub fn from_toml_str(text: &str) -> Result<Config, ConfigError> {
+        Config::from_toml_str_over(Profile::Scalable, text)
+    }
+
+    /// As [`Config::from_toml_str`], but starting from `base` when the text
+    /// names no profile.
+    pub fn from_toml_str_over(base: Profile, text: &str) -> Result<Config, ConfigError> {
         let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| ConfigError::Toml(e.to_string()))?;
         let profile = match table.remove("profile") {
-            None => Profile::Scalable,
+            None => base,
             Some(toml::Value::String(name)) => Profile::parse(&name)?,
             Some(other) => return Err(Profile::parse(&other.to_string()).unwrap_err()),
         };
@@ -331,11 +334,11 @@ impl Config {
         Ok(config)
     }
 
-    /// Reads and parses a TOML file (see [`Config::from_toml_str`]).
-    pub fn from_toml_file(path: &Path) -> Result<Config, ConfigError> {
+    /// Reads and parses a TOML file (see [`Config::from_toml_str_over`]).
+    pub fn from_toml_file(base: Profile, path: &Path) -> Result<Config, ConfigError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| ConfigError::Io { path: path.display().to_string(), message: e.to_string() })?;
-        Config::from_toml_str(&text)
+        Config::from_toml_str_over(base, &text)
     }
 
     /// The configuration as TOML text (every knob, for `turnstile config`).
@@ -345,8 +348,7 @@ impl Config {
 
     /// Applies one `key=value` override, e.g. `lock.partitions=64`.
     pub fn apply_override(&mut self, assignment: &str) -> Result<(), ConfigError> {
-        let (key, value) =
-            assignment.split_once('=').ok_or_else(|| ConfigError::Malformed(assignment.to_owned()))?;
+        let (key, value) = assignment.split_once('=').ok_or_else(|| ConfigError::Malformed(assignment.to_owned()))?;
         self.set(key.trim(), value.trim())
     }
 

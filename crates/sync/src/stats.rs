@@ -69,8 +69,7 @@ mod imp {
         retired: [[u64; 3]; Tranche::COUNT],
     }
 
-    static REGISTRY: Mutex<Registry> =
-        Mutex::new(Registry { live: Vec::new(), retired: [[0; 3]; Tranche::COUNT] });
+    static REGISTRY: Mutex<Registry> = Mutex::new(Registry { live: Vec::new(), retired: [[0; 3]; Tranche::COUNT] });
 
     struct Local(Arc<Block>);
 

@@ -1,0 +1,131 @@
+//! loom models of `LwLock` (run with `RUSTFLAGS="--cfg loom"`, bounded by
+//! `LOOM_MAX_PREEMPTIONS`; see `.ci/run`).
+//!
+//! loom explores every interleaving of the model threads (up to the
+//! preemption bound). A lost wake-up shows up as loom's "deadlock" failure:
+//! every thread parked with nobody left to unpark it. Mutual exclusion is
+//! checked twice: by an explicit holder count, and by loom's own tracking of
+//! the `UnsafeCell` accesses made through the guards.
+#![cfg(loom)]
+
+use turnstile_sync::sync::atomic::{AtomicUsize, Ordering};
+use turnstile_sync::sync::{thread, Arc};
+use turnstile_sync::{LwLock, LwLockPolicy, Tranche};
+
+const POLICIES: [LwLockPolicy; 2] = [LwLockPolicy::Fair, LwLockPolicy::Barging];
+
+/// Holder bookkeeping independent of the lock: `exclusive`, `shared`.
+#[derive(Default)]
+struct Holders {
+    exclusive: AtomicUsize,
+    shared: AtomicUsize,
+}
+
+fn exclusive_section(lock: &LwLock<usize>, holders: &Holders) {
+    let mut g = lock.lock_exclusive();
+    assert_eq!(holders.exclusive.fetch_add(1, Ordering::SeqCst), 0, "two exclusive holders");
+    assert_eq!(holders.shared.load(Ordering::SeqCst), 0, "exclusive holder beside a shared one");
+    *g += 1;
+    holders.exclusive.fetch_sub(1, Ordering::SeqCst);
+}
+
+fn shared_section(lock: &LwLock<usize>, holders: &Holders) {
+    let g = lock.lock_shared();
+    holders.shared.fetch_add(1, Ordering::SeqCst);
+    assert_eq!(holders.exclusive.load(Ordering::SeqCst), 0, "shared holder beside an exclusive one");
+    let _ = *g;
+    holders.shared.fetch_sub(1, Ordering::SeqCst);
+}
+
+#[test]
+fn exclusive_lockers_never_lose_a_wakeup() {
+    for policy in POLICIES {
+        loom::model(move || {
+            let lock = Arc::new(LwLock::new(Tranche::Test, policy, 0usize));
+            let holders = Arc::new(Holders::default());
+            let t = {
+                let (lock, holders) = (lock.clone(), holders.clone());
+                thread::spawn(move || exclusive_section(&lock, &holders))
+            };
+            exclusive_section(&lock, &holders);
+            t.join().unwrap();
+            assert_eq!(*lock.lock_shared(), 2);
+        });
+    }
+}
+
+#[test]
+fn shared_and_exclusive_lockers_are_mutually_exclusive_and_all_finish() {
+    for policy in POLICIES {
+        loom::model(move || {
+            let lock = Arc::new(LwLock::new(Tranche::Test, policy, 0usize));
+            let holders = Arc::new(Holders::default());
+            let reader = {
+                let (lock, holders) = (lock.clone(), holders.clone());
+                thread::spawn(move || shared_section(&lock, &holders))
+            };
+            let writer = {
+                let (lock, holders) = (lock.clone(), holders.clone());
+                thread::spawn(move || exclusive_section(&lock, &holders))
+            };
+            shared_section(&lock, &holders);
+            reader.join().unwrap();
+            writer.join().unwrap();
+            assert_eq!(*lock.lock_shared(), 1);
+            assert!(!lock.has_exclusive_waiter());
+        });
+    }
+}
+
+#[test]
+fn try_lock_never_breaks_exclusion() {
+    for policy in POLICIES {
+        loom::model(move || {
+            let lock = Arc::new(LwLock::new(Tranche::Test, policy, 0usize));
+            let holders = Arc::new(Holders::default());
+            let t = {
+                let (lock, holders) = (lock.clone(), holders.clone());
+                thread::spawn(move || {
+                    if let Some(mut g) = lock.try_lock_exclusive() {
+                        assert_eq!(holders.shared.load(Ordering::SeqCst), 0);
+                        *g += 1;
+                    }
+                })
+            };
+            shared_section(&lock, &holders);
+            t.join().unwrap();
+        });
+    }
+}
+
+/// Under `fair`, once an exclusive waiter is queued, a shared request that
+/// arrives later is granted only after it.
+#[test]
+fn fair_grants_a_queued_writer_before_a_later_reader() {
+    loom::model(|| {
+        let lock = Arc::new(LwLock::new(Tranche::Test, LwLockPolicy::Fair, 0usize));
+        let ticket = Arc::new(AtomicUsize::new(0));
+        let held = lock.lock_shared();
+        let writer = {
+            let (lock, ticket) = (lock.clone(), ticket.clone());
+            thread::spawn(move || {
+                let _g = lock.lock_exclusive();
+                ticket.fetch_add(1, Ordering::SeqCst)
+            })
+        };
+        while !lock.has_exclusive_waiter() {
+            thread::yield_now();
+        }
+        let reader = {
+            let (lock, ticket) = (lock.clone(), ticket.clone());
+            thread::spawn(move || {
+                let _g = lock.lock_shared();
+                ticket.fetch_add(1, Ordering::SeqCst)
+            })
+        };
+        drop(held);
+        let w = writer.join().unwrap();
+        let r = reader.join().unwrap();
+        assert!(w < r, "the later reader was granted before the queued writer");
+    });
+}
