@@ -1,0 +1,9 @@
+//! The system catalog and the relation cache.
+
+mod model;
+mod relcache;
+mod store;
+
+pub use model::*;
+pub use relcache::{IndexInfo, RelCache, RelEntry};
+pub use store::{Catalog, CatalogError, NAME_MAX};

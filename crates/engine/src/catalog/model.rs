@@ -1,0 +1,240 @@
+//! The catalog's contents: databases, relations, columns, partitioning and
+//! indexes (PostgreSQL's `pg_database`, `pg_class`, `pg_attribute`,
+//! `pg_partitioned_table`, `pg_index`, folded into one structure).
+
+use crate::types::{ColumnType, Value};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+
+/// A database id (PostgreSQL's database OID).
+pub type DbId = u32;
+/// A relation id (PostgreSQL's relation OID, which is also its file number).
+pub type RelId = u32;
+
+/// The first id handed out to user objects (PostgreSQL's
+/// `FirstNormalObjectId`).
+pub const FIRST_USER_ID: u32 = 16384;
+
+/// A database.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Database {
+    /// Its id.
+    pub id: DbId,
+    /// Its name, unique in the cluster.
+    pub name: String,
+}
+
+/// A table column.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Column {
+    /// Its name, unique in the table.
+    pub name: String,
+    /// Its type.
+    pub ty: ColumnType,
+}
+
+/// What a relation is (PostgreSQL's `relkind`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RelKind {
+    /// An ordinary table with heap storage (`r`), possibly a partition.
+    Table,
+    /// A partitioned table: no storage of its own (`p`).
+    PartitionedTable,
+    /// A B-tree index (`i`) on a table with storage.
+    Index,
+    /// An index on a partitioned table: no storage; each partition has its
+    /// own (`I`).
+    PartitionedIndex,
+}
+
+impl RelKind {
+    /// Whether relations of this kind have files of their own.
+    pub fn has_storage(self) -> bool {
+        matches!(self, RelKind::Table | RelKind::Index)
+    }
+}
+
+/// How a partitioned table routes rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PartitionStrategy {
+    /// By ranges of an integer key.
+    Range,
+    /// By the hash of the key, modulo the number of partitions.
+    Hash,
+}
+
+/// The partition key of a partitioned table: one integer column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartitionKey {
+    /// How rows are routed.
+    pub strategy: PartitionStrategy,
+    /// The key column's number.
+    pub column: usize,
+}
+
+/// Which rows a partition holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PartitionBound {
+    /// Keys in `from..to` (`FOR VALUES FROM (from) TO (to)`).
+    Range {
+        /// Lowest key, inclusive.
+        from: i64,
+        /// Highest key, exclusive.
+        to: i64,
+    },
+    /// Keys whose hash modulo `modulus` is `remainder`.
+    Hash {
+        /// Number of hash partitions.
+        modulus: u32,
+        /// This partition's remainder.
+        remainder: u32,
+    },
+}
+
+impl PartitionBound {
+    /// Whether a row whose partition key is `key` belongs here.
+    pub fn contains(&self, key: &Value) -> bool {
+        let Some(k) = key.as_i64() else { return false };
+        match *self {
+            PartitionBound::Range { from, to } => (from..to).contains(&k),
+            PartitionBound::Hash { modulus, remainder } => hash_partition(k, modulus) == remainder,
+        }
+    }
+}
+
+/// The hash partition (`0..modulus`) of integer key `key`.
+pub fn hash_partition(key: i64, modulus: u32) -> u32 {
+    // A fixed 64-bit mix (splitmix64's finaliser): stable across runs.
+    let mut x = key as u64;
+    x ^= x >> 30;
+    x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x ^= x >> 27;
+    x = x.wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^= x >> 31;
+    (x % u64::from(modulus.max(1))) as u32
+}
+
+/// The definition of an index.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndexDef {
+    /// The indexed table.
+    pub table: RelId,
+    /// Column numbers of the key, in key order (`indkey`).
+    pub columns: Vec<usize>,
+    /// Whether keys are unique.
+    pub unique: bool,
+    /// Whether it is the table's primary key.
+    pub primary: bool,
+    /// For an index on a partition: the partitioned index it belongs to.
+    pub parent: Option<RelId>,
+}
+
+/// A relation: table, partitioned table, or index.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Relation {
+    /// Its id (and file number).
+    pub id: RelId,
+    /// Its database.
+    pub db: DbId,
+    /// Its name, unique in the database.
+    pub name: String,
+    /// What it is.
+    pub kind: RelKind,
+    /// Columns (tables); for an index, the indexed columns' definitions.
+    pub columns: Vec<Column>,
+    /// For a partitioned table: its key.
+    pub partition_key: Option<PartitionKey>,
+    /// For a partition: its parent.
+    pub parent: Option<RelId>,
+    /// For a partition: its bound.
+    pub bound: Option<PartitionBound>,
+    /// For an index: its definition.
+    pub index: Option<IndexDef>,
+}
+
+impl Relation {
+    /// The column types, in column order.
+    pub fn column_types(&self) -> Vec<ColumnType> {
+        self.columns.iter().map(|c| c.ty).collect()
+    }
+
+    /// The number of the column called `name`.
+    pub fn column_number(&self, name: &str) -> Option<usize> {
+        self.columns.iter().position(|c| c.name == name)
+    }
+}
+
+/// Everything the catalog holds; what is persisted.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CatalogData {
+    /// The next id to hand out (databases and relations share the space).
+    pub next_id: u32,
+    /// Bumped by every DDL; caches built at an older generation are stale.
+    pub generation: u64,
+    /// Databases by id.
+    pub databases: BTreeMap<DbId, Database>,
+    /// Relations by id.
+    pub relations: BTreeMap<RelId, Relation>,
+    /// Derived look-up maps, rebuilt by [`CatalogData::reindex`] after
+    /// every change and after loading; never persisted.
+    #[serde(skip)]
+    maps: Maps,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Maps {
+    by_name: HashMap<(DbId, String), RelId>,
+    partitions: HashMap<RelId, Vec<RelId>>,
+    indexes: HashMap<RelId, Vec<RelId>>,
+}
+
+impl CatalogData {
+    /// A fresh catalog with the database `postgres`.
+    pub fn bootstrap() -> CatalogData {
+        let mut databases = BTreeMap::new();
+        databases.insert(5, Database { id: 5, name: "postgres".into() });
+        CatalogData {
+            next_id: FIRST_USER_ID,
+            generation: 1,
+            databases,
+            relations: BTreeMap::new(),
+            maps: Maps::default(),
+        }
+    }
+
+    /// Rebuilds the derived look-up maps from `relations`.
+    pub fn reindex(&mut self) {
+        let mut maps = Maps::default();
+        for r in self.relations.values() {
+            maps.by_name.insert((r.db, r.name.clone()), r.id);
+            match (&r.index, r.parent) {
+                (Some(def), _) => maps.indexes.entry(def.table).or_default().push(r.id),
+                (None, Some(parent)) => maps.partitions.entry(parent).or_default().push(r.id),
+                (None, None) => {}
+            }
+        }
+        self.maps = maps;
+    }
+
+    /// The relation `name` of database `db`.
+    pub fn find(&self, db: DbId, name: &str) -> Option<&Relation> {
+        self.maps.by_name.get(&(db, name.to_owned())).and_then(|id| self.relations.get(id))
+    }
+
+    /// The partitions of `parent`, in id (creation) order.
+    pub fn partitions_of(&self, parent: RelId) -> impl Iterator<Item = &Relation> {
+        self.ids(&self.maps.partitions, parent)
+    }
+
+    /// The indexes of table `table`, in id order.
+    pub fn indexes_of(&self, table: RelId) -> impl Iterator<Item = &Relation> {
+        self.ids(&self.maps.indexes, table)
+    }
+
+    fn ids<'a>(&'a self, map: &'a HashMap<RelId, Vec<RelId>>, key: RelId) -> impl Iterator<Item = &'a Relation> {
+        map.get(&key).into_iter().flatten().filter_map(|id| self.relations.get(id))
+    }
+}
