@@ -13,6 +13,11 @@
 //!   definitions, persisted atomically; and the per-backend relation cache
 //!   that keeps each relation's index list with each index's column set
 //!   (seed 003).
+//! * [`heap`] — slotted heap pages: insert through the free-space map and
+//!   relation extension, fetch by [`tid::Tid`], sequential scan, in-place
+//!   update of fixed-size columns.
+//! * [`memory`] — per-query memory contexts and the per-backend block
+//!   cache of seed 000 (`memory.block_cache`).
 //!
 //! ## What protects what
 //!
@@ -27,4 +32,14 @@
 #![warn(missing_docs)]
 
 pub mod catalog;
+mod engine;
+pub mod error;
+pub mod heap;
+pub mod memory;
+pub mod session;
+pub mod tid;
 pub mod types;
+
+pub use engine::Engine;
+pub use error::{EngineError, Result};
+pub use session::Session;

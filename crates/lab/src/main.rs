@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 use turnstile_sync::config::{Config, Profile};
 
+mod harness;
 mod micro;
 mod report;
 

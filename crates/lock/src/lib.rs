@@ -1,1 +1,161 @@
-//! turnstile-lock: see DESIGN.md; filled in by its issue.
+//! # turnstile-lock: the heavyweight lock manager
+//!
+//! PostgreSQL's table-level lock manager (`src/backend/storage/lmgr`),
+//! reimplemented: eight lock modes with the standard conflict table
+//! ([`LockMode`]), tags for relations, extension, pages, tuples,
+//! transaction ids, objects and advisory locks ([`LockTag`]), a
+//! partitioned shared lock table with FIFO wait queues, `NOWAIT` and lock
+//! timeouts ([`Wait`]), deadlock detection with soft-deadlock resolution,
+//! and the **fast path** for weak relation locks — grouped, and in the
+//! `scalable` profile **growing** (seeds 000 and 002).
+//!
+//! ```
+//! use turnstile_lock::{LockManager, LockMode, LockTag, Wait};
+//! use turnstile_sync::{Config, Profile};
+//!
+//! let manager = LockManager::new(&Config::preset(Profile::Classic)).unwrap();
+//! let mut session = manager.register().unwrap();
+//! for rel in 0..100 {
+//!     session.lock(LockTag::relation(1, rel), LockMode::AccessShare, Wait::Block).unwrap();
+//! }
+//! // classic: 16 fast-path slots, the other 84 locks in the shared table.
+//! let s = session.stats();
+//! assert_eq!((s.fast_path_acquires, s.shared_acquires), (16, 84));
+//! session.release_all();
+//! ```
+//!
+//! ## The pieces
+//!
+//! | structure | where | protected by |
+//! |---|---|---|
+//! | local lock table ([`Backend`]'s `(tag, mode)` → count, where) | the `Backend` | owned by one thread |
+//! | fast-path slots of backend *b* | `backends[b].fast_path` | *b*'s `LwLock`, tranche `LockFastPath` |
+//! | strong-lock counters (`lock.strong_lock_counters`) | `LockManager.strong` | atomic add/sub; read by weak lockers under their own fast-path lock |
+//! | shared lock table: lock objects (granted counts, holders, wait queue) | `lock.partitions` partitions | the partition's `LwLock`, tranche `LockManager` |
+//! | capacity (`lock.max_locks`) | pool + per-partition spares | atomics; a partition's spare changes under its lock or by a steal CAS |
+//! | a backend's wait status (`IDLE`/`WAITING`/`GRANTED`) | `backends[b].wait_status` | set `WAITING` by *b* and `GRANTED` by a releaser, both under the partition lock of the awaited tag |
+//! | counters | `backends[b].counters` | written only by *b* |
+//!
+//! ## Lock order
+//!
+//! 1. at most one backend's fast-path lock at a time (its own, or one
+//!    backend's after another during a strong locker's scan);
+//! 2. then partition locks, several only in ascending partition order
+//!    (`release_all`, the deadlock check, the `locks` view);
+//! 3. `LwLock` queue mutexes (inside `turnstile-sync`) are innermost.
+//!
+//! Nothing sleeps while holding any of these: a waiting backend drops its
+//! partition lock before parking, and releasers unpark after dropping
+//! theirs.
+//!
+//! ## Acquisition
+//!
+//! 1. **Local table**: already held in this mode ⇒ count + 1, done. No
+//!    shared state is touched.
+//! 2. **Fast path** — a relation tag and a weak mode (AccessShare,
+//!    RowShare, RowExclusive): take the own fast-path lock; if the tag's
+//!    strong counter is 0, record the mode in the relation's slot of its
+//!    group (growing the array if the group is full and below
+//!    `lock.fast_path_slots_max`), done. A full group at the maximum counts
+//!    a *fast-path overflow* and falls through.
+//! 3. **Strong** relation modes (Share and stronger) first increment the
+//!    tag's strong counter, then **transfer**: for every backend, take its
+//!    fast-path lock, and move its slot for this relation (in the one
+//!    group the relation maps to) into the shared table as granted locks.
+//! 4. **Shared table**: lock the tag's partition, find or create the lock
+//!    object (or fail with [`LockError::OutOfLockMemory`]), grant if no
+//!    conflict with other holders and with queued requests, else queue
+//!    (see [`partition`](crate) rules in the source) and sleep.
+//!
+//! Release undoes the same step: the local count drops; at zero, a
+//! fast-path lock is cleared from the own slots — or, if a strong locker
+//! moved it, found in the shared table; a shared lock is ungranted, the
+//! queue woken in order, an unused lock object deleted; a strong lock
+//! then decrements its counter.
+//!
+//! ## Why weak and strong lockers cannot miss each other
+//!
+//! Let weak locker *W* take relation *r* by the fast path while strong
+//! locker *S* requests *r*. *W* reads `strong[h(r)]` and writes its slot
+//! inside one critical section of `fp_lock(W)`. *S* increments
+//! `strong[h(r)]` and afterwards, inside its own critical section of
+//! `fp_lock(W)`, scans *W*'s slot. The critical sections of one `LwLock`
+//! are totally ordered:
+//!
+//! * *W*'s first: *S*'s scan happens after *W*'s release of the lock, so it
+//!   sees *W*'s slot and moves it to the shared table, where *S*'s request
+//!   conflicts with it.
+//! * *S*'s first: *S*'s increment is sequenced before its acquisition of
+//!   `fp_lock(W)`, whose release synchronises with *W*'s acquisition, so
+//!   the increment happens before *W*'s read, and *W* reads a non-zero
+//!   counter (by coherence, never an older value) and uses the shared
+//!   table.
+//!
+//! So every weak lock either sits in the shared table or its owner knew no
+//! strong lock was being taken. The counter is only decremented after the
+//! strong lock left the shared table (`Release`), and weak lockers read it
+//! with `Acquire`. The same critical-section argument gives exactly-once
+//! release of a transferred lock: the owner clears its slot under its own
+//! fast-path lock, the transfer empties it under the same lock, so exactly
+//! one of them finds the entry, and an owner that does not find it
+//! releases from the shared table. `tests/loom_fastpath.rs` model-checks
+//! both.
+//!
+//! Growth keeps this argument intact: only the owner grows its array, under
+//! its own fast-path lock, and a scanner computes the relation's group
+//! from the group count of the array it sees under that same lock.
+//!
+//! ## Invariants
+//!
+//! * `strong[i]` = number of strong relation requests hashing to `i` that
+//!   are between phase 3 and their release (granted or still trying).
+//! * `strong[h(r)] > 0` ⇒ no backend adds a fast-path entry for `r`.
+//! * For every lock object: `granted[m]` = #{holders holding `m`},
+//!   `grant_mask` bit `m` ⇔ `granted[m] > 0`, `wait_mask` bit `m` ⇔ a queued
+//!   request for `m`; an object exists ⇔ it has a holder or a waiter.
+//! * Capacity: `pool + Σ spare[p] + #lock objects = lock.max_locks`.
+//! * A local entry with count > 0 ⇔ exactly one grant of its mode to this
+//!   backend, in its fast-path slots or in the shared table.
+//! * A backend is queued on at most one lock; its `wait_status` is
+//!   `WAITING` exactly while queued, and becomes `GRANTED` only by a
+//!   releaser that moved it from the queue to the holders.
+//!
+//! ## Waiting and deadlocks
+//!
+//! A waiter sleeps on its own thread's parker, showing `Lock` /
+//! `<lock type>` in its activity slot. After its `deadlock_timeout` it runs
+//! the deadlock check once, with every partition locked in order
+//! ([`deadlock`](crate) in the source): hard edges to holders, soft edges to
+//! conflicting requests queued ahead; soft cycles are broken by
+//! re-ordering queues when possible, otherwise the checker gets
+//! [`LockError::Deadlock`] naming every edge. Relation-extension locks
+//! never take part. The lock timeout and [`Wait::NoWait`] end a wait with
+//! their own errors; leaving a queue wakes whoever it held back.
+
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
+
+mod backend;
+mod capacity;
+mod deadlock;
+mod error;
+mod fastpath;
+mod local;
+mod manager;
+mod mode;
+mod partition;
+mod stats;
+mod sync;
+mod tag;
+mod view;
+mod wait;
+
+pub use backend::{Backend, ScopedLock};
+pub use error::{DeadlockEdge, LockError};
+pub use fastpath::SLOTS_PER_GROUP;
+pub use manager::{LockManager, Occupancy};
+pub use mode::{LockMode, ModeMask};
+pub use stats::LockStats;
+pub use tag::{LockTag, LockTagKind};
+pub use view::LockRow;
+pub use wait::{Acquired, Wait};

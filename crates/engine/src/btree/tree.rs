@@ -1,0 +1,254 @@
+//! The index handle ([`BTree`]): creating and opening an index, and the
+//! descent from the metapage to a leaf that every operation starts with.
+
+use super::alloc::PageAllocator;
+use super::error::{BtreeError, Result};
+use super::meta::{self, Meta, META_BLOCK};
+use super::page::{self, Opaque, FLAG_LEFTMOST};
+use crate::types::ColumnType;
+use turnstile_storage::page::PageBuf;
+use turnstile_storage::{BlockNumber, BufferPool, BufferTag, Fork, PinnedBuffer, RelFileId};
+use turnstile_sync::config::LeafInsertLock;
+use turnstile_sync::Config;
+
+/// What an index is: the part of its definition the B-tree needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BtreeOptions {
+    /// The index's name, for error messages.
+    pub name: String,
+    /// The key columns' types, in key order.
+    pub key_types: Vec<ColumnType>,
+    /// Whether keys must be unique (NULLs never conflict).
+    pub unique: bool,
+    /// How inserts lock their leaf (`btree.leaf_insert_lock`, seed 004).
+    pub leaf_insert_lock: LeafInsertLock,
+}
+
+impl BtreeOptions {
+    /// Options for index `name` on columns of `key_types`, taking the
+    /// leaf-lock mode from `config`.
+    pub fn new(name: impl Into<String>, key_types: Vec<ColumnType>, unique: bool, config: &Config) -> BtreeOptions {
+        BtreeOptions { name: name.into(), key_types, unique, leaf_insert_lock: config.btree.leaf_insert_lock }
+    }
+}
+
+/// A handle on one B-tree index stored in `rel`'s main fork, read and
+/// written through the buffer pool. Cheap to hold; any number of threads
+/// may use one handle (or their own handles) concurrently.
+#[derive(Debug, Clone)]
+pub struct BTree<'p> {
+    pub(super) pool: &'p BufferPool,
+    pub(super) rel: RelFileId,
+    pub(super) opts: BtreeOptions,
+}
+
+/// Where a descent ended: the leaf that covers the probe (unlocked, pinned;
+/// it may have split since, so the caller moves right after locking it),
+/// and the inner pages passed on the way, lowest level last.
+pub(super) struct Descent<'p> {
+    pub(super) leaf: PinnedBuffer<'p>,
+    pub(super) stack: Vec<StackEntry>,
+}
+
+/// An inner page a descent went through (PostgreSQL's `BTStack`): where
+/// to start looking for the parent when a child splits.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct StackEntry {
+    pub(super) block: BlockNumber,
+    pub(super) level: u16,
+}
+
+/// After this many right-moves in one walk the walk checks that it has
+/// not visited more pages than the relation has: a right-link cycle in a
+/// corrupt index is an error, not an endless loop.
+const MOVES_BEFORE_CYCLE_CHECK: u32 = 256;
+
+impl<'p> BTree<'p> {
+    /// Creates an empty index in `rel`, which must have no blocks yet:
+    /// the metapage (block 0) and an empty root leaf, allocated through
+    /// `alloc` (relation extension) and written through the pool.
+    pub fn create(
+        pool: &'p BufferPool,
+        alloc: &mut impl PageAllocator<'p>,
+        rel: RelFileId,
+        opts: BtreeOptions,
+    ) -> Result<BTree<'p>> {
+        let tree = BTree::handle(pool, rel, opts)?;
+        let nblocks = pool.store().nblocks(rel, Fork::Main)?;
+        if nblocks != 0 {
+            return Err(BtreeError::NotEmpty { index: tree.opts.name.clone(), nblocks });
+        }
+        let meta_pin = alloc.allocate(rel)?;
+        if meta_pin.block() != META_BLOCK {
+            return Err(BtreeError::NotEmpty { index: tree.opts.name.clone(), nblocks: meta_pin.block() });
+        }
+        let root_pin = alloc.allocate(rel)?;
+        let mut root = root_pin.lock_exclusive();
+        tree.check_fresh(&root, root_pin.block())?;
+        let fits = page::build(&mut root, Opaque { right: None, level: 0, flags: FLAG_LEFTMOST }, None, []);
+        assert!(fits, "an empty page fits");
+        root.mark_dirty();
+        let mut m = meta_pin.lock_exclusive();
+        tree.check_fresh(&m, META_BLOCK)?;
+        meta::write(&mut m, tree.meta_for(root_pin.block(), 0));
+        m.mark_dirty();
+        Ok(tree)
+    }
+
+    /// Opens the existing index in `rel`, checking its metapage against
+    /// `opts`.
+    pub fn open(pool: &'p BufferPool, rel: RelFileId, opts: BtreeOptions) -> Result<BTree<'p>> {
+        let tree = BTree::handle(pool, rel, opts)?;
+        let m = tree.meta()?;
+        if usize::from(m.ncols) != tree.opts.key_types.len() || m.unique != tree.opts.unique {
+            return Err(BtreeError::Definition {
+                index: tree.opts.name.clone(),
+                reason: format!(
+                    "the metapage says {} columns, unique = {}; the definition {} columns, unique = {}",
+                    m.ncols,
+                    m.unique,
+                    tree.opts.key_types.len(),
+                    tree.opts.unique
+                ),
+            });
+        }
+        Ok(tree)
+    }
+
+    /// A handle without I/O (for `create` and `build`).
+    pub(super) fn handle(pool: &'p BufferPool, rel: RelFileId, opts: BtreeOptions) -> Result<BTree<'p>> {
+        if opts.key_types.is_empty() || opts.key_types.len() > usize::from(u16::MAX) {
+            return Err(BtreeError::Definition {
+                index: opts.name.clone(),
+                reason: format!("an index needs 1 to {} key columns, got {}", u16::MAX, opts.key_types.len()),
+            });
+        }
+        Ok(BTree { pool, rel, opts })
+    }
+
+    /// The index's name.
+    pub fn name(&self) -> &str {
+        &self.opts.name
+    }
+
+    /// The relation holding the index.
+    pub fn rel(&self) -> RelFileId {
+        self.rel
+    }
+
+    /// The index's options.
+    pub fn options(&self) -> &BtreeOptions {
+        &self.opts
+    }
+
+    /// The buffer pool the index is read through.
+    pub fn pool(&self) -> &'p BufferPool {
+        self.pool
+    }
+
+    pub(super) fn meta_for(&self, root: BlockNumber, level: u16) -> Meta {
+        Meta { root, level, ncols: self.opts.key_types.len() as u16, unique: self.opts.unique }
+    }
+
+    pub(super) fn corrupt(&self, block: BlockNumber, reason: impl Into<String>) -> BtreeError {
+        BtreeError::Corrupt { index: self.opts.name.clone(), block, reason: reason.into() }
+    }
+
+    /// Pins `block` of the index.
+    pub(super) fn pin(&self, block: BlockNumber) -> Result<PinnedBuffer<'p>> {
+        Ok(self.pool.read_buffer(BufferTag::new(self.rel, Fork::Main, block))?)
+    }
+
+    /// Checks a locked page of the tree proper and that it is on `level`.
+    pub(super) fn tree_page(&self, p: &PageBuf, block: BlockNumber, level: u16) -> Result<Opaque> {
+        let op = page::tree_opaque(p).map_err(|r| self.corrupt(block, r))?;
+        if op.level != level {
+            return Err(self.corrupt(block, format!("page is on level {}, expected level {level}", op.level)));
+        }
+        Ok(op)
+    }
+
+    /// Checks that a page just allocated is empty (new, or initialised by
+    /// the extender without special space).
+    pub(super) fn check_fresh(&self, p: &PageBuf, block: BlockNumber) -> Result<()> {
+        let h = turnstile_storage::page::header(p);
+        if turnstile_storage::page::is_new(p) || (turnstile_storage::page::item_count(p) == 0 && h.upper == h.special) {
+            Ok(())
+        } else {
+            Err(self.corrupt(block, "a page handed out for a new B-tree page is not empty"))
+        }
+    }
+
+    /// Reads the metapage (shared lock held only while copying it).
+    pub(super) fn meta(&self) -> Result<Meta> {
+        let pin = self.pin(META_BLOCK)?;
+        let p = pin.lock_shared();
+        meta::read(&p).map_err(|r| self.corrupt(META_BLOCK, r))
+    }
+
+    /// Counts one right-move of a walk and fails on a right-link cycle.
+    pub(super) fn count_move(&self, moves: &mut u32, block: BlockNumber) -> Result<()> {
+        *moves += 1;
+        if *moves % MOVES_BEFORE_CYCLE_CHECK == 0 {
+            let nblocks = self.pool.store().nblocks(self.rel, Fork::Main)?;
+            if *moves > nblocks {
+                return Err(self.corrupt(block, "right links form a cycle"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Descends from the root to the leaf level for `probe`, holding one
+    /// shared content lock at a time (L&Y): on each inner page, move right
+    /// while `probe ≥ high key` (the page split after its parent was
+    /// read), then follow the downlink covering `probe`. The leaf itself is
+    /// *not* locked: the caller locks it in the mode it needs and moves
+    /// right from there.
+    pub(super) fn descend(&self, probe: &[u8]) -> Result<Descent<'p>> {
+        let m = self.meta()?;
+        let (mut block, mut level) = (m.root, m.level);
+        let mut stack = Vec::with_capacity(usize::from(level));
+        let mut moves = 0;
+        let mut pin = self.pin(block)?;
+        while level > 0 {
+            let p = pin.lock_shared();
+            let op = self.tree_page(&p, block, level)?;
+            if page::beyond_high_key(&p, &op, probe).map_err(|r| self.corrupt(block, r))? {
+                let right = op.right.expect("a page with a high key has a right link");
+                drop(p);
+                self.count_move(&mut moves, block)?;
+                block = right;
+                pin = self.pin(block)?;
+                continue;
+            }
+            let (_, child) = page::child_for(&p, probe).map_err(|r| self.corrupt(block, r))?;
+            drop(p);
+            stack.push(StackEntry { block, level });
+            block = child;
+            level -= 1;
+            pin = self.pin(block)?;
+        }
+        Ok(Descent { leaf: pin, stack })
+    }
+
+    /// The leftmost page of `level`, found from the root by following
+    /// first downlinks: where a split looks for its parent when its
+    /// descent did not pass through that level (the root split after the
+    /// descent read the metapage).
+    pub(super) fn leftmost_at(&self, level: u16) -> Result<BlockNumber> {
+        let m = self.meta()?;
+        if m.level < level {
+            return Err(self.corrupt(META_BLOCK, format!("level {level} is above the root (level {})", m.level)));
+        }
+        let (mut block, mut at) = (m.root, m.level);
+        while at > level {
+            let pin = self.pin(block)?;
+            let p = pin.lock_shared();
+            self.tree_page(&p, block, at)?;
+            let first = page::entry(&p, 0).and_then(page::downlink).map_err(|r| self.corrupt(block, r))?;
+            block = first.0;
+            at -= 1;
+        }
+        Ok(block)
+    }
+}

@@ -1,0 +1,109 @@
+//! `Engine`: one data directory's shared state — storage manager, buffer
+//! pool, lock manager, catalog and activity slots — and the factory of
+//! [`Session`]s.
+
+use crate::catalog::Catalog;
+use crate::error::Result;
+use crate::session::Session;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use turnstile_lock::LockManager;
+use turnstile_storage::{BufferPool, Smgr};
+use turnstile_sync::activity::{ActivityRow, ActivityTable};
+use turnstile_sync::Config;
+
+/// The shared state of one open data directory.
+#[derive(Debug)]
+pub struct Engine {
+    dir: PathBuf,
+    config: Config,
+    smgr: Arc<Smgr>,
+    pool: BufferPool,
+    locks: Arc<LockManager>,
+    catalog: Catalog,
+    activity: Arc<ActivityTable>,
+}
+
+impl Engine {
+    /// Opens (creating if needed, with mode 0700) the data directory `dir`
+    /// under `config`. The catalog is read back and verified; a damaged
+    /// catalog is refused with an error that says what to do.
+    ///
+    /// ```
+    /// use turnstile_engine::Engine;
+    /// use turnstile_sync::Config;
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let engine = Engine::open(dir.path(), Config::default()).unwrap();
+    /// let mut s = engine.session().unwrap();
+    /// s.create_table("t", &[("a", turnstile_engine::types::ColumnType::Int4)], None).unwrap();
+    /// ```
+    pub fn open(dir: impl AsRef<Path>, config: Config) -> Result<Arc<Engine>> {
+        config.validate()?;
+        let dir = dir.as_ref().to_path_buf();
+        let smgr = Smgr::open(&dir, &config)?;
+        let pool = BufferPool::new(&config, smgr.clone())?;
+        let locks = LockManager::new(&config)?;
+        let catalog = Catalog::open(&dir, config.lwlock.policy)?;
+        let activity = ActivityTable::new(config.lock.max_backends as usize);
+        Ok(Arc::new(Engine { dir, config, smgr, pool, locks, catalog, activity }))
+    }
+
+    /// A new session on database `postgres`.
+    pub fn session(self: &Arc<Self>) -> Result<Session> {
+        Session::new(Arc::clone(self), "postgres")
+    }
+
+    /// A new session on database `database`.
+    pub fn session_on(self: &Arc<Self>, database: &str) -> Result<Session> {
+        Session::new(Arc::clone(self), database)
+    }
+
+    /// Writes every dirty buffer and fsyncs every file: everything inserted
+    /// before this call survives a crash (see the README's durability
+    /// contract).
+    pub fn flush(&self) -> Result<()> {
+        self.pool.flush_all()?;
+        self.smgr.sync_all()?;
+        Ok(())
+    }
+
+    /// The data directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The configuration the engine runs with.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The storage manager.
+    pub fn smgr(&self) -> &Arc<Smgr> {
+        &self.smgr
+    }
+
+    /// The buffer pool.
+    pub fn pool(&self) -> &BufferPool {
+        &self.pool
+    }
+
+    /// The heavyweight lock manager.
+    pub fn locks(&self) -> &Arc<LockManager> {
+        &self.locks
+    }
+
+    /// The catalog.
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    /// The activity slots (read them at any time: `activity()`).
+    pub fn activity_table(&self) -> &Arc<ActivityTable> {
+        &self.activity
+    }
+
+    /// The `activity` view (`pg_stat_activity`), read without locks.
+    pub fn activity(&self) -> Vec<ActivityRow> {
+        self.activity.snapshot()
+    }
+}

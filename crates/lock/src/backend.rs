@@ -1,0 +1,734 @@
+//! [`Backend`]: one registered session's handle on the lock manager
+//! (PostgreSQL's `PGPROC` plus its `LOCALLOCK` table): acquiring,
+//! releasing, waiting.
+
+use crate::deadlock::{self, GraphLock, Outcome, WaitGraph};
+use crate::error::{DeadlockEdge, LockError};
+use crate::fastpath::{group_of, FastPath, Grant, SLOTS_PER_GROUP};
+use crate::local::{local_hash, LocalLock, LocalTable, Via};
+use crate::manager::{BackendSlot, LockManager, GRANTED, IDLE, WAITING};
+use crate::mode::LockMode;
+use crate::partition::{PartitionTable, Request, Waiter};
+use crate::stats::{Counter, LockStats};
+use crate::sync::atomic::Ordering;
+use crate::sync::thread::{self, Thread};
+use crate::sync::Arc;
+use crate::tag::{LockTag, LockTagKind};
+use crate::wait::{park_until, Acquired, Wait};
+use hashbrown::hash_table::Entry;
+use std::time::{Duration, Instant};
+use turnstile_sync::activity::report_wait;
+use turnstile_sync::{LwLockExclusiveGuard, WaitEvent};
+
+/// A registered backend: takes and releases heavyweight locks for one
+/// session at a time. Dropping it releases everything it holds and frees
+/// its slot.
+///
+/// ```
+/// use turnstile_lock::{LockError, LockManager, LockMode, LockTag, Wait};
+/// use turnstile_sync::Config;
+/// let manager = LockManager::new(&Config::default()).unwrap();
+/// let mut a = manager.register().unwrap();
+/// let mut b = manager.register().unwrap();
+/// let t = LockTag::relation(1, 42);
+/// a.lock(t, LockMode::AccessExclusive, Wait::Block).unwrap();
+/// let err = b.lock(t, LockMode::AccessShare, Wait::NoWait).unwrap_err();
+/// assert!(matches!(err, LockError::NotAvailable { .. }));
+/// a.unlock(t, LockMode::AccessExclusive).unwrap();
+/// b.lock(t, LockMode::AccessShare, Wait::NoWait).unwrap();
+/// assert!(matches!(b.unlock(t, LockMode::Share), Err(LockError::NotHeld { .. })));
+/// ```
+pub struct Backend {
+    manager: Arc<LockManager>,
+    id: usize,
+    local: LocalTable,
+    /// The owner's copy of its fast path's `log2(groups)` (only the owner
+    /// changes it).
+    fp_log2: u32,
+    /// The array has reached `lock.fast_path_slots_max` (always, in
+    /// `classic`): it can no longer grow.
+    fp_at_max: bool,
+    /// While `fp_at_max`: slots in use per group, as of the owner's last
+    /// look — an upper bound, since strong lockers only ever empty slots. A
+    /// full group is skipped without taking the fast-path lock
+    /// (PostgreSQL's `FastPathLocalUseCount` check).
+    fp_used: Vec<u8>,
+    /// Local entries granted by the fast path (some may have been moved to
+    /// the shared table since).
+    fp_local: usize,
+    lock_timeout: Option<Duration>,
+    deadlock_timeout: Duration,
+    baseline: LockStats,
+    /// Reused by `release_all` so the hot path does not allocate.
+    scratch: Vec<LocalLock>,
+}
+
+impl std::fmt::Debug for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Backend").field("id", &self.id).field("held", &self.local.len()).finish_non_exhaustive()
+    }
+}
+
+/// What the fast path did with a request.
+enum FastPathResult {
+    Granted,
+    /// The group is full at the maximum size.
+    Full,
+    /// A strong lock may exist on the tag: use the shared table.
+    StrongLockPresent,
+}
+
+impl Backend {
+    pub(crate) fn new(manager: Arc<LockManager>, id: usize) -> Backend {
+        let slot = &manager.backends[id];
+        let groups = manager.fast_path_groups;
+        {
+            let mut fp = slot.fast_path.lock_exclusive();
+            assert_eq!(fp.used(), 0, "a free backend slot has no fast-path locks");
+            if fp.groups() != groups {
+                *fp = FastPath::new(groups);
+            }
+        }
+        slot.wait_status.store(IDLE, Ordering::Relaxed);
+        let mut baseline = LockStats::default();
+        slot.counters.sum_into(&mut baseline);
+        let config = &manager.config;
+        Backend {
+            fp_log2: groups.trailing_zeros(),
+            fp_at_max: groups >= manager.fast_path_groups_max,
+            fp_used: vec![0; groups],
+            fp_local: 0,
+            lock_timeout: (config.lock_timeout_ms > 0).then(|| Duration::from_millis(config.lock_timeout_ms)),
+            deadlock_timeout: Duration::from_millis(config.deadlock_timeout_ms),
+            baseline,
+            scratch: Vec::new(),
+            local: LocalTable::default(),
+            manager,
+            id,
+        }
+    }
+
+    /// The backend's slot number (the `backend` column of the views and of
+    /// deadlock reports).
+    pub fn id(&self) -> usize {
+        self.id
+    }
+
+    /// The lock manager.
+    pub fn manager(&self) -> &Arc<LockManager> {
+        &self.manager
+    }
+
+    /// Sets this backend's lock timeout for [`Wait::Block`] (PostgreSQL's
+    /// `SET lock_timeout`); `None` waits forever.
+    pub fn set_lock_timeout(&mut self, timeout: Option<Duration>) {
+        self.lock_timeout = timeout;
+    }
+
+    /// Sets how long this backend waits before running the deadlock check
+    /// (PostgreSQL's `SET deadlock_timeout`).
+    pub fn set_deadlock_timeout(&mut self, timeout: Duration) {
+        self.deadlock_timeout = timeout;
+    }
+
+    /// Whether this backend holds `tag` in `mode`.
+    pub fn holds(&self, tag: &LockTag, mode: LockMode) -> bool {
+        self.local.holds(tag, mode)
+    }
+
+    /// Number of distinct `(tag, mode)` this backend holds.
+    pub fn held_count(&self) -> usize {
+        self.local.len()
+    }
+
+    /// This backend's counters since it registered.
+    pub fn stats(&self) -> LockStats {
+        let mut now = LockStats::default();
+        self.slot().counters.sum_into(&mut now);
+        now.since(&self.baseline)
+    }
+
+    /// How many backends wait for `tag` right now (see
+    /// [`LockManager::waiters`]).
+    pub fn waiters(&self, tag: &LockTag) -> usize {
+        self.manager.waiters(tag)
+    }
+
+    #[inline(always)]
+    fn slot(&self) -> &BackendSlot {
+        &self.manager.backends[self.id]
+    }
+
+    /// Acquires `tag` in `mode` (PostgreSQL's `LockAcquire`).
+    ///
+    /// A lock this backend already holds in `mode` is only counted again
+    /// ([`Acquired::AlreadyHeld`]). A weak relation lock goes to the
+    /// backend's fast-path slots when no strong lock may exist on the
+    /// relation; anything else goes through the shared table, waiting as
+    /// `wait` says. Errors: [`LockError::NotAvailable`],
+    /// [`LockError::Timeout`], [`LockError::Deadlock`],
+    /// [`LockError::OutOfLockMemory`]; after any of them nothing of the
+    /// request remains.
+    #[inline]
+    pub fn lock(&mut self, tag: LockTag, mode: LockMode, wait: Wait) -> Result<Acquired, LockError> {
+        let hash = tag.hash_code();
+        let entry = self.local.table.entry(
+            local_hash(hash, mode),
+            |l| l.tag == tag && l.mode == mode,
+            |l| local_hash(l.hash, l.mode),
+        );
+        let vacant = match entry {
+            Entry::Occupied(mut held) => {
+                held.get_mut().count += 1;
+                return Ok(Acquired::AlreadyHeld);
+            }
+            Entry::Vacant(vacant) => vacant,
+        };
+        if tag.is_relation() && mode.is_fast_path_eligible() {
+            let manager: &LockManager = &self.manager;
+            let slot = &manager.backends[self.id];
+            let mirror = FastPathMirror { log2: &mut self.fp_log2, at_max: &mut self.fp_at_max, used: &mut self.fp_used };
+            match fast_path_grant(manager, slot, mirror, tag.fast_path_key(), mode, hash) {
+                FastPathResult::Granted => {
+                    vacant.insert(LocalLock { tag, mode, hash, count: 1, via: Via::FastPath, strong: false });
+                    self.fp_local += 1;
+                    slot.counters.add(Counter::FastPathAcquires, 1);
+                    return Ok(Acquired::New);
+                }
+                FastPathResult::Full => slot.counters.add(Counter::FastPathOverflows, 1),
+                FastPathResult::StrongLockPresent => {}
+            }
+        }
+        self.lock_slow(tag, mode, hash, wait)
+    }
+
+    /// The shared-table path of [`Self::lock`]: taken when the request is
+    /// not a weak relation lock, or the fast path refused it.
+    #[inline(never)]
+    fn lock_slow(&mut self, tag: LockTag, mode: LockMode, hash: u64, wait: Wait) -> Result<Acquired, LockError> {
+        let (no_wait, timeout) = match wait {
+            Wait::Block => (false, self.lock_timeout),
+            Wait::NoWait => (true, None),
+            Wait::Timeout(d) => (false, Some(d)),
+        };
+        let ctx = Ctx::new(&self.manager, self.id);
+        let strong = tag.is_relation() && mode.is_strong();
+        if strong {
+            // Phase 1: announce the strong lock, then move every weak
+            // fast-path lock on the relation into the shared table.
+            ctx.begin_strong(hash);
+            if let Err(e) = ctx.transfer_fast_path_locks(&tag, hash) {
+                ctx.end_strong(hash);
+                return Err(e);
+            }
+        }
+        // Phase 2: the shared table, waiting if needed.
+        match ctx.acquire_shared(tag, mode, hash, no_wait, timeout, self.deadlock_timeout) {
+            Ok(()) => {
+                self.local.insert(LocalLock { tag, mode, hash, count: 1, via: Via::Shared, strong });
+                Ok(Acquired::New)
+            }
+            Err(e) => {
+                if strong {
+                    ctx.end_strong(hash);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Releases one acquisition of `tag` in `mode` (PostgreSQL's
+    /// `LockRelease`). [`LockError::NotHeld`] if this backend does not
+    /// hold it.
+    #[inline]
+    pub fn unlock(&mut self, tag: LockTag, mode: LockMode) -> Result<(), LockError> {
+        let hash = tag.hash_code();
+        let held = match self.local.release(&tag, mode, hash) {
+            None => return Err(LockError::NotHeld { tag, mode }),
+            Some(None) => return Ok(()),
+            Some(Some(held)) => held,
+        };
+        if held.via == Via::FastPath {
+            self.fp_local -= 1;
+            let slot = &self.manager.backends[self.id];
+            let mut fp = slot.fast_path.lock_exclusive();
+            if let Some(group) = fp.ungrant(tag.fast_path_key(), mode) {
+                if self.fp_at_max {
+                    self.fp_used[group] = fp.used_in_group(group) as u8;
+                }
+                return Ok(());
+            }
+            // Not in our slots: a strong locker moved it to the shared table.
+        }
+        let ctx = Ctx::new(&self.manager, self.id);
+        let mut woken = Vec::new();
+        {
+            let p = ctx.manager.shared.partition_of(hash);
+            let mut table = ctx.lock_partition(p);
+            ctx.release_in(&mut table, p, &held, &mut woken);
+        }
+        unpark_all(woken);
+        if held.strong {
+            ctx.end_strong(hash);
+        }
+        Ok(())
+    }
+
+    /// Releases every lock this backend holds, however often acquired: the
+    /// end of a transaction (PostgreSQL's `LockReleaseAll`). Fast-path
+    /// locks are released under one acquisition of the backend's own
+    /// fast-path lock, shared-table locks partition by partition with one
+    /// acquisition of each partition lock involved.
+    pub fn release_all(&mut self) {
+        if self.local.len() == 0 {
+            return;
+        }
+        let mut shared = std::mem::take(&mut self.scratch);
+        {
+            let slot = &self.manager.backends[self.id];
+            let mut fp = (self.fp_local > 0).then(|| slot.fast_path.lock_exclusive());
+            // Each of our fast-path locks still in our slots is one mode bit
+            // there, and transfers only remove bits: equal counts mean none
+            // was moved, and the slots can be emptied at once.
+            let bulk = fp.as_ref().is_some_and(|fp| fp.bits() == self.fp_local && self.fp_local * 4 >= fp.groups());
+            if let (true, Some(fp)) = (bulk, fp.as_mut()) {
+                fp.clear_all();
+                self.fp_used.fill(0);
+                if self.local.len() > self.fp_local {
+                    shared.extend(self.local.table.drain().filter(|l| l.via == Via::Shared));
+                } else {
+                    self.local.table.clear();
+                }
+            } else {
+                for held in self.local.table.drain() {
+                    if held.via == Via::FastPath {
+                        let fp = fp.get_or_insert_with(|| slot.fast_path.lock_exclusive());
+                        if let Some(group) = fp.ungrant(held.tag.fast_path_key(), held.mode) {
+                            if self.fp_at_max {
+                                self.fp_used[group] = fp.used_in_group(group) as u8;
+                            }
+                            continue;
+                        }
+                    }
+                    shared.push(held);
+                }
+            }
+            self.fp_local = 0;
+        }
+        if !shared.is_empty() {
+            let ctx = Ctx::new(&self.manager, self.id);
+            let partitions = &ctx.manager.shared;
+            shared.sort_unstable_by_key(|l| partitions.partition_of(l.hash));
+            let mut woken = Vec::new();
+            for run in shared.chunk_by(|a, b| partitions.partition_of(a.hash) == partitions.partition_of(b.hash)) {
+                let p = partitions.partition_of(run[0].hash);
+                let mut table = ctx.lock_partition(p);
+                for held in run {
+                    ctx.release_in(&mut table, p, held, &mut woken);
+                }
+                drop(table);
+                unpark_all(woken.drain(..));
+            }
+            for held in shared.iter().filter(|l| l.strong) {
+                ctx.end_strong(held.hash);
+            }
+            shared.clear();
+        }
+        self.scratch = shared;
+    }
+
+    /// Acquires `tag` in `mode` and returns a guard that releases it when
+    /// dropped — for locks held briefly, like the relation-extension lock.
+    ///
+    /// ```
+    /// use turnstile_lock::{LockManager, LockMode, LockTag, Wait};
+    /// let manager = LockManager::new(&turnstile_sync::Config::default()).unwrap();
+    /// let mut backend = manager.register().unwrap();
+    /// let extend = LockTag::relation_extend(1, 16384);
+    /// {
+    ///     let guard = backend.lock_scoped(extend, LockMode::Exclusive, Wait::Block).unwrap();
+    ///     assert_eq!(guard.waiters(), 0); // nobody queued: extend by one block
+    /// }
+    /// assert!(!backend.holds(&extend, LockMode::Exclusive));
+    /// ```
+    pub fn lock_scoped(&mut self, tag: LockTag, mode: LockMode, wait: Wait) -> Result<ScopedLock<'_>, LockError> {
+        self.lock(tag, mode, wait)?;
+        Ok(ScopedLock { backend: self, tag, mode })
+    }
+}
+
+impl Drop for Backend {
+    fn drop(&mut self) {
+        self.release_all();
+        let slot = self.slot();
+        slot.wait_status.store(IDLE, Ordering::Relaxed);
+        slot.in_use.store(false, Ordering::Release);
+    }
+}
+
+/// A lock held until the guard is dropped; see [`Backend::lock_scoped`].
+#[must_use = "the lock is released as soon as the guard is dropped"]
+#[derive(Debug)]
+pub struct ScopedLock<'a> {
+    backend: &'a mut Backend,
+    tag: LockTag,
+    mode: LockMode,
+}
+
+impl ScopedLock<'_> {
+    /// How many backends wait for this lock right now.
+    pub fn waiters(&self) -> usize {
+        self.backend.manager.waiters(&self.tag)
+    }
+
+    /// The lock's tag.
+    pub fn tag(&self) -> LockTag {
+        self.tag
+    }
+}
+
+impl Drop for ScopedLock<'_> {
+    fn drop(&mut self) {
+        let released = self.backend.unlock(self.tag, self.mode);
+        debug_assert!(released.is_ok(), "a scoped lock is held until its guard drops");
+    }
+}
+
+/// The owner's view of its fast-path array (see the fields of [`Backend`]).
+struct FastPathMirror<'a> {
+    log2: &'a mut u32,
+    at_max: &'a mut bool,
+    used: &'a mut Vec<u8>,
+}
+
+/// Records a weak relation lock in the backend's fast-path slots, growing
+/// them if the relation's group is full and growth is allowed.
+#[inline(always)]
+fn fast_path_grant(
+    manager: &LockManager,
+    slot: &BackendSlot,
+    mirror: FastPathMirror<'_>,
+    key: u64,
+    mode: LockMode,
+    hash: u64,
+) -> FastPathResult {
+    if *mirror.at_max && mirror.used[group_of(key as u32, *mirror.log2)] as usize >= SLOTS_PER_GROUP {
+        return FastPathResult::Full;
+    }
+    let mut fp = slot.fast_path.lock_exclusive();
+    // The handshake with strong lockers: the counter is read while this
+    // backend's fast-path lock is held (see the crate documentation).
+    if manager.strong_counter(hash).load(Ordering::Acquire) != 0 {
+        return FastPathResult::StrongLockPresent;
+    }
+    loop {
+        match fp.grant(key, mode) {
+            Grant::Granted { group } => {
+                if *mirror.at_max {
+                    mirror.used[group] = fp.used_in_group(group) as u8;
+                }
+                return FastPathResult::Granted;
+            }
+            Grant::GroupFull if *mirror.at_max => {
+                mirror.used[group_of(key as u32, *mirror.log2)] = SLOTS_PER_GROUP as u8;
+                return FastPathResult::Full;
+            }
+            Grant::GroupFull => {
+                fp.grow();
+                slot.counters.add(Counter::FastPathGrows, 1);
+                *mirror.log2 = fp.log2_groups();
+                *mirror.at_max = fp.groups() >= manager.fast_path_groups_max;
+                mirror.used.clear();
+                mirror.used.extend((0..fp.groups()).map(|g| fp.used_in_group(g) as u8));
+            }
+        }
+    }
+}
+
+fn unpark_all(threads: impl IntoIterator<Item = Thread>) {
+    for t in threads {
+        t.unpark();
+    }
+}
+
+/// Borrowed shared state of one backend, for the shared-table paths.
+struct Ctx<'a> {
+    manager: &'a LockManager,
+    slot: &'a BackendSlot,
+    id: u32,
+}
+
+impl<'a> Ctx<'a> {
+    fn new(manager: &'a LockManager, id: usize) -> Ctx<'a> {
+        Ctx { manager, slot: &manager.backends[id], id: id as u32 }
+    }
+
+    /// Locks partition `p`, counting the acquisition and whether it waited.
+    #[inline]
+    fn lock_partition(&self, p: usize) -> LwLockExclusiveGuard<'a, PartitionTable> {
+        self.slot.counters.add(Counter::PartitionLockAcquires, 1);
+        let lock = &self.manager.shared.partitions[p].lock;
+        lock.try_lock_exclusive().unwrap_or_else(|| {
+            self.slot.counters.add(Counter::PartitionLockWaits, 1);
+            lock.lock_exclusive()
+        })
+    }
+
+    /// Bumps the relation's strong-lock counter (`BeginStrongLockAcquire`).
+    fn begin_strong(&self, hash: u64) {
+        // Relaxed suffices: the increment is sequenced before this backend
+        // takes each fast-path lock in `transfer_fast_path_locks`, and a weak
+        // locker that takes that lock later reads the counter after it.
+        self.manager.strong_counter(hash).fetch_add(1, Ordering::Relaxed);
+        self.slot.counters.add(Counter::StrongAcquires, 1);
+    }
+
+    /// Drops the relation's strong-lock counter, after the strong lock was
+    /// released from (or never entered) the shared table.
+    fn end_strong(&self, hash: u64) {
+        // Release: a weak locker that reads the new value (Acquire) sees
+        // everything done under the strong lock.
+        let before = self.manager.strong_counter(hash).fetch_sub(1, Ordering::Release);
+        assert!(before > 0, "strong-lock counter underflow");
+    }
+
+    /// Moves every backend's fast-path locks on relation `tag` into the
+    /// shared table (`FastPathTransferRelationLocks`). Each backend's
+    /// fast-path lock is held while its entry is moved, so its owner either
+    /// released the entry before (and the scan misses nothing it holds) or
+    /// will find it in the shared table when it releases.
+    fn transfer_fast_path_locks(&self, tag: &LockTag, hash: u64) -> Result<(), LockError> {
+        let key = tag.fast_path_key();
+        let shared = &self.manager.shared;
+        let p = shared.partition_of(hash);
+        for (backend, slot) in self.manager.backends.iter().enumerate() {
+            let mut fp = slot.fast_path.lock_exclusive();
+            let modes = fp.modes_of(key);
+            if modes == 0 {
+                continue;
+            }
+            let mut table = self.lock_partition(p);
+            let Some(lock) = table.get_or_create(tag, hash, || shared.reserve(p)) else {
+                return Err(LockError::OutOfLockMemory { max_locks: shared.capacity.max() });
+            };
+            for mode in LockMode::in_mask(modes) {
+                lock.grant(backend as u32, mode);
+            }
+            drop(table);
+            fp.clear(key);
+            self.slot.counters.add(Counter::Transfers, u64::from(modes.count_ones()));
+        }
+        Ok(())
+    }
+
+    /// Acquires `tag` in `mode` through the shared table, waiting if needed.
+    fn acquire_shared(
+        &self,
+        tag: LockTag,
+        mode: LockMode,
+        hash: u64,
+        no_wait: bool,
+        timeout: Option<Duration>,
+        deadlock_timeout: Duration,
+    ) -> Result<(), LockError> {
+        let shared = &self.manager.shared;
+        let p = shared.partition_of(hash);
+        {
+            let mut table = self.lock_partition(p);
+            let Some(lock) = table.get_or_create(&tag, hash, || shared.reserve(p)) else {
+                return Err(LockError::OutOfLockMemory { max_locks: shared.capacity.max() });
+            };
+            match lock.request(self.id, mode) {
+                Request::Granted => {
+                    self.slot.counters.add(Counter::SharedAcquires, 1);
+                    return Ok(());
+                }
+                Request::Deadlock { blocker, blocker_mode } => {
+                    self.slot.counters.add(Counter::Deadlocks, 1);
+                    let me = self.id as usize;
+                    let blocker = blocker as usize;
+                    return Err(LockError::Deadlock {
+                        cycle: vec![
+                            DeadlockEdge { backend: me, tag, mode, blocked_by: blocker, soft: false },
+                            DeadlockEdge { backend: blocker, tag, mode: blocker_mode, blocked_by: me, soft: false },
+                        ],
+                    });
+                }
+                Request::Wait { .. } if no_wait => {
+                    if table.remove_if_unused(&tag, hash) {
+                        shared.release_unit(p);
+                    }
+                    self.slot.counters.add(Counter::NotAvailable, 1);
+                    return Err(LockError::NotAvailable { tag, mode });
+                }
+                Request::Wait { position } => {
+                    self.slot.wait_status.store(WAITING, Ordering::Relaxed);
+                    let waiter = Waiter { backend: self.id, mode, thread: thread::current(), since: Instant::now() };
+                    lock.enqueue(position, waiter);
+                }
+            }
+        }
+        self.wait_for_grant(tag, mode, hash, timeout, deadlock_timeout)
+    }
+
+    /// Sleeps until a releaser grants the queued request, running the
+    /// deadlock check once after `deadlock_timeout` and giving up after
+    /// `timeout`.
+    #[cold]
+    fn wait_for_grant(
+        &self,
+        tag: LockTag,
+        mode: LockMode,
+        hash: u64,
+        timeout: Option<Duration>,
+        deadlock_timeout: Duration,
+    ) -> Result<(), LockError> {
+        let kind = tag.kind();
+        let _event = report_wait(WaitEvent::Lock(kind.wait_kind()));
+        let started = Instant::now();
+        // Extension locks never take part in deadlock detection. Under loom
+        // there is no clock: only grants end a wait.
+        let timers = !cfg!(loom);
+        let timeout_at = timeout.filter(|_| timers).map(|d| started + d);
+        let mut deadlock_at =
+            (timers && kind != LockTagKind::RelationExtend).then(|| started + deadlock_timeout);
+        let result = loop {
+            if self.slot.wait_status.load(Ordering::Acquire) == GRANTED {
+                break Ok(());
+            }
+            let now = Instant::now();
+            if deadlock_at.is_some_and(|at| now >= at) {
+                deadlock_at = None;
+                match self.check_deadlock(tag, mode, hash) {
+                    Ok(()) => continue,
+                    Err(e) => break Err(e),
+                }
+            }
+            if timeout_at.is_some_and(|at| now >= at) {
+                if self.cancel_wait(&tag, hash) {
+                    break Ok(());
+                }
+                self.slot.counters.add(Counter::Timeouts, 1);
+                break Err(LockError::Timeout { tag, mode, waited: now - started });
+            }
+            let next = match (timeout_at, deadlock_at) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            park_until(next);
+        };
+        self.slot.wait_status.store(IDLE, Ordering::Relaxed);
+        self.slot.counters.add_wait(kind, started.elapsed().as_nanos() as u64);
+        if result.is_ok() {
+            self.slot.counters.add(Counter::SharedAcquires, 1);
+        }
+        result
+    }
+
+    /// Leaves the wait queue of `tag` after a timeout. `true` if the lock
+    /// was granted in the meantime (then it is kept).
+    fn cancel_wait(&self, tag: &LockTag, hash: u64) -> bool {
+        let shared = &self.manager.shared;
+        let p = shared.partition_of(hash);
+        let mut woken = Vec::new();
+        {
+            let mut table = self.lock_partition(p);
+            if self.slot.wait_status.load(Ordering::Acquire) == GRANTED {
+                return true;
+            }
+            let lock = table.get_mut(tag, hash).expect("a queued request's lock object exists");
+            lock.dequeue(self.id).expect("a waiting backend is in its lock's queue");
+            // Our request may have held back later ones (README note 3).
+            self.wake(lock, &mut woken);
+            if table.remove_if_unused(tag, hash) {
+                shared.release_unit(p);
+            }
+        }
+        unpark_all(woken);
+        false
+    }
+
+    /// Grants what `lock`'s queue allows, marking each woken backend
+    /// granted; the caller unparks `woken` after releasing the partition.
+    fn wake(&self, lock: &mut crate::partition::LockObject, woken: &mut Vec<Thread>) {
+        let backends = &self.manager.backends;
+        lock.wake_waiters(|w| {
+            backends[w.backend as usize].wait_status.store(GRANTED, Ordering::Release);
+            woken.push(w.thread.clone());
+        });
+    }
+
+    /// Releases `held` from the shared table, in partition `p` whose lock
+    /// the caller holds as `table`.
+    #[inline]
+    fn release_in(&self, table: &mut PartitionTable, p: usize, held: &LocalLock, woken: &mut Vec<Thread>) {
+        let lock = table.get_mut(&held.tag, held.hash).expect("a held lock's object exists");
+        let released = lock.ungrant(self.id, held.mode);
+        assert!(released, "backend {} held {} on {} per its local table only", self.id, held.mode, held.tag);
+        if !lock.queue.is_empty() {
+            self.wake(lock, woken);
+        }
+        if lock.is_unused() && table.remove_if_unused(&held.tag, held.hash) {
+            self.manager.shared.release_unit(p);
+        }
+    }
+
+    /// Runs the deadlock check with every partition locked, in partition
+    /// order (PostgreSQL's `CheckDeadLock`). `Ok` if there is no deadlock
+    /// through this backend (possibly after re-ordering wait queues);
+    /// `Err(Deadlock)` after removing this backend's request.
+    #[cold]
+    fn check_deadlock(&self, tag: LockTag, mode: LockMode, hash: u64) -> Result<(), LockError> {
+        let _ = mode;
+        self.slot.counters.add(Counter::DeadlockChecks, 1);
+        let shared = &self.manager.shared;
+        let mut guards: Vec<_> = (0..shared.partitions.len()).map(|p| self.lock_partition(p)).collect();
+        if self.slot.wait_status.load(Ordering::Acquire) == GRANTED {
+            return Ok(());
+        }
+        let mut graph = WaitGraph::default();
+        let mut places = Vec::new();
+        for (p, table) in guards.iter().enumerate() {
+            for (t, lock) in table.iter() {
+                if lock.queue.is_empty() || t.kind() == LockTagKind::RelationExtend {
+                    continue;
+                }
+                graph.add_lock(GraphLock {
+                    tag: *t,
+                    holders: lock.holders.iter().map(|h| (h.backend, h.held)).collect(),
+                    queue: lock.queue.iter().map(|w| (w.backend, w.mode)).collect(),
+                });
+                places.push((p, *t));
+            }
+        }
+        let mut woken = Vec::new();
+        let result = match deadlock::check(&graph, self.id) {
+            Outcome::NoDeadlock => Ok(()),
+            Outcome::Rearrange(orders) => {
+                for (index, order) in orders {
+                    let (p, t) = places[index];
+                    let lock = guards[p].get_mut(&t, t.hash_code()).expect("graph lock exists");
+                    lock.reorder(&order);
+                    self.wake(lock, &mut woken);
+                }
+                self.slot.counters.add(Counter::SoftDeadlocksResolved, 1);
+                Ok(())
+            }
+            Outcome::Deadlock(cycle) => {
+                let p = shared.partition_of(hash);
+                let table = &mut guards[p];
+                let lock = table.get_mut(&tag, hash).expect("the checker's lock exists");
+                lock.dequeue(self.id).expect("the checker is queued");
+                self.wake(lock, &mut woken);
+                if table.remove_if_unused(&tag, hash) {
+                    shared.release_unit(p);
+                }
+                self.slot.counters.add(Counter::Deadlocks, 1);
+                Err(LockError::Deadlock { cycle })
+            }
+        };
+        drop(guards);
+        unpark_all(woken);
+        result
+    }
+}

@@ -1,0 +1,142 @@
+//! Errors of the lock manager: every operating error is one of these,
+//! never a panic.
+
+use crate::mode::LockMode;
+use crate::tag::LockTag;
+use std::fmt;
+use std::time::Duration;
+use turnstile_sync::ConfigError;
+
+/// One edge of a deadlock cycle: `backend` waits for `mode` on `tag` and
+/// is blocked by `blocked_by`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct DeadlockEdge {
+    /// The waiting backend.
+    pub backend: usize,
+    /// The lock it waits for.
+    pub tag: LockTag,
+    /// The mode it requested.
+    pub mode: LockMode,
+    /// The backend it waits for.
+    pub blocked_by: usize,
+    /// `false`: `blocked_by` holds a conflicting mode (a hard edge);
+    /// `true`: `blocked_by` is ahead in the wait queue with a conflicting
+    /// request (a soft edge).
+    pub soft: bool,
+}
+
+impl fmt::Display for DeadlockEdge {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "backend {} waits for {} on {}; blocked by backend {}{}",
+            self.backend,
+            self.mode,
+            self.tag,
+            self.blocked_by,
+            if self.soft { " (queued ahead)" } else { "" }
+        )
+    }
+}
+
+/// Why a lock operation failed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum LockError {
+    /// The shared lock table is full.
+    #[error("out of shared memory: the shared lock table holds all {max_locks} locks it may (hint: raise lock.max_locks)")]
+    OutOfLockMemory {
+        /// The configured capacity, `lock.max_locks`.
+        max_locks: u32,
+    },
+    /// Every backend slot is in use.
+    #[error("too many backends: all {max_backends} slots are in use (hint: raise lock.max_backends)")]
+    TooManyBackends {
+        /// The configured limit, `lock.max_backends`.
+        max_backends: u32,
+    },
+    /// `Wait::NoWait` and the lock is not free (PostgreSQL's `NOWAIT`).
+    #[error("could not obtain {mode} on {tag}")]
+    NotAvailable {
+        /// The lock asked for.
+        tag: LockTag,
+        /// The mode asked for.
+        mode: LockMode,
+    },
+    /// The wait lasted longer than the lock timeout.
+    #[error("canceling wait due to lock timeout: {mode} on {tag} not granted within {waited:?}")]
+    Timeout {
+        /// The lock waited for.
+        tag: LockTag,
+        /// The mode asked for.
+        mode: LockMode,
+        /// How long the backend waited.
+        waited: Duration,
+    },
+    /// Granting the request would close a cycle of waiting backends; this
+    /// backend's request was cancelled to break it. Its other locks are
+    /// still held: end the transaction with `release_all`.
+    #[error("deadlock detected: {}", DisplayCycle(.cycle))]
+    Deadlock {
+        /// Every edge of the cycle, starting with the checking backend.
+        cycle: Vec<DeadlockEdge>,
+    },
+    /// The lock to release is not held by this backend in this mode.
+    #[error("you don't own a lock of type {mode} on {tag}")]
+    NotHeld {
+        /// The lock named.
+        tag: LockTag,
+        /// The mode named.
+        mode: LockMode,
+    },
+    /// The configuration cannot be used.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+}
+
+struct DisplayCycle<'a>(&'a [DeadlockEdge]);
+
+impl fmt::Display for DisplayCycle<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, edge) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(". ")?;
+            }
+            write!(f, "{edge}")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_name_the_setting_and_every_edge() {
+        let oom = LockError::OutOfLockMemory { max_locks: 10 }.to_string();
+        assert!(oom.contains("lock.max_locks") && oom.contains("10"), "{oom}");
+        let full = LockError::TooManyBackends { max_backends: 2 }.to_string();
+        assert!(full.contains("lock.max_backends"), "{full}");
+        let cycle = vec![
+            DeadlockEdge {
+                backend: 1,
+                tag: LockTag::relation(1, 10),
+                mode: LockMode::AccessExclusive,
+                blocked_by: 2,
+                soft: false,
+            },
+            DeadlockEdge {
+                backend: 2,
+                tag: LockTag::relation(1, 11),
+                mode: LockMode::Share,
+                blocked_by: 1,
+                soft: true,
+            },
+        ];
+        let text = LockError::Deadlock { cycle }.to_string();
+        for part in ["backend 1", "backend 2", "relation 1/10", "relation 1/11", "AccessExclusiveLock", "ShareLock"] {
+            assert!(text.contains(part), "{part} missing from {text}");
+        }
+    }
+}

@@ -1,0 +1,657 @@
+//! The buffer pool: reading blocks into shared buffers, pinning them,
+//! locking their contents, writing dirty victims back, and flushing.
+//!
+//! # Reading a block (PostgreSQL's `ReadBuffer` / `BufferAlloc`)
+//!
+//! 1. Take the tag's mapping partition shared; if the tag is mapped, pin
+//!    the buffer *while still holding the partition lock* (so it cannot be
+//!    re-tagged in between), release, and wait for or perform the read-in
+//!    if it is not yet `VALID`. That is a hit.
+//! 2. Otherwise (a miss) get a victim: a buffer pinned only by us, clean
+//!    and unmapped ([`BufferPool::victim`]): free list or clock sweep (or
+//!    the caller's ring), a dirty one written back first, its old mapping
+//!    entry removed under the old partition lock.
+//! 3. Take the tag's partition exclusive: if someone mapped the tag
+//!    meanwhile, use theirs and give the victim back; else insert
+//!    `tag → victim`, re-tag it (`TAG_VALID`, not `VALID`) under its
+//!    header lock, release.
+//! 4. Read the page in under the buffer's I/O lock, verify its checksum,
+//!    set `VALID`.
+//!
+//! # Lock order
+//!
+//! mapping partition → buffer header (the header lock is a spin bit held
+//! for a few instructions, never across another lock acquisition). For a
+//! write-out: content (shared) → I/O. For a read-in or a new page: I/O →
+//! content, which cannot invert the former because content locks are
+//! taken only on `VALID` buffers and a read-in happens only on buffers
+//! that are not. At most one mapping partition is held at a time.
+
+use super::clock::Clock;
+use super::desc::{
+    refcount, BufferDesc, BufferId, DIRTY, IO_ERROR, IO_IN_PROGRESS, REFCOUNT_ONE, TAG_VALID, USAGE_MASK, USAGE_ONE,
+    VALID,
+};
+use super::mapping::BufferMapping;
+use super::ring::Ring;
+use crate::error::{PageError, Result, StorageError};
+use crate::fsm::FreeSpaceMap;
+use crate::page::{self, PageBuf, VerifyFailure, PAGE_SIZE};
+use crate::rel::{BlockNumber, BufferTag, Fork, RelFileId};
+use crate::stats::{Counter, Counters};
+use crate::store::PageStore;
+// The store is a trait object, which loom's `Arc` cannot hold; no
+// handshake lives in its reference count, so std's is used.
+use std::sync::Arc;
+use std::ops::{Deref, DerefMut};
+use turnstile_sync::{
+    tranche_stats, CachePadded, Config, LwLockExclusiveGuard, LwLockPolicy, LwLockSharedGuard, Tranche, TrancheStats,
+};
+
+/// How a [`BufferPool`] is sized.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PoolOptions {
+    /// Buffers in the pool (`buffer.shared_buffers`).
+    pub shared_buffers: usize,
+    /// Mapping-table partitions (`buffer.mapping_partitions`).
+    pub mapping_partitions: usize,
+    /// Admission policy of the pool's `LwLock`s (`lwlock.policy`).
+    pub policy: LwLockPolicy,
+}
+
+impl PoolOptions {
+    /// The pool `config` describes.
+    pub fn from_config(config: &Config) -> PoolOptions {
+        PoolOptions {
+            shared_buffers: config.buffer.shared_buffers as usize,
+            mapping_partitions: config.buffer.mapping_partitions as usize,
+            policy: config.lwlock.policy,
+        }
+    }
+}
+
+/// Counters of one pool (`buffer_stats`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct BufferPoolStats {
+    /// Lookups that found the block in a buffer.
+    pub hits: u64,
+    /// Lookups that had to allocate a buffer for it.
+    pub misses: u64,
+    /// Buffers whose old page was evicted to make room.
+    pub evictions: u64,
+    /// Dirty victims written back before reuse.
+    pub dirty_writebacks: u64,
+    /// Pages read from the store.
+    pub reads: u64,
+    /// Pages written to the store (write-backs and flushes).
+    pub writes: u64,
+    /// `BufferMapping` partition-lock acquisitions since the pool was made
+    /// (process-wide tranche counters: exact when one pool is active).
+    pub mapping_acquisitions: u64,
+    /// `BufferMapping` acquisitions that had to wait.
+    pub mapping_waits: u64,
+    /// Time spent waiting for `BufferMapping` locks, in nanoseconds.
+    pub mapping_wait_ns: u64,
+}
+
+impl BufferPoolStats {
+    /// `hits / (hits + misses)`, 1.0 before the first lookup.
+    pub fn hit_ratio(&self) -> f64 {
+        let total = self.hits + self.misses;
+        if total == 0 {
+            1.0
+        } else {
+            self.hits as f64 / total as f64
+        }
+    }
+}
+
+/// The shared buffer pool. See the module documentation.
+#[derive(Debug)]
+pub struct BufferPool {
+    descs: Box<[CachePadded<BufferDesc>]>,
+    mapping: BufferMapping,
+    clock: Clock,
+    store: Arc<dyn PageStore>,
+    fsm: FreeSpaceMap,
+    counters: Counters,
+    mapping_base: TrancheStats,
+}
+
+/// How many times [`BufferPool::victim`] may find its candidate re-pinned,
+/// re-dirtied or content-locked before it gives up, per pool buffer.
+const VICTIM_RETRIES_PER_BUFFER: usize = 4;
+
+impl BufferPool {
+    /// A pool sized by `config` over `store`.
+    pub fn new(config: &Config, store: Arc<dyn PageStore>) -> Result<BufferPool> {
+        BufferPool::with_options(PoolOptions::from_config(config), store)
+    }
+
+    /// A pool with explicit options.
+    pub fn with_options(options: PoolOptions, store: Arc<dyn PageStore>) -> Result<BufferPool> {
+        if options.shared_buffers == 0 || options.shared_buffers > (1 << 30) {
+            return Err(StorageError::Config(format!(
+                "shared_buffers must be between 1 and 2^30, got {}",
+                options.shared_buffers
+            )));
+        }
+        if options.mapping_partitions == 0 {
+            return Err(StorageError::Config("mapping_partitions must be at least 1".into()));
+        }
+        Ok(BufferPool {
+            descs: (0..options.shared_buffers).map(|_| CachePadded::new(BufferDesc::new(options.policy))).collect(),
+            mapping: BufferMapping::new(options.mapping_partitions, options.shared_buffers, options.policy),
+            clock: Clock::new(options.shared_buffers),
+            store,
+            fsm: FreeSpaceMap::new(options.policy),
+            counters: Counters::new(),
+            mapping_base: tranche_stats(Tranche::BufferMapping),
+        })
+    }
+
+    /// Buffers in the pool.
+    pub fn shared_buffers(&self) -> usize {
+        self.descs.len()
+    }
+
+    /// Mapping-table partitions.
+    pub fn mapping_partitions(&self) -> usize {
+        self.mapping.len()
+    }
+
+    /// The store under the pool.
+    pub fn store(&self) -> &Arc<dyn PageStore> {
+        &self.store
+    }
+
+    /// The free-space map of the relations this pool serves.
+    pub fn fsm(&self) -> &FreeSpaceMap {
+        &self.fsm
+    }
+
+    /// The pool's counters.
+    pub fn stats(&self) -> BufferPoolStats {
+        let mapping = tranche_stats(Tranche::BufferMapping).since(&self.mapping_base);
+        BufferPoolStats {
+            hits: self.counters.get(Counter::Hits),
+            misses: self.counters.get(Counter::Misses),
+            evictions: self.counters.get(Counter::Evictions),
+            dirty_writebacks: self.counters.get(Counter::DirtyWritebacks),
+            reads: self.counters.get(Counter::Reads),
+            writes: self.counters.get(Counter::Writes),
+            mapping_acquisitions: mapping.acquisitions,
+            mapping_waits: mapping.waits,
+            mapping_wait_ns: mapping.wait_ns,
+        }
+    }
+
+    /// Pins block `tag`, reading it in if needed.
+    pub fn read_buffer(&self, tag: BufferTag) -> Result<PinnedBuffer<'_>> {
+        self.read_buffer_with(tag, None)
+    }
+
+    /// Pins block `tag`; a miss takes its victim from `ring` when given.
+    pub fn read_buffer_with(&self, tag: BufferTag, ring: Option<&mut Ring>) -> Result<PinnedBuffer<'_>> {
+        let with_ring = ring.is_some();
+        if let Some(buf) = self.lookup(tag, with_ring) {
+            self.counters.add(Counter::Hits, 1);
+            self.make_valid(&buf)?;
+            return Ok(buf);
+        }
+        self.counters.add(Counter::Misses, 1);
+        let nblocks = self.store.nblocks(tag.rel, tag.fork)?;
+        if tag.block >= nblocks {
+            return Err(StorageError::BlockOutOfRange { rel: tag.rel, fork: tag.fork, block: tag.block, nblocks });
+        }
+        let victim = self.victim(ring)?;
+        let buf = match self.install(victim, tag, TAG_VALID) {
+            Ok(buf) => buf,
+            Err(existing) => existing,
+        };
+        self.make_valid(&buf)?;
+        Ok(buf)
+    }
+
+    /// Pins `tag`'s buffer if the tag is mapped (step 1).
+    fn lookup(&self, tag: BufferTag, with_ring: bool) -> Option<PinnedBuffer<'_>> {
+        let map = self.mapping.partition(&tag).lock_shared();
+        let id = *map.get(&tag)?;
+        self.descs[id as usize].pin(with_ring);
+        drop(map);
+        Some(PinnedBuffer { pool: self, id, tag })
+    }
+
+    /// Maps `tag` to `victim` and re-tags it with `flags` (step 3); if the
+    /// tag got mapped meanwhile, pins that buffer instead and frees the
+    /// victim (`Err`).
+    fn install<'a>(&'a self, victim: Victim<'a>, tag: BufferTag, flags: u32) -> Result<PinnedBuffer<'a>, PinnedBuffer<'a>> {
+        let mut map = self.mapping.partition(&tag).lock_exclusive();
+        if let Some(&id) = map.get(&tag) {
+            self.descs[id as usize].pin(false);
+            drop(map);
+            drop(victim);
+            return Err(PinnedBuffer { pool: self, id, tag });
+        }
+        map.insert(tag, victim.id);
+        let desc = &self.descs[victim.id as usize];
+        let mut h = desc.lock_header();
+        debug_assert_eq!(h.state & (TAG_VALID | VALID | DIRTY), 0, "installing a mapped buffer");
+        h.set_tag(tag);
+        h.state = (h.state & !(USAGE_MASK | IO_ERROR | VALID | DIRTY)) | flags | USAGE_ONE;
+        drop(h);
+        drop(map);
+        Ok(victim.into_pinned(tag))
+    }
+
+    /// Waits for, or performs, the read-in of a pinned buffer (step 4).
+    #[inline]
+    fn make_valid(&self, buf: &PinnedBuffer<'_>) -> Result<()> {
+        if self.descs[buf.id as usize].load() & VALID != 0 {
+            return Ok(());
+        }
+        self.make_valid_slow(buf)
+    }
+
+    #[cold]
+    fn make_valid_slow(&self, buf: &PinnedBuffer<'_>) -> Result<()> {
+        let desc = &self.descs[buf.id as usize];
+        // Whoever does I/O on the buffer holds `io`: queueing on it is
+        // waiting for that I/O; getting it with the buffer still not valid
+        // means the I/O is ours to do (the previous one failed, or none ran).
+        let _io = desc.io.lock_exclusive();
+        if desc.load() & VALID != 0 {
+            return Ok(());
+        }
+        desc.lock_header().state |= IO_IN_PROGRESS;
+        let mut content = desc.content.lock_exclusive();
+        let tag = buf.tag;
+        let result = self.store.read_page(tag, &mut content).and_then(|()| self.verify(tag, &content));
+        drop(content);
+        let mut h = desc.lock_header();
+        h.state &= !IO_IN_PROGRESS;
+        match result {
+            Ok(()) => {
+                h.state = (h.state & !IO_ERROR) | VALID;
+                drop(h);
+                self.counters.add(Counter::Reads, 1);
+                Ok(())
+            }
+            Err(e) => {
+                h.state |= IO_ERROR;
+                Err(e)
+            }
+        }
+    }
+
+    fn verify(&self, tag: BufferTag, page: &PageBuf) -> Result<()> {
+        page::verify(page, tag.block).map_err(|failure| {
+            let file = self.store.file_name(tag);
+            let (rel, fork, block) = (tag.rel, tag.fork, tag.block);
+            StorageError::Page(match failure {
+                VerifyFailure::Checksum { stored, computed } => {
+                    PageError::ChecksumMismatch { rel, fork, block, file, stored, computed }
+                }
+                VerifyFailure::Header(reason) => PageError::BadHeader { rel, fork, block, file, reason },
+            })
+        })
+    }
+
+    /// A victim buffer: pinned only by the caller, clean, unmapped (step 2).
+    pub(crate) fn victim(&self, mut ring: Option<&mut Ring>) -> Result<Victim<'_>> {
+        for _ in 0..self.descs.len() * VICTIM_RETRIES_PER_BUFFER {
+            let reused = ring.as_deref_mut().and_then(|r| r.next(&self.descs));
+            let (id, mut h) = match reused {
+                Some(found) => found,
+                None => {
+                    let found = self.clock.victim(&self.descs)?;
+                    if let Some(r) = ring.as_deref_mut() {
+                        r.put(found.0);
+                    }
+                    found
+                }
+            };
+            debug_assert_eq!(refcount(h.state), 0);
+            h.state += REFCOUNT_ONE;
+            let state = h.state;
+            drop(h);
+            let victim = Victim { pool: self, id };
+            let desc = &self.descs[id as usize];
+            if state & DIRTY != 0 {
+                // Someone holding the content lock is using the page: pick
+                // another victim rather than wait (PostgreSQL does the same).
+                let Some(content) = desc.content.try_lock_shared() else { continue };
+                if self.write_back(desc, &content)? {
+                    self.counters.add(Counter::DirtyWritebacks, 1);
+                }
+            }
+            if state & TAG_VALID != 0 {
+                let old = desc.tag();
+                let mut map = self.mapping.partition(&old).lock_exclusive();
+                let mut h = desc.lock_header();
+                if refcount(h.state) != 1 || h.state & DIRTY != 0 {
+                    // Pinned or re-dirtied since: not a victim after all.
+                    continue;
+                }
+                h.state &= !(TAG_VALID | VALID | IO_ERROR | USAGE_MASK);
+                drop(h);
+                let removed = map.remove(&old);
+                debug_assert_eq!(removed, Some(id), "mapping and TAG_VALID disagree");
+                drop(map);
+                self.counters.add(Counter::Evictions, 1);
+            }
+            return Ok(victim);
+        }
+        Err(StorageError::AllBuffersPinned { shared_buffers: self.descs.len() })
+    }
+
+    /// `n` victims (see [`BufferPool::victim`]), all or none.
+    pub(crate) fn victims(&self, n: usize, mut ring: Option<&mut Ring>) -> Result<Vec<Victim<'_>>> {
+        let mut out = Vec::with_capacity(n);
+        for _ in 0..n {
+            out.push(self.victim(ring.as_deref_mut())?);
+        }
+        Ok(out)
+    }
+
+    /// Writes a dirty buffer's page out (PostgreSQL's `FlushBuffer`): the
+    /// caller pins it and holds its content lock shared, so the page
+    /// cannot change while its checksummed copy is written. Returns
+    /// whether a write happened (the buffer may have been cleaned by
+    /// someone else first).
+    fn write_back(&self, desc: &BufferDesc, content: &PageBuf) -> Result<bool> {
+        let _io = desc.io.lock_exclusive();
+        {
+            let mut h = desc.lock_header();
+            if h.state & DIRTY == 0 {
+                return Ok(false);
+            }
+            h.state |= IO_IN_PROGRESS;
+        }
+        let tag = desc.tag();
+        let result = with_scratch(|copy| {
+            copy.copy_from_slice(content);
+            page::set_checksum(copy, tag.block);
+            self.store.write_pages(tag, &[copy])
+        });
+        let mut h = desc.lock_header();
+        h.state &= !IO_IN_PROGRESS;
+        match result {
+            Ok(()) => {
+                h.state &= !(DIRTY | IO_ERROR);
+                drop(h);
+                self.counters.add(Counter::Writes, 1);
+                Ok(true)
+            }
+            Err(e) => {
+                h.state |= IO_ERROR;
+                Err(e)
+            }
+        }
+    }
+
+    /// Writes every dirty buffer back, then makes the store durable
+    /// (`fsync`): a checkpoint without a WAL.
+    pub fn flush_all(&self) -> Result<()> {
+        for desc in self.descs.iter() {
+            if desc.load() & (VALID | DIRTY) != (VALID | DIRTY) {
+                continue;
+            }
+            let pin = {
+                let mut h = desc.lock_header();
+                if h.state & (VALID | DIRTY) != (VALID | DIRTY) {
+                    continue;
+                }
+                h.state += REFCOUNT_ONE;
+                PinGuard(desc)
+            };
+            let content = desc.content.lock_shared();
+            self.write_back(desc, &content)?;
+            drop(content);
+            drop(pin);
+        }
+        self.store.sync_all()
+    }
+
+    /// Discards every buffer of `rel`'s `fork` holding block `from` or a
+    /// later one, dirty or not (before a truncation or a drop). Fails if
+    /// one of them is pinned.
+    pub fn drop_relation_buffers(&self, rel: RelFileId, fork: Fork, from: BlockNumber) -> Result<()> {
+        let matches = |tag: &BufferTag| tag.rel == rel && tag.fork == fork && tag.block >= from;
+        for (id, desc) in self.descs.iter().enumerate() {
+            let tag = {
+                let h = desc.lock_header();
+                if h.state & TAG_VALID == 0 {
+                    continue;
+                }
+                desc.tag()
+            };
+            if !matches(&tag) {
+                continue;
+            }
+            let mut map = self.mapping.partition(&tag).lock_exclusive();
+            let mut h = desc.lock_header();
+            if h.state & TAG_VALID == 0 || desc.tag() != tag {
+                continue;
+            }
+            if refcount(h.state) != 0 {
+                return Err(StorageError::BufferPinned { tag: tag.to_string() });
+            }
+            h.state &= !(TAG_VALID | VALID | DIRTY | IO_ERROR | USAGE_MASK);
+            drop(h);
+            map.remove(&tag);
+            drop(map);
+            self.clock.free(id as BufferId);
+        }
+        Ok(())
+    }
+
+    /// Maps each victim to the next block from `first`, marked
+    /// `IO_IN_PROGRESS` with its I/O lock held by the returned
+    /// [`NewBuffer`] until the page is initialised, so a concurrent reader
+    /// of the new block waits for that. A reader that saw the new length
+    /// may have mapped one of the blocks first (it read a zero page): that
+    /// buffer is used instead and the victim given back.
+    pub(crate) fn install_new<'a>(
+        &'a self,
+        victims: Vec<Victim<'a>>,
+        rel: RelFileId,
+        fork: Fork,
+        first: BlockNumber,
+    ) -> Vec<NewBuffer<'a>> {
+        let mut out = Vec::with_capacity(victims.len());
+        for (i, victim) in victims.into_iter().enumerate() {
+            let tag = BufferTag::new(rel, fork, first + i as BlockNumber);
+            let desc = &self.descs[victim.id as usize];
+            let io = desc.io.lock_exclusive();
+            match self.install(victim, tag, TAG_VALID | IO_IN_PROGRESS) {
+                Ok(buf) => out.push(NewBuffer { buf, io: Some(io) }),
+                Err(existing) => {
+                    drop(io);
+                    out.push(NewBuffer { buf: existing, io: None });
+                }
+            }
+        }
+        out
+    }
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Box<PageBuf>> = std::cell::RefCell::new(Box::new([0; PAGE_SIZE]));
+}
+
+/// Runs `f` on this thread's scratch page (the checksummed copy written
+/// out, so the shared page is never modified by a write-out).
+fn with_scratch<R>(f: impl FnOnce(&mut PageBuf) -> R) -> R {
+    SCRATCH.with(|s| match s.try_borrow_mut() {
+        Ok(mut page) => f(&mut page),
+        Err(_) => f(&mut Box::new([0; PAGE_SIZE])),
+    })
+}
+
+/// A pin taken directly under the header lock; dropped by unpinning.
+struct PinGuard<'a>(&'a BufferDesc);
+
+impl Drop for PinGuard<'_> {
+    fn drop(&mut self) {
+        self.0.unpin();
+    }
+}
+
+/// A buffer pinned only by its owner, clean and unmapped: the result of a
+/// victim search. Dropping it unpins it and puts it on the free list.
+#[must_use = "a victim is given back to the free list when dropped"]
+#[derive(Debug)]
+pub(crate) struct Victim<'a> {
+    pool: &'a BufferPool,
+    pub(crate) id: BufferId,
+}
+
+impl<'a> Victim<'a> {
+    fn into_pinned(self, tag: BufferTag) -> PinnedBuffer<'a> {
+        let me = std::mem::ManuallyDrop::new(self);
+        PinnedBuffer { pool: me.pool, id: me.id, tag }
+    }
+}
+
+impl Drop for Victim<'_> {
+    fn drop(&mut self) {
+        let desc = &self.pool.descs[self.id as usize];
+        let unmapped = desc.load() & TAG_VALID == 0;
+        desc.unpin();
+        if unmapped {
+            self.pool.clock.free(self.id);
+        }
+    }
+}
+
+/// A newly mapped block whose page is not initialised yet (see
+/// [`BufferPool::install_new`]).
+pub(crate) struct NewBuffer<'a> {
+    pub(crate) buf: PinnedBuffer<'a>,
+    /// The I/O lock of a fresh buffer; `None` when a reader mapped the
+    /// block first.
+    io: Option<LwLockExclusiveGuard<'a, ()>>,
+}
+
+impl<'a> NewBuffer<'a> {
+    /// Initialises the page (an empty page with no special space), marks
+    /// the buffer `VALID` and releases its I/O lock.
+    pub(crate) fn init(self) -> Result<PinnedBuffer<'a>> {
+        let pool = self.buf.pool;
+        let desc = &pool.descs[self.buf.id as usize];
+        match self.io {
+            Some(io) => {
+                page::init(&mut desc.content.lock_exclusive(), 0);
+                {
+                    let mut h = desc.lock_header();
+                    h.state = (h.state & !IO_IN_PROGRESS) | VALID;
+                }
+                drop(io);
+            }
+            None => {
+                pool.make_valid(&self.buf)?;
+                let mut content = desc.content.lock_exclusive();
+                if page::is_new(&content) {
+                    page::init(&mut content, 0);
+                }
+            }
+        }
+        Ok(self.buf)
+    }
+}
+
+/// A pin on a buffer holding a valid page: while it lives the buffer is
+/// never evicted or re-tagged. Dropping it unpins.
+#[must_use = "the buffer is unpinned when dropped"]
+#[derive(Debug)]
+pub struct PinnedBuffer<'a> {
+    pool: &'a BufferPool,
+    id: BufferId,
+    tag: BufferTag,
+}
+
+impl<'a> PinnedBuffer<'a> {
+    /// The block this buffer holds.
+    pub fn tag(&self) -> BufferTag {
+        self.tag
+    }
+
+    /// The block number.
+    pub fn block(&self) -> BlockNumber {
+        self.tag.block
+    }
+
+    /// The buffer's index in the pool.
+    pub fn buffer_id(&self) -> BufferId {
+        self.id
+    }
+
+    fn desc(&self) -> &'a BufferDesc {
+        &self.pool.descs[self.id as usize]
+    }
+
+    /// Locks the page for reading.
+    pub fn lock_shared(&self) -> PageReadGuard<'_> {
+        PageReadGuard { guard: self.desc().content.lock_shared() }
+    }
+
+    /// Locks the page for writing.
+    pub fn lock_exclusive(&self) -> PageWriteGuard<'_> {
+        PageWriteGuard { guard: self.desc().content.lock_exclusive(), desc: self.desc() }
+    }
+
+    /// Locks the page for writing if nobody holds its lock.
+    pub fn try_lock_exclusive(&self) -> Option<PageWriteGuard<'_>> {
+        Some(PageWriteGuard { guard: self.desc().content.try_lock_exclusive()?, desc: self.desc() })
+    }
+}
+
+impl Drop for PinnedBuffer<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        self.desc().unpin();
+    }
+}
+
+/// Shared access to a pinned page; released on drop.
+#[must_use = "the content lock is released when the guard is dropped"]
+pub struct PageReadGuard<'b> {
+    guard: LwLockSharedGuard<'b, Box<PageBuf>>,
+}
+
+impl Deref for PageReadGuard<'_> {
+    type Target = PageBuf;
+    fn deref(&self) -> &PageBuf {
+        &self.guard
+    }
+}
+
+/// Exclusive access to a pinned page; released on drop. Call
+/// [`PageWriteGuard::mark_dirty`] after changing the page.
+#[must_use = "the content lock is released when the guard is dropped"]
+pub struct PageWriteGuard<'b> {
+    guard: LwLockExclusiveGuard<'b, Box<PageBuf>>,
+    desc: &'b BufferDesc,
+}
+
+impl PageWriteGuard<'_> {
+    /// Marks the buffer dirty (PostgreSQL's `MarkBufferDirty`): it will be
+    /// written back before reuse and by [`BufferPool::flush_all`].
+    pub fn mark_dirty(&mut self) {
+        self.desc.set_flags(DIRTY);
+    }
+}
+
+impl Deref for PageWriteGuard<'_> {
+    type Target = PageBuf;
+    fn deref(&self) -> &PageBuf {
+        &self.guard
+    }
+}
+
+impl DerefMut for PageWriteGuard<'_> {
+    fn deref_mut(&mut self) -> &mut PageBuf {
+        &mut self.guard
+    }
+}

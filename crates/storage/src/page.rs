@@ -1,0 +1,292 @@
+//! The 8 kB page: a small header, a line-pointer array growing up, item
+//! data growing down, and a CRC32C checksum set on write and verified on
+//! read.
+//!
+//! # Layout (little-endian)
+//!
+//! | bytes   | field      | meaning and invariant |
+//! |---------|------------|-----------------------|
+//! | 0..4    | `checksum` | CRC32C of bytes `4..PAGE_SIZE` followed by the block number (so a page written at the wrong offset fails too); set by [`set_checksum`] just before a write, checked by [`verify`] after a read |
+//! | 4..6    | `version`  | [`PAGE_VERSION`]; a non-new page with another value is rejected |
+//! | 6..8    | `flags`    | free for the access method |
+//! | 8..10   | `lower`    | end of the line-pointer array: `HEADER_SIZE ≤ lower` |
+//! | 10..12  | `upper`    | start of item data: `lower ≤ upper ≤ special` |
+//! | 12..14  | `special`  | start of the special space: `special ≤ PAGE_SIZE` |
+//! | 14..16  | reserved   | zero |
+//!
+//! Free space is `upper - lower`. A line pointer is 4 bytes: offset `u16`,
+//! length `u16`. The layout is LSN-free (turnstile has no WAL).
+//!
+//! A page of all zeros is a *new* page, as in PostgreSQL (`PageIsNew`):
+//! extension by `fallocate` or zero writes creates them, and they verify
+//! without a checksum; [`init`] makes one usable.
+//!
+//! ```
+//! use turnstile_storage::page::{self, PageBuf, PAGE_SIZE};
+//! let mut p: Box<PageBuf> = Box::new([0; PAGE_SIZE]);
+//! assert!(page::is_new(&p));
+//! page::init(&mut p, 0);
+//! let slot = page::add_item(&mut p, b"hello").unwrap();
+//! assert_eq!(page::item(&p, slot), Some(&b"hello"[..]));
+//! page::set_checksum(&mut p, 7);
+//! assert!(page::verify(&p, 7).is_ok());
+//! assert!(page::verify(&p, 8).is_err(), "the block number is part of the checksum");
+//! ```
+
+use crate::rel::BlockNumber;
+
+/// Bytes in a page (PostgreSQL's `BLCKSZ`).
+pub const PAGE_SIZE: usize = 8192;
+/// Bytes of the page header.
+pub const HEADER_SIZE: usize = 16;
+/// Bytes of one line pointer.
+pub const ITEM_ID_SIZE: usize = 4;
+/// The layout version stamped by [`init`] (`"T1"`).
+pub const PAGE_VERSION: u16 = 0x5431;
+/// The largest item [`add_item`] accepts on an empty page without special space.
+pub const MAX_ITEM_SIZE: usize = PAGE_SIZE - HEADER_SIZE - ITEM_ID_SIZE;
+
+/// One page's bytes.
+pub type PageBuf = [u8; PAGE_SIZE];
+
+const CHECKSUM: usize = 0;
+const VERSION: usize = 4;
+const FLAGS: usize = 6;
+const LOWER: usize = 8;
+const UPPER: usize = 10;
+const SPECIAL: usize = 12;
+
+const _: () = assert!(PAGE_SIZE <= u16::MAX as usize + 1, "offsets must fit in u16");
+const _: () = assert!(HEADER_SIZE == SPECIAL + 4, "header fields and their size disagree");
+
+/// The decoded header of a page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PageHeader {
+    /// Stored checksum.
+    pub checksum: u32,
+    /// Layout version.
+    pub version: u16,
+    /// Access-method flags.
+    pub flags: u16,
+    /// End of the line-pointer array.
+    pub lower: u16,
+    /// Start of item data.
+    pub upper: u16,
+    /// Start of the special space.
+    pub special: u16,
+}
+
+/// Why a page failed [`verify`] (the caller adds relation, fork and block).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VerifyFailure {
+    /// The stored checksum is not the computed one.
+    Checksum {
+        /// In the header.
+        stored: u32,
+        /// Of the contents.
+        computed: u32,
+    },
+    /// The header breaks a layout invariant.
+    Header(&'static str),
+}
+
+fn get_u16(page: &PageBuf, at: usize) -> u16 {
+    u16::from_le_bytes([page[at], page[at + 1]])
+}
+
+fn put_u16(page: &mut PageBuf, at: usize, v: u16) {
+    page[at..at + 2].copy_from_slice(&v.to_le_bytes());
+}
+
+/// The page's header fields.
+pub fn header(page: &PageBuf) -> PageHeader {
+    PageHeader {
+        checksum: u32::from_le_bytes([page[0], page[1], page[2], page[3]]),
+        version: get_u16(page, VERSION),
+        flags: get_u16(page, FLAGS),
+        lower: get_u16(page, LOWER),
+        upper: get_u16(page, UPPER),
+        special: get_u16(page, SPECIAL),
+    }
+}
+
+/// Whether the page is all zeros (never initialised).
+pub fn is_new(page: &PageBuf) -> bool {
+    page.chunks_exact(64).all(|c| c.iter().fold(0u8, |a, &b| a | b) == 0)
+}
+
+/// Makes `page` an empty page with `special_size` bytes of special space
+/// at its end (zeroing everything else).
+///
+/// # Panics
+/// If `special_size` leaves no room for the header (a programming error).
+pub fn init(page: &mut PageBuf, special_size: usize) {
+    assert!(special_size <= PAGE_SIZE - HEADER_SIZE, "special space of {special_size} bytes does not fit");
+    page.fill(0);
+    let special = (PAGE_SIZE - special_size) as u16;
+    put_u16(page, VERSION, PAGE_VERSION);
+    put_u16(page, LOWER, HEADER_SIZE as u16);
+    // `upper` is stored as u16: PAGE_SIZE itself (8192) fits.
+    put_u16(page, UPPER, special);
+    put_u16(page, SPECIAL, special);
+}
+
+/// The page's flags (free for the access method).
+pub fn flags(page: &PageBuf) -> u16 {
+    get_u16(page, FLAGS)
+}
+
+/// Sets the page's flags.
+pub fn set_flags(page: &mut PageBuf, flags: u16) {
+    put_u16(page, FLAGS, flags);
+}
+
+/// Bytes an item of any size could still take, after its line pointer
+/// (PostgreSQL's `PageGetFreeSpace`); 0 for a new page.
+pub fn free_space(page: &PageBuf) -> usize {
+    let h = header(page);
+    (h.upper as usize).saturating_sub(h.lower as usize).saturating_sub(ITEM_ID_SIZE)
+}
+
+/// Number of line pointers on the page.
+pub fn item_count(page: &PageBuf) -> usize {
+    (header(page).lower as usize).saturating_sub(HEADER_SIZE) / ITEM_ID_SIZE
+}
+
+/// Adds `data` as a new item and returns its slot, or `None` when it does
+/// not fit (or the page is new).
+pub fn add_item(page: &mut PageBuf, data: &[u8]) -> Option<usize> {
+    if is_new_header(page) || data.len() > free_space(page) {
+        return None;
+    }
+    let h = header(page);
+    let slot = item_count(page);
+    let upper = h.upper as usize - data.len();
+    page[upper..upper + data.len()].copy_from_slice(data);
+    let lp = h.lower as usize;
+    put_u16(page, lp, upper as u16);
+    put_u16(page, lp + 2, data.len() as u16);
+    put_u16(page, LOWER, (lp + ITEM_ID_SIZE) as u16);
+    put_u16(page, UPPER, upper as u16);
+    Some(slot)
+}
+
+/// The bytes of item `slot`.
+pub fn item(page: &PageBuf, slot: usize) -> Option<&[u8]> {
+    if slot >= item_count(page) {
+        return None;
+    }
+    let lp = HEADER_SIZE + slot * ITEM_ID_SIZE;
+    let (off, len) = (get_u16(page, lp) as usize, get_u16(page, lp + 2) as usize);
+    page.get(off..off + len)
+}
+
+/// The bytes of item `slot`, for an in-place change that keeps its size
+/// (the caller holds the page's content lock exclusive).
+pub fn item_mut(page: &mut PageBuf, slot: usize) -> Option<&mut [u8]> {
+    if slot >= item_count(page) {
+        return None;
+    }
+    let lp = HEADER_SIZE + slot * ITEM_ID_SIZE;
+    let (off, len) = (get_u16(page, lp) as usize, get_u16(page, lp + 2) as usize);
+    page.get_mut(off..off + len)
+}
+
+fn is_new_header(page: &PageBuf) -> bool {
+    get_u16(page, VERSION) == 0
+}
+
+/// The checksum of `page` stored at `block`.
+pub fn checksum(page: &PageBuf, block: BlockNumber) -> u32 {
+    let crc = crc32c::crc32c(&page[CHECKSUM + 4..]);
+    crc32c::crc32c_append(crc, &block.to_le_bytes())
+}
+
+/// Stamps the checksum of `page` as it will be stored at `block`. Called
+/// on a private copy just before a write.
+pub fn set_checksum(page: &mut PageBuf, block: BlockNumber) {
+    let sum = checksum(page, block);
+    page[CHECKSUM..CHECKSUM + 4].copy_from_slice(&sum.to_le_bytes());
+}
+
+/// Verifies a page just read from `block`: new (all-zero) pages pass; any
+/// other page must carry the right checksum and a sane header.
+pub fn verify(page: &PageBuf, block: BlockNumber) -> Result<(), VerifyFailure> {
+    let h = header(page);
+    if h.checksum == 0 && is_new(page) {
+        return Ok(());
+    }
+    let computed = checksum(page, block);
+    if computed != h.checksum {
+        return Err(VerifyFailure::Checksum { stored: h.checksum, computed });
+    }
+    if h.version != PAGE_VERSION {
+        return Err(VerifyFailure::Header("unknown page layout version"));
+    }
+    if (h.lower as usize) < HEADER_SIZE || h.lower > h.upper || h.upper > h.special {
+        return Err(VerifyFailure::Header("lower, upper and special pointers are out of order"));
+    }
+    if h.special as usize > PAGE_SIZE {
+        return Err(VerifyFailure::Header("special pointer past the end of the page"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page() -> Box<PageBuf> {
+        Box::new([0; PAGE_SIZE])
+    }
+
+    #[test]
+    fn items_fill_the_page_and_free_space_reaches_zero() {
+        let mut p = page();
+        init(&mut p, 16);
+        let mut n = 0;
+        while add_item(&mut p, &[n as u8; 100]).is_some() {
+            n += 1;
+        }
+        assert_eq!(n, (PAGE_SIZE - HEADER_SIZE - 16) / 104);
+        assert!(free_space(&p) < 100);
+        for i in 0..n {
+            assert_eq!(item(&p, i).unwrap(), &[i as u8; 100][..]);
+        }
+        let mut q = page();
+        init(&mut q, 0);
+        assert!(add_item(&mut q, &[1; MAX_ITEM_SIZE]).is_some());
+        assert_eq!(free_space(&q), 0);
+    }
+
+    #[test]
+    fn every_flipped_bit_is_caught() {
+        let mut p = page();
+        init(&mut p, 0);
+        add_item(&mut p, b"payload").unwrap();
+        set_checksum(&mut p, 3);
+        verify(&p, 3).unwrap();
+        for byte in [0, 5, 100, PAGE_SIZE - 1] {
+            let mut q = p.clone();
+            q[byte] ^= 0x10;
+            assert!(matches!(verify(&q, 3), Err(VerifyFailure::Checksum { .. })), "byte {byte}");
+        }
+    }
+
+    #[test]
+    fn new_pages_verify_and_take_no_items() {
+        let mut p = page();
+        verify(&p, 0).unwrap();
+        assert_eq!(free_space(&p), 0);
+        assert!(add_item(&mut p, b"x").is_none());
+    }
+
+    #[test]
+    fn a_bad_header_with_a_good_checksum_is_rejected() {
+        let mut p = page();
+        init(&mut p, 0);
+        put_u16(&mut p, LOWER, 9000);
+        set_checksum(&mut p, 0);
+        assert!(matches!(verify(&p, 0), Err(VerifyFailure::Header(_))));
+    }
+}

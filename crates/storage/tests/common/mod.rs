@@ -1,0 +1,52 @@
+//! Shared helpers of the integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// A directory under the system temp dir, removed on drop.
+pub struct Scratch(PathBuf);
+
+impl Scratch {
+    pub fn new(name: &str) -> Scratch {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "turnstile-storage-{name}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        Scratch(dir)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The seed of a randomized test: `TURNSTILE_SEED` or the clock, printed
+/// so a failure can be replayed.
+pub fn seed(test: &str) -> u64 {
+    let seed = std::env::var("TURNSTILE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
+    });
+    println!("{test}: seed {seed} (replay with TURNSTILE_SEED={seed})");
+    seed
+}
+
+/// A page payload that names its writer and block: `(writer, block)`
+/// repeated, so a page in the wrong place or torn is detected.
+pub fn payload(writer: u32, block: u32, len: usize) -> Vec<u8> {
+    let mut v = Vec::with_capacity(len);
+    let word = [writer.to_le_bytes(), block.to_le_bytes()].concat();
+    while v.len() < len {
+        v.extend_from_slice(&word[..(len - v.len()).min(8)]);
+    }
+    v
+}
