@@ -4,11 +4,13 @@
 
 use crate::catalog::Catalog;
 use crate::error::Result;
+use crate::memory::MemoryStats;
 use crate::session::Session;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use turnstile_lock::LockManager;
-use turnstile_storage::{BufferPool, Smgr};
+use std::sync::{Arc, Mutex};
+use turnstile_lock::{LockManager, LockRow, LockStats};
+use turnstile_storage::vfd::FdStats;
+use turnstile_storage::{BufferPool, BufferPoolStats, ExtensionStats, Smgr};
 use turnstile_sync::activity::{ActivityRow, ActivityTable};
 use turnstile_sync::Config;
 
@@ -22,6 +24,9 @@ pub struct Engine {
     locks: Arc<LockManager>,
     catalog: Catalog,
     activity: Arc<ActivityTable>,
+    /// Extension and memory counters of every session, folded in when a
+    /// statement that extended ends (extension) or a session ends (memory).
+    totals: Mutex<(ExtensionStats, MemoryStats)>,
 }
 
 impl Engine {
@@ -45,7 +50,8 @@ impl Engine {
         let locks = LockManager::new(&config)?;
         let catalog = Catalog::open(&dir, config.lwlock.policy)?;
         let activity = ActivityTable::new(config.lock.max_backends as usize);
-        Ok(Arc::new(Engine { dir, config, smgr, pool, locks, catalog, activity }))
+        let totals = Mutex::new((ExtensionStats::default(), MemoryStats::default()));
+        Ok(Arc::new(Engine { dir, config, smgr, pool, locks, catalog, activity, totals }))
     }
 
     /// A new session on database `postgres`.
@@ -105,5 +111,54 @@ impl Engine {
     /// The `activity` view (`pg_stat_activity`), read without locks.
     pub fn activity(&self) -> Vec<ActivityRow> {
         self.activity.snapshot()
+    }
+
+    /// The `locks` view (`pg_locks`): every granted and awaited lock.
+    pub fn locks_view(&self) -> Vec<LockRow> {
+        self.locks.locks()
+    }
+
+    /// The `lock_stats` view: fast-path and shared-table acquisitions,
+    /// overflows, partition-lock acquisitions and waits, transfers,
+    /// deadlocks, timeouts, waits per lock type.
+    pub fn lock_stats(&self) -> LockStats {
+        self.locks.stats()
+    }
+
+    /// The `buffer_stats` view: hits, misses, evictions, write-backs,
+    /// mapping-partition acquisitions and waits.
+    pub fn buffer_stats(&self) -> BufferPoolStats {
+        self.pool.stats()
+    }
+
+    /// The `fd_stats` view: the vfd cache's hits, misses, opens, closes and
+    /// hit ratio (seed 000 asks for exactly this to be monitored).
+    pub fn fd_stats(&self) -> FdStats {
+        self.smgr.fd_stats()
+    }
+
+    /// The `extension_stats` view, summed over every statement that
+    /// extended a relation: lock wait, lock held, file system and buffer
+    /// search time (seed 001's breakdown).
+    pub fn extension_stats(&self) -> ExtensionStats {
+        self.totals.lock().map(|t| t.0).unwrap_or_default()
+    }
+
+    /// The `memory_stats` view, summed over every session that has ended
+    /// (a live session reports its own with `Session::memory_stats`).
+    pub fn memory_stats(&self) -> MemoryStats {
+        self.totals.lock().map(|t| t.1).unwrap_or_default()
+    }
+
+    pub(crate) fn add_extension_stats(&self, s: &ExtensionStats) {
+        if let Ok(mut t) = self.totals.lock() {
+            t.0.add(s);
+        }
+    }
+
+    pub(crate) fn add_memory_stats(&self, s: &MemoryStats) {
+        if let Ok(mut t) = self.totals.lock() {
+            t.1.add(s);
+        }
     }
 }

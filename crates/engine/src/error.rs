@@ -1,8 +1,10 @@
 //! The engine's umbrella error: one variant per layer, each carrying that
 //! layer's typed error, so a caller can match on exactly what failed.
 
+use crate::btree::BtreeError;
 use crate::catalog::CatalogError;
 use crate::heap::HeapError;
+use crate::query::QueryError;
 use crate::types::CodecError;
 use turnstile_lock::LockError;
 use turnstile_storage::StorageError;
@@ -31,6 +33,12 @@ pub enum EngineError {
     /// A heap access failed.
     #[error(transparent)]
     Heap(#[from] HeapError),
+    /// A query does not fit the catalog (unknown or ambiguous column…).
+    #[error(transparent)]
+    Query(#[from] QueryError),
+    /// An index access failed (unique violation, corrupted index page…).
+    #[error(transparent)]
+    Index(#[from] BtreeError),
     /// A row did not fit its table.
     #[error(transparent)]
     Codec(#[from] CodecError),

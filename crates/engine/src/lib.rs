@@ -16,6 +16,8 @@
 //! * [`heap`] — slotted heap pages: insert through the free-space map and
 //!   relation extension, fetch by [`tid::Tid`], sequential scan, in-place
 //!   update of fixed-size columns.
+//! * [`btree`] — Lehman–Yao B-tree indexes over the buffer pool: concurrent
+//!   inserts with splits, search, range scans, unique checks, bulk build.
 //! * [`memory`] — per-query memory contexts and the per-backend block
 //!   cache of seed 000 (`memory.block_cache`).
 //!
@@ -31,11 +33,13 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+pub mod btree;
 pub mod catalog;
 mod engine;
 pub mod error;
 pub mod heap;
 pub mod memory;
+pub mod query;
 pub mod session;
 pub mod tid;
 pub mod types;

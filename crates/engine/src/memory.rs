@@ -55,7 +55,7 @@
 //! assert_eq!(s.blocks_from_cache, 2);
 //! ```
 
-use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::alloc::{alloc, dealloc, Layout};
 use std::cell::{Cell, RefCell};
 use std::ptr::NonNull;
 
@@ -89,8 +89,10 @@ impl Block {
 
     fn allocate(size: usize) -> Block {
         let layout = Block::layout(size);
-        // SAFETY: `layout` has a non-zero size (≥ BLOCK_MIN).
-        let raw = unsafe { alloc_zeroed(layout) };
+        // SAFETY: `layout` has a non-zero size (≥ BLOCK_MIN). The memory is
+        // left uninitialised, as `malloc` leaves it for `AllocSetAlloc`;
+        // nothing reads it before `alloc_slice` writes it.
+        let raw = unsafe { alloc(layout) };
         let ptr = NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
         Block { ptr, size }
     }
@@ -98,7 +100,7 @@ impl Block {
 
 impl Drop for Block {
     fn drop(&mut self) {
-        // SAFETY: `ptr` came from `alloc_zeroed` with this exact layout and
+        // SAFETY: `ptr` came from `alloc` with this exact layout and
         // is freed once, here.
         unsafe { dealloc(self.ptr.as_ptr(), Block::layout(self.size)) }
     }
@@ -122,6 +124,16 @@ pub struct MemoryStats {
 }
 
 impl MemoryStats {
+    /// Adds `other`'s counters (the cached bytes too: a total of holdings).
+    pub fn add(&mut self, other: &MemoryStats) {
+        self.contexts += other.contexts;
+        self.allocations += other.allocations;
+        self.blocks_from_cache += other.blocks_from_cache;
+        self.blocks_from_allocator += other.blocks_from_allocator;
+        self.blocks_freed += other.blocks_freed;
+        self.cached_bytes += other.cached_bytes;
+    }
+
     /// Share of blocks served from the cache.
     pub fn cache_hit_ratio(&self) -> f64 {
         let total = self.blocks_from_cache + self.blocks_from_allocator;
@@ -262,9 +274,9 @@ impl<'c> MemoryContext<'c> {
         // never frees or moves before it is dropped (which needs `&mut
         // self`, so no returned slice is alive then); the region is disjoint
         // from every earlier one because the cursor only advances; `at` is
-        // aligned for `T`; the bytes are initialised (blocks are zeroed when
-        // allocated and may hold old `Copy` values when reused, which are
-        // overwritten here before being exposed).
+        // aligned for `T`; every element is written (with `ptr::write`, which
+        // never reads the uninitialised or stale bytes it replaces) before
+        // the slice is exposed.
         unsafe {
             for i in 0..n {
                 ptr.add(i).write(T::default());

@@ -25,19 +25,23 @@
 //! relation in between, the lock is dropped and the look-up retried
 //! (PostgreSQL's `RangeVarGetRelidExtended`).
 
+use crate::btree::{BTree, BtreeOptions};
 use crate::catalog::{
     CatalogError, DbId, PartitionBound, PartitionStrategy, RelCache, RelEntry, RelId, RelKind, Relation,
 };
 use crate::engine::Engine;
 use crate::error::{EngineError, Result};
 use crate::heap::{self, BulkInserter, HeapScan};
+use crate::memory::{BlockCache, MemoryStats};
+use crate::query::plan::Plan;
+use crate::query::{Query, QueryMode};
 use crate::tid::Tid;
 use crate::types::{decode_row, encode_row_into, ColumnType, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
-use turnstile_lock::{Backend, LockMode, LockTag, ScopedLock, Wait};
+use turnstile_lock::{Backend, LockMode, LockTag, Wait};
 use turnstile_storage::rel::{Fork, RelFileId};
-use turnstile_storage::{Extender, ExtensionLocker, ExtensionStats, Ring, StorageError};
+use turnstile_storage::{Extender, ExtensionStats, Ring};
 use turnstile_sync::activity::{ActivityHandle, BackendState};
 
 /// How often a name look-up is retried when DDL keeps replacing the
@@ -55,29 +59,27 @@ pub struct Session {
     db: DbId,
     in_transaction: bool,
     extension: ExtensionStats,
+    memory: BlockCache,
+    last_planning: std::time::Duration,
 }
 
-/// The relation-extension lock as a heavyweight lock of this session's
-/// backend (`LockTag::relation_extend`, `ExclusiveLock`); it never takes
-/// part in deadlock detection.
-struct BackendExtensionLock<'b> {
-    backend: &'b mut Backend,
+/// A prepared query: its generic plan, kept across executions and re-made
+/// when DDL changed the catalog since (PostgreSQL's plan cache).
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    query: Query,
+    plan: Plan,
 }
 
-impl ExtensionLocker for BackendExtensionLock<'_> {
-    type Guard<'a>
-        = ScopedLock<'a>
-    where
-        Self: 'a;
-
-    fn lock_extension(&mut self, rel: RelFileId) -> turnstile_storage::Result<ScopedLock<'_>> {
-        self.backend
-            .lock_scoped(LockTag::relation_extend(rel.db, rel.rel), LockMode::Exclusive, Wait::Block)
-            .map_err(|e| StorageError::ExtensionLock { rel, source: Box::new(e) })
+impl Prepared {
+    /// The query.
+    pub fn query(&self) -> &Query {
+        &self.query
     }
 
-    fn extension_waiters(&mut self, rel: RelFileId) -> usize {
-        self.backend.waiters(&LockTag::relation_extend(rel.db, rel.rel))
+    /// The cached plan.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
     }
 }
 
@@ -86,6 +88,7 @@ impl Session {
         let db = engine.catalog().database(database)?;
         let activity = engine.activity_table().register()?;
         let backend = engine.locks().register()?;
+        let block_cache = engine.config().memory.block_cache;
         Ok(Session {
             backend,
             activity,
@@ -94,6 +97,8 @@ impl Session {
             db,
             in_transaction: false,
             extension: ExtensionStats::default(),
+            memory: BlockCache::new(block_cache),
+            last_planning: std::time::Duration::ZERO,
         })
     }
 
@@ -263,9 +268,46 @@ impl Session {
                 s.lock_relation(part, LockMode::AccessExclusive)?;
             }
             let made = s.engine.catalog().create_index(s.db, table, name, columns, unique, false)?;
-            s.create_storage(&made)?;
+            let built = s
+                .create_storage(&made)
+                .and_then(|()| made.iter().filter(|r| r.kind.has_storage()).try_for_each(|ix| s.build_index(ix)));
+            if let Err(e) = built {
+                // No rollback exists, so undo by hand: the failed index
+                // (e.g. a unique violation in the data) leaves no trace.
+                s.remove_relations(&s.engine.catalog().drop_relation(s.db, name)?)?;
+                return Err(e);
+            }
             Ok(made[0].id)
         })
+    }
+
+    /// Drops the buffers and removes the files of `rels`.
+    fn remove_relations(&self, rels: &[Relation]) -> Result<()> {
+        for rel in rels.iter().filter(|r| r.kind.has_storage()) {
+            let file = self.file(rel.id);
+            self.engine.pool().drop_relation_buffers(file, Fork::Main, 0)?;
+            if self.engine.smgr().exists(file, Fork::Main)? {
+                self.engine.smgr().remove(file)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Builds index `ix` over its table's rows (sorted, packed bottom-up).
+    fn build_index(&mut self, ix: &Relation) -> Result<()> {
+        let Some(def) = ix.index.as_ref() else { return Ok(()) };
+        let table = self.rel_entry(def.table)?;
+        let pool = self.engine.pool();
+        let mut entries = Vec::new();
+        for item in HeapScan::new(pool, self.file(def.table))? {
+            let (tid, bytes) = item?;
+            let row = decode_row(&table.column_types, &bytes)?;
+            entries.push((def.columns.iter().map(|&c| row[c].clone()).collect::<Vec<_>>(), tid));
+        }
+        let key_types = def.columns.iter().map(|&c| table.column_types[c]).collect();
+        let opts = BtreeOptions::new(ix.name.clone(), key_types, def.unique, self.engine.config());
+        BTree::build(pool, self.file(ix.id), opts, entries)?;
+        Ok(())
     }
 
     /// `ALTER TABLE table ADD COLUMN column ty`: existing rows read NULL.
@@ -290,17 +332,94 @@ impl Session {
                 s.lock_relation(*id, LockMode::AccessExclusive)?;
             }
             let dropped = s.engine.catalog().drop_relation(s.db, name)?;
-            for rel in dropped.iter().filter(|r| r.kind.has_storage()) {
-                let file = s.file(rel.id);
-                s.engine.pool().drop_relation_buffers(file, Fork::Main, 0)?;
-                s.engine.smgr().remove(file)?;
-            }
-            Ok(())
+            s.remove_relations(&dropped)
         })
     }
 }
 
 impl Session {
+    /// `SELECT …` in simple mode: plans (taking the planner's locks) and
+    /// executes (taking the executor's) every time.
+    pub fn query(&mut self, query: &Query, params: &[Value]) -> Result<Vec<Vec<Value>>> {
+        self.statement(&query.to_string(), |s| {
+            let started = std::time::Instant::now();
+            let plan = s.plan_query(query, Some(params))?;
+            s.last_planning = started.elapsed();
+            s.execute_plan(&plan, params)
+        })
+    }
+
+    /// `PREPARE`: makes a generic plan of `query` (no parameter values
+    /// known, so no plan-time pruning on parameters).
+    pub fn prepare(&mut self, query: &Query) -> Result<Prepared> {
+        self.statement(&format!("PREPARE {query}"), |s| {
+            let started = std::time::Instant::now();
+            let plan = s.plan_query(query, None)?;
+            s.last_planning = started.elapsed();
+            Ok(Prepared { query: query.clone(), plan })
+        })
+    }
+
+    /// `EXECUTE`: runs a prepared plan, re-planning first if DDL changed
+    /// the catalog since it was made; locks every relation and index the
+    /// plan touches.
+    pub fn execute(&mut self, prepared: &mut Prepared, params: &[Value]) -> Result<Vec<Vec<Value>>> {
+        let text = prepared.query.to_string();
+        self.statement(&text, |s| {
+            if prepared.plan.generation != s.engine.catalog().published_generation() {
+                let started = std::time::Instant::now();
+                prepared.plan = s.plan_query(&prepared.query, None)?;
+                s.last_planning = started.elapsed();
+            } else {
+                s.last_planning = std::time::Duration::ZERO;
+            }
+            s.execute_plan(&prepared.plan, params)
+        })
+    }
+
+    /// Runs `query` in `mode`, preparing it into `slot` on first use.
+    pub fn run(
+        &mut self,
+        mode: QueryMode,
+        query: &Query,
+        slot: &mut Option<Prepared>,
+        params: &[Value],
+    ) -> Result<Vec<Vec<Value>>> {
+        match mode {
+            QueryMode::Simple => self.query(query, params),
+            QueryMode::Prepared => {
+                if slot.is_none() {
+                    *slot = Some(self.prepare(query)?);
+                }
+                match slot.as_mut() {
+                    Some(p) => self.execute(p, params),
+                    None => Err(EngineError::State("prepared statement vanished".into())),
+                }
+            }
+        }
+    }
+
+    /// The plan `query` would get now (takes the planner's locks for the
+    /// duration of the call).
+    pub fn explain(&mut self, query: &Query) -> Result<String> {
+        self.statement(&format!("EXPLAIN {query}"), |s| Ok(s.plan_query(query, None)?.explain()))
+    }
+
+    /// How long the last `query`/`prepare`/`execute` spent planning (zero
+    /// for an execution of a still-valid prepared plan).
+    pub fn last_planning_time(&self) -> std::time::Duration {
+        self.last_planning
+    }
+
+    /// This session's per-query memory counters (`memory_stats`).
+    pub fn memory_stats(&self) -> MemoryStats {
+        self.memory.stats()
+    }
+
+    pub(crate) fn block_cache_mut(&mut self) -> &mut BlockCache {
+        &mut self.memory
+    }
+
     /// This session's relation-extension times (`extension_stats`): lock
     /// wait, lock held, file system, buffer search — seed 001's breakdown.
     pub fn extension_stats(&self) -> ExtensionStats {
@@ -344,12 +463,7 @@ impl Session {
             let db = s.db;
             let mut leaves: HashMap<RelId, Arc<RelEntry>> = HashMap::new();
             let mut to_lock: Vec<RelId> = Vec::new();
-            let mut ext = Extender::new(
-                pool,
-                BackendExtensionLock { backend: &mut s.backend },
-                config.storage.extend,
-                config.storage.extend_max_blocks,
-            );
+            let mut ext = Extender::new(pool, &mut s.backend, config.storage.extend, config.storage.extend_max_blocks);
             if bulk {
                 ext = ext.with_ring(Ring::bulk_write(pool.shared_buffers()));
             }
@@ -364,9 +478,10 @@ impl Session {
                                 expected: target.column_types.len(),
                                 got: row.len(),
                             })?;
-                            let &(id, _) = target.partitions.iter().find(|(_, b)| b.contains(value)).ok_or_else(
-                                || EngineError::State(format!("no partition of \"{table}\" found for row ({value})")),
-                            )?;
+                            let &(id, _) =
+                                target.partitions.iter().find(|(_, b)| b.contains(value)).ok_or_else(|| {
+                                    EngineError::State(format!("no partition of \"{table}\" found for row ({value})"))
+                                })?;
                             match leaves.get(&id) {
                                 Some(e) => Arc::clone(e),
                                 None => {
@@ -379,7 +494,7 @@ impl Session {
                         }
                     };
                     for id in to_lock.drain(..) {
-                        ext.locker().backend.lock(LockTag::relation(db, id), LockMode::RowExclusive, Wait::Block)?;
+                        ext.locker().lock(LockTag::relation(db, id), LockMode::RowExclusive, Wait::Block)?;
                     }
                     encode_row_into(&leaf.column_types, &row, &mut buf)?;
                     let file = RelFileId::new(db, leaf.rel.id);
@@ -388,12 +503,31 @@ impl Session {
                     } else {
                         heap::insert(pool, &mut ext, file, &buf)?
                     };
+                    // Unique indexes first, so a violation leaves as few
+                    // entries behind (they point at a dead tuple and are
+                    // skipped by scans).
+                    for ix in leaf.indexes.iter().filter(|i| i.unique).chain(leaf.indexes.iter().filter(|i| !i.unique))
+                    {
+                        let key: Vec<Value> = ix.columns.iter().map(|&c| row[c].clone()).collect();
+                        let key_types = ix.columns.iter().map(|&c| leaf.column_types[c]).collect();
+                        let opts = BtreeOptions::new(ix.name.clone(), key_types, ix.unique, config);
+                        let tree = BTree::open(pool, RelFileId::new(db, ix.id), opts)?;
+                        if let Err(e) = tree.insert(&mut ext, &key, tid) {
+                            heap::mark_dead(pool, file, tid)?;
+                            return Err(e.into());
+                        }
+                    }
                     placed(leaf.rel.id, tid);
                 }
                 Ok(())
             })();
             drop(bulk_heap);
-            s.extension.add(&ext.stats());
+            let stats = ext.stats();
+            drop(ext);
+            s.extension.add(&stats);
+            if stats.extensions > 0 {
+                engine.add_extension_stats(&stats);
+            }
             result
         })
     }
@@ -422,6 +556,7 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
+        self.engine.add_memory_stats(&self.memory.stats());
         self.backend.release_all();
         self.activity.set_state(BackendState::Idle);
     }

@@ -86,9 +86,10 @@ pub fn histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("constant bounds are valid")
 }
 
-/// Runs `spec.clients` clients. `make_client(i)` is called on client
-/// thread `i` and returns its transaction function (it typically opens a
-/// session there). `on_measure` is called on the calling thread when the
+/// Runs `spec.clients` clients. `make_client(i, measuring)` is called on
+/// client thread `i` and returns its transaction function (it typically
+/// opens a session there); `measuring` is true during the measured phase,
+/// for clients that record figures of their own. `on_measure` is called on the calling thread when the
 /// measured phase starts and when it ends (`true`, then `false`), for
 /// counter snapshots. A client error stops the run and is returned.
 pub fn run_clients<C, M>(
@@ -98,13 +99,13 @@ pub fn run_clients<C, M>(
     mut on_measure: impl FnMut(bool),
 ) -> Result<RunOutcome, CliError>
 where
-    M: Fn(usize) -> Result<C, CliError> + Sync,
+    M: Fn(usize, Arc<AtomicBool>) -> Result<C, CliError> + Sync,
     C: FnMut() -> Result<(), CliError>,
 {
     if spec.clients == 0 {
         return Err("clients must be at least 1".into());
     }
-    let measuring = AtomicBool::new(false);
+    let measuring = Arc::new(AtomicBool::new(false));
     let stop = AtomicBool::new(false);
     let failed: Mutex<Option<CliError>> = Mutex::new(None);
     let ready = Barrier::new(spec.clients + 1);
@@ -116,7 +117,7 @@ where
             let (measuring, stop, failed, ready, alive, results, make_client) =
                 (&measuring, &stop, &failed, &ready, &alive, &results, &make_client);
             s.spawn(move || {
-                let mut client = match make_client(i) {
+                let mut client = match make_client(i, Arc::clone(measuring)) {
                     Ok(c) => Some(c),
                     Err(e) => {
                         failed.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
@@ -238,7 +239,7 @@ mod tests {
         let out = run_clients(
             &spec,
             Some(table.clone()),
-            |_| {
+            |_, _| {
                 let me = table.register()?;
                 me.set_state(BackendState::Active);
                 let lock = &lock;
@@ -276,7 +277,7 @@ mod tests {
             duration: Duration::from_millis(50),
             sample_every: Duration::from_millis(5),
         };
-        let err = run_clients(&spec, None, |i| Ok(move || if i == 1 { Err("boom".into()) } else { Ok(()) }), |_| {})
+        let err = run_clients(&spec, None, |i, _| Ok(move || if i == 1 { Err("boom".into()) } else { Ok(()) }), |_| {})
             .unwrap_err();
         assert_eq!(err.to_string(), "boom");
     }

@@ -12,10 +12,13 @@ use crate::partition::{PartitionTable, Request, Waiter};
 use crate::stats::{Counter, LockStats};
 use crate::sync::atomic::Ordering;
 use crate::sync::thread::{self, Thread};
-use crate::sync::Arc;
+// The manager handle is a std `Arc` even under loom: it only keeps the
+// manager alive, takes part in no handshake, and loom's `Arc` cannot be a
+// method receiver (`self: &Arc<Self>`).
 use crate::tag::{LockTag, LockTagKind};
 use crate::wait::{park_until, Acquired, Wait};
 use hashbrown::hash_table::Entry;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use turnstile_sync::activity::report_wait;
 use turnstile_sync::{LwLockExclusiveGuard, WaitEvent};
@@ -169,6 +172,12 @@ impl Backend {
     /// [`LockError::Timeout`], [`LockError::Deadlock`],
     /// [`LockError::OutOfLockMemory`]; after any of them nothing of the
     /// request remains.
+    ///
+    /// A backend holding a relation-extension lock must not wait for any
+    /// other heavyweight lock (take others with [`Wait::NoWait`], or before
+    /// the extension lock): extension locks are left out of deadlock
+    /// detection, so such a wait could hang undetected — PostgreSQL
+    /// imposes the same rule.
     #[inline]
     pub fn lock(&mut self, tag: LockTag, mode: LockMode, wait: Wait) -> Result<Acquired, LockError> {
         let hash = tag.hash_code();
@@ -187,7 +196,8 @@ impl Backend {
         if tag.is_relation() && mode.is_fast_path_eligible() {
             let manager: &LockManager = &self.manager;
             let slot = &manager.backends[self.id];
-            let mirror = FastPathMirror { log2: &mut self.fp_log2, at_max: &mut self.fp_at_max, used: &mut self.fp_used };
+            let mirror =
+                FastPathMirror { log2: &mut self.fp_log2, at_max: &mut self.fp_at_max, used: &mut self.fp_used };
             match fast_path_grant(manager, slot, mirror, tag.fast_path_key(), mode, hash) {
                 FastPathResult::Granted => {
                     vacant.insert(LocalLock { tag, mode, hash, count: 1, via: Via::FastPath, strong: false });
@@ -292,6 +302,7 @@ impl Backend {
             // was moved, and the slots can be emptied at once.
             let bulk = fp.as_ref().is_some_and(|fp| fp.bits() == self.fp_local && self.fp_local * 4 >= fp.groups());
             if let (true, Some(fp)) = (bulk, fp.as_mut()) {
+                debug_assert_eq!(fp.bits(), self.fp_local);
                 fp.clear_all();
                 self.fp_used.fill(0);
                 if self.local.len() > self.fp_local {
@@ -590,8 +601,7 @@ impl<'a> Ctx<'a> {
         // there is no clock: only grants end a wait.
         let timers = !cfg!(loom);
         let timeout_at = timeout.filter(|_| timers).map(|d| started + d);
-        let mut deadlock_at =
-            (timers && kind != LockTagKind::RelationExtend).then(|| started + deadlock_timeout);
+        let mut deadlock_at = (timers && kind != LockTagKind::RelationExtend).then(|| started + deadlock_timeout);
         let result = loop {
             if self.slot.wait_status.load(Ordering::Acquire) == GRANTED {
                 break Ok(());

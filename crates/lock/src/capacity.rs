@@ -56,9 +56,9 @@ impl Capacity {
         if take_one(spare(p)) {
             return true;
         }
-        let batch = self.pool.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |free| {
-            (free > 0).then(|| free - free.min(BATCH))
-        });
+        let batch = self
+            .pool
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |free| (free > 0).then(|| free - free.min(BATCH)));
         if let Ok(free) = batch {
             let got = free.min(BATCH);
             spare(p).fetch_add(got - 1, Ordering::Relaxed);
@@ -71,9 +71,7 @@ impl Capacity {
     pub(crate) fn release(&self, spare: &AtomicU32) {
         let now = spare.fetch_add(1, Ordering::Relaxed) + 1;
         if now > 2 * BATCH
-            && spare
-                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |s| (s > BATCH).then(|| s - BATCH))
-                .is_ok()
+            && spare.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |s| (s > BATCH).then(|| s - BATCH)).is_ok()
         {
             self.pool.fetch_add(BATCH, Ordering::Relaxed);
         }

@@ -206,7 +206,13 @@ impl Search<'_> {
         let conflicts = mode.conflict_mask();
         for &(holder, held) in &lock.holders {
             if holder != backend && held & conflicts != 0 && self.recurse(holder, orders) {
-                self.details.push(DeadlockEdge { backend: backend as usize, tag: lock.tag, mode, blocked_by: holder as usize, soft: false });
+                self.details.push(DeadlockEdge {
+                    backend: backend as usize,
+                    tag: lock.tag,
+                    mode,
+                    blocked_by: holder as usize,
+                    soft: false,
+                });
                 return true;
             }
         }
@@ -216,7 +222,13 @@ impl Search<'_> {
                 break;
             }
             if conflicts & ahead_mode.bit() != 0 && self.recurse(ahead, orders) {
-                self.details.push(DeadlockEdge { backend: backend as usize, tag: lock.tag, mode, blocked_by: ahead as usize, soft: true });
+                self.details.push(DeadlockEdge {
+                    backend: backend as usize,
+                    tag: lock.tag,
+                    mode,
+                    blocked_by: ahead as usize,
+                    soft: true,
+                });
                 self.soft.push(Constraint { lock: lock_index, waiter: backend, blocker: ahead });
                 return true;
             }
@@ -249,9 +261,9 @@ fn topo_sort(queue: &[(u32, LockMode)], before: &[(u32, u32)]) -> Option<Vec<(u3
     let mut remaining = queue.to_vec();
     let mut reversed = Vec::with_capacity(queue.len());
     while !remaining.is_empty() {
-        let pos = remaining.iter().rposition(|&(p, _)| {
-            !before.iter().any(|&(a, b)| a == p && remaining.iter().any(|&(q, _)| q == b))
-        })?;
+        let pos = remaining
+            .iter()
+            .rposition(|&(p, _)| !before.iter().any(|&(a, b)| a == p && remaining.iter().any(|&(q, _)| q == b)))?;
         reversed.push(remaining.remove(pos));
     }
     reversed.reverse();
@@ -314,7 +326,11 @@ mod tests {
         let mut g = WaitGraph::default();
         // a1: s1 holds SUE; s2 waits SUE. a2: s2 holds AS; queue s3 AE, s4 AE, s1 SUE.
         g.add_lock(lock(rel(1), &[(1, ShareUpdateExclusive)], &[(2, ShareUpdateExclusive)]));
-        g.add_lock(lock(rel(2), &[(2, AccessShare)], &[(3, AccessExclusive), (4, AccessExclusive), (1, ShareUpdateExclusive)]));
+        g.add_lock(lock(
+            rel(2),
+            &[(2, AccessShare)],
+            &[(3, AccessExclusive), (4, AccessExclusive), (1, ShareUpdateExclusive)],
+        ));
         let Outcome::Rearrange(orders) = check(&g, 1) else { panic!("expected a re-ordering") };
         assert_eq!(orders, vec![(1, vec![1, 3, 4])]);
     }

@@ -44,7 +44,9 @@ impl fmt::Display for DeadlockEdge {
 #[non_exhaustive]
 pub enum LockError {
     /// The shared lock table is full.
-    #[error("out of shared memory: the shared lock table holds all {max_locks} locks it may (hint: raise lock.max_locks)")]
+    #[error(
+        "out of shared memory: the shared lock table holds all {max_locks} locks it may (hint: raise lock.max_locks)"
+    )]
     OutOfLockMemory {
         /// The configured capacity, `lock.max_locks`.
         max_locks: u32,

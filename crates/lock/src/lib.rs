@@ -65,7 +65,8 @@
 //! 4. **Shared table**: lock the tag's partition, find or create the lock
 //!    object (or fail with [`LockError::OutOfLockMemory`]), grant if no
 //!    conflict with other holders and with queued requests, else queue
-//!    (see [`partition`](crate) rules in the source) and sleep.
+//!    (at the tail, or ahead of the first waiter that wants a mode the
+//!    requester already holds — `src/partition.rs`) and sleep.
 //!
 //! Release undoes the same step: the local count drops; at zero, a
 //! fast-path lock is cleared from the own slots — or, if a strong locker
@@ -105,6 +106,19 @@
 //! its own fast-path lock, and a scanner computes the relation's group
 //! from the group count of the array it sees under that same lock.
 //!
+//! ## Limits
+//!
+//! * `lock.max_backends` backend slots; [`LockManager::register`] past
+//!   them fails with [`LockError::TooManyBackends`].
+//! * `lock.max_locks` lock objects in the shared table (one per locked tag,
+//!   whatever its number of holders and waiters — at most
+//!   `lock.max_backends` each); past it, [`LockError::OutOfLockMemory`],
+//!   after which the failed request has left nothing behind.
+//! * Fast-path slots per backend: `lock.fast_path_slots` at registration,
+//!   at most `lock.fast_path_slots_max`.
+//! * The deadlock search tries a bounded number of queue re-orderings;
+//!   past the bound the checker's request is treated as deadlocked.
+//!
 //! ## Invariants
 //!
 //! * `strong[i]` = number of strong relation requests hashing to `i` that
@@ -125,11 +139,12 @@
 //! A waiter sleeps on its own thread's parker, showing `Lock` /
 //! `<lock type>` in its activity slot. After its `deadlock_timeout` it runs
 //! the deadlock check once, with every partition locked in order
-//! ([`deadlock`](crate) in the source): hard edges to holders, soft edges to
+//! (`src/deadlock.rs`): hard edges to holders, soft edges to
 //! conflicting requests queued ahead; soft cycles are broken by
 //! re-ordering queues when possible, otherwise the checker gets
 //! [`LockError::Deadlock`] naming every edge. Relation-extension locks
-//! never take part. The lock timeout and [`Wait::NoWait`] end a wait with
+//! never take part: they are held briefly, and a backend holding one must
+//! not wait for another heavyweight lock (PostgreSQL's rule too). The lock timeout and [`Wait::NoWait`] end a wait with
 //! their own errors; leaving a queue wakes whoever it held back.
 
 #![deny(unsafe_op_in_unsafe_fn)]

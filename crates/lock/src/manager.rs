@@ -8,9 +8,12 @@ use crate::mode::LockMode;
 use crate::partition::SharedTable;
 use crate::stats::{CounterBlock, LockStats};
 use crate::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use crate::sync::Arc;
+// The manager handle is a std `Arc` even under loom: it only keeps the
+// manager alive, takes part in no handshake, and loom's `Arc` cannot be a
+// method receiver (`self: &Arc<Self>`).
 use crate::tag::LockTag;
 use crate::view::LockRow;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use turnstile_sync::config::LockConfig;
 use turnstile_sync::{CachePadded, Config, LwLock, LwLockPolicy, Tranche};
@@ -92,8 +95,7 @@ impl LockManager {
     /// A lock manager from the lock section of a configuration and the
     /// partition locks' policy.
     pub fn with_lock_config(lock: &LockConfig, policy: LwLockPolicy) -> Result<Arc<LockManager>, LockError> {
-        let mut config = Config::default();
-        config.lock = lock.clone();
+        let mut config = Config { lock: lock.clone(), ..Config::default() };
         config.lwlock.policy = policy;
         LockManager::new(&config)
     }
@@ -248,5 +250,34 @@ impl LockManager {
     /// Time since the manager was created (the origin of `wait_start`).
     pub fn uptime(&self) -> Duration {
         self.epoch.elapsed()
+    }
+}
+
+// A backend handle moves between threads; the manager is shared by all.
+const _: () = {
+    const fn send<T: Send>() {}
+    const fn send_sync<T: Send + Sync>() {}
+    send::<Backend>();
+    send_sync::<LockManager>();
+};
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hot_shared_data_is_cache_padded() {
+        // Each backend's fast-path lock and counters, and each partition's
+        // lock and spare capacity, sit on their own 128-byte-aligned lines,
+        // so neighbours never share one.
+        assert!(std::mem::align_of::<CachePadded<BackendSlot>>() >= 128);
+        assert_eq!(std::mem::size_of::<CachePadded<BackendSlot>>() % 128, 0);
+        type Padded = CachePadded<crate::partition::Partition>;
+        assert!(std::mem::align_of::<Padded>() >= 128);
+        assert_eq!(std::mem::size_of::<Padded>() % 128, 0);
+        let m = LockManager::new(&Config::default()).unwrap();
+        let a = &*m.backends[0] as *const BackendSlot as usize;
+        let b = &*m.backends[1] as *const BackendSlot as usize;
+        assert!(b - a >= 128);
     }
 }

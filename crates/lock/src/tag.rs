@@ -134,13 +134,7 @@ impl LockTag {
 
     /// An advisory lock on a 64-bit key.
     pub const fn advisory(database: u32, key: u64) -> LockTag {
-        LockTag {
-            database,
-            field1: (key >> 32) as u32,
-            field2: key as u32,
-            field3: 0,
-            kind: LockTagKind::Advisory,
-        }
+        LockTag { database, field1: (key >> 32) as u32, field2: key as u32, field3: 0, kind: LockTagKind::Advisory }
     }
 
     /// The tag's kind.
@@ -184,25 +178,16 @@ impl LockTag {
     }
 
     /// The stable 64-bit hash of the tag: the same for equal tags in every
-    /// process and run (a fixed multiply–xorshift mix of its fields, no
-    /// random seed).
+    /// process and run (a fixed multiply–xorshift of its fields, no random
+    /// seed). Its low bits pick the partition, bits 32 and up the
+    /// strong-lock counter; both vary with every field.
     #[inline(always)]
     pub const fn hash_code(&self) -> u64 {
         let a = ((self.database as u64) << 32) | self.field1 as u64;
         let b = ((self.field2 as u64) << 32) | ((self.field3 as u64) << 8) | self.kind as u64;
-        mix64(a ^ mix64(b ^ 0x9e37_79b9_7f4a_7c15))
+        let x = a.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ b.wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
+        x ^ (x >> 32)
     }
-}
-
-/// A 64-bit finaliser (from SplitMix64): every input bit affects every
-/// output bit.
-#[inline(always)]
-pub(crate) const fn mix64(mut x: u64) -> u64 {
-    x ^= x >> 30;
-    x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x ^= x >> 27;
-    x = x.wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
 }
 
 impl fmt::Display for LockTag {
@@ -238,7 +223,7 @@ mod tests {
         // assignment, which must be deliberate.
         assert_eq!(LockTag::relation(1, 1).hash_code(), LockTag::relation(1, 1).hash_code());
         let pinned = LockTag::relation(1, 16384).hash_code();
-        assert_eq!(pinned, mix64((1u64 << 32 | 16384) ^ mix64(0x9e37_79b9_7f4a_7c15)));
+        assert_eq!(pinned, 0x5db8_dbe7_c2bd_9be7, "{pinned:#x}");
     }
 
     #[test]
@@ -262,13 +247,25 @@ mod tests {
     }
 
     #[test]
-    fn hashes_spread_over_partitions() {
-        let mut buckets = [0u32; 16];
-        for rel in 0..16_000 {
-            buckets[(LockTag::relation(1, rel).hash_code() & 15) as usize] += 1;
+    fn hashes_spread_over_partitions_and_counters() {
+        for db in [1, 2] {
+            let mut partitions = [0u32; 64];
+            let mut counters = vec![0u32; 1024];
+            for rel in 0..64_000 {
+                let h = LockTag::relation(db, rel).hash_code();
+                partitions[(h & 63) as usize] += 1;
+                counters[((h >> 32) & 1023) as usize] += 1;
+            }
+            assert!(partitions.iter().all(|&b| (800..1200).contains(&b)), "{partitions:?}");
+            assert!(counters.iter().all(|&b| (20..110).contains(&b)), "{:?}", counters.iter().max());
         }
-        for b in buckets {
-            assert!((800..1200).contains(&b), "{buckets:?}");
+        // Other kinds spread too (tuples differ only in block and offset).
+        let mut partitions = [0u32; 16];
+        for block in 0..400 {
+            for offset in 0..40 {
+                partitions[(LockTag::tuple(1, 5, block, offset).hash_code() & 15) as usize] += 1;
+            }
         }
+        assert!(partitions.iter().all(|&b| (800..1200).contains(&b)), "{partitions:?}");
     }
 }

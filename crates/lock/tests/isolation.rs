@@ -59,8 +59,8 @@ fn deadlock_hard() {
     for (i, session) in s.iter().enumerate() {
         session.lock(table(i), AccessExclusive).ok();
     }
-    for i in 0..7 {
-        s[i].lock(table(i + 1), AccessExclusive).waiting();
+    for (i, session) in s.iter().enumerate().take(7) {
+        session.lock(table(i + 1), AccessExclusive).waiting();
     }
     let started = Instant::now();
     s[7].lock(table(0), AccessExclusive).waiting();
@@ -181,7 +181,7 @@ fn lock_timeout() {
     s1.lock(rel(1), AccessShare).ok();
     let started = Instant::now();
     s2.step(|b| {
-        b.set_lock_timeout(Some(Duration::from_millis(80)));
+        b.set_lock_timeout(Some(Duration::from_millis(300)));
         b.lock(rel(1), AccessExclusive, Wait::Block).map(|_| ())
     })
     .waiting();
@@ -191,10 +191,10 @@ fn lock_timeout() {
     let waited = started.elapsed();
     let LockError::Timeout { tag, mode, waited: reported } = err else { panic!("expected a timeout, got {err}") };
     assert_eq!((tag, mode), (rel(1), AccessExclusive));
-    assert!(reported >= Duration::from_millis(80) && waited >= Duration::from_millis(80), "{reported:?}");
+    assert!(reported >= Duration::from_millis(300) && waited >= Duration::from_millis(300), "{reported:?}");
     s3.completed().unwrap(); // woken when s2 left the queue
-    // An explicit per-request timeout works the same way.
-    s2.step(|b| b.lock(rel(1), AccessExclusive, Wait::Timeout(Duration::from_millis(20))).map(|_| ())).waiting();
+                             // An explicit per-request timeout works the same way.
+    s2.step(|b| b.lock(rel(1), AccessExclusive, Wait::Timeout(Duration::from_millis(100))).map(|_| ())).waiting();
     assert!(matches!(s2.completed(), Err(LockError::Timeout { .. })));
     assert_eq!(m.stats().timeouts, 2);
     assert_eq!(m.waiters(&rel(1)), 0);

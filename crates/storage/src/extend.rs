@@ -109,7 +109,15 @@ impl<'p, L: ExtensionLocker> Extender<'p, L> {
     /// with `strategy` and at most `max_blocks` blocks per bulk extension
     /// (`storage.extend`, `storage.extend_max_blocks`).
     pub fn new(pool: &'p BufferPool, locker: L, strategy: ExtendStrategy, max_blocks: u32) -> Self {
-        Extender { pool, locker, strategy, max_blocks: max_blocks.max(1), ring: None, ramp: 1, stats: ExtensionStats::default() }
+        Extender {
+            pool,
+            locker,
+            strategy,
+            max_blocks: max_blocks.max(1),
+            ring: None,
+            ramp: 1,
+            stats: ExtensionStats::default(),
+        }
     }
 
     /// Takes victims from `ring` instead of the whole pool (a bulk write,
@@ -175,8 +183,11 @@ impl<'p, L: ExtensionLocker> Extender<'p, L> {
             let mut new = pool.install_new(vec![victim], rel, Fork::Main, first);
             new.pop().expect("one victim, one buffer").init()
         })();
-        drop(lock);
+        // Held time ends when the release starts: on an oversubscribed
+        // machine the releaser may be descheduled inside the release by
+        // the waiter it wakes, which must not count twice.
         self.stats.lock_held += got.elapsed();
+        drop(lock);
         self.stats.extensions += 1;
         if result.is_ok() {
             self.stats.blocks_added += 1;
@@ -199,8 +210,8 @@ impl<'p, L: ExtensionLocker> Extender<'p, L> {
         let extended = pool.store().extend(rel, Fork::Main, k);
         self.stats.filesystem += got.elapsed();
         let new = extended.map(|first| (first, pool.install_new(victims, rel, Fork::Main, first)));
-        drop(lock);
         self.stats.lock_held += got.elapsed();
+        drop(lock);
         self.stats.extensions += 1;
         let (first, new) = new?;
         self.stats.blocks_added += u64::from(k);

@@ -38,10 +38,10 @@ use crate::sync::atomic::{AtomicU32, Ordering};
 use crate::sync::Mutex;
 // Trait objects and shared ownership of the smgr: loom's `Arc` cannot
 // hold `dyn`, and no handshake lives in these reference counts.
-use std::sync::Arc;
 use crate::vfd::{FdStats, VfdCache, VfdFile, VfdKey};
 use hashbrown::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use turnstile_sync::activity::report_wait;
 use turnstile_sync::{Config, IoEvent, LwLock, LwLockPolicy, Tranche, WaitEvent};
 
@@ -66,10 +66,7 @@ pub struct SmgrOptions {
 impl SmgrOptions {
     /// 1 GiB segments and `config`'s `storage.max_open_files`.
     pub fn from_config(config: &Config) -> SmgrOptions {
-        SmgrOptions {
-            segment_blocks: DEFAULT_SEGMENT_BLOCKS,
-            max_open_files: config.storage.max_open_files as usize,
-        }
+        SmgrOptions { segment_blocks: DEFAULT_SEGMENT_BLOCKS, max_open_files: config.storage.max_open_files as usize }
     }
 }
 
@@ -181,12 +178,12 @@ impl Smgr {
         let (seg, offset) = self.locate(block);
         let file = self.existing_segment(rel, fork, seg)?;
         let _wait = report_wait(WaitEvent::Io(IoEvent::DataFileRead));
-        let n = self
-            .io
-            .read_at(file.file(), page, offset)
-            .map_err(|e| FileError::from_io(file.path(), FileOp::Read, e))?;
+        let n =
+            self.io.read_at(file.file(), page, offset).map_err(|e| FileError::from_io(file.path(), FileOp::Read, e))?;
         if n != PAGE_SIZE {
-            return Err(FileError::ShortRead { path: file.path().to_path_buf(), block, read: n, wanted: PAGE_SIZE }.into());
+            return Err(
+                FileError::ShortRead { path: file.path().to_path_buf(), block, read: n, wanted: PAGE_SIZE }.into()
+            );
         }
         Ok(())
     }

@@ -26,12 +26,12 @@ use crate::io::StorageIo;
 use crate::rel::{Fork, RelFileId};
 // File I/O is outside every loom model, and these reference counts and
 // counters are no handshake: std's types are used directly.
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 use hashbrown::HashMap;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use turnstile_sync::{LwLock, LwLockPolicy, Tranche};
 
 /// One segment file: relation, fork, segment number.
@@ -158,7 +158,12 @@ impl VfdCache {
     /// The open file for `key` at `path`, opening it (and creating it if
     /// `create`) on a miss. A missing file with `create == false` is
     /// `Ok(None)`.
-    pub fn get(&self, key: VfdKey, path: impl FnOnce() -> PathBuf, create: bool) -> Result<Option<Arc<VfdFile>>, FileError> {
+    pub fn get(
+        &self,
+        key: VfdKey,
+        path: impl FnOnce() -> PathBuf,
+        create: bool,
+    ) -> Result<Option<Arc<VfdFile>>, FileError> {
         let mut inner = self.inner.lock_exclusive();
         inner.tick += 1;
         let tick = inner.tick;

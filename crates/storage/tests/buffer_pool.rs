@@ -130,9 +130,11 @@ fn failed_writes_name_the_file_and_earlier_pages_survive() {
         let smgr = smgr(&dir, io.clone());
         let rel = RelFileId::new(4, 40);
         smgr.create(rel, Fork::Main).unwrap();
-        smgr.extend(rel, Fork::Main, 40).unwrap();
+        smgr.extend(rel, Fork::Main, 80).unwrap();
         let pool = pool(&smgr, 64, 8);
-        for b in 0..40 {
+        // Every other block, so that each page is a write of its own.
+        let blocks: Vec<u32> = (0..40).map(|i| i * 2).collect();
+        for &b in &blocks {
             fill(&pool, BufferTag::new(rel, Fork::Main, b), 3);
         }
         // The 25th page write fails, half written.
@@ -148,7 +150,7 @@ fn failed_writes_name_the_file_and_earlier_pages_survive() {
         // Pages flushed before the failure are on disk, intact.
         let fresh = self::pool(&smgr, 64, 8);
         let mut intact = 0;
-        for b in 0..40 {
+        for &b in &blocks {
             match fresh.read_buffer(BufferTag::new(rel, Fork::Main, b)) {
                 Ok(buf) => {
                     let page = buf.lock_shared();
@@ -167,9 +169,34 @@ fn failed_writes_name_the_file_and_earlier_pages_survive() {
         // The failed page stayed dirty; a retry completes the flush.
         pool.flush_all().unwrap();
         let fresh = self::pool(&smgr, 64, 8);
-        for b in 0..40 {
+        for &b in &blocks {
             check(&fresh, BufferTag::new(rel, Fork::Main, b), 3);
         }
+    }
+}
+
+/// A failed run write (consecutive dirty pages in one `pwritev`) leaves
+/// every page of the run dirty; the retry writes them all.
+#[test]
+fn a_failed_write_run_keeps_all_its_pages_dirty() {
+    let dir = Scratch::new("runfault");
+    let io = Arc::new(FaultyIo::new());
+    let smgr = smgr(&dir, io.clone());
+    let rel = RelFileId::new(4, 41);
+    smgr.create(rel, Fork::Main).unwrap();
+    smgr.extend(rel, Fork::Main, 30).unwrap();
+    let pool = pool(&smgr, 64, 8);
+    for b in 0..30 {
+        fill(&pool, BufferTag::new(rel, Fork::Main, b), 4);
+    }
+    let writes = io.calls(IoOp::Write);
+    io.inject(IoFault::new(IoOp::Write, writes + 1, IoFault::EIO).partial());
+    assert!(matches!(pool.flush_all(), Err(StorageError::File(FileError::Io { .. }))));
+    assert_eq!(io.calls(IoOp::Write), writes + 1, "30 consecutive pages are one pwritev");
+    pool.flush_all().unwrap();
+    let fresh = self::pool(&smgr, 64, 8);
+    for b in 0..30 {
+        check(&fresh, BufferTag::new(rel, Fork::Main, b), 4);
     }
 }
 

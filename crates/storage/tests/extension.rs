@@ -7,7 +7,7 @@ mod common;
 use common::{payload, Scratch};
 use std::collections::HashSet;
 use std::sync::Arc;
-use turnstile_storage::extlock::LocalExtensionLocks;
+use turnstile_lock::LockManager;
 use turnstile_storage::fault::{FaultyIo, IoFault, IoOp};
 use turnstile_storage::page::{self, MAX_ITEM_SIZE};
 use turnstile_storage::{
@@ -30,7 +30,7 @@ fn run(strategy: ExtendStrategy) {
     let (smgr, pool) = setup(&dir, Arc::new(FaultyIo::new()), 256);
     let rel = RelFileId::new(1, 500);
     smgr.create(rel, Fork::Main).unwrap();
-    let locks = LocalExtensionLocks::new();
+    let locks = LockManager::new(&turnstile_sync::Config::default()).unwrap();
     let threads = 6u32;
     let per_thread = 150;
     let handed: Vec<(u32, Vec<u32>)> = std::thread::scope(|s| {
@@ -38,7 +38,8 @@ fn run(strategy: ExtendStrategy) {
             .map(|t| {
                 let (pool, locks) = (&pool, locks.clone());
                 s.spawn(move || {
-                    let mut ext = Extender::new(pool, locks, strategy, 64).with_ring(Ring::new(16));
+                    let backend = locks.register().unwrap();
+                    let mut ext = Extender::new(pool, backend, strategy, 64).with_ring(Ring::new(16));
                     let mut blocks = Vec::new();
                     for _ in 0..per_thread {
                         let buf = ext.get_page(rel, ITEM).unwrap();
@@ -100,7 +101,12 @@ fn bulk_extension_grows_with_its_history_up_to_the_cap() {
     let (smgr, pool) = setup(&dir, Arc::new(FaultyIo::new()), 2048);
     let rel = RelFileId::new(1, 501);
     smgr.create(rel, Fork::Main).unwrap();
-    let mut ext = Extender::new(&pool, LocalExtensionLocks::new(), ExtendStrategy::Bulk, 32);
+    let mut ext = Extender::new(
+        &pool,
+        LockManager::new(&turnstile_sync::Config::default()).unwrap().register().unwrap(),
+        ExtendStrategy::Bulk,
+        32,
+    );
     let mut sizes = Vec::new();
     for _ in 0..7 {
         let before = smgr.nblocks(rel, Fork::Main).unwrap();
@@ -125,14 +131,22 @@ fn a_failed_extension_claims_nothing_and_leaks_no_buffer() {
         let (smgr, pool) = setup(&dir, io.clone(), 32);
         let rel = RelFileId::new(1, 502);
         smgr.create(rel, Fork::Main).unwrap();
-        let mut ext = Extender::new(&pool, LocalExtensionLocks::new(), strategy, 8);
+        let mut ext = Extender::new(
+            &pool,
+            LockManager::new(&turnstile_sync::Config::default()).unwrap().register().unwrap(),
+            strategy,
+            8,
+        );
         for _ in 0..5 {
             drop(ext.get_page(rel, ITEM).unwrap());
         }
         let before = smgr.nblocks(rel, Fork::Main).unwrap();
         io.inject(IoFault::new(IoOp::Extend, io.calls(IoOp::Extend) + 1, IoFault::ENOSPC).partial());
         let err = ext.extend(rel).unwrap_err();
-        assert!(matches!(&err, StorageError::File(FileError::NoSpace { path, .. }) if path.ends_with("base/1/502")), "{err:?}");
+        assert!(
+            matches!(&err, StorageError::File(FileError::NoSpace { path, .. }) if path.ends_with("base/1/502")),
+            "{err:?}"
+        );
         assert_eq!(smgr.nblocks(rel, Fork::Main).unwrap(), before, "{strategy:?}");
         assert_eq!(std::fs::metadata(dir.path().join("base/1/502")).unwrap().len(), u64::from(before) * 8192);
         // No victim leaked a pin: all but the two victims a bulk extension
@@ -140,4 +154,49 @@ fn a_failed_extension_claims_nothing_and_leaks_no_buffer() {
         let pins: Vec<_> = (0..30).map(|_| ext.extend(rel).unwrap()).collect();
         assert_eq!(pins.len(), 30);
     }
+}
+
+/// `k` grows with the queue on the extension lock: with one backend
+/// already waiting behind the holder, a fresh bulk extender adds 1 + 1
+/// blocks. The lock is the heavyweight lock manager's.
+#[test]
+fn bulk_extension_grows_with_the_waiters_on_the_heavyweight_lock() {
+    use turnstile_storage::ExtensionLocker;
+    let dir = Scratch::new("waiters");
+    let (smgr, pool) = setup(&dir, Arc::new(FaultyIo::new()), 256);
+    let rel = RelFileId::new(1, 503);
+    smgr.create(rel, Fork::Main).unwrap();
+    let manager = LockManager::new(&turnstile_sync::Config::default()).unwrap();
+    let mut holder = manager.register().unwrap();
+    let held = holder.lock_extension(rel).unwrap();
+    let tag = turnstile_storage::extlock::extension_tag(rel);
+    std::thread::scope(|s| {
+        let waiter = {
+            let manager = manager.clone();
+            s.spawn(move || {
+                let mut b = manager.register().unwrap();
+                drop(b.lock_extension(rel).unwrap());
+            })
+        };
+        while manager.waiters(&tag) < 1 {
+            std::thread::yield_now();
+        }
+        let extender = {
+            let (pool, manager) = (&pool, manager.clone());
+            s.spawn(move || {
+                let mut ext = Extender::new(pool, manager.register().unwrap(), ExtendStrategy::Bulk, 64);
+                drop(ext.extend(rel).unwrap());
+                ext.stats()
+            })
+        };
+        while manager.waiters(&tag) < 2 {
+            std::thread::yield_now();
+        }
+        drop(held);
+        waiter.join().unwrap();
+        let stats = extender.join().unwrap();
+        assert_eq!(stats.blocks_added, 2, "{stats:?}");
+        assert!(stats.lock_wait > std::time::Duration::ZERO);
+    });
+    assert_eq!(smgr.nblocks(rel, Fork::Main).unwrap(), 2);
 }

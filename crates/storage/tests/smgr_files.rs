@@ -39,7 +39,10 @@ fn data_directory_is_private_and_segments_split_at_the_segment_size() {
         smgr.read(rel, Fork::Main, b, &mut back).unwrap();
         assert!(back.iter().all(|&x| x == b as u8), "block {b}");
     }
-    assert!(matches!(smgr.read(rel, Fork::Main, 10, &mut back), Err(StorageError::BlockOutOfRange { nblocks: 10, .. })));
+    assert!(matches!(
+        smgr.read(rel, Fork::Main, 10, &mut back),
+        Err(StorageError::BlockOutOfRange { nblocks: 10, .. })
+    ));
     smgr.sync(rel, Fork::Main).unwrap();
     // A fresh smgr measures the same length from the files.
     let again = Smgr::open_with(dir.path(), options(4, 100), Arc::new(FaultyIo::new())).unwrap();

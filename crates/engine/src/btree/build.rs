@@ -28,8 +28,8 @@ pub const INNER_FILL_TENTHS: usize = 7;
 const WRITE_BATCH_PAGES: usize = 64;
 
 impl<'p> BTree<'p> {
-    /// Builds an index over `entries` (unsorted) in `rel`, which must have
-    /// no blocks yet. Fails with [`BtreeError::UniqueViolation`] when the
+    /// Builds an index over `entries` (unsorted) in `rel`, whose main fork
+    /// must exist (the storage manager's `create`) and have no blocks yet. Fails with [`BtreeError::UniqueViolation`] when the
     /// index is unique and two entries share a key without NULLs.
     pub fn build(
         pool: &'p BufferPool,
@@ -90,7 +90,11 @@ impl<'p> BTree<'p> {
             }
             let decoded = key::decode_key(types, ka).expect("encoded just above");
             if w[0] == w[1] {
-                return Err(BtreeError::DuplicateEntry { index: self.opts.name.clone(), key: display_key(&decoded), tid });
+                return Err(BtreeError::DuplicateEntry {
+                    index: self.opts.name.clone(),
+                    key: display_key(&decoded),
+                    tid,
+                });
             }
             if self.opts.unique && !key::has_null(&decoded) {
                 return Err(BtreeError::UniqueViolation { index: self.opts.name.clone(), key: display_key(&decoded) });

@@ -61,15 +61,25 @@ impl BTree<'_> {
             if pages.len() != expected.len() {
                 return Err(self.corrupt(
                     first,
-                    format!("level {level} has {} pages but the level above has {} downlinks", pages.len(), expected.len()),
+                    format!(
+                        "level {level} has {} pages but the level above has {} downlinks",
+                        pages.len(),
+                        expected.len()
+                    ),
                 ));
             }
             for (p, d) in pages.iter().zip(&expected) {
                 if p.block != d.child {
-                    return Err(self.corrupt(p.block, format!("page is reached by right links, but the downlink there points to block {}", d.child)));
+                    return Err(self.corrupt(
+                        p.block,
+                        format!("page is reached by right links, but the downlink there points to block {}", d.child),
+                    ));
                 }
                 if p.low != d.expected_low {
-                    return Err(self.corrupt(p.block, "the page's low bound (left sibling's high key) is not its separator in the parent"));
+                    return Err(self.corrupt(
+                        p.block,
+                        "the page's low bound (left sibling's high key) is not its separator in the parent",
+                    ));
                 }
             }
             report.pages_per_level[usize::from(level)] = pages.len();
@@ -84,7 +94,12 @@ impl BTree<'_> {
 
     /// Walks one level from its leftmost page; returns its pages, the
     /// downlinks it holds (inner levels) and its entry count.
-    fn check_level(&self, first: BlockNumber, level: u16, nblocks: usize) -> Result<(Vec<LevelPage>, Vec<Downlink>, u64)> {
+    fn check_level(
+        &self,
+        first: BlockNumber,
+        level: u16,
+        nblocks: usize,
+    ) -> Result<(Vec<LevelPage>, Vec<Downlink>, u64)> {
         let mut pages: Vec<LevelPage> = Vec::new();
         let mut downlinks = Vec::new();
         let mut entries = 0u64;
@@ -92,14 +107,19 @@ impl BTree<'_> {
         let mut low: Option<Vec<u8>> = None;
         while let Some(block) = next {
             if pages.len() > nblocks {
-                return Err(self.corrupt(block, format!("level {level} has more pages than the relation (right-link cycle)")));
+                return Err(
+                    self.corrupt(block, format!("level {level} has more pages than the relation (right-link cycle)"))
+                );
             }
             let bad = |r: Bad| self.corrupt(block, r);
             let pin = self.pin(block)?;
             let p = pin.lock_shared();
             let op = self.tree_page(&p, block, level)?;
             if op.is_leftmost() != pages.is_empty() {
-                return Err(self.corrupt(block, "the leftmost flag is set on a page with a left sibling, or missing on the first page"));
+                return Err(self.corrupt(
+                    block,
+                    "the leftmost flag is set on a page with a left sibling, or missing on the first page",
+                ));
             }
             let high = page::high_key(&p, &op).map_err(bad)?;
             let mut prev: Option<&[u8]> = None;

@@ -3,7 +3,7 @@
 //!
 //! # The leaf lock (`btree.leaf_insert_lock`, seed 004)
 //!
-//! The descent takes shared locks on inner pages only ([`BTree::descend`]).
+//! The descent takes shared locks on inner pages only (`BTree::descend`).
 //! Then:
 //!
 //! * `share_then_exclusive` (PostgreSQL ≤ 11): lock the leaf *shared*,
@@ -35,6 +35,13 @@
 //!    If `L` was the only page of its level (leftmost and rightmost: the
 //!    root), make a new root holding `(−∞ → L, separator → R)` and point
 //!    the metapage at it, with `L`, the new root and the metapage locked.
+//!
+//! Releasing `L` once its parent is locked is Lehman & Yao's original
+//! order. PostgreSQL keeps the left child locked until the downlink is in
+//! (it must clear the child's incomplete-split flag, which exists for WAL
+//! replay); turnstile has no WAL, and places downlinks by key rather than
+//! by searching the parent for the child's block, so two splits racing to
+//! one parent may insert their downlinks in either order.
 
 use super::alloc::PageAllocator;
 use super::error::{BtreeError, KeyError, Result};
@@ -159,6 +166,10 @@ impl<'p> BTree<'p> {
         let mut moves = 0;
         while high.starts_with(kb) {
             let Some(right) = next else { break };
+            if right == block {
+                // Locking it again would wait for ourselves.
+                return Err(self.corrupt(right, "right links lead back to the leaf being inserted into"));
+            }
             let rpin = self.pin(right)?;
             let rp = rpin.lock_shared();
             let rop = self.tree_page(&rp, right, 0)?;
@@ -192,7 +203,8 @@ impl<'p> BTree<'p> {
     ) -> Result<(Vec<u8>, BlockNumber)> {
         let bad = |r: Bad| self.corrupt(block, r);
         let old: Box<PageBuf> = Box::new(**g);
-        let mut entries = (0..page::count(&old)).map(|i| page::entry(&old, i)).collect::<Result<Vec<_>, _>>().map_err(bad)?;
+        let mut entries =
+            (0..page::count(&old)).map(|i| page::entry(&old, i)).collect::<Result<Vec<_>, _>>().map_err(bad)?;
         entries.insert(pos, new);
         let old_high = page::high_key(&old, op).map_err(bad)?;
         let leaf = op.is_leaf();
@@ -247,7 +259,7 @@ impl<'p> BTree<'p> {
         separator: Vec<u8>,
         right: BlockNumber,
     ) -> Result<()> {
-        let level = child_op.level + 1;
+        let level = child_op.level.checked_add(1).ok_or_else(|| self.corrupt(child_block, "level out of range"))?;
         if child_op.is_leftmost() && child_op.is_rightmost() {
             return self.new_root(alloc, child, child_block, level, &separator, right);
         }
@@ -268,6 +280,10 @@ impl<'p> BTree<'p> {
         let mut moves = 0;
         let mut ppin = self.pin(pblock)?;
         let (mut parent, pop) = loop {
+            if pblock == child_block {
+                // Locking it again would wait for ourselves.
+                return Err(self.corrupt(pblock, "a page is its own parent"));
+            }
             let p = ppin.lock_exclusive();
             let pop = self.tree_page(&p, pblock, level)?;
             if page::beyond_high_key(&p, &pop, &separator).map_err(|r| self.corrupt(pblock, r))? {

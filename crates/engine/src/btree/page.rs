@@ -128,7 +128,11 @@ pub fn opaque(p: &PageBuf) -> Result<Opaque, Bad> {
         return Err("bad B-tree magic number in the special space");
     }
     let right = get_u32(p, SPECIAL + 4);
-    let op = Opaque { right: (right != NO_BLOCK).then_some(right), level: get_u16(p, SPECIAL + 8), flags: get_u16(p, SPECIAL + 10) };
+    let op = Opaque {
+        right: (right != NO_BLOCK).then_some(right),
+        level: get_u16(p, SPECIAL + 8),
+        flags: get_u16(p, SPECIAL + 10),
+    };
     if op.flags & !(FLAG_META | FLAG_LEFTMOST) != 0 {
         return Err("unknown flags in the special space");
     }
@@ -255,7 +259,12 @@ pub fn insert_at(p: &mut PageBuf, i: usize, data: &[u8]) -> bool {
 /// Makes `p` a B-tree page with `op`, `high_key` (`None` = rightmost;
 /// must agree with `op.right`) and `entries` in order. Returns `false`
 /// when they do not fit (nothing useful is left in `p` then).
-pub fn build<'e>(p: &mut PageBuf, op: Opaque, high_key: Option<&[u8]>, entries: impl IntoIterator<Item = &'e [u8]>) -> bool {
+pub fn build<'e>(
+    p: &mut PageBuf,
+    op: Opaque,
+    high_key: Option<&[u8]>,
+    entries: impl IntoIterator<Item = &'e [u8]>,
+) -> bool {
     assert_eq!(high_key.is_none(), op.right.is_none(), "a page has a high key iff it has a right sibling");
     page::init(p, SPECIAL_SIZE);
     put_opaque(p, op);
@@ -310,7 +319,11 @@ mod tests {
         assert_eq!(child_for(&p, b"zz").unwrap(), (2, 12));
         let big = vec![7u8; MAX_ENTRY];
         let mut n = 0;
-        while insert_at(&mut p, count(&p), &big) {
+        loop {
+            let end = count(&p);
+            if !insert_at(&mut p, end, &big) {
+                break;
+            }
             n += 1;
         }
         assert!(n >= 2, "two maximal entries fit on a page");

@@ -64,7 +64,8 @@ pub(super) struct StackEntry {
 const MOVES_BEFORE_CYCLE_CHECK: u32 = 256;
 
 impl<'p> BTree<'p> {
-    /// Creates an empty index in `rel`, which must have no blocks yet:
+    /// Creates an empty index in `rel`, whose main fork must exist (the
+    /// storage manager's `create`) and have no blocks yet:
     /// the metapage (block 0) and an empty root leaf, allocated through
     /// `alloc` (relation extension) and written through the pool.
     pub fn create(
@@ -250,5 +251,39 @@ impl<'p> BTree<'p> {
             at -= 1;
         }
         Ok(block)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::Value;
+    use std::sync::Arc;
+    use turnstile_lock::LockManager;
+    use turnstile_storage::io::OsIo;
+    use turnstile_storage::{Extender, PoolOptions, Smgr, SmgrOptions};
+    use turnstile_sync::config::ExtendStrategy;
+    use turnstile_sync::LwLockPolicy;
+
+    #[test]
+    fn create_refuses_a_used_relation_and_open_checks_the_definition() {
+        let dir = tempfile::tempdir().unwrap();
+        let smgr =
+            Smgr::open_with(dir.path(), SmgrOptions { segment_blocks: 64, max_open_files: 4 }, Arc::new(OsIo)).unwrap();
+        let options = PoolOptions { shared_buffers: 32, mapping_partitions: 4, policy: LwLockPolicy::Fair };
+        let pool = BufferPool::with_options(options, smgr.clone()).unwrap();
+        let rel = RelFileId::new(1, 42);
+        smgr.create(rel, Fork::Main).unwrap();
+        let locks = LockManager::new(&Config::default()).unwrap();
+        let mut ext = Extender::new(&pool, locks.register().unwrap(), ExtendStrategy::Classic, 1);
+        let opts = BtreeOptions::new("i", vec![ColumnType::Int4], true, &Config::default());
+        let tree = BTree::create(&pool, &mut ext, rel, opts.clone()).unwrap();
+        tree.insert(&mut ext, &[Value::Int4(1)], crate::tid::Tid::new(0, 0)).unwrap();
+        assert!(matches!(BTree::create(&pool, &mut ext, rel, opts.clone()), Err(BtreeError::NotEmpty { .. })));
+        assert_eq!(BTree::open(&pool, rel, opts.clone()).unwrap().search(&[Value::Int4(1)]).unwrap().len(), 1);
+        let two_cols = BtreeOptions { key_types: vec![ColumnType::Int4, ColumnType::Int4], ..opts.clone() };
+        assert!(matches!(BTree::open(&pool, rel, two_cols), Err(BtreeError::Definition { .. })));
+        let no_cols = BtreeOptions { key_types: vec![], ..opts };
+        assert!(matches!(BTree::open(&pool, rel, no_cols), Err(BtreeError::Definition { .. })));
     }
 }

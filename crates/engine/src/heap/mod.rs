@@ -316,12 +316,17 @@ mod tests {
     use super::*;
     use crate::types::decode_row;
     use std::sync::Arc;
-    use turnstile_storage::extlock::LocalExtensionLocks;
+    use turnstile_lock::{Backend, LockManager};
     use turnstile_storage::{PoolOptions, Smgr, SmgrOptions};
     use turnstile_sync::config::ExtendStrategy;
     use turnstile_sync::LwLockPolicy;
 
     const TYPES: [ColumnType; 4] = [ColumnType::Int4, ColumnType::Int8, ColumnType::Text, ColumnType::Int4];
+
+    fn backend() -> Backend {
+        static MANAGER: std::sync::OnceLock<Arc<LockManager>> = std::sync::OnceLock::new();
+        MANAGER.get_or_init(|| LockManager::new(&turnstile_sync::Config::default()).unwrap()).register().unwrap()
+    }
 
     fn setup(dir: &std::path::Path, buffers: usize) -> (Arc<Smgr>, BufferPool) {
         let smgr = Smgr::open_with(
@@ -352,7 +357,7 @@ mod tests {
         let n = 8000;
         let mut tids = Vec::new();
         for strategy in [ExtendStrategy::Classic, ExtendStrategy::Bulk] {
-            let mut ext = Extender::new(&pool, LocalExtensionLocks::new(), strategy, 16);
+            let mut ext = Extender::new(&pool, backend(), strategy, 16);
             for i in 0..n / 2 {
                 let i = i + tids.len() as i32;
                 tids.push((i, insert_row(&pool, &mut ext, rel, &TYPES, &row(i)).unwrap()));
@@ -376,7 +381,7 @@ mod tests {
         let (smgr, pool) = setup(dir.path(), 64);
         let rel = RelFileId::new(5, 16385);
         smgr.create(rel, Fork::Main).unwrap();
-        let mut ext = Extender::new(&pool, LocalExtensionLocks::new(), ExtendStrategy::Bulk, 8);
+        let mut ext = Extender::new(&pool, backend(), ExtendStrategy::Bulk, 8);
         let mut bulk = BulkInserter::new(&pool, rel);
         let tids: Vec<Tid> =
             (0..2000).map(|i| bulk.insert(&mut ext, &encode_row(&TYPES, &row(i)).unwrap()).unwrap()).collect();
@@ -408,13 +413,12 @@ mod tests {
         let (smgr, pool) = setup(dir.path(), 64);
         let rel = RelFileId::new(5, 16386);
         smgr.create(rel, Fork::Main).unwrap();
-        let locks = LocalExtensionLocks::new();
         let per_thread = 800;
         std::thread::scope(|s| {
             for t in 0..8 {
-                let (pool, locks) = (&pool, locks.clone());
+                let pool = &pool;
                 s.spawn(move || {
-                    let mut ext = Extender::new(pool, locks, ExtendStrategy::Bulk, 16);
+                    let mut ext = Extender::new(pool, backend(), ExtendStrategy::Bulk, 16);
                     for i in 0..per_thread {
                         insert_row(pool, &mut ext, rel, &TYPES, &row(t * per_thread + i)).unwrap();
                     }
@@ -438,7 +442,7 @@ mod tests {
         let (smgr, pool) = setup(dir.path(), 16);
         let rel = RelFileId::new(5, 16387);
         smgr.create(rel, Fork::Main).unwrap();
-        let mut ext = Extender::new(&pool, LocalExtensionLocks::new(), ExtendStrategy::Bulk, 4);
+        let mut ext = Extender::new(&pool, backend(), ExtendStrategy::Bulk, 4);
         let big = vec![0u8; MAX_ROW_SIZE + 1];
         assert!(matches!(insert(&pool, &mut ext, rel, &big), Err(HeapError::TupleTooLarge { .. })));
     }

@@ -42,9 +42,12 @@ pub struct Args {
     /// How long each point warms up before measuring, in milliseconds.
     #[arg(long, default_value_t = 60)]
     pub warmup_ms: u64,
-    /// Rounds of the single-operation timings (the best round counts).
-    #[arg(long, default_value_t = 7)]
+    /// Rounds of the single-operation timings (the fastest chunk counts).
+    #[arg(long, default_value_t = 40)]
     pub rounds: u32,
+    /// Length of one single-operation timing chunk, in milliseconds.
+    #[arg(long, default_value_t = 8)]
+    pub chunk_ms: u64,
     /// Alternating slices the two profiles of a transaction point are
     /// measured in.
     #[arg(long, default_value_t = 4)]
@@ -60,7 +63,8 @@ impl Args {
             threads: vec![1, 2, 8],
             measure_ms: 150,
             warmup_ms: 40,
-            rounds: 5,
+            rounds: 15,
+            chunk_ms: 5,
             slices: 2,
         }
     }
@@ -76,24 +80,32 @@ pub fn run(args: &Args) -> Result<Section, CliError> {
     if args.relations.is_empty() || args.threads.is_empty() || args.threads.contains(&0) {
         return Err("micro lock: --relations and --threads need at least one value, threads > 0".into());
     }
-    let round = Duration::from_millis((args.measure_ms / 4).max(20));
     let mut results = Vec::new();
     let mut ops = Table::new(
         "Single lock + release, one backend (ns per operation; ratio to parking_lot::Mutex lock + unlock)",
         &["operation", "profile", "ns/op", "× mutex"],
     );
 
-    // (1) and (2), interleaved with the reference so they share conditions.
+    // (1) and (2): many short chunks, alternating with the reference, and
+    // the fastest chunk of each counts — so background load on a shared
+    // machine inflates neither side of the ratio.
+    let chunk = Duration::from_millis(args.chunk_ms.max(1));
     let mut reference_ns = f64::INFINITY;
     let mut single = Vec::new();
+    let mut backends = Vec::new();
     for profile in Profile::ALL {
-        let mut fast = f64::INFINITY;
-        let mut shared = f64::INFINITY;
-        for _ in 0..args.rounds.max(1) {
-            reference_ns = reference_ns.min(time_mutex(round));
-            fast = fast.min(time_single(profile, LockMode::AccessShare, round)?);
-            shared = shared.min(time_single(profile, LockMode::ShareUpdateExclusive, round)?);
+        let manager = LockManager::new(&Config::preset(profile))?;
+        let backend = manager.register()?;
+        backends.push((profile, backend, f64::INFINITY, f64::INFINITY));
+    }
+    for _ in 0..args.rounds.max(1) {
+        for (_, backend, fast, shared) in &mut backends {
+            reference_ns = reference_ns.min(time_mutex(chunk));
+            *fast = fast.min(time_single(backend, LockMode::AccessShare, chunk)?);
+            *shared = shared.min(time_single(backend, LockMode::ShareUpdateExclusive, chunk)?);
         }
+    }
+    for (profile, _, fast, shared) in backends {
         single.push((profile, fast, shared));
     }
     results.push(json!({"name": "reference_mutex_lock_unlock", "ns_per_op": reference_ns}));
@@ -169,10 +181,8 @@ fn time_mutex(budget: Duration) -> f64 {
     })
 }
 
-/// Nanoseconds per lock + release of one relation in `mode` by one backend.
-fn time_single(profile: Profile, mode: LockMode, budget: Duration) -> Result<f64, CliError> {
-    let manager = LockManager::new(&Config::preset(profile))?;
-    let mut backend = manager.register()?;
+/// Nanoseconds per lock + release of one relation in `mode` by `backend`.
+fn time_single(backend: &mut turnstile_lock::Backend, mode: LockMode, budget: Duration) -> Result<f64, CliError> {
     let tag = LockTag::relation(DB, FIRST_RELATION);
     let mut failed = None;
     let ns = time_loop(budget, || {
@@ -191,7 +201,7 @@ fn time_single(profile: Profile, mode: LockMode, budget: Duration) -> Result<f64
 
 /// Runs `op` in batches until `budget` has passed; nanoseconds per call.
 fn time_loop(budget: Duration, mut op: impl FnMut()) -> f64 {
-    const BATCH: u64 = 2_000;
+    const BATCH: u64 = 500;
     for _ in 0..BATCH {
         op();
     }

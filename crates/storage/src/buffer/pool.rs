@@ -42,8 +42,8 @@ use crate::stats::{Counter, Counters};
 use crate::store::PageStore;
 // The store is a trait object, which loom's `Arc` cannot hold; no
 // handshake lives in its reference count, so std's is used.
-use std::sync::Arc;
 use std::ops::{Deref, DerefMut};
+use std::sync::Arc;
 use turnstile_sync::{
     tranche_stats, CachePadded, Config, LwLockExclusiveGuard, LwLockPolicy, LwLockSharedGuard, Tranche, TrancheStats,
 };
@@ -117,6 +117,19 @@ pub struct BufferPool {
     counters: Counters,
     mapping_base: TrancheStats,
 }
+
+/// How a write-back gets its checksums onto the pages it writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Checksums {
+    /// The caller holds the content locks exclusive and stamped them in
+    /// place: write the pages as they are.
+    Stamped,
+    /// The caller holds the content locks shared: write checksummed copies.
+    Copy,
+}
+
+/// The most pages one write-back `pwritev` carries (512 kB).
+pub const MAX_WRITE_RUN: usize = 64;
 
 /// How many times [`BufferPool::victim`] may find its candidate re-pinned,
 /// re-dirtied or content-locked before it gives up, per pool buffer.
@@ -225,7 +238,12 @@ impl BufferPool {
     /// Maps `tag` to `victim` and re-tags it with `flags` (step 3); if the
     /// tag got mapped meanwhile, pins that buffer instead and frees the
     /// victim (`Err`).
-    fn install<'a>(&'a self, victim: Victim<'a>, tag: BufferTag, flags: u32) -> Result<PinnedBuffer<'a>, PinnedBuffer<'a>> {
+    fn install<'a>(
+        &'a self,
+        victim: Victim<'a>,
+        tag: BufferTag,
+        flags: u32,
+    ) -> Result<PinnedBuffer<'a>, PinnedBuffer<'a>> {
         let mut map = self.mapping.partition(&tag).lock_exclusive();
         if let Some(&id) = map.get(&tag) {
             self.descs[id as usize].pin(false);
@@ -298,25 +316,12 @@ impl BufferPool {
     }
 
     /// A victim buffer: pinned only by the caller, clean, unmapped (step 2).
+    /// A dirty candidate is written back alone, as PostgreSQL's
+    /// `FlushBuffer` does.
     pub(crate) fn victim(&self, mut ring: Option<&mut Ring>) -> Result<Victim<'_>> {
         for _ in 0..self.descs.len() * VICTIM_RETRIES_PER_BUFFER {
-            let reused = ring.as_deref_mut().and_then(|r| r.next(&self.descs));
-            let (id, mut h) = match reused {
-                Some(found) => found,
-                None => {
-                    let found = self.clock.victim(&self.descs)?;
-                    if let Some(r) = ring.as_deref_mut() {
-                        r.put(found.0);
-                    }
-                    found
-                }
-            };
-            debug_assert_eq!(refcount(h.state), 0);
-            h.state += REFCOUNT_ONE;
-            let state = h.state;
-            drop(h);
-            let victim = Victim { pool: self, id };
-            let desc = &self.descs[id as usize];
+            let (victim, state) = self.candidate(ring.as_deref_mut())?;
+            let desc = &self.descs[victim.id as usize];
             if state & DIRTY != 0 {
                 // Someone holding the content lock is using the page: pick
                 // another victim rather than wait (PostgreSQL does the same).
@@ -325,33 +330,208 @@ impl BufferPool {
                     self.counters.add(Counter::DirtyWritebacks, 1);
                 }
             }
-            if state & TAG_VALID != 0 {
-                let old = desc.tag();
-                let mut map = self.mapping.partition(&old).lock_exclusive();
-                let mut h = desc.lock_header();
-                if refcount(h.state) != 1 || h.state & DIRTY != 0 {
-                    // Pinned or re-dirtied since: not a victim after all.
-                    continue;
-                }
-                h.state &= !(TAG_VALID | VALID | IO_ERROR | USAGE_MASK);
-                drop(h);
-                let removed = map.remove(&old);
-                debug_assert_eq!(removed, Some(id), "mapping and TAG_VALID disagree");
-                drop(map);
-                self.counters.add(Counter::Evictions, 1);
+            if self.unmap(&victim, state) {
+                return Ok(victim);
             }
-            return Ok(victim);
         }
         Err(StorageError::AllBuffersPinned { shared_buffers: self.descs.len() })
     }
 
-    /// `n` victims (see [`BufferPool::victim`]), all or none.
+    /// `n` victims (see [`BufferPool::victim`]), all or none. Dirty
+    /// candidates holding consecutive blocks of one relation are written
+    /// back together, one `pwritev` per run of up to [`MAX_WRITE_RUN`]
+    /// pages (seed 001: 16 × 8 kB per call instead of 16 calls) — with a
+    /// bulk-write ring they are exactly that: the pages of an earlier bulk
+    /// extension.
     pub(crate) fn victims(&self, n: usize, mut ring: Option<&mut Ring>) -> Result<Vec<Victim<'_>>> {
         let mut out = Vec::with_capacity(n);
-        for _ in 0..n {
-            out.push(self.victim(ring.as_deref_mut())?);
+        let mut attempts = 0;
+        while out.len() < n {
+            let wanted = n - out.len();
+            attempts += wanted;
+            if attempts > self.descs.len() * VICTIM_RETRIES_PER_BUFFER + n {
+                return Err(StorageError::AllBuffersPinned { shared_buffers: self.descs.len() });
+            }
+            let mut candidates = Vec::with_capacity(wanted);
+            for _ in 0..wanted {
+                candidates.push(self.candidate(ring.as_deref_mut())?);
+            }
+            // Clean the dirty ones whose content lock is free, in runs.
+            // Only we pin them, so nobody else wants their content lock:
+            // take it exclusive and stamp the checksum in place, which
+            // saves the copy a shared-lock write-back needs.
+            let mut busy = vec![false; candidates.len()];
+            let mut dirty = Vec::new();
+            for (i, (victim, state)) in candidates.iter().enumerate() {
+                if state & DIRTY == 0 {
+                    continue;
+                }
+                let desc: &BufferDesc = &self.descs[victim.id as usize];
+                match desc.content.try_lock_exclusive() {
+                    Some(mut content) => {
+                        let tag = desc.tag();
+                        page::set_checksum(&mut content, tag.block);
+                        dirty.push((tag, desc, content));
+                    }
+                    None => busy[i] = true,
+                }
+            }
+            dirty.sort_by_key(|(tag, _, _)| *tag);
+            let written = {
+                let items: Vec<(&BufferDesc, &PageBuf)> = dirty.iter().map(|(_, d, c)| (*d, &***c)).collect();
+                self.write_back_runs(&items, Checksums::Stamped)
+            };
+            drop(dirty);
+            self.counters.add(Counter::DirtyWritebacks, written? as u64);
+            for ((victim, state), busy) in candidates.into_iter().zip(busy) {
+                if !busy && self.unmap(&victim, state) {
+                    out.push(victim);
+                }
+            }
         }
         Ok(out)
+    }
+
+    /// Picks a candidate from `ring` or the clock sweep and pins it under
+    /// its header lock (PostgreSQL's `PinBuffer_Locked`); returns it with
+    /// the state it had then.
+    fn candidate(&self, ring: Option<&mut Ring>) -> Result<(Victim<'_>, u32)> {
+        let (id, mut h) = match ring {
+            Some(r) => match r.next(&self.descs) {
+                Some(found) => found,
+                None => {
+                    let found = self.clock.victim(&self.descs)?;
+                    r.put(found.0);
+                    found
+                }
+            },
+            None => self.clock.victim(&self.descs)?,
+        };
+        debug_assert_eq!(refcount(h.state), 0);
+        h.state += REFCOUNT_ONE;
+        let state = h.state;
+        drop(h);
+        Ok((Victim { pool: self, id }, state))
+    }
+
+    /// Removes a clean candidate's old mapping entry. `false` if it was
+    /// pinned or dirtied again meanwhile: not a victim after all.
+    fn unmap(&self, victim: &Victim<'_>, state: u32) -> bool {
+        if state & TAG_VALID == 0 {
+            return true;
+        }
+        let desc = &self.descs[victim.id as usize];
+        let old = desc.tag();
+        let mut map = self.mapping.partition(&old).lock_exclusive();
+        let mut h = desc.lock_header();
+        if refcount(h.state) != 1 || h.state & DIRTY != 0 {
+            return false;
+        }
+        h.state &= !(TAG_VALID | VALID | IO_ERROR | USAGE_MASK);
+        drop(h);
+        let removed = map.remove(&old);
+        debug_assert_eq!(removed, Some(victim.id), "mapping and TAG_VALID disagree");
+        drop(map);
+        self.counters.add(Counter::Evictions, 1);
+        true
+    }
+
+    /// Writes back the dirty buffers among `items` (sorted by tag; each
+    /// pinned by the caller with its content lock held shared), one
+    /// `pwritev` per run of consecutive blocks. Returns the pages written.
+    fn write_back_runs(&self, items: &[(&BufferDesc, &PageBuf)], checksums: Checksums) -> Result<usize> {
+        let mut written = 0;
+        let mut start = 0;
+        while start < items.len() {
+            let first = items[start].0.tag();
+            let mut end = start + 1;
+            while end < items.len() && end - start < MAX_WRITE_RUN {
+                let tag = items[end].0.tag();
+                if (tag.rel, tag.fork) != (first.rel, first.fork) || tag.block != first.block + (end - start) as u32 {
+                    break;
+                }
+                end += 1;
+            }
+            written += self.write_back_run(&items[start..end], checksums)?;
+            start = end;
+        }
+        Ok(written)
+    }
+
+    /// Writes one run of consecutive dirty buffers. Buffers someone else
+    /// cleaned first split the run.
+    fn write_back_run(&self, run: &[(&BufferDesc, &PageBuf)], checksums: Checksums) -> Result<usize> {
+        // I/O locks in buffer order; nobody else holds several.
+        let mut order: Vec<usize> = (0..run.len()).collect();
+        order.sort_by_key(|&i| run[i].0 as *const BufferDesc as usize);
+        let mut ios: Vec<Option<LwLockExclusiveGuard<'_, ()>>> = (0..run.len()).map(|_| None).collect();
+        for i in order {
+            ios[i] = Some(run[i].0.io.lock_exclusive());
+        }
+        let mut still_dirty = vec![false; run.len()];
+        for (i, (desc, _)) in run.iter().enumerate() {
+            let mut h = desc.lock_header();
+            if h.state & DIRTY != 0 {
+                h.state |= IO_IN_PROGRESS;
+                still_dirty[i] = true;
+            }
+        }
+        let mut result = Ok(0);
+        let mut i = 0;
+        while i < run.len() {
+            if !still_dirty[i] {
+                i += 1;
+                continue;
+            }
+            let mut j = i;
+            while j < run.len() && still_dirty[j] {
+                j += 1;
+            }
+            let first = run[i].0.tag();
+            let outcome = match checksums {
+                Checksums::Stamped => {
+                    let refs: Vec<&PageBuf> = run[i..j].iter().map(|(_, p)| *p).collect();
+                    self.store.write_pages(first, &refs)
+                }
+                Checksums::Copy => with_scratch_run(j - i, |copies| {
+                    for (k, copy) in copies.iter_mut().enumerate() {
+                        copy.copy_from_slice(run[i + k].1);
+                        page::set_checksum(copy, first.block + k as u32);
+                    }
+                    let refs: Vec<&PageBuf> = copies.iter().map(|c| &**c).collect();
+                    self.store.write_pages(first, &refs)
+                }),
+            };
+            for (desc, _) in &run[i..j] {
+                let mut h = desc.lock_header();
+                h.state &= !IO_IN_PROGRESS;
+                if outcome.is_ok() {
+                    h.state &= !(DIRTY | IO_ERROR);
+                } else {
+                    h.state |= IO_ERROR;
+                }
+            }
+            match outcome {
+                Ok(()) => {
+                    self.counters.add(Counter::Writes, (j - i) as u64);
+                    if let Ok(n) = &mut result {
+                        *n += j - i;
+                    }
+                }
+                Err(e) => {
+                    // Clear IO_IN_PROGRESS on the rest before reporting.
+                    for (k, (desc, _)) in run.iter().enumerate().skip(j) {
+                        if still_dirty[k] {
+                            desc.lock_header().state &= !IO_IN_PROGRESS;
+                        }
+                    }
+                    return Err(e);
+                }
+            }
+            i = j;
+        }
+        drop(ios);
+        result
     }
 
     /// Writes a dirty buffer's page out (PostgreSQL's `FlushBuffer`): the
@@ -391,24 +571,48 @@ impl BufferPool {
     }
 
     /// Writes every dirty buffer back, then makes the store durable
-    /// (`fsync`): a checkpoint without a WAL.
+    /// (`fsync`): a checkpoint without a WAL. Dirty buffers are taken in
+    /// batches, sorted by block and written in runs (one `pwritev` per run
+    /// of consecutive blocks), as PostgreSQL's checkpointer sorts its
+    /// writes; a buffer whose content lock is busy is written alone
+    /// afterwards, waiting for the lock while holding no other.
     pub fn flush_all(&self) -> Result<()> {
-        for desc in self.descs.iter() {
-            if desc.load() & (VALID | DIRTY) != (VALID | DIRTY) {
-                continue;
-            }
-            let pin = {
+        const BATCH: usize = 1024;
+        let mut next = 0;
+        while next < self.descs.len() {
+            let mut pinned = Vec::new();
+            while next < self.descs.len() && pinned.len() < BATCH {
+                let desc: &BufferDesc = &self.descs[next];
+                next += 1;
+                if desc.load() & (VALID | DIRTY) != (VALID | DIRTY) {
+                    continue;
+                }
                 let mut h = desc.lock_header();
                 if h.state & (VALID | DIRTY) != (VALID | DIRTY) {
                     continue;
                 }
                 h.state += REFCOUNT_ONE;
-                PinGuard(desc)
-            };
-            let content = desc.content.lock_shared();
-            self.write_back(desc, &content)?;
-            drop(content);
-            drop(pin);
+                drop(h);
+                pinned.push(PinGuard(desc));
+            }
+            let mut locked = Vec::with_capacity(pinned.len());
+            let mut busy = Vec::new();
+            for pin in &pinned {
+                match pin.0.content.try_lock_shared() {
+                    Some(content) => locked.push((pin.0.tag(), pin.0, content)),
+                    None => busy.push(pin.0),
+                }
+            }
+            locked.sort_by_key(|(tag, _, _)| *tag);
+            let items: Vec<(&BufferDesc, &PageBuf)> = locked.iter().map(|(_, d, c)| (*d, &***c)).collect();
+            self.write_back_runs(&items, Checksums::Copy)?;
+            drop(items);
+            drop(locked);
+            for desc in busy {
+                let content = desc.content.lock_shared();
+                self.write_back(desc, &content)?;
+            }
+            drop(pinned);
         }
         self.store.sync_all()
     }
@@ -478,6 +682,24 @@ impl BufferPool {
 
 thread_local! {
     static SCRATCH: std::cell::RefCell<Box<PageBuf>> = std::cell::RefCell::new(Box::new([0; PAGE_SIZE]));
+}
+
+thread_local! {
+    static SCRATCH_RUN: std::cell::RefCell<Vec<Box<PageBuf>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` on `n` scratch pages of this thread (the checksummed copies
+/// of a write-back run).
+fn with_scratch_run<R>(n: usize, f: impl FnOnce(&mut [Box<PageBuf>]) -> R) -> R {
+    SCRATCH_RUN.with(|s| match s.try_borrow_mut() {
+        Ok(mut pages) => {
+            while pages.len() < n {
+                pages.push(Box::new([0; PAGE_SIZE]));
+            }
+            f(&mut pages[..n])
+        }
+        Err(_) => f(&mut (0..n).map(|_| Box::new([0; PAGE_SIZE])).collect::<Vec<_>>()),
+    })
 }
 
 /// Runs `f` on this thread's scratch page (the checksummed copy written

@@ -1,0 +1,212 @@
+//! Queries against an oracle (the same rows in a `Vec`): plain and
+//! partitioned tables, with and without indexes, both modes, both
+//! profiles; and the relation-lock counts of seed 000's shapes.
+
+use turnstile_engine::catalog::{PartitionBound, PartitionStrategy};
+use turnstile_engine::query::{Operand, Query, QueryError, QueryMode};
+use turnstile_engine::types::ColumnType::{Int4, Int8, Text};
+use turnstile_engine::types::Value;
+use turnstile_engine::{Engine, EngineError, Session};
+use turnstile_sync::{Config, Profile};
+
+const N: i32 = 2000;
+const BRANCHES: i32 = 20;
+
+fn aid_parent(aid: i32) -> i32 {
+    (aid * 7919 + 13) % N // a permutation of 0..N
+}
+
+fn account(aid: i32) -> Vec<Value> {
+    vec![
+        Value::Int4(aid),
+        Value::Int4(aid % BRANCHES),
+        Value::Int8(i64::from(aid) * 3),
+        Value::Text("x".repeat(20)),
+        Value::Int4(aid_parent(aid)),
+    ]
+}
+
+fn branch(bid: i32) -> Vec<Value> {
+    vec![Value::Int4(bid), Value::Int8(i64::from(bid) * 1000), Value::Text("b".into())]
+}
+
+/// `accounts` with `partitions` range partitions (0 = a plain table), a
+/// primary key on `aid`, optionally an index on `aid_parent`; `branches`
+/// with a primary key on `bid`.
+fn load(s: &mut Session, partitions: i32, aid_parent_index: bool) {
+    let cols = [("aid", Int4), ("bid", Int4), ("abalance", Int8), ("filler", Text), ("aid_parent", Int4)];
+    if partitions == 0 {
+        s.create_table("accounts", &cols, None).unwrap();
+    } else {
+        s.create_table("accounts", &cols, Some((PartitionStrategy::Range, "aid"))).unwrap();
+        let width = N / partitions;
+        for p in 0..partitions {
+            let bound = PartitionBound::Range { from: i64::from(p * width), to: i64::from((p + 1) * width) };
+            s.create_partition("accounts", &format!("accounts_{p}"), bound).unwrap();
+        }
+    }
+    s.create_index("accounts", "accounts_pkey", &["aid"], true).unwrap();
+    s.insert_many("accounts", (0..N).map(account)).unwrap();
+    if aid_parent_index {
+        s.create_index("accounts", "accounts_aid_parent", &["aid_parent"], false).unwrap();
+    }
+    s.create_table("branches", &[("bid", Int4), ("bbalance", Int8), ("filler", Text)], None).unwrap();
+    s.insert_many("branches", (0..BRANCHES).map(branch)).unwrap();
+    s.create_index("branches", "branches_pkey", &["bid"], true).unwrap();
+}
+
+fn w1_query() -> Query {
+    Query::from("accounts")
+        .join("branches", "accounts.bid", "bid")
+        .filter("accounts.aid_parent", Operand::Param(1))
+        .select(&["accounts.aid", "accounts.abalance", "branches.bid", "branches.bbalance"])
+}
+
+fn oracle(parent: i32) -> Vec<Vec<Value>> {
+    let mut out: Vec<Vec<Value>> = (0..N)
+        .map(account)
+        .filter(|a| a[4] == Value::Int4(parent))
+        .flat_map(|a| {
+            (0..BRANCHES)
+                .map(branch)
+                .filter(|b| b[0] == a[1])
+                .map(|b| vec![a[0].clone(), a[2].clone(), b[0].clone(), b[1].clone()])
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    out.sort_by(|x, y| x[0].sql_cmp(&y[0]));
+    out
+}
+
+#[test]
+fn joins_match_the_oracle_in_every_variant() {
+    for profile in Profile::ALL {
+        for partitions in [0, 10] {
+            for aid_parent_index in [false, true] {
+                let dir = tempfile::tempdir().unwrap();
+                let engine = Engine::open(dir.path(), Config::preset(profile)).unwrap();
+                let mut s = engine.session().unwrap();
+                load(&mut s, partitions, aid_parent_index);
+                for mode in [QueryMode::Simple, QueryMode::Prepared] {
+                    let mut slot = None;
+                    for parent in [0, 1, 777, N - 1, N + 5] {
+                        let mut got = s.run(mode, &w1_query(), &mut slot, &[Value::Int4(parent)]).unwrap();
+                        got.sort_by(|x, y| x[0].sql_cmp(&y[0]));
+                        assert_eq!(
+                            got,
+                            oracle(parent),
+                            "{profile} P={partitions} index={aid_parent_index} {mode:?} parent={parent}"
+                        );
+                    }
+                }
+                // Point lookups by partition key prune to one partition.
+                let q = Query::from("accounts").filter("aid", 1234).select(&["aid_parent"]);
+                assert_eq!(s.query(&q, &[]).unwrap(), vec![vec![Value::Int4(aid_parent(1234))]]);
+                assert!(engine.locks().locks().is_empty());
+            }
+        }
+    }
+}
+
+/// Relation locks taken by one execution, as PostgreSQL 15 takes them on
+/// the W1 query (`pg_locks` in an open transaction): with P partitions
+/// each having two indexes, a simple execution locks 3P + 3 relations, a
+/// prepared (generic) one 2P + 3. With `index_prefilter` the planner skips
+/// the primary keys it cannot use: 2P + 3 in both modes.
+#[test]
+fn lock_counts_follow_postgresqls_shapes() {
+    let p = 10u64;
+    for profile in Profile::ALL {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = Engine::open(dir.path(), Config::preset(profile)).unwrap();
+        let mut s = engine.session().unwrap();
+        load(&mut s, p as i32, true);
+        for mode in [QueryMode::Simple, QueryMode::Prepared] {
+            let mut slot = None;
+            s.run(mode, &w1_query(), &mut slot, &[Value::Int4(5)]).unwrap();
+            let before = s.backend().stats();
+            s.begin().unwrap();
+            s.run(mode, &w1_query(), &mut slot, &[Value::Int4(5)]).unwrap();
+            let locks = engine.locks().locks().len() as u64;
+            s.commit().unwrap();
+            let d = s.backend().stats().since(&before);
+            let expected = match (profile, mode) {
+                (Profile::Classic, QueryMode::Simple) => 3 * p + 3,
+                _ => 2 * p + 3,
+            };
+            assert_eq!(locks, expected, "{profile} {mode:?}: pg_locks rows");
+            assert_eq!(d.fast_path_acquires + d.shared_acquires, expected, "{profile} {mode:?}: {d:?}");
+            if profile == Profile::Classic {
+                assert_eq!(d.fast_path_acquires, 16, "classic: 16 fast-path slots, the rest shared");
+            } else {
+                assert_eq!(d.shared_acquires, 0, "scalable: everything on the fast path");
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_queries_are_typed_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::open(dir.path(), Config::default()).unwrap();
+    let mut s = engine.session().unwrap();
+    load(&mut s, 0, false);
+    let cases: Vec<(Query, Vec<Value>)> = vec![
+        (Query::from("nope"), vec![]),
+        (Query::from("accounts").filter("nope", 1), vec![]),
+        (Query::from("accounts").join("branches", "bid", "nope"), vec![]),
+        (Query::from("accounts").filter("aid", "text"), vec![]),
+        (Query::from("accounts").filter("aid", Operand::Param(2)), vec![Value::Int4(1)]),
+        (Query::from("accounts_pkey"), vec![]),
+    ];
+    for (q, params) in cases {
+        let err = s.query(&q, &params).unwrap_err();
+        assert!(matches!(err, EngineError::Query(_) | EngineError::Catalog(_)), "{q}: {err}");
+    }
+    let err = s.query(&Query::from("accounts").join("branches", "bid", "bid").select(&["filler"]), &[]).unwrap_err();
+    assert!(matches!(err, EngineError::Query(QueryError::AmbiguousColumn(_))), "{err}");
+    assert!(engine.locks().locks().is_empty(), "a failed query kept its locks");
+}
+
+#[test]
+fn a_prepared_plan_is_remade_after_ddl() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::open(dir.path(), Config::default()).unwrap();
+    let mut s = engine.session().unwrap();
+    load(&mut s, 0, false);
+    let q = Query::from("accounts").filter("aid_parent", Operand::Param(1)).select(&["aid"]);
+    let mut p = s.prepare(&q).unwrap();
+    assert!(p.plan().explain().contains("Seq Scan"));
+    s.create_index("accounts", "ap", &["aid_parent"], false).unwrap();
+    let rows = s.execute(&mut p, &[Value::Int4(aid_parent(42))]).unwrap();
+    assert_eq!(rows, vec![vec![Value::Int4(42)]]);
+    assert!(p.plan().explain().contains("Index Scan using ap"), "{}", p.plan().explain());
+}
+
+#[test]
+fn views_report_the_work_done() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::open(dir.path(), Config::default()).unwrap();
+    {
+        let mut s = engine.session().unwrap();
+        load(&mut s, 10, true);
+        let mut slot = None;
+        for i in 0..5 {
+            s.run(QueryMode::Prepared, &w1_query(), &mut slot, &[Value::Int4(i)]).unwrap();
+        }
+        let m = s.memory_stats();
+        assert!(m.contexts >= 5 && m.allocations >= 5 * 2 * 11, "{m:?}");
+        assert!(m.blocks_from_cache > 0, "the block cache served nothing: {m:?}");
+    }
+    let ext = engine.extension_stats();
+    assert!(ext.extensions > 0 && ext.blocks_added > 0, "{ext:?}");
+    assert!(engine.memory_stats().contexts >= 5, "a finished session's memory counters were lost");
+    let b = engine.buffer_stats();
+    assert!(b.hits > 0, "{b:?}");
+    let fd = engine.fd_stats();
+    assert!(fd.opens > 0 && fd.hit_ratio() > 0.5, "{fd:?}");
+    let l = engine.lock_stats();
+    assert!(l.fast_path_acquires > 0 && l.strong_acquires > 0, "{l:?}");
+    assert!(engine.locks_view().is_empty());
+    assert!(engine.activity().is_empty(), "ended sessions left activity rows");
+}

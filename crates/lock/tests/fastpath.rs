@@ -1,0 +1,177 @@
+//! The fast path end to end: slot counts per profile, growth, transfers by
+//! strong lockers, release of transferred locks, and the views.
+
+mod common;
+
+use common::*;
+use std::time::Duration;
+use turnstile_lock::{LockError, LockManager, LockMode::*, LockTag, Wait};
+use turnstile_sync::{Config, Profile};
+
+fn preset(profile: Profile) -> std::sync::Arc<LockManager> {
+    LockManager::new(&Config::preset(profile)).unwrap()
+}
+
+#[test]
+fn classic_keeps_sixteen_locks_on_the_fast_path_and_counts_the_overflow() {
+    let m = preset(Profile::Classic);
+    let mut b = m.register().unwrap();
+    for round in 0..3 {
+        for r in 0..1000 {
+            b.lock(rel(r), AccessShare, Wait::Block).unwrap();
+        }
+        let s = b.stats();
+        assert_eq!(s.fast_path_acquires, 16 * (round + 1));
+        assert_eq!(s.shared_acquires, 984 * (round + 1));
+        assert_eq!(s.fast_path_overflows, 984 * (round + 1));
+        assert_eq!(s.fast_path_grows, 0, "classic never grows");
+        b.release_all();
+    }
+    assert_eq!(m.occupancy().lock_objects, 0);
+}
+
+#[test]
+fn scalable_grows_until_two_thousand_relations_stay_on_the_fast_path() {
+    let m = preset(Profile::Scalable);
+    let mut b = m.register().unwrap();
+    for r in 0..2000 {
+        b.lock(rel(r), RowExclusive, Wait::Block).unwrap();
+    }
+    let first = b.stats();
+    assert_eq!(first.shared_acquires, 0);
+    assert!(first.fast_path_grows >= 1);
+    assert_eq!(m.occupancy().fast_path_entries, 2000);
+    b.release_all();
+    for r in 0..2000 {
+        b.lock(rel(r), RowExclusive, Wait::Block).unwrap();
+    }
+    let second = b.stats().since(&first);
+    assert_eq!((second.shared_acquires, second.fast_path_grows, second.partition_lock_acquires), (0, 0, 0));
+    // Locks held across growth are found by a strong locker: it scans the
+    // group the relation maps to in the grown array.
+    let mut strong = m.register().unwrap();
+    let err = strong.lock(rel(3), Share, Wait::NoWait).unwrap_err();
+    assert!(matches!(err, LockError::NotAvailable { .. }));
+    assert_eq!(strong.stats().transfers, 1);
+    b.release_all();
+    strong.lock(rel(3), Share, Wait::NoWait).unwrap();
+}
+
+#[test]
+fn a_growing_fast_path_stops_at_its_maximum() {
+    let mut c = Config::default();
+    c.lock.fast_path_slots = 16;
+    c.lock.fast_path_slots_max = 64;
+    let m = LockManager::new(&c).unwrap();
+    let mut b = m.register().unwrap();
+    for r in 0..200 {
+        b.lock(rel(r), AccessShare, Wait::Block).unwrap();
+    }
+    let s = b.stats();
+    assert_eq!(s.fast_path_grows, 2, "16 → 32 → 64 slots");
+    assert!(s.fast_path_acquires <= 64 && s.fast_path_acquires >= 48, "{}", s.fast_path_acquires);
+    assert_eq!(s.fast_path_acquires + s.shared_acquires, 200);
+    assert_eq!(s.fast_path_overflows, s.shared_acquires);
+}
+
+#[test]
+fn a_strong_lock_moves_weak_fast_path_locks_and_their_owner_releases_them_once() {
+    for profile in Profile::ALL {
+        let m = preset(profile);
+        let (weak, strong) = (Session::new(&m, "weak"), Session::new(&m, "strong"));
+        let t = rel(77);
+        weak.lock(t, AccessShare).ok();
+        weak.lock(t, RowExclusive).ok();
+        weak.lock(rel(78), AccessShare).ok();
+        assert!(m.locks().iter().all(|r| r.fastpath));
+        strong.lock(t, AccessExclusive).waiting();
+        // Both of weak's modes on t were moved to the shared table.
+        let rows = m.locks();
+        let on_t: Vec<_> = rows.iter().filter(|r| r.tag == t && r.granted).collect();
+        assert_eq!(on_t.len(), 2);
+        assert!(on_t.iter().all(|r| !r.fastpath && r.backend == weak.id));
+        let waiting: Vec<_> = rows.iter().filter(|r| !r.granted).collect();
+        assert_eq!(waiting.len(), 1);
+        assert!(waiting[0].wait_start.is_some() && waiting[0].mode == AccessExclusive);
+        assert!(rows.iter().any(|r| r.tag == rel(78) && r.fastpath), "other relations stay");
+        // Releasing finds the moved locks in the shared table, once.
+        weak.step(move |b| b.unlock(t, AccessShare)).ok();
+        assert!(strong.is_waiting());
+        weak.commit().ok();
+        strong.completed().unwrap();
+        // While the strong lock is held, weak lockers use the shared table.
+        weak.lock(t, AccessShare).waiting();
+        strong.commit().ok();
+        weak.completed().unwrap();
+        let weak_row = m.locks().into_iter().find(|r| r.tag == t).unwrap();
+        assert!(!weak_row.fastpath && weak_row.granted);
+        weak.commit().ok();
+        // The strong counter is back to zero: the fast path is used again.
+        weak.lock(t, AccessShare).ok();
+        assert!(m.locks().iter().all(|r| r.fastpath));
+        weak.commit().ok();
+        let o = m.occupancy();
+        assert_eq!((o.lock_objects, o.fast_path_entries, o.strong_locks), (0, 0, 0));
+        assert_eq!(m.stats().transfers, 2);
+        m.check_invariants();
+    }
+}
+
+#[test]
+fn release_all_notices_a_transferred_lock_among_many() {
+    let m = preset(Profile::Scalable);
+    let (weak, strong) = (Session::new(&m, "weak"), Session::new(&m, "strong"));
+    weak.step(|b| {
+        for r in 0..500 {
+            b.lock(rel(r), AccessShare, Wait::Block)?;
+        }
+        Ok(())
+    })
+    .ok();
+    strong.lock(rel(250), Exclusive).ok(); // Exclusive coexists with AccessShare
+    strong.lock(rel(251), AccessExclusive).waiting();
+    weak.commit().ok(); // releases 498 from the slots, 2 from the shared table
+    strong.completed().unwrap();
+    strong.commit().ok();
+    let o = m.occupancy();
+    assert_eq!((o.lock_objects, o.fast_path_entries, o.strong_locks), (0, 0, 0));
+    m.check_invariants();
+}
+
+#[test]
+fn a_failed_strong_request_gives_back_its_counter() {
+    let m = preset(Profile::Scalable);
+    let (a, b) = (Session::new(&m, "a"), Session::new(&m, "b"));
+    a.lock(rel(1), AccessShare).ok();
+    b.step(|b| b.lock(rel(1), AccessExclusive, Wait::Timeout(Duration::from_millis(100))).map(|_| ())).waiting();
+    assert!(matches!(b.completed(), Err(LockError::Timeout { .. })));
+    assert_eq!(m.occupancy().strong_locks, 0);
+    a.commit().ok();
+    a.lock(rel(1), AccessShare).ok();
+    assert!(m.locks().iter().all(|r| r.fastpath), "fast path usable again");
+}
+
+#[test]
+fn views_show_every_kind_of_tag() {
+    let m = preset(Profile::Scalable);
+    let mut b = m.register().unwrap();
+    let tags = [
+        LockTag::relation(3, 10),
+        LockTag::relation_extend(3, 10),
+        LockTag::page(3, 10, 4),
+        LockTag::tuple(3, 10, 4, 2),
+        LockTag::transaction_id(3, 900),
+        LockTag::object(3, 1259, 10, 0),
+        LockTag::advisory(3, 1 << 40),
+    ];
+    for t in tags {
+        b.lock(t, ShareUpdateExclusive, Wait::Block).unwrap();
+    }
+    let mut types: Vec<_> = m.locks().into_iter().map(|r| (r.locktype, r.database, r.relation)).collect();
+    types.sort();
+    assert_eq!(types.len(), 7);
+    assert!(types.contains(&("extend", 3, Some(10))));
+    assert!(types.contains(&("transactionid", 3, None)));
+    assert!(types.contains(&("advisory", 3, None)));
+    assert_eq!(m.stats().shared_acquires, 7);
+}
