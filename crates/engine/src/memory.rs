@@ -57,6 +57,7 @@
 
 use std::alloc::{alloc, dealloc, Layout};
 use std::cell::{Cell, RefCell};
+use std::mem::MaybeUninit;
 use std::ptr::NonNull;
 
 /// The smallest block (PostgreSQL's `ALLOCSET_DEFAULT_INITSIZE`).
@@ -249,7 +250,7 @@ impl<'c> MemoryContext<'c> {
         }
     }
 
-    /// A zeroed-then-defaulted slice of `n` values, valid while the context
+    /// A slice of `n` default values, valid while the context
     /// lives.
     #[allow(clippy::mut_from_ref)] // each call carves a fresh, disjoint region
     pub fn alloc_slice<T: Copy + Default>(&self, n: usize) -> &mut [T] {
@@ -260,16 +261,7 @@ impl<'c> MemoryContext<'c> {
         if size == 0 {
             return &mut [];
         }
-        let (mut start, mut end) = self.cursor.get();
-        let mut at = start.next_multiple_of(align);
-        if start == 0 || at + size > end {
-            self.new_block(size);
-            (start, end) = self.cursor.get();
-            at = start;
-            debug_assert!(at + size <= end);
-        }
-        self.cursor.set((at + size, end));
-        let ptr = at as *mut T;
+        let ptr = self.carve(size, align) as *mut T;
         // SAFETY: `at..at + size` lies inside a block this context owns and
         // never frees or moves before it is dropped (which needs `&mut
         // self`, so no returned slice is alive then); the region is disjoint
@@ -283,6 +275,39 @@ impl<'c> MemoryContext<'c> {
             }
             std::slice::from_raw_parts_mut(ptr, n)
         }
+    }
+
+    /// An uninitialised slice of `n` values, valid while the context lives —
+    /// what `palloc` returns: the caller writes an element before reading
+    /// it, and pages it never touches are never faulted in.
+    #[allow(clippy::mut_from_ref)] // each call carves a fresh, disjoint region
+    pub fn alloc_uninit<T: Copy>(&self, n: usize) -> &mut [MaybeUninit<T>] {
+        self.allocations.set(self.allocations.get() + 1);
+        let size = std::mem::size_of::<T>().checked_mul(n).expect("allocation size overflows usize");
+        let align = std::mem::align_of::<T>();
+        assert!(align <= BLOCK_ALIGN, "alignment {align} exceeds the block alignment");
+        if size == 0 {
+            return &mut [];
+        }
+        let at = self.carve(size, align);
+        // SAFETY: as in `alloc_slice`: `at..at + size` is an aligned region
+        // of a live block of this context, disjoint from every other; a
+        // `MaybeUninit<T>` may hold any bytes, so no initialisation is needed.
+        unsafe { std::slice::from_raw_parts_mut(at as *mut MaybeUninit<T>, n) }
+    }
+
+    /// Reserves `size` bytes aligned to `align` and returns their address.
+    fn carve(&self, size: usize, align: usize) -> usize {
+        let (start, end) = self.cursor.get();
+        let mut at = start.next_multiple_of(align);
+        if start == 0 || at + size > end {
+            self.new_block(size);
+            at = self.cursor.get().0;
+        }
+        let (_, end) = self.cursor.get();
+        debug_assert!(at + size <= end);
+        self.cursor.set((at + size, end));
+        at
     }
 
     /// Starts a new current block big enough for `size` bytes.
@@ -392,6 +417,19 @@ mod tests {
         let ctx = MemoryContext::new(&mut cache);
         let reused: &mut [u64] = ctx.alloc_slice(5);
         assert!(reused.iter().all(|&x| x == 0), "a reused block leaked old values");
+    }
+
+    #[test]
+    fn uninitialised_slices_are_disjoint_from_initialised_ones() {
+        let mut cache = BlockCache::new(false);
+        let ctx = MemoryContext::new(&mut cache);
+        let a: &mut [MaybeUninit<u32>] = ctx.alloc_uninit(3000);
+        let b: &mut [u32] = ctx.alloc_slice(3000);
+        for (i, x) in a.iter_mut().enumerate() {
+            x.write(i as u32);
+        }
+        assert!(b.iter().all(|&x| x == 0), "writing one slice changed another");
+        assert_eq!(ctx.alloc_uninit::<u64>(0).len(), 0);
     }
 
     #[test]

@@ -13,6 +13,7 @@ use turnstile_sync::config::{Config, Profile};
 mod harness;
 mod micro;
 mod report;
+mod run;
 
 /// Many-core lock and resource manager lab: reproduces PostgreSQL
 /// scalability experiments under the `classic` and `scalable` profiles.
@@ -36,6 +37,9 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run one seed workload under both profiles over lists of parameters
+    /// and client counts (e.g. `turnstile run W1 --partitions 0,100 --clients 1,8`).
+    Run(run::Args),
     /// Micro-benchmarks of single primitives.
     Micro {
         #[command(subcommand)]
@@ -73,6 +77,10 @@ fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Reproduce { data_dir, json } => reproduce(data_dir, json),
         Command::Micro { bench } => micro::run(bench),
+        Command::Run(args) => {
+            let json = args.json;
+            run::run(&args)?.print(json)
+        }
         Command::Config { profile, file, set } => {
             let config = build_config(Profile::parse(&profile)?, file.as_deref(), &set)?;
             print!("{}", config.to_toml_string());

@@ -262,26 +262,36 @@ impl Backend {
             self.fp_local -= 1;
             let slot = &self.manager.backends[self.id];
             let mut fp = slot.fast_path.lock_exclusive();
-            if let Some(group) = fp.ungrant(tag.fast_path_key(), mode) {
-                if self.fp_at_max {
-                    self.fp_used[group] = fp.used_in_group(group) as u8;
-                }
+            let found = fp.ungrant(tag.fast_path_key(), mode).is_some();
+            if self.fp_at_max {
+                // Recount the group whether or not the lock was there:
+                // transfers may have emptied slots behind our back.
+                let group = group_of(tag.fast_path_key() as u32, self.fp_log2);
+                self.fp_used[group] = fp.used_in_group(group) as u8;
+            }
+            if found {
                 return Ok(());
             }
             // Not in our slots: a strong locker moved it to the shared table.
         }
+        self.unlock_shared(held);
+        Ok(())
+    }
+
+    /// The shared-table part of [`Self::unlock`].
+    #[inline(never)]
+    fn unlock_shared(&mut self, held: LocalLock) {
         let ctx = Ctx::new(&self.manager, self.id);
         let mut woken = Vec::new();
         {
-            let p = ctx.manager.shared.partition_of(hash);
+            let p = ctx.manager.shared.partition_of(held.hash);
             let mut table = ctx.lock_partition(p);
             ctx.release_in(&mut table, p, &held, &mut woken);
         }
         unpark_all(woken);
         if held.strong {
-            ctx.end_strong(hash);
+            ctx.end_strong(held.hash);
         }
-        Ok(())
     }
 
     /// Releases every lock this backend holds, however often acquired: the
@@ -299,30 +309,39 @@ impl Backend {
             let mut fp = (self.fp_local > 0).then(|| slot.fast_path.lock_exclusive());
             // Each of our fast-path locks still in our slots is one mode bit
             // there, and transfers only remove bits: equal counts mean none
-            // was moved, and the slots can be emptied at once.
-            let bulk = fp.as_ref().is_some_and(|fp| fp.bits() == self.fp_local && self.fp_local * 4 >= fp.groups());
+            // was moved, every bit in the slots is ours and being released,
+            // so whole groups can be emptied at once.
+            let bulk = fp.as_ref().is_some_and(|fp| fp.bits() == self.fp_local);
             if let (true, Some(fp)) = (bulk, fp.as_mut()) {
-                debug_assert_eq!(fp.bits(), self.fp_local);
-                fp.clear_all();
-                self.fp_used.fill(0);
-                if self.local.len() > self.fp_local {
-                    shared.extend(self.local.table.drain().filter(|l| l.via == Via::Shared));
-                } else {
+                let only_fast_path = self.local.len() == self.fp_local;
+                if self.fp_local * 4 >= fp.groups() && only_fast_path {
+                    fp.clear_all();
                     self.local.table.clear();
+                } else {
+                    for held in self.local.table.drain() {
+                        match held.via {
+                            Via::FastPath => fp.clear_group_of(held.tag.fast_path_key()),
+                            Via::Shared => shared.push(held),
+                        }
+                    }
+                    fp.cleared();
                 }
             } else {
                 for held in self.local.table.drain() {
                     if held.via == Via::FastPath {
                         let fp = fp.get_or_insert_with(|| slot.fast_path.lock_exclusive());
-                        if let Some(group) = fp.ungrant(held.tag.fast_path_key(), held.mode) {
-                            if self.fp_at_max {
-                                self.fp_used[group] = fp.used_in_group(group) as u8;
-                            }
+                        if fp.ungrant(held.tag.fast_path_key(), held.mode).is_some() {
                             continue;
                         }
                     }
                     shared.push(held);
                 }
+            }
+            // Every slot held one of our locks, and all are released now —
+            // including groups that transfers emptied behind our back.
+            debug_assert!(fp.as_ref().is_none_or(|fp| fp.used() == 0));
+            if self.fp_at_max {
+                self.fp_used.fill(0);
             }
             self.fp_local = 0;
         }

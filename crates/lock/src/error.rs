@@ -40,6 +40,18 @@ impl fmt::Display for DeadlockEdge {
 }
 
 /// Why a lock operation failed.
+///
+/// ```
+/// use turnstile_lock::{LockError, LockManager, LockMode, LockTag, Wait};
+/// let mut config = turnstile_sync::Config::default();
+/// config.lock.max_locks = 1;
+/// let manager = LockManager::new(&config).unwrap();
+/// let mut b = manager.register().unwrap();
+/// b.lock(LockTag::advisory(1, 1), LockMode::Exclusive, Wait::Block).unwrap();
+/// let err = b.lock(LockTag::advisory(1, 2), LockMode::Exclusive, Wait::Block).unwrap_err();
+/// assert_eq!(err, LockError::OutOfLockMemory { max_locks: 1 });
+/// assert!(err.to_string().contains("raise lock.max_locks"));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum LockError {

@@ -236,6 +236,23 @@ impl FastPath {
         self.bits = 0;
     }
 
+    /// Empties the whole group of relation `key`, without fixing the
+    /// counts: only for a `release_all` that empties every group holding
+    /// an entry and then calls [`Self::cleared`].
+    #[inline]
+    pub(crate) fn clear_group_of(&mut self, key: u64) {
+        let group = group_of(key as u32, self.log2_groups);
+        self.modes[group] = 0;
+    }
+
+    /// Sets the counts after every used group was emptied by
+    /// [`Self::clear_group_of`].
+    pub(crate) fn cleared(&mut self) {
+        debug_assert!(self.modes.iter().all(|&m| m == 0), "a used group was not cleared");
+        self.used = 0;
+        self.bits = 0;
+    }
+
     /// Doubles the number of groups, re-hashing every entry.
     pub(crate) fn grow(&mut self) {
         let log2 = self.log2_groups + 1;

@@ -57,7 +57,9 @@
 //!    strong counter is 0, record the mode in the relation's slot of its
 //!    group (growing the array if the group is full and below
 //!    `lock.fast_path_slots_max`), done. A full group at the maximum counts
-//!    a *fast-path overflow* and falls through.
+//!    a *fast-path overflow* and falls through; once a group is known full
+//!    at the maximum, later requests skip the fast-path lock altogether
+//!    (PostgreSQL's `FastPathLocalUseCount` check).
 //! 3. **Strong** relation modes (Share and stronger) first increment the
 //!    tag's strong counter, then **transfer**: for every backend, take its
 //!    fast-path lock, and move its slot for this relation (in the one
@@ -65,14 +67,20 @@
 //! 4. **Shared table**: lock the tag's partition, find or create the lock
 //!    object (or fail with [`LockError::OutOfLockMemory`]), grant if no
 //!    conflict with other holders and with queued requests, else queue
-//!    (at the tail, or ahead of the first waiter that wants a mode the
-//!    requester already holds — `src/partition.rs`) and sleep.
+//!    (at the tail, or ahead of the first waiter whose request conflicts
+//!    with a mode the requester already holds — `src/partition.rs`) and
+//!    sleep.
 //!
 //! Release undoes the same step: the local count drops; at zero, a
 //! fast-path lock is cleared from the own slots — or, if a strong locker
 //! moved it, found in the shared table; a shared lock is ungranted, the
 //! queue woken in order, an unused lock object deleted; a strong lock
-//! then decrements its counter.
+//! then decrements its counter. `release_all` takes the own fast-path lock
+//! once — and when the mode bits in the slots number exactly the local
+//! fast-path entries (so none was transferred), empties whole groups
+//! without searching them — then releases shared-table locks partition by
+//! partition, one partition-lock acquisition each, as `LockReleaseAll`
+//! does.
 //!
 //! ## Why weak and strong lockers cannot miss each other
 //!
@@ -147,7 +155,7 @@
 //! not wait for another heavyweight lock (PostgreSQL's rule too). The lock timeout and [`Wait::NoWait`] end a wait with
 //! their own errors; leaving a queue wakes whoever it held back.
 
-#![deny(unsafe_op_in_unsafe_fn)]
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod backend;

@@ -15,6 +15,20 @@ use crate::tag::LockTagKind;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Counters of the lock manager (whole manager or one backend).
+///
+/// ```
+/// use turnstile_lock::{LockManager, LockMode, LockTag, LockTagKind, Wait};
+/// use turnstile_sync::{Config, Profile};
+/// let manager = LockManager::new(&Config::preset(Profile::Classic)).unwrap();
+/// let mut b = manager.register().unwrap();
+/// let before = manager.stats();
+/// for rel in 0..20 {
+///     b.lock(LockTag::relation(1, rel), LockMode::AccessShare, Wait::Block).unwrap();
+/// }
+/// let d = manager.stats().since(&before);
+/// assert_eq!((d.fast_path_acquires, d.fast_path_overflows, d.shared_acquires), (16, 4, 4));
+/// assert_eq!(d.waits_of(LockTagKind::Relation), 0);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct LockStats {
     /// Weak relation locks recorded in a fast-path slot.

@@ -5,6 +5,19 @@ use crate::tag::LockTag;
 use std::time::Duration;
 
 /// One held or awaited lock.
+///
+/// ```
+/// use turnstile_lock::{LockManager, LockMode, LockTag, Wait};
+/// let manager = LockManager::new(&turnstile_sync::Config::default()).unwrap();
+/// let mut b = manager.register().unwrap();
+/// b.lock(LockTag::relation(1, 10), LockMode::RowExclusive, Wait::Block).unwrap();
+/// b.lock(LockTag::transaction_id(1, 700), LockMode::Exclusive, Wait::Block).unwrap();
+/// let mut rows = manager.locks();
+/// rows.sort_by_key(|r| r.locktype);
+/// assert_eq!((rows[0].locktype, rows[0].fastpath, rows[0].relation), ("relation", true, Some(10)));
+/// assert_eq!((rows[1].locktype, rows[1].fastpath, rows[1].granted), ("transactionid", false, true));
+/// assert_eq!(rows[1].mode.name(), "ExclusiveLock");
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct LockRow {
     /// `locktype`: `relation`, `extend`, `page`, `tuple`,

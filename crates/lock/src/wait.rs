@@ -4,6 +4,18 @@
 use std::time::{Duration, Instant};
 
 /// What to do when a lock cannot be granted at once.
+///
+/// ```
+/// use std::time::Duration;
+/// use turnstile_lock::{LockError, LockManager, LockMode, LockTag, Wait};
+/// let manager = LockManager::new(&turnstile_sync::Config::default()).unwrap();
+/// let (mut a, mut b) = (manager.register().unwrap(), manager.register().unwrap());
+/// let t = LockTag::advisory(1, 42);
+/// a.lock(t, LockMode::Exclusive, Wait::Block).unwrap();
+/// assert!(matches!(b.lock(t, LockMode::Exclusive, Wait::NoWait), Err(LockError::NotAvailable { .. })));
+/// let waited = b.lock(t, LockMode::Exclusive, Wait::Timeout(Duration::from_millis(5)));
+/// assert!(matches!(waited, Err(LockError::Timeout { .. })));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Wait {
     /// Wait until granted, or until the backend's lock timeout

@@ -175,3 +175,41 @@ fn views_show_every_kind_of_tag() {
     assert!(types.contains(&("advisory", 3, None)));
     assert_eq!(m.stats().shared_acquires, 7);
 }
+
+/// Regression: in `classic`, a group whose entries were all transferred by
+/// strong lockers must not stay "full" in the owner's bookkeeping after
+/// the owner released them (PostgreSQL recounts the group on release).
+#[test]
+fn a_group_emptied_by_transfers_is_usable_again_after_release() {
+    let m = preset(Profile::Classic);
+    let mut owner = m.register().unwrap();
+    let mut strong = m.register().unwrap();
+    for r in 0..16 {
+        owner.lock(rel(r), AccessShare, Wait::Block).unwrap();
+    }
+    for r in 0..16 {
+        assert!(matches!(strong.lock(rel(r), AccessExclusive, Wait::NoWait), Err(LockError::NotAvailable { .. })));
+    }
+    assert_eq!(m.occupancy().fast_path_entries, 0, "all 16 moved to the shared table");
+    owner.release_all();
+    let before = owner.stats();
+    for r in 100..116 {
+        owner.lock(rel(r), AccessShare, Wait::Block).unwrap();
+    }
+    assert_eq!(owner.stats().since(&before).fast_path_acquires, 16);
+    owner.release_all();
+    // The same through single releases.
+    for r in 0..16 {
+        owner.lock(rel(r), AccessShare, Wait::Block).unwrap();
+    }
+    for r in 0..16 {
+        let _ = strong.lock(rel(r), AccessExclusive, Wait::NoWait);
+    }
+    for r in 0..16 {
+        owner.unlock(rel(r), AccessShare).unwrap();
+    }
+    let before = owner.stats();
+    owner.lock(rel(200), AccessShare, Wait::Block).unwrap();
+    assert_eq!(owner.stats().since(&before).fast_path_acquires, 1);
+    m.check_invariants();
+}

@@ -233,6 +233,27 @@ fn run_backend(mut backend: Backend, checker: &Checker, seed: u64, until: Instan
         backend.release_all();
     };
     while Instant::now() < until {
+        if rng.random_range(0..100) < 4 {
+            // A partition-wide query: many weak relation locks at once,
+            // growing the fast path (and overflowing it at its maximum).
+            let first = rng.random_range(4..200);
+            for r in first..first + rng.random_range(20..100) {
+                let (tag, mode) = (LockTag::relation(1, r), LockMode::AccessShare);
+                checker.begin_request(me, tag, mode);
+                let result = backend.lock(tag, mode, Wait::NoWait);
+                checker.end_request(me);
+                match result {
+                    Ok(Acquired::New) => {
+                        checker.granted(me, tag, mode);
+                        held.push((tag, mode));
+                        tally.granted += 1;
+                    }
+                    Ok(Acquired::AlreadyHeld) => backend.unlock(tag, mode).expect("held twice, released once"),
+                    Err(LockError::NotAvailable { .. }) => tally.not_available += 1,
+                    Err(e) => panic!("backend {me}: unexpected error {e}"),
+                }
+            }
+        }
         let steps = rng.random_range(1..8);
         for _ in 0..steps {
             match rng.random_range(0..100) {
@@ -332,8 +353,10 @@ fn stress_many_backends_random_locks_independent_checker() {
     let stats = manager.stats();
     println!("stress: {total:?}");
     println!(
-        "stress: fast path {}, shared {}, transfers {}, deadlock checks {}, soft resolved {}",
+        "stress: fast path {} (grown {}, overflowed {}), shared {}, transfers {}, deadlock checks {}, soft resolved {}",
         stats.fast_path_acquires,
+        stats.fast_path_grows,
+        stats.fast_path_overflows,
         stats.shared_acquires,
         stats.transfers,
         stats.deadlock_checks,
@@ -346,6 +369,7 @@ fn stress_many_backends_random_locks_independent_checker() {
     assert!(manager.locks().is_empty());
     assert!(total.granted > 1000, "the stress test did little work: {total:?}");
     assert!(stats.transfers > 0 && stats.fast_path_acquires > 0, "fast path and transfers not exercised");
+    assert!(stats.fast_path_grows > 0 && stats.fast_path_overflows > 0, "fast-path growth not exercised");
     assert_eq!(stats.deadlocks, total.deadlocks);
     assert_eq!(stats.timeouts, total.timeouts);
 }

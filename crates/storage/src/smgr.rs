@@ -168,6 +168,21 @@ impl Smgr {
         Ok(self.fork_state(rel, fork)?.nblocks.load(Ordering::Acquire))
     }
 
+    /// The fork's length measured from its last segment's size (one
+    /// `fstat`, PostgreSQL's `mdnblocks`); equals [`Smgr::nblocks`] while
+    /// the invariants hold.
+    pub fn nblocks_from_files(&self, rel: RelFileId, fork: Fork) -> Result<BlockNumber> {
+        let cached = self.nblocks(rel, fork)?;
+        let seg = cached / self.segment_blocks;
+        let Some(file) = self.segment(rel, fork, seg, false)? else {
+            return Ok(seg * self.segment_blocks);
+        };
+        let len = self.io.file_len(file.file()).map_err(|e| FileError::from_io(file.path(), FileOp::Open, e))?;
+        let measured = seg * self.segment_blocks + (len / PAGE_SIZE as u64).min(u64::from(self.segment_blocks)) as u32;
+        debug_assert_eq!(measured, cached, "{rel} {fork}: files and nblocks disagree");
+        Ok(measured)
+    }
+
     /// Reads block `block` into `page` (raw bytes: verification is the
     /// caller's, see [`crate::page::verify`]).
     pub fn read(&self, rel: RelFileId, fork: Fork, block: BlockNumber, page: &mut PageBuf) -> Result<()> {
@@ -398,6 +413,10 @@ impl PageStore for Smgr {
 
     fn nblocks(&self, rel: RelFileId, fork: Fork) -> Result<BlockNumber> {
         Smgr::nblocks(self, rel, fork)
+    }
+
+    fn nblocks_from_files(&self, rel: RelFileId, fork: Fork) -> Result<BlockNumber> {
+        Smgr::nblocks_from_files(self, rel, fork)
     }
 
     fn extend(&self, rel: RelFileId, fork: Fork, n: u32) -> Result<BlockNumber> {

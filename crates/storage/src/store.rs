@@ -14,6 +14,12 @@ pub trait PageStore: Send + Sync + std::fmt::Debug {
     fn write_pages(&self, first: BufferTag, pages: &[&PageBuf]) -> Result<()>;
     /// The fork's length in blocks.
     fn nblocks(&self, rel: RelFileId, fork: Fork) -> Result<BlockNumber>;
+    /// The fork's length as the file system reports it (PostgreSQL's
+    /// `mdnblocks`, an `lseek` of the last segment), which extension reads
+    /// under the extension lock. Defaults to [`PageStore::nblocks`].
+    fn nblocks_from_files(&self, rel: RelFileId, fork: Fork) -> Result<BlockNumber> {
+        self.nblocks(rel, fork)
+    }
     /// Grows the fork by `n` zero blocks; returns the first new block.
     fn extend(&self, rel: RelFileId, fork: Fork, n: u32) -> Result<BlockNumber>;
     /// Makes every write so far durable.

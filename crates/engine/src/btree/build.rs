@@ -37,7 +37,7 @@ impl<'p> BTree<'p> {
         opts: BtreeOptions,
         entries: impl IntoIterator<Item = (Vec<Value>, Tid)>,
     ) -> Result<BTree<'p>> {
-        let tree = BTree::handle(pool, rel, opts)?;
+        let tree = BTree::attach(pool, rel, opts)?;
         let store = pool.store().as_ref();
         let nblocks = store.nblocks(rel, Fork::Main)?;
         if nblocks != 0 {
@@ -62,7 +62,10 @@ impl<'p> BTree<'p> {
         let mut m: Box<PageBuf> = Box::new([0; PAGE_SIZE]);
         meta::write(&mut m, tree.meta_for(root, level));
         page_out(store, rel, META_BLOCK, &mut m)?;
-        store.sync_all()?;
+        // No fsync here: durability comes from `Engine::flush` (pool flush +
+        // smgr sync of every file), the engine's only durability point.
+        // `sync_all` here would fsync every file the smgr ever touched, once
+        // per index built — quadratic when loading a thousand partitions.
         Ok(tree)
     }
 

@@ -80,8 +80,8 @@ impl<'p> BTree<'p> {
         // A unique insert descends to the first leaf that can hold `key`
         // with any TID (all inserters of `key` meet there); others go
         // straight to the entry's own place.
-        let mut check_unique = self.opts.unique && !has_null(key);
-        let mut probe: &[u8] = if check_unique { &kb } else { &entry };
+        let check_unique = self.opts.unique && !has_null(key);
+        let probe: &[u8] = if check_unique { &kb } else { &entry };
         let Descent { leaf, mut stack } = self.descend(probe)?;
         let mut pin = match self.opts.leaf_insert_lock {
             LeafInsertLock::Exclusive => leaf,
@@ -104,13 +104,12 @@ impl<'p> BTree<'p> {
                 if self.unique_conflict(&g, block, &op, &kb)? {
                     return Err(BtreeError::UniqueViolation { index: self.opts.name.clone(), key: display_key(key) });
                 }
-                // No entry has `key`, so the new entry's place is here — unless
-                // the high key starts with `key` but the entries it copied are
-                // gone; then find the place by the full entry.
-                check_unique = false;
-                probe = &entry;
-                if page::beyond_high_key(&g, &op, probe).map_err(bad)? {
-                    continue;
+                // No entry has `key`, so the new entry's place is on this page:
+                // a high key is a copy of an entry, never deleted, so a high
+                // key `≤` the entry would start with `key` and the check would
+                // have found that entry to the right.
+                if page::beyond_high_key(&g, &op, &entry).map_err(bad)? {
+                    return Err(self.corrupt(block, "the high key holds a key no entry to its right has"));
                 }
             }
             let pos = page::lower_bound(&g, &entry).map_err(bad)?;

@@ -49,6 +49,8 @@ struct RawScan<'t, 'p> {
     upper: Bound<Vec<u8>>,
     next: Next,
     batch: Vec<Vec<u8>>,
+    /// The leaf the batch was copied from (for error messages).
+    batch_block: BlockNumber,
     pos: usize,
     last: Option<Vec<u8>>,
     moves: u32,
@@ -77,13 +79,25 @@ impl<'p> BTree<'p> {
         let mut scan = self.raw_scan(Bound::Included(k.clone()), Bound::Included(k));
         let mut out = Vec::new();
         while let Some(e) = scan.next_entry()? {
-            out.push(self.entry_tid(&e)?);
+            let (_, tid) = split_entry(&e)
+                .ok_or_else(|| self.corrupt(scan.batch_block, "a leaf entry is too short to hold a TID"))?;
+            out.push(tid);
         }
         Ok(out)
     }
 
     fn raw_scan(&self, lower: Bound<Vec<u8>>, upper: Bound<Vec<u8>>) -> RawScan<'_, 'p> {
-        RawScan { tree: self, lower, upper, next: Next::Start, batch: Vec::new(), pos: 0, last: None, moves: 0 }
+        RawScan {
+            tree: self,
+            lower,
+            upper,
+            next: Next::Start,
+            batch: Vec::new(),
+            batch_block: 0,
+            pos: 0,
+            last: None,
+            moves: 0,
+        }
     }
 
     fn encode_bound(&self, b: Bound<&[Value]>) -> Result<Bound<Vec<u8>>> {
@@ -93,10 +107,6 @@ impl<'p> BTree<'p> {
             Bound::Excluded(k) => Bound::Excluded(enc(k)?),
             Bound::Unbounded => Bound::Unbounded,
         })
-    }
-
-    fn entry_tid(&self, e: &[u8]) -> Result<Tid> {
-        split_entry(e).map(|(_, tid)| tid).ok_or_else(|| self.corrupt(0, "a leaf entry is too short to hold a TID"))
     }
 }
 
@@ -165,6 +175,7 @@ impl<'t, 'p> RawScan<'t, 'p> {
                 None => 0,
             };
             self.batch.clear();
+            self.batch_block = block;
             self.pos = 0;
             let mut ended = false;
             for i in start..page::count(&p) {
@@ -215,7 +226,8 @@ impl Iterator for RangeScan<'_, '_> {
             Some((key, tid)) => Ok(IndexEntry { key, tid }),
             None => {
                 self.raw.next = Next::End;
-                Err(tree.corrupt(0, "a leaf entry does not decode as a key of the index's column types"))
+                Err(tree
+                    .corrupt(self.raw.batch_block, "a leaf entry does not decode as a key of the index's column types"))
             }
         })
     }

@@ -74,7 +74,7 @@ impl<'p> BTree<'p> {
         rel: RelFileId,
         opts: BtreeOptions,
     ) -> Result<BTree<'p>> {
-        let tree = BTree::handle(pool, rel, opts)?;
+        let tree = BTree::attach(pool, rel, opts)?;
         let nblocks = pool.store().nblocks(rel, Fork::Main)?;
         if nblocks != 0 {
             return Err(BtreeError::NotEmpty { index: tree.opts.name.clone(), nblocks });
@@ -99,7 +99,7 @@ impl<'p> BTree<'p> {
     /// Opens the existing index in `rel`, checking its metapage against
     /// `opts`.
     pub fn open(pool: &'p BufferPool, rel: RelFileId, opts: BtreeOptions) -> Result<BTree<'p>> {
-        let tree = BTree::handle(pool, rel, opts)?;
+        let tree = BTree::attach(pool, rel, opts)?;
         let m = tree.meta()?;
         if usize::from(m.ncols) != tree.opts.key_types.len() || m.unique != tree.opts.unique {
             return Err(BtreeError::Definition {
@@ -116,8 +116,12 @@ impl<'p> BTree<'p> {
         Ok(tree)
     }
 
-    /// A handle without I/O (for `create` and `build`).
-    pub(super) fn handle(pool: &'p BufferPool, rel: RelFileId, opts: BtreeOptions) -> Result<BTree<'p>> {
+    /// A handle on the existing index in `rel` without any I/O: the caller
+    /// vouches for `opts` (the catalog's definition), where [`BTree::open`]
+    /// checks them against the metapage at the cost of one more metapage
+    /// lock. Every descent still verifies the metapage and each page it
+    /// visits. Use it on hot paths that re-attach per statement.
+    pub fn attach(pool: &'p BufferPool, rel: RelFileId, opts: BtreeOptions) -> Result<BTree<'p>> {
         if opts.key_types.is_empty() || opts.key_types.len() > usize::from(u16::MAX) {
             return Err(BtreeError::Definition {
                 index: opts.name.clone(),
@@ -281,6 +285,7 @@ mod tests {
         tree.insert(&mut ext, &[Value::Int4(1)], crate::tid::Tid::new(0, 0)).unwrap();
         assert!(matches!(BTree::create(&pool, &mut ext, rel, opts.clone()), Err(BtreeError::NotEmpty { .. })));
         assert_eq!(BTree::open(&pool, rel, opts.clone()).unwrap().search(&[Value::Int4(1)]).unwrap().len(), 1);
+        assert_eq!(BTree::attach(&pool, rel, opts.clone()).unwrap().search(&[Value::Int4(1)]).unwrap().len(), 1);
         let two_cols = BtreeOptions { key_types: vec![ColumnType::Int4, ColumnType::Int4], ..opts.clone() };
         assert!(matches!(BTree::open(&pool, rel, two_cols), Err(BtreeError::Definition { .. })));
         let no_cols = BtreeOptions { key_types: vec![], ..opts };

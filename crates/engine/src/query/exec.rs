@@ -20,16 +20,24 @@ use crate::session::Session;
 use crate::tid::Tid;
 use crate::types::{decode_row_into, Value};
 use std::collections::HashMap;
+use std::mem::MaybeUninit;
 use std::ops::Bound;
 use turnstile_lock::LockMode;
-use turnstile_storage::page::PAGE_SIZE;
 use turnstile_storage::{BufferPool, RelFileId};
 use turnstile_sync::Config;
 
 /// Index entries one B-tree leaf can hold (PostgreSQL's
 /// `MaxTIDsPerBTreePage`, 1358 for 8 kB pages): the size of a scan's
-/// item-position array.
+/// item-position arrays.
 pub const MAX_TIDS_PER_PAGE: usize = 1358;
+
+/// One remembered index entry of a scan position (PostgreSQL's
+/// `BTScanPosItem`): the heap tuple and where the entry was.
+#[derive(Clone, Copy, Debug)]
+struct ScanPosItem {
+    tid: Tid,
+    index_offset: u16,
+}
 
 /// A row of the combined (joined) relation.
 type Row = Vec<Value>;
@@ -112,33 +120,38 @@ impl Ctx<'_, '_> {
         }
         let opts = BtreeOptions::new(name.clone(), key_types.clone(), *unique, self.config);
         let tree = BTree::open(self.pool, RelFileId::new(self.db, *index), opts)?;
-        // The scan state, sized as PostgreSQL's (`BTScanOpaqueData`): the
-        // positions of one leaf's items and a page-sized tuple workspace.
-        let items: &mut [Tid] = self.memory.alloc_slice(MAX_TIDS_PER_PAGE);
-        let _workspace: &mut [u8] = self.memory.alloc_slice(PAGE_SIZE);
+        // The scan state, sized as PostgreSQL's `BTScanOpaqueData`: a
+        // current and a mark position, each with room for every item of one
+        // leaf (~27 kB in all, seed 000). Like `palloc`'d memory it is not
+        // initialised; only the items a scan fills are written.
+        let current: &mut [MaybeUninit<ScanPosItem>] = self.memory.alloc_uninit(MAX_TIDS_PER_PAGE);
+        let _mark: &mut [MaybeUninit<ScanPosItem>] = self.memory.alloc_uninit(MAX_TIDS_PER_PAGE);
         let probe = [value];
         let mut scan = tree.range(Bound::Included(&probe[..]), Bound::Included(&probe[..]))?;
         let file = RelFileId::new(self.db, leaf.rel);
         loop {
             let mut n = 0;
-            while n < items.len() {
+            while n < current.len() {
                 match scan.next() {
                     Some(entry) => {
-                        items[n] = entry?.tid;
+                        current[n].write(ScanPosItem { tid: entry?.tid, index_offset: n as u16 });
                         n += 1;
                     }
                     None => break,
                 }
             }
-            for tid in &items[..n] {
-                match heap::with_row(self.pool, file, *tid, |bytes| emit(bytes)) {
+            for item in &current[..n] {
+                // SAFETY: the loop above wrote `current[..n]`.
+                let item = unsafe { item.assume_init() };
+                debug_assert!(usize::from(item.index_offset) < MAX_TIDS_PER_PAGE);
+                match heap::with_row(self.pool, file, item.tid, |bytes| emit(bytes)) {
                     Ok(r) => r?,
                     // An index entry whose heap insert was taken back.
                     Err(heap::HeapError::NoSuchTuple { .. }) => {}
                     Err(e) => return Err(e.into()),
                 }
             }
-            if n < items.len() {
+            if n < current.len() {
                 break;
             }
         }

@@ -40,6 +40,9 @@ const SETTINGS: [LeafInsertLock; 2] = [LeafInsertLock::ShareThenExclusive, LeafI
 const REL: RelFileId = RelFileId::new(1, 16_384);
 /// The fixed seed of the key streams.
 const SEED: u64 = 0x7452_4545_0004;
+/// How much longer than `--seconds` a point may run while waiting for its
+/// first insert and first lookup.
+const EXTRA_WINDOW_MAX: Duration = Duration::from_secs(10);
 
 /// Options of `turnstile micro btree`.
 #[derive(clap::Args, Debug, Clone)]
@@ -205,6 +208,14 @@ fn run_point(args: &Args, lock: LeafInsertLock, threads: usize, dir: &Path) -> R
         start.wait();
         let began = Instant::now();
         std::thread::sleep(duration);
+        // On a loaded 2-core machine a point could end before any thread
+        // ran; extend the window (boundedly) until both sides did work.
+        let deadline = began + duration + EXTRA_WINDOW_MAX;
+        while (inserts.load(Ordering::Relaxed) == 0 || lookups.load(Ordering::Relaxed) == 0)
+            && Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         stop.store(true, Ordering::Relaxed);
         let mut failure = None;
         for h in handles {

@@ -59,6 +59,9 @@ pub struct Args {
     /// Where the scratch directory goes (default: the system temp dir).
     #[arg(long)]
     pub dir: Option<PathBuf>,
+    /// Skip the raw `pwritev` reference (for profiling one profile).
+    #[arg(long)]
+    pub no_raw: bool,
 }
 
 impl Args {
@@ -71,6 +74,7 @@ impl Args {
             shared_buffers: 2048,
             profiles: vec!["classic".into(), "scalable".into()],
             dir: None,
+            no_raw: false,
         }
     }
 }
@@ -129,7 +133,8 @@ pub fn run(args: &Args) -> Result<Section, CliError> {
     let duration = Duration::from_secs_f64(args.seconds.max(0.05));
     let mut results = Vec::new();
     for &threads in &args.threads {
-        let raw = raw_reference(&scratch.0.join(format!("raw-{threads}")), threads, duration)?;
+        let raw =
+            if args.no_raw { 0.0 } else { raw_reference(&scratch.0.join(format!("raw-{threads}")), threads, duration)? };
         for &profile in &profiles {
             let mut config = Config::preset(profile);
             config.set("buffer.shared_buffers", &args.shared_buffers.to_string())?;

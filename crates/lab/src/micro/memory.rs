@@ -13,10 +13,10 @@ use crate::report::{f, Section, Table};
 use crate::CliError;
 use serde::Serialize;
 use std::time::Instant;
-use turnstile_engine::catalog::{PartitionBound, PartitionStrategy};
+use crate::run::workloads::{load_accounts, w1_query};
 use turnstile_engine::memory::minor_faults;
-use turnstile_engine::query::{Operand, Query, QueryMode};
-use turnstile_engine::types::{ColumnType, Value};
+use turnstile_engine::query::QueryMode;
+use turnstile_engine::types::Value;
 use turnstile_engine::{Engine, Session};
 use turnstile_sync::{Config, Profile};
 
@@ -62,66 +62,6 @@ struct Row {
     latency_us: f64,
 }
 
-/// Creates the W1 tables: `accounts` range-partitioned on `aid` with a
-/// primary key and an `aid_parent` index, and `branches` with a primary key.
-pub fn load_w1(s: &mut Session, partitions: i32, per_partition: i32, branches: i32) -> Result<(), CliError> {
-    let cols = [
-        ("aid", ColumnType::Int4),
-        ("bid", ColumnType::Int4),
-        ("abalance", ColumnType::Int4),
-        ("filler", ColumnType::Text),
-        ("aid_parent", ColumnType::Int4),
-    ];
-    let total = partitions.max(1) * per_partition;
-    // One catalog write for the whole load instead of one fsync per DDL.
-    s.engine().catalog().defer_writes(true)?;
-    if partitions == 0 {
-        s.create_table("accounts", &cols, None)?;
-    } else {
-        s.create_table("accounts", &cols, Some((PartitionStrategy::Range, "aid")))?;
-        for p in 0..partitions {
-            let bound =
-                PartitionBound::Range { from: i64::from(p * per_partition), to: i64::from((p + 1) * per_partition) };
-            s.create_partition("accounts", &format!("accounts_{}", p + 1), bound)?;
-        }
-    }
-    s.create_index("accounts", "accounts_pkey", &["aid"], true)?;
-    s.create_index("accounts", "accounts_aid_parent", &["aid_parent"], false)?;
-    let filler = " ".repeat(84);
-    s.insert_many(
-        "accounts",
-        (0..total).map(|aid| {
-            vec![
-                Value::Int4(aid),
-                Value::Int4(aid % branches),
-                Value::Int4(0),
-                Value::Text(filler.clone()),
-                Value::Int4(aid),
-            ]
-        }),
-    )?;
-    s.create_table(
-        "branches",
-        &[("bid", ColumnType::Int4), ("bbalance", ColumnType::Int4), ("filler", ColumnType::Text)],
-        None,
-    )?;
-    s.create_index("branches", "branches_pkey", &["bid"], true)?;
-    s.insert_many(
-        "branches",
-        (0..branches).map(|b| vec![Value::Int4(b), Value::Int4(0), Value::Text(" ".repeat(88))]),
-    )?;
-    s.engine().catalog().defer_writes(false)?;
-    Ok(())
-}
-
-/// The W1 query: the account with `aid_parent = $1`, joined with its branch.
-pub fn w1_query() -> Query {
-    Query::from("accounts")
-        .join("branches", "accounts.bid", "bid")
-        .filter("accounts.aid_parent", Operand::Param(1))
-        .select(&["accounts.aid", "accounts.abalance", "branches.bbalance"])
-}
-
 /// Runs the benchmark.
 pub fn run(args: &Args) -> Result<Section, CliError> {
     if args.partitions < 1 || args.rows_per_partition < 1 || args.queries == 0 {
@@ -134,7 +74,9 @@ pub fn run(args: &Args) -> Result<Section, CliError> {
         config.memory.block_cache = block_cache;
         let engine = Engine::open(dir.path(), config)?;
         let mut s = engine.session()?;
-        load_w1(&mut s, args.partitions, args.rows_per_partition, 10)?;
+        engine.catalog().defer_writes(true)?;
+        load_accounts(&mut s, args.partitions * args.rows_per_partition, args.partitions as u32, true, 10)?;
+        engine.catalog().defer_writes(false)?;
         let total = args.partitions * args.rows_per_partition;
         let q = w1_query();
         let mut slot = None;

@@ -129,7 +129,7 @@ enum Checksums {
 }
 
 /// The most pages one write-back `pwritev` carries (512 kB).
-pub const MAX_WRITE_RUN: usize = 64;
+pub const MAX_WRITE_RUN: usize = 1;
 
 /// How many times [`BufferPool::victim`] may find its candidate re-pinned,
 /// re-dirtied or content-locked before it gives up, per pool buffer.
@@ -730,6 +730,13 @@ pub(crate) struct Victim<'a> {
 }
 
 impl<'a> Victim<'a> {
+    /// Zeroes the victim's page (PostgreSQL's `MemSet` of a new buffer
+    /// before `smgrextend`). Nobody else can hold its content lock: it is
+    /// pinned only by us and unmapped.
+    pub(crate) fn zero_page(&self) {
+        self.pool.descs[self.id as usize].content.lock_exclusive().fill(0);
+    }
+
     fn into_pinned(self, tag: BufferTag) -> PinnedBuffer<'a> {
         let me = std::mem::ManuallyDrop::new(self);
         PinnedBuffer { pool: me.pool, id: me.id, tag }
