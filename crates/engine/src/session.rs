@@ -511,7 +511,7 @@ impl Session {
                         let key: Vec<Value> = ix.columns.iter().map(|&c| row[c].clone()).collect();
                         let key_types = ix.columns.iter().map(|&c| leaf.column_types[c]).collect();
                         let opts = BtreeOptions::new(ix.name.clone(), key_types, ix.unique, config);
-                        let tree = BTree::open(pool, RelFileId::new(db, ix.id), opts)?;
+                        let tree = BTree::attach(pool, RelFileId::new(db, ix.id), opts)?;
                         if let Err(e) = tree.insert(&mut ext, &key, tid) {
                             heap::mark_dead(pool, file, tid)?;
                             return Err(e.into());

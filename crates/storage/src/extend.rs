@@ -144,21 +144,13 @@ impl<'p, L: ExtensionLocker> Extender<'p, L> {
     /// is initialised; the caller locks it, inserts, marks it dirty, and
     /// records what is left with [`crate::fsm::FreeSpaceMap::record`].
     pub fn get_page(&mut self, rel: RelFileId, needed: usize) -> Result<PinnedBuffer<'p>> {
-        while let Some(block) = self.pool.fsm().claim(rel, needed) {
-            let buf = self.pool.read_buffer_with(BufferTag::new(rel, Fork::Main, block), self.ring.as_mut())?;
-            {
-                let mut content = buf.lock_exclusive();
-                if page::is_new(&content) {
-                    page::init(&mut content, 0);
-                }
-                if page::free_space(&content) < needed {
-                    continue;
-                }
-            }
-            self.stats.pages_from_fsm += 1;
+        if let Some(buf) = self.from_fsm(rel, needed)? {
             return Ok(buf);
         }
-        self.extend(rel)
+        match self.strategy {
+            ExtendStrategy::Classic => self.extend_classic(rel),
+            ExtendStrategy::Bulk => self.extend_bulk(rel, Some(needed)),
+        }
     }
 
     /// Adds blocks to `rel`'s main fork (one, or `k` under `bulk`) and
@@ -166,8 +158,30 @@ impl<'p, L: ExtensionLocker> Extender<'p, L> {
     pub fn extend(&mut self, rel: RelFileId) -> Result<PinnedBuffer<'p>> {
         match self.strategy {
             ExtendStrategy::Classic => self.extend_classic(rel),
-            ExtendStrategy::Bulk => self.extend_bulk(rel),
+            ExtendStrategy::Bulk => self.extend_bulk(rel, None),
         }
+    }
+
+    /// A page the free-space map offers with `needed` bytes free, pinned.
+    fn from_fsm(&mut self, rel: RelFileId, needed: usize) -> Result<Option<PinnedBuffer<'p>>> {
+        while let Some(block) = self.pool.fsm().claim(rel, needed) {
+            let buf = self.pool.read_buffer_with(BufferTag::new(rel, Fork::Main, block), self.ring.as_mut())?;
+            let free = {
+                let mut content = buf.lock_exclusive();
+                if page::is_new(&content) {
+                    page::init(&mut content, 0);
+                }
+                page::free_space(&content)
+            };
+            if free < needed {
+                // The map was stale: correct it and look again.
+                self.pool.fsm().record(rel, block, free);
+                continue;
+            }
+            self.stats.pages_from_fsm += 1;
+            return Ok(Some(buf));
+        }
+        Ok(None)
     }
 
     fn extend_classic(&mut self, rel: RelFileId) -> Result<PinnedBuffer<'p>> {
@@ -203,7 +217,12 @@ impl<'p, L: ExtensionLocker> Extender<'p, L> {
         result
     }
 
-    fn extend_bulk(&mut self, rel: RelFileId) -> Result<PinnedBuffer<'p>> {
+    /// The bulk path. With `needed` (an inserter's request), the map is
+    /// checked again after the victim search and after the lock wait —
+    /// another backend has likely extended meanwhile (PostgreSQL 9.6–15's
+    /// recheck) — and a page found there is used instead: the victims go
+    /// back to the free list clean, the lock is released at once.
+    fn extend_bulk(&mut self, rel: RelFileId, needed: Option<usize>) -> Result<PinnedBuffer<'p>> {
         let pool = self.pool;
         let pin_limit = (pool.shared_buffers() / 16).max(1) as u32;
         let waiters = self.locker.extension_waiters(rel) as u32;
@@ -212,9 +231,25 @@ impl<'p, L: ExtensionLocker> Extender<'p, L> {
         let victims = pool.victims(k as usize, self.ring.as_mut())?;
         let asked = Instant::now();
         self.stats.buffer_search += asked - searching;
+        if let Some(needed) = needed {
+            if let Some(buf) = self.from_fsm(rel, needed)? {
+                return Ok(buf);
+            }
+        }
         let lock = self.locker.lock_extension(rel)?;
         let got = Instant::now();
         self.stats.lock_wait += got - asked;
+        if let Some(needed) = needed {
+            if self.pool.fsm().pages(rel) > 0 {
+                self.stats.lock_held += got.elapsed();
+                drop(lock);
+                self.stats.extensions += 1;
+                if let Some(buf) = self.from_fsm(rel, needed)? {
+                    return Ok(buf);
+                }
+                return self.extend_bulk(rel, None);
+            }
+        }
         let extended = pool
             .store()
             .nblocks_from_files(rel, Fork::Main)

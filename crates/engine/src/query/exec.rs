@@ -119,7 +119,7 @@ impl Ctx<'_, '_> {
             return Ok(());
         }
         let opts = BtreeOptions::new(name.clone(), key_types.clone(), *unique, self.config);
-        let tree = BTree::open(self.pool, RelFileId::new(self.db, *index), opts)?;
+        let tree = BTree::attach(self.pool, RelFileId::new(self.db, *index), opts)?;
         // The scan state, sized as PostgreSQL's `BTScanOpaqueData`: a
         // current and a mark position, each with room for every item of one
         // leaf (~27 kB in all, seed 000). Like `palloc`'d memory it is not

@@ -129,7 +129,7 @@ enum Checksums {
 }
 
 /// The most pages one write-back `pwritev` carries (512 kB).
-pub const MAX_WRITE_RUN: usize = 1;
+pub const MAX_WRITE_RUN: usize = 16;
 
 /// How many times [`BufferPool::victim`] may find its candidate re-pinned,
 /// re-dirtied or content-locked before it gives up, per pool buffer.
