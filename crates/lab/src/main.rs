@@ -1,8 +1,11 @@
 //! `turnstile`: the lab's command line.
 //!
 //! ```text
-//! turnstile reproduce [--out DIR]        every experiment, both profiles, seed-style tables
-//! turnstile micro lwlock|lock [--json]   micro-benchmarks (ratios against reference primitives)
+//! turnstile reproduce [--quick] [--out DIR] [--data-dir DIR] [--json]
+//!                                        every workload (W1-W6) and micro-benchmark, both
+//!                                        profiles: tables, then JSON/CSV/PNG in DIR
+//! turnstile run W1..W6 [--clients 1,8] [--plot DIR] [--json|--csv]   one workload
+//! turnstile micro lwlock|lock|… [--json] micro-benchmarks (ratios against reference primitives)
 //! turnstile config [--profile P] [--set k=v]…   print the effective configuration
 //! ```
 
@@ -12,7 +15,10 @@ use turnstile_sync::config::{Config, Profile};
 
 mod harness;
 mod micro;
+mod plot;
+mod progress;
 mod report;
+mod reproduce;
 mod run;
 
 /// Many-core lock and resource manager lab: reproduces PostgreSQL
@@ -26,17 +32,10 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Run every experiment that exists at its default size under both
-    /// profiles and print the tables.
-    Reproduce {
-        /// Data directory for workloads that store data (default: a new
-        /// temporary directory, removed afterwards).
-        #[arg(long)]
-        data_dir: Option<std::path::PathBuf>,
-        /// Print JSON instead of tables.
-        #[arg(long)]
-        json: bool,
-    },
+    /// Run every workload (W1-W6) at a small size under both profiles, and
+    /// the micro-benchmarks; print the tables and write JSON, CSV and PNG
+    /// files into the output directory.
+    Reproduce(reproduce::Args),
     /// Run one seed workload under both profiles over lists of parameters
     /// and client counts (e.g. `turnstile run W1 --partitions 0,100 --clients 1,8`).
     Run(run::Args),
@@ -75,11 +74,11 @@ pub type CliError = Box<dyn std::error::Error + Send + Sync>;
 
 fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
-        Command::Reproduce { data_dir, json } => reproduce(data_dir, json),
+        Command::Reproduce(args) => reproduce::run(&args),
         Command::Micro { bench } => micro::run(bench),
         Command::Run(args) => {
             let json = args.json;
-            run::run(&args)?.print(json)
+            run::run(&args)?.section.print(json)
         }
         Command::Config { profile, file, set } => {
             let config = build_config(Profile::parse(&profile)?, file.as_deref(), &set)?;
@@ -99,20 +98,4 @@ pub fn build_config(profile: Profile, file: Option<&std::path::Path>, set: &[Str
         config.apply_override(assignment)?;
     }
     Ok(config)
-}
-
-fn reproduce(data_dir: Option<std::path::PathBuf>, json: bool) -> Result<(), CliError> {
-    let _ = data_dir; // no workload stores data yet
-    let sections = micro::reproduce_sections()?;
-    if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&serde_json::Value::Array(sections.iter().map(|s| s.json.clone()).collect()))?
-        );
-    } else {
-        for s in &sections {
-            println!("{}", s.text);
-        }
-    }
-    Ok(())
 }

@@ -20,8 +20,9 @@
 //! 2. Under the lock: read the relation's size (the same `fstat`), extend
 //!    the file by `k` blocks (`fallocate`), insert the `k` mapping entries (each buffer
 //!    marked I/O-in-progress, so a reader of a new block waits).
-//! 3. After release: initialise the pages, keep the first, record the
-//!    other `k − 1` in the free-space map for other inserters.
+//! 3. After release: record the other `k − 1` pages in the free-space map
+//!    for other inserters (a claimer of a page not yet initialised waits
+//!    on its I/O lock), initialise the pages, keep the first.
 //!
 //! `k = min(extend_max_blocks, pin limit, max(1 + waiters, ramp))`: it
 //! grows with the number of backends queued on the lock (PostgreSQL 16's
@@ -39,14 +40,14 @@
 use crate::buffer::{BufferPool, PinnedBuffer, Ring};
 use crate::error::Result;
 use crate::page;
-use crate::rel::{BufferTag, Fork, RelFileId};
+use crate::rel::{BlockNumber, BufferTag, Fork, RelFileId};
 use std::time::{Duration, Instant};
 use turnstile_sync::config::ExtendStrategy;
 
 /// The relation-extension lock, as the extender needs it: exclusive
 /// acquisition and the number of waiters (to size bulk extensions).
-/// Implemented over `turnstile-lock`'s heavyweight lock manager by
-/// [`crate::extlock::HeavyweightExtensionLock`].
+/// Implemented over `turnstile-lock`'s heavyweight lock manager for
+/// `turnstile_lock::Backend` (see [`crate::extlock`]).
 pub trait ExtensionLocker {
     /// Held while the lock is; releases it on drop.
     type Guard<'a>
@@ -66,6 +67,8 @@ pub trait ExtensionLocker {
 pub struct ExtensionStats {
     /// Time waiting for the extension lock.
     pub lock_wait: Duration,
+    /// Longest single wait for the extension lock.
+    pub lock_wait_max: Duration,
     /// Time holding it.
     pub lock_held: Duration,
     /// Time in the file-system extension call.
@@ -84,6 +87,7 @@ impl ExtensionStats {
     /// Adds `other` (to total several backends).
     pub fn add(&mut self, other: &ExtensionStats) {
         self.lock_wait += other.lock_wait;
+        self.lock_wait_max = self.lock_wait_max.max(other.lock_wait_max);
         self.lock_held += other.lock_held;
         self.filesystem += other.filesystem;
         self.buffer_search += other.buffer_search;
@@ -144,7 +148,7 @@ impl<'p, L: ExtensionLocker> Extender<'p, L> {
     /// is initialised; the caller locks it, inserts, marks it dirty, and
     /// records what is left with [`crate::fsm::FreeSpaceMap::record`].
     pub fn get_page(&mut self, rel: RelFileId, needed: usize) -> Result<PinnedBuffer<'p>> {
-        if let Some(buf) = self.from_fsm(rel, needed)? {
+        if let Some(buf) = self.page_from_fsm(rel, needed)? {
             return Ok(buf);
         }
         match self.strategy {
@@ -163,25 +167,32 @@ impl<'p, L: ExtensionLocker> Extender<'p, L> {
     }
 
     /// A page the free-space map offers with `needed` bytes free, pinned.
-    fn from_fsm(&mut self, rel: RelFileId, needed: usize) -> Result<Option<PinnedBuffer<'p>>> {
+    fn page_from_fsm(&mut self, rel: RelFileId, needed: usize) -> Result<Option<PinnedBuffer<'p>>> {
         while let Some(block) = self.pool.fsm().claim(rel, needed) {
-            let buf = self.pool.read_buffer_with(BufferTag::new(rel, Fork::Main, block), self.ring.as_mut())?;
-            let free = {
-                let mut content = buf.lock_exclusive();
-                if page::is_new(&content) {
-                    page::init(&mut content, 0);
-                }
-                page::free_space(&content)
-            };
-            if free < needed {
-                // The map was stale: correct it and look again.
-                self.pool.fsm().record(rel, block, free);
-                continue;
+            if let Some(buf) = self.pin_claimed(rel, block, needed)? {
+                return Ok(Some(buf));
             }
-            self.stats.pages_from_fsm += 1;
-            return Ok(Some(buf));
         }
         Ok(None)
+    }
+
+    /// Pins a page claimed from the map, initialising it if it is new;
+    /// `None` (and the map corrected) if it lacks `needed` bytes after all.
+    fn pin_claimed(&mut self, rel: RelFileId, block: BlockNumber, needed: usize) -> Result<Option<PinnedBuffer<'p>>> {
+        let buf = self.pool.read_buffer_with(BufferTag::new(rel, Fork::Main, block), self.ring.as_mut())?;
+        let free = {
+            let mut content = buf.lock_exclusive();
+            if page::is_new(&content) {
+                page::init(&mut content, 0);
+            }
+            page::free_space(&content)
+        };
+        if free < needed {
+            self.pool.fsm().record(rel, block, free);
+            return Ok(None);
+        }
+        self.stats.pages_from_fsm += 1;
+        Ok(Some(buf))
     }
 
     fn extend_classic(&mut self, rel: RelFileId) -> Result<PinnedBuffer<'p>> {
@@ -190,6 +201,7 @@ impl<'p, L: ExtensionLocker> Extender<'p, L> {
         let lock = self.locker.lock_extension(rel)?;
         let got = Instant::now();
         self.stats.lock_wait += got - asked;
+        self.stats.lock_wait_max = self.stats.lock_wait_max.max(got - asked);
         // PostgreSQL ≤ 15's `ReadBuffer(P_NEW)` + `PageInit`, step by step.
         let result = (|| {
             let nblocks = pool.store().nblocks_from_files(rel, Fork::Main)?;
@@ -232,22 +244,24 @@ impl<'p, L: ExtensionLocker> Extender<'p, L> {
         let asked = Instant::now();
         self.stats.buffer_search += asked - searching;
         if let Some(needed) = needed {
-            if let Some(buf) = self.from_fsm(rel, needed)? {
+            if let Some(buf) = self.page_from_fsm(rel, needed)? {
                 return Ok(buf);
             }
         }
         let lock = self.locker.lock_extension(rel)?;
         let got = Instant::now();
         self.stats.lock_wait += got - asked;
+        self.stats.lock_wait_max = self.stats.lock_wait_max.max(got - asked);
         if let Some(needed) = needed {
-            if self.pool.fsm().pages(rel) > 0 {
+            if let Some(block) = self.pool.fsm().claim(rel, needed) {
                 self.stats.lock_held += got.elapsed();
                 drop(lock);
                 self.stats.extensions += 1;
-                if let Some(buf) = self.from_fsm(rel, needed)? {
+                drop(victims);
+                if let Some(buf) = self.pin_claimed(rel, block, needed)? {
                     return Ok(buf);
                 }
-                return self.extend_bulk(rel, None);
+                return self.get_page(rel, needed);
             }
         }
         let extended = pool
@@ -262,15 +276,15 @@ impl<'p, L: ExtensionLocker> Extender<'p, L> {
         let (first, new) = new?;
         self.stats.blocks_added += u64::from(k);
         self.ramp = (self.ramp * 2).min(self.max_blocks);
+        // Publish the spares at once, before initialising them: a backend
+        // that claims one now finds its buffer I/O-in-progress and waits
+        // for the initialisation below, instead of queueing on the
+        // extension lock to extend again.
+        pool.fsm().record_many(rel, first + 1..first + k, page::MAX_ITEM_SIZE);
         let mut pages = new.into_iter();
         let mine = pages.next().expect("k ≥ 1").init()?;
-        let mut spare_free = None;
         for buf in pages {
-            let buf = buf.init()?;
-            spare_free.get_or_insert_with(|| page::free_space(&buf.lock_shared()));
-        }
-        if let Some(free) = spare_free {
-            pool.fsm().record_many(rel, first + 1..first + k, free);
+            drop(buf.init()?);
         }
         Ok(mine)
     }

@@ -29,11 +29,30 @@
 //!
 //! ## Lock order
 //!
-//! relation-extension lock → buffer I/O lock → mapping partition → buffer
-//! header. Content (shared) → I/O for a write-out; I/O → content only on a
-//! buffer that is not yet `VALID`, whose content lock nobody else can hold.
-//! At most one mapping partition at a time. The free-space-map and vfd
-//! locks are leaves.
+//! 1. the relation-extension lock (heavyweight; nothing else is held when
+//!    it is requested — bulk victims are pinned, not locked, while waiting);
+//! 2. buffer content locks (a write-back takes them with `try`, never
+//!    waiting while holding another);
+//! 3. buffer I/O locks (several only in buffer-address order, by a
+//!    write-back run or a bulk extension, on buffers only it has pinned);
+//! 4. one mapping partition;
+//! 5. the buffer header bit (held for a few instructions, never across an
+//!    acquisition).
+//!
+//! Exception to 2 → 3: a read-in or a new page takes I/O then content, on
+//! a buffer that is not `VALID`, whose content lock nobody else can hold
+//! (content locks are taken only on pinned `VALID` buffers). The
+//! free-space-map, smgr-fork and vfd locks are leaves.
+//!
+//! ## Relation extension (seed 001)
+//!
+//! [`Extender::get_page`] hands an inserter a page: from the free-space
+//! map, else by extending. `classic` does PostgreSQL ≤ 15's single-block
+//! extension with everything under the lock; `bulk` finds and cleans `k`
+//! victims first (writing consecutive dirty pages back with one `pwritev`
+//! per run), then under the lock only checks the size, `fallocate`s `k`
+//! blocks and inserts `k` mapping entries, and initialises the pages and
+//! publishes the spares after release. See [`extend`].
 //!
 //! ## Invariants
 //!

@@ -309,3 +309,36 @@ fn concurrent_pin_and_evict_stress() {
     let s = pool.stats();
     assert!(s.evictions > 1000 && s.dirty_writebacks > 0, "{s:?}");
 }
+
+#[test]
+fn truncation_drops_buffers_and_refuses_pinned_ones() {
+    let dir = Scratch::new("truncate");
+    let smgr = smgr(&dir, Arc::new(FaultyIo::new()));
+    let rel = RelFileId::new(6, 60);
+    smgr.create(rel, Fork::Main).unwrap();
+    smgr.extend(rel, Fork::Main, 20).unwrap();
+    let pool = pool(&smgr, 32, 4);
+    for b in 0..20 {
+        fill(&pool, BufferTag::new(rel, Fork::Main, b), 6);
+    }
+    pool.fsm().record_many(rel, 0..20, 500);
+    let pinned = pool.read_buffer(BufferTag::new(rel, Fork::Main, 15)).unwrap();
+    let err = pool.truncate_relation(&smgr, rel, Fork::Main, 10).unwrap_err();
+    assert!(matches!(err, StorageError::BufferPinned { .. }), "{err:?}");
+    drop(pinned);
+    pool.truncate_relation(&smgr, rel, Fork::Main, 10).unwrap();
+    assert_eq!(smgr.nblocks(rel, Fork::Main).unwrap(), 10);
+    assert_eq!(pool.fsm().pages(rel), 10);
+    assert!(matches!(
+        pool.read_buffer(BufferTag::new(rel, Fork::Main, 12)),
+        Err(StorageError::BlockOutOfRange { nblocks: 10, .. })
+    ));
+    // The dropped dirty pages are not written back over the cut file.
+    pool.flush_all().unwrap();
+    assert_eq!(std::fs::metadata(dir.path().join("base/6/60")).unwrap().len(), 10 * page::PAGE_SIZE as u64);
+    // Re-extending gives zero pages, not the dropped contents.
+    smgr.extend(rel, Fork::Main, 10).unwrap();
+    let buf = pool.read_buffer(BufferTag::new(rel, Fork::Main, 12)).unwrap();
+    assert!(page::is_new(&buf.lock_shared()));
+    check(&pool, BufferTag::new(rel, Fork::Main, 9), 6);
+}

@@ -10,11 +10,12 @@
 //! measured phase and reported per transaction; the activity slots are
 //! sampled during it for the wait-event profile.
 
+pub mod stat;
 pub mod workloads;
 
 use crate::harness::{run_clients, Latency, RunSpec};
 use crate::report::{f, Section, Table};
-use crate::CliError;
+use crate::{plot, progress, CliError};
 use serde::Serialize;
 use serde_json::{json, Value as Json};
 use std::collections::BTreeMap;
@@ -27,13 +28,17 @@ use turnstile_engine::query::QueryMode;
 use turnstile_engine::{Engine, Session};
 use turnstile_sync::{tranche_stats, Profile, Tranche};
 
+use stat::StatSnapshot;
+use workloads::{ClientCtx, PointFigures};
+
 pub use workloads::WorkloadId;
 
 /// Options of `turnstile run`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
     /// The workload: W1 (partitioned join), W2 (star join), W3 (many
-    /// indexes), W4 (relation extension), W5 (select-only).
+    /// indexes), W4 (relation extension), W5 (select-only), W6 (LWLock
+    /// starvation).
     pub workload: WorkloadId,
     /// Profiles to run, alternating.
     #[arg(long, value_delimiter = ',', default_values_t = vec!["classic".to_string(), "scalable".to_string()])]
@@ -71,6 +76,13 @@ pub struct Args {
     /// W4: rows per COPY transaction.
     #[arg(long, default_value_t = 1000)]
     pub batch: u32,
+    /// W6: writer sessions among the clients (at least one reader is kept
+    /// from two clients on).
+    #[arg(long, value_delimiter = ',', default_values_t = vec![2])]
+    pub writers: Vec<u32>,
+    /// Write a speedup heat map and a throughput chart (PNG) into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub plot: Option<PathBuf>,
     /// Data directory (default: a temporary one, removed afterwards).
     #[arg(long)]
     pub data_dir: Option<PathBuf>,
@@ -129,6 +141,8 @@ pub struct PointResult {
     per_partition_us: Option<f64>,
     per_txn: PerTxn,
     wait_events: BTreeMap<String, f64>,
+    /// Activity samples behind `wait_events`.
+    wait_event_samples: u64,
     #[serde(flatten)]
     extra: BTreeMap<String, Json>,
 }
@@ -142,8 +156,30 @@ struct ClientTotals {
     planned: u64,
 }
 
+/// What `turnstile run` produced: the report and the points behind it.
+#[derive(Debug)]
+pub struct RunReport {
+    /// The workload run.
+    pub workload: WorkloadId,
+    /// JSON (the output contract) and text (tables, or CSV with `--csv`).
+    pub section: Section,
+    /// The CSV lines (also when the text is tables).
+    pub csv: String,
+    /// The measured points.
+    pub results: Vec<PointResult>,
+}
+
+impl RunReport {
+    /// Writes the heat map and the line chart of this run into `dir`;
+    /// returns the files written.
+    pub fn plot(&self, dir: &Path) -> Result<Vec<PathBuf>, CliError> {
+        std::fs::create_dir_all(dir)?;
+        plots(dir, self.workload, &self.results)
+    }
+}
+
 /// Runs `turnstile run` and returns its report.
-pub fn run(args: &Args) -> Result<Section, CliError> {
+pub fn run(args: &Args) -> Result<RunReport, CliError> {
     let profiles = args.profiles()?;
     if args.clients.is_empty() || args.clients.contains(&0) || args.duration <= 0.0 || args.warmup < 0.0 {
         return Err("--clients must list positive counts; --duration must be positive".into());
@@ -154,32 +190,55 @@ pub fn run(args: &Args) -> Result<Section, CliError> {
     };
     let base = args.data_dir.clone().or_else(|| temp.as_ref().map(|t| t.path().to_owned())).ok_or("no data dir")?;
     let workload = workloads::make(args)?;
+    let variants = workload.variants()?;
+    let name = args.workload.name();
+    let bar = progress::points((variants.len() * args.clients.len() * profiles.len()) as u64, name);
+    // Ticks on its own, so the elapsed time moves while a data set loads.
+    progress::tick(&bar);
     let mut results: Vec<PointResult> = Vec::new();
-    for variant in workload.variants()? {
-        let dir = base.join(format!("{}-{}", args.workload.name(), workload.data_key(&variant)));
+    let mut last_stat = None;
+    for variant in &variants {
+        let dir = base.join(format!("{name}-{}", workload.data_key(variant)));
         std::fs::create_dir_all(&dir)?;
         if !dir.join("catalog").exists() {
-            eprintln!("turnstile: {} {}: loading", args.workload.name(), variant);
-            workload.load(&dir, &variant)?;
+            bar.set_message(format!("loading {variant}"));
+            workload.load(&dir, variant)?;
         }
         for &clients in &args.clients {
             for &profile in &profiles {
-                eprintln!("turnstile: {} {} {profile} {clients} clients", args.workload.name(), variant);
+                bar.set_message(format!("{variant} {profile} {clients} clients"));
                 let mut config = crate::build_config(profile, None, &args.set)?;
                 config.lock.max_backends = config.lock.max_backends.max(clients as u32 + 8);
-                let point = run_point(args, &*workload, &dir, config, profile, &variant, clients)?;
+                let (point, stat) = run_point(args, &*workload, &dir, config, profile, variant, clients)?;
                 results.push(point);
+                last_stat = Some((format!("{variant}, {profile}, {clients} clients"), stat));
+                bar.inc(1);
             }
         }
     }
+    bar.finish_and_clear();
     fill_per_partition(&mut results);
     let json = json!({
-        "workload": args.workload.name(),
+        "workload": name,
         "params": workload.params_json(),
         "results": results,
     });
-    let text = if args.csv { csv(&results) } else { render(args, &results) };
-    Ok(Section { json, text })
+    let csv = csv(&results);
+    let text = if args.csv {
+        csv.clone()
+    } else {
+        let mut text = render(args, &results);
+        if let Some((label, stat)) = &last_stat {
+            text.push('\n');
+            text.push_str(&stat.render(&format!("turnstile stat — engine views of the last point ({label})")));
+        }
+        text
+    };
+    let report = RunReport { workload: args.workload, section: Section { json, text }, csv, results };
+    if let Some(dir) = &args.plot {
+        report.plot(dir)?;
+    }
+    Ok(report)
 }
 
 fn run_point(
@@ -190,7 +249,7 @@ fn run_point(
     profile: Profile,
     variant: &workloads::Variant,
     clients: usize,
-) -> Result<PointResult, CliError> {
+) -> Result<(PointResult, StatSnapshot), CliError> {
     let engine = Engine::open(dir, config)?;
     workload.before_point(&engine, variant)?;
     let totals = Mutex::new(ClientTotals::default());
@@ -202,6 +261,8 @@ fn run_point(
     };
     let mut before = None;
     let mut after = None;
+    let mut live = None;
+    let mut hook_error: Option<CliError> = None;
     let snapshot = |e: &Engine| {
         (e.lock_stats(), tranche_stats(Tranche::BufferMapping), e.fd_stats(), e.extension_stats())
     };
@@ -211,7 +272,8 @@ fn run_point(
         |i, measuring: Arc<AtomicBool>| {
             let mut session = engine.session()?;
             let seed = args.seed ^ ((i as u64 + 1) * 0x9e37_79b9_7f4a_7c15);
-            let mut txn = workload.client(&engine, variant, seed)?;
+            let ctx = ClientCtx { index: i, clients, seed, measuring: Arc::clone(&measuring) };
+            let mut txn = workload.client(&ctx, variant)?;
             let mut probe = ClientProbe { totals: &totals, start: None, last: None };
             Ok(move || -> Result<(), CliError> {
                 // Name the whole probe so the closure owns it (its fields are
@@ -235,9 +297,18 @@ fn run_point(
                 before = Some(snapshot(&engine));
             } else {
                 after = Some(snapshot(&engine));
+                // Clients are still running: what a DBA would see now.
+                live = Some(StatSnapshot::live(&engine));
+            }
+            if let Err(e) = workload.on_measure(&engine, start) {
+                hook_error.get_or_insert(e);
             }
         },
-    )?;
+    );
+    if let Some(e) = hook_error {
+        return Err(e);
+    }
+    let outcome = outcome?;
     let (Some(b), Some(a)) = (before, after) else { return Err("counters were not read".into()) };
     let n = outcome.transactions.max(1) as f64;
     let l = a.0.since(&b.0);
@@ -253,11 +324,17 @@ fn run_point(
         cache_allocs: t.cache_allocs as f64 / n,
         minor_faults: t.minor_faults as f64 / n,
     };
-    let mut extra = workload.extra(&engine, &outcome, &(a.3, b.3))?;
+    let figures = PointFigures { outcome: &outcome, extension: (b.3, a.3), mapping: a.1.since(&b.1) };
+    let mut extra = workload.extra(&figures)?;
     if t.planned > 0 {
         extra.insert("planning_us".into(), json!(t.planning_ns as f64 / t.planned as f64 / 1000.0));
     }
-    Ok(PointResult {
+    let mut stat = live.unwrap_or_default();
+    stat.finish(&engine);
+    if workload.writes() {
+        engine.flush()?;
+    }
+    let point = PointResult {
         profile: profile.name().into(),
         params: variant.params.clone(),
         clients,
@@ -266,8 +343,10 @@ fn run_point(
         per_partition_us: None,
         per_txn,
         wait_events: outcome.wait_events.clone(),
+        wait_event_samples: outcome.samples,
         extra,
-    })
+    };
+    Ok((point, stat))
 }
 
 /// A client's view of its own counters over the measured phase.
@@ -396,8 +475,11 @@ fn render(args: &Args, results: &[PointResult]) -> String {
         w.row(vec![profile, event, f(v, 2)]);
     }
     out.push_str(&w.render());
-    if let Some(pp) = results.iter().find(|r| r.per_partition_us.is_some()) {
-        let _ = pp;
+    if let Some(extra) = render_extra(args.workload, results) {
+        out.push('\n');
+        out.push_str(&extra);
+    }
+    if results.iter().any(|r| r.per_partition_us.is_some()) {
         out.push_str("\nMarginal cost of one more partition, one client: (latency(P) - latency(0)) / P\n");
         for r in results.iter().filter(|r| r.per_partition_us.is_some()) {
             out.push_str(&format!(
@@ -411,14 +493,160 @@ fn render(args: &Args, results: &[PointResult]) -> String {
     out
 }
 
+/// The workload's own figures (W3 planning, W4 extension phases, W6
+/// inserts and waits), one row per point.
+fn render_extra(workload: WorkloadId, results: &[PointResult]) -> Option<String> {
+    let num = |r: &PointResult, path: &[&str]| -> Option<f64> {
+        let mut v = r.extra.get(path[0])?;
+        for k in &path[1..] {
+            v = v.get(k)?;
+        }
+        v.as_f64()
+    };
+    let cell = |v: Option<f64>, digits: usize| v.map_or_else(|| "n/a".to_owned(), |v| f(v, digits));
+    let (title, header, cols): (&str, &[&str], Vec<(&[&str], usize)>) = match workload {
+        WorkloadId::W3 => (
+            "Planning time per query (seed 003: 2.48 ms -> 0.062 ms with the prefilter)",
+            &["variant", "profile", "clients", "planning us", "p50 us", "p99 us"],
+            vec![(&["planning_us"], 1)],
+        ),
+        WorkloadId::W4 => (
+            "Relation extension (seed 001): throughput and the per-phase times, summed over clients",
+            &[
+                "variant", "profile", "clients", "MB/s", "lock wait s", "lock held s", "filesystem s", "buffer search s",
+                "held s/s", "extensions", "blocks",
+            ],
+            vec![
+                (&["mb_per_s"], 2),
+                (&["extension", "lock_wait_s"], 3),
+                (&["extension", "lock_held_s"], 3),
+                (&["extension", "filesystem_s"], 3),
+                (&["extension", "buffer_search_s"], 3),
+                (&["held_seconds_per_second"], 2),
+                (&["extension", "extensions"], 0),
+                (&["extension", "blocks_added"], 0),
+            ],
+        ),
+        WorkloadId::W6 => (
+            "LWLock starvation (seed 004): inserts beside hot readers; BufferMapping waits",
+            &[
+                "variant", "profile", "clients", "inserts/s", "insert p50 us", "insert p99 us", "insert max us",
+                "excl. wait us", "map waits", "mean wait us", "writer wait p99 us*", "writer wait max us*",
+            ],
+            vec![
+                (&["inserts_per_s"], 0),
+                (&["insert_latency_us", "p50"], 0),
+                (&["insert_latency_us", "p99"], 0),
+                (&["insert_latency_us_max"], 0),
+                (&["exclusive_wait_us", "max"], 0),
+                (&["mapping_waits"], 0),
+                (&["mapping_wait_us_mean"], 1),
+                (&["inserter_mapping_wait_us", "p99"], 0),
+                (&["inserter_mapping_wait_us", "max"], 0),
+            ],
+        ),
+        _ => return None,
+    };
+    let mut t = Table::new(title, header);
+    for r in results {
+        let mut row = vec![variant_label(&r.params), r.profile.clone(), r.clients.to_string()];
+        row.extend(cols.iter().map(|(path, digits)| cell(num(r, path), *digits)));
+        if workload == WorkloadId::W3 {
+            row.push(f(r.latency_us.p50, 0));
+            row.push(f(r.latency_us.p99, 0));
+        }
+        t.row(row);
+    }
+    let mut out = t.render();
+    if workload == WorkloadId::W6 {
+        let poll = results.iter().find_map(|r| num(r, &["inserter_mapping_wait_us", "resolution_us"])).unwrap_or(0.0);
+        out.push_str(&format!(
+            "excl. wait: n/a — turnstile-storage keeps no per-acquisition record of exclusive BufferMapping waits.\n\
+             * writer wait: writer sessions seen waiting on LWLock:BufferMapping by a sampler polling every ~{poll:.0} us\n  \
+             (shared and exclusive waits; waits shorter than a poll are mostly missed). map waits: all sessions, both modes.\n"
+        ));
+    }
+    Some(out)
+}
+
+/// Writes `W?-speedup.png` (rows = variants, columns = client counts,
+/// `scalable / classic` tps) and `W?-tps.png` into `dir`.
+fn plots(dir: &Path, workload: WorkloadId, results: &[PointResult]) -> Result<Vec<PathBuf>, CliError> {
+    let mut labels: Vec<String> = Vec::new();
+    let mut profiles: Vec<String> = Vec::new();
+    let mut clients: Vec<usize> = results.iter().map(|r| r.clients).collect();
+    clients.sort_unstable();
+    clients.dedup();
+    for r in results {
+        let l = variant_label(&r.params);
+        if !labels.contains(&l) {
+            labels.push(l);
+        }
+        if !profiles.contains(&r.profile) {
+            profiles.push(r.profile.clone());
+        }
+    }
+    let tps = |label: &str, profile: &str, c: usize| {
+        results.iter().find(|r| r.clients == c && r.profile == profile && variant_label(&r.params) == label).map(|r| r.tps)
+    };
+    let mut written = Vec::new();
+    let baseline = if profiles.iter().any(|p| p == "classic") { "classic" } else { profiles[0].as_str() };
+    let name = workload.name();
+    for other in profiles.iter().filter(|p| p.as_str() != baseline) {
+        let cells = labels
+            .iter()
+            .map(|l| {
+                clients
+                    .iter()
+                    .map(|&c| match (tps(l, other, c), tps(l, baseline, c)) {
+                        (Some(s), Some(k)) if k > 0.0 => Some(s / k),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .collect();
+        let map = plot::HeatMap {
+            title: format!("{name}: {other} / {baseline} tps"),
+            rows: labels.clone(),
+            cols: clients.iter().map(|c| format!("{c} clients")).collect(),
+            cells,
+        };
+        let suffix = if other == "scalable" { String::new() } else { format!("-{other}") };
+        let path = dir.join(format!("{name}-speedup{suffix}.png"));
+        plot::heat_map(&path, &map)?;
+        written.push(path);
+    }
+    let mut series = Vec::new();
+    for (group, l) in labels.iter().enumerate() {
+        for p in &profiles {
+            let values: Vec<Option<f64>> = clients.iter().map(|&c| tps(l, p, c)).collect();
+            if values.iter().any(Option::is_some) {
+                let name = if l.is_empty() { p.clone() } else { format!("{l} {p}") };
+                series.push(plot::Series { name, group, baseline: p == baseline, values });
+            }
+        }
+    }
+    let chart = plot::LineChart {
+        title: format!("{name}: throughput vs clients (thin: {baseline}, thick: others)"),
+        x_desc: "clients".into(),
+        y_desc: "transactions per second".into(),
+        x_labels: clients.iter().map(usize::to_string).collect(),
+        series,
+    };
+    let path = dir.join(format!("{name}-tps.png"));
+    plot::line_chart(&path, &chart)?;
+    written.push(path);
+    Ok(written)
+}
+
 fn csv(results: &[PointResult]) -> String {
     let mut out = String::from(
-        "profile,params,clients,tps,latency_p50_us,latency_p99_us,latency_max_us,relation_locks,fastpath_locks,shared_lock_acquires,partition_lock_waits,fastpath_overflows,mapping_partition_waits,fd_opens,cache_allocs,minor_faults\n",
+        "profile,params,clients,tps,latency_p50_us,latency_p99_us,latency_max_us,relation_locks,fastpath_locks,shared_lock_acquires,partition_lock_waits,fastpath_overflows,mapping_partition_waits,fd_opens,cache_allocs,minor_faults,per_partition_us,extra\n",
     );
     for r in results {
         let p = &r.per_txn;
         out.push_str(&format!(
-            "{},\"{}\",{},{:.1},{:.1},{:.1},{:.1},{:.2},{:.2},{:.2},{:.3},{:.2},{:.3},{:.3},{:.2},{:.2}\n",
+            "{},\"{}\",{},{:.1},{:.1},{:.1},{:.1},{:.2},{:.2},{:.2},{:.3},{:.2},{:.3},{:.3},{:.2},{:.2},{},\"{}\"\n",
             r.profile,
             variant_label(&r.params),
             r.clients,
@@ -434,7 +662,9 @@ fn csv(results: &[PointResult]) -> String {
             p.mapping_partition_waits,
             p.fd_opens,
             p.cache_allocs,
-            p.minor_faults
+            p.minor_faults,
+            r.per_partition_us.map_or(String::new(), |v| format!("{v:.3}")),
+            serde_json::to_string(&r.extra).unwrap_or_default().replace('"', "\"\""),
         ));
     }
     out

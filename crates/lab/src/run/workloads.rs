@@ -10,13 +10,17 @@ use serde_json::{json, Value as Json};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use turnstile_engine::catalog::{PartitionBound, PartitionStrategy};
 use turnstile_engine::query::{Operand, Query, QueryMode};
 use turnstile_engine::types::{ColumnType, Value};
 use turnstile_engine::{Engine, Session};
 use turnstile_storage::ExtensionStats;
-use turnstile_sync::Config;
+use turnstile_sync::{Config, TrancheStats};
+
+mod starvation;
+use starvation::Starvation;
 
 /// The workloads of DESIGN.md §7.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -32,6 +36,9 @@ pub enum WorkloadId {
     W4,
     /// Select-only, pgbench -S (seed 002).
     W5,
+    /// LWLock starvation: readers through a hot B-tree root while writers
+    /// insert and extend (seed 004).
+    W6,
 }
 
 impl WorkloadId {
@@ -43,6 +50,7 @@ impl WorkloadId {
             WorkloadId::W3 => "W3",
             WorkloadId::W4 => "W4",
             WorkloadId::W5 => "W5",
+            WorkloadId::W6 => "W6",
         }
     }
 
@@ -54,8 +62,13 @@ impl WorkloadId {
             WorkloadId::W3 => "W3 many indexes (seed 003): SELECT * FROM synth WHERE col5 = 42",
             WorkloadId::W4 => "W4 relation extension (seed 001): COPY into one unindexed table",
             WorkloadId::W5 => "W5 select-only (seed 002): pgbench -S",
+            WorkloadId::W6 => "W6 LWLock starvation (seed 004): point lookups through a hot B-tree root while writers insert",
         }
     }
+
+    /// Every workload, in report order.
+    pub const ALL: [WorkloadId; 6] =
+        [WorkloadId::W1, WorkloadId::W2, WorkloadId::W3, WorkloadId::W4, WorkloadId::W5, WorkloadId::W6];
 }
 
 /// One point of a workload's parameter lists.
@@ -91,17 +104,44 @@ pub trait Workload: Sync {
     fn before_point(&self, _engine: &Arc<Engine>, _variant: &Variant) -> Result<(), CliError> {
         Ok(())
     }
+    /// Called on the coordinating thread when the measured phase starts
+    /// (`true`) and ends (`false`), while the clients run.
+    fn on_measure(&self, _engine: &Arc<Engine>, _start: bool) -> Result<(), CliError> {
+        Ok(())
+    }
+    /// Whether the clients write: the point's engine is then flushed before
+    /// it closes, so the next point opens consistent data.
+    fn writes(&self) -> bool {
+        false
+    }
     /// One client's transaction.
-    fn client<'a>(&'a self, engine: &Arc<Engine>, variant: &'a Variant, seed: u64) -> Result<Txn<'a>, CliError>;
+    fn client<'a>(&'a self, ctx: &ClientCtx, variant: &'a Variant) -> Result<Txn<'a>, CliError>;
     /// Workload-specific figures of a point.
-    fn extra(
-        &self,
-        _engine: &Arc<Engine>,
-        _outcome: &RunOutcome,
-        _extension: &(ExtensionStats, ExtensionStats),
-    ) -> Result<BTreeMap<String, Json>, CliError> {
+    fn extra(&self, _point: &PointFigures<'_>) -> Result<BTreeMap<String, Json>, CliError> {
         Ok(BTreeMap::new())
     }
+}
+
+/// What a client is told when it starts.
+pub struct ClientCtx {
+    /// This client's number, `0..clients`.
+    pub index: usize,
+    /// Clients in the point.
+    pub clients: usize,
+    /// This client's random seed (derived from `--seed` and `index`).
+    pub seed: u64,
+    /// True during the measured phase.
+    pub measuring: Arc<AtomicBool>,
+}
+
+/// What a workload gets to compute its own figures of a point.
+pub struct PointFigures<'a> {
+    /// The harness's outcome.
+    pub outcome: &'a RunOutcome,
+    /// Extension totals at the start and at the end of the measured phase.
+    pub extension: (ExtensionStats, ExtensionStats),
+    /// `BufferMapping` tranche counters over the measured phase (all modes).
+    pub mapping: TrancheStats,
 }
 
 /// The workload `args` asks for.
@@ -114,6 +154,7 @@ pub fn make(args: &Args) -> Result<Box<dyn Workload>, CliError> {
         WorkloadId::W3 => Box::new(ManyIndexes { indexes: args.indexes.clone() }),
         WorkloadId::W4 => Box::new(Extension { batch: args.batch.max(1) }),
         WorkloadId::W5 => Box::new(SelectOnly { accounts, modes }),
+        WorkloadId::W6 => Box::new(Starvation::new(accounts, args.writers.clone())),
     })
 }
 
@@ -245,8 +286,8 @@ impl Workload for PartitionedJoin {
         with_loader(dir, |s| load_accounts(s, self.accounts, v.partitions, true, 1 + self.accounts / 100_000))
     }
 
-    fn client<'a>(&'a self, _e: &Arc<Engine>, v: &'a Variant, seed: u64) -> Result<Txn<'a>, CliError> {
-        Ok(random_lookup(w1_query(), v.mode, self.accounts, seed))
+    fn client<'a>(&'a self, c: &ClientCtx, v: &'a Variant) -> Result<Txn<'a>, CliError> {
+        Ok(random_lookup(w1_query(), v.mode, self.accounts, c.seed))
     }
 }
 
@@ -307,7 +348,8 @@ impl Workload for StarJoin {
         })
     }
 
-    fn client<'a>(&'a self, _e: &Arc<Engine>, v: &'a Variant, seed: u64) -> Result<Txn<'a>, CliError> {
+    fn client<'a>(&'a self, c: &ClientCtx, v: &'a Variant) -> Result<Txn<'a>, CliError> {
+        let seed = c.seed;
         let mut q = Query::from("fact").filter("fact.id", Operand::Param(1));
         for i in 1..=v.count {
             q = q.join(format!("dim{i}"), format!("fact.d{i}"), "id");
@@ -351,7 +393,7 @@ impl Workload for ManyIndexes {
         })
     }
 
-    fn client<'a>(&'a self, _e: &Arc<Engine>, _v: &'a Variant, _seed: u64) -> Result<Txn<'a>, CliError> {
+    fn client<'a>(&'a self, _c: &ClientCtx, _v: &'a Variant) -> Result<Txn<'a>, CliError> {
         let q = Query::from("synth").filter("col5", 42);
         Ok(Box::new(move |s: &mut Session| {
             s.query(&q, &[])?;
@@ -383,7 +425,12 @@ impl Workload for Extension {
         })
     }
 
-    fn client<'a>(&'a self, _e: &Arc<Engine>, _v: &'a Variant, seed: u64) -> Result<Txn<'a>, CliError> {
+    fn writes(&self) -> bool {
+        true
+    }
+
+    fn client<'a>(&'a self, c: &ClientCtx, _v: &'a Variant) -> Result<Txn<'a>, CliError> {
+        let seed = c.seed;
         let batch = self.batch;
         let filler = "x".repeat(100);
         let mut next = (seed % 1_000_000) as i32;
@@ -398,13 +445,9 @@ impl Workload for Extension {
         }))
     }
 
-    fn extra(
-        &self,
-        _engine: &Arc<Engine>,
-        outcome: &RunOutcome,
-        ext: &(ExtensionStats, ExtensionStats),
-    ) -> Result<BTreeMap<String, Json>, CliError> {
-        let (after, before) = ext;
+    fn extra(&self, point: &PointFigures<'_>) -> Result<BTreeMap<String, Json>, CliError> {
+        let (before, after) = &point.extension;
+        let outcome = point.outcome;
         let secs = outcome.elapsed.as_secs_f64().max(1e-9);
         let rows = outcome.transactions as f64 * f64::from(self.batch);
         let d = |a: std::time::Duration, b: std::time::Duration| a.saturating_sub(b).as_secs_f64();
@@ -449,8 +492,8 @@ impl Workload for SelectOnly {
         with_loader(dir, |s| load_accounts(s, self.accounts, 0, false, 1 + self.accounts / 100_000))
     }
 
-    fn client<'a>(&'a self, _e: &Arc<Engine>, v: &'a Variant, seed: u64) -> Result<Txn<'a>, CliError> {
+    fn client<'a>(&'a self, c: &ClientCtx, v: &'a Variant) -> Result<Txn<'a>, CliError> {
         let q = Query::from("accounts").filter("aid", Operand::Param(1)).select(&["abalance"]);
-        Ok(random_lookup(q, v.mode, self.accounts, seed))
+        Ok(random_lookup(q, v.mode, self.accounts, c.seed))
     }
 }

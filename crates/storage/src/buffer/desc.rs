@@ -266,3 +266,43 @@ impl Drop for HeaderGuard<'_> {
         self.desc.state.store(self.state & !LOCKED, Ordering::Release);
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use turnstile_sync::CachePadded;
+
+    #[test]
+    fn descriptors_do_not_share_cache_lines() {
+        let descs: Vec<CachePadded<BufferDesc>> =
+            (0..3).map(|_| CachePadded::new(BufferDesc::new(LwLockPolicy::Fair))).collect();
+        assert_eq!(std::mem::align_of::<CachePadded<BufferDesc>>() % 128, 0);
+        assert_eq!(std::mem::size_of::<CachePadded<BufferDesc>>() % 128, 0);
+        let a = &descs[0].state as *const _ as usize;
+        let b = &descs[1].state as *const _ as usize;
+        assert!(b - a >= 128, "state words {a:#x} and {b:#x} share a line");
+    }
+
+    #[test]
+    fn pin_and_header_lock_exclude_each_other() {
+        let d = BufferDesc::new(LwLockPolicy::Fair);
+        assert_eq!(refcount(d.pin(false)), 1);
+        assert!(d.lock_header_if_unpinned().is_none(), "a pinned buffer was locked as a victim");
+        d.unpin();
+        let mut h = d.lock_header_if_unpinned().expect("unpinned");
+        h.set_tag(BufferTag::new(RelFileId::new(3, 4), Fork::FreeSpace, 99));
+        h.state |= TAG_VALID;
+        drop(h);
+        assert_eq!(d.tag(), BufferTag::new(RelFileId::new(3, 4), Fork::FreeSpace, 99));
+        // Ring pins stop the usage count at 1; normal pins climb to the maximum.
+        for _ in 0..10 {
+            d.pin(true);
+        }
+        assert_eq!(usage_count(d.load()), 1);
+        for _ in 0..10 {
+            d.pin(false);
+        }
+        assert_eq!(usage_count(d.load()), MAX_USAGE_COUNT);
+        assert_eq!(refcount(d.load()), 20);
+    }
+}

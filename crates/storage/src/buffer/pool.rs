@@ -8,7 +8,7 @@
 //!    re-tagged in between), release, and wait for or perform the read-in
 //!    if it is not yet `VALID`. That is a hit.
 //! 2. Otherwise (a miss) get a victim: a buffer pinned only by us, clean
-//!    and unmapped ([`BufferPool::victim`]): free list or clock sweep (or
+//!    and unmapped (`BufferPool::victim`): free list or clock sweep (or
 //!    the caller's ring), a dirty one written back first, its old mapping
 //!    entry removed under the old partition lock.
 //! 3. Take the tag's partition exclusive: if someone mapped the tag
@@ -648,6 +648,24 @@ impl BufferPool {
             self.clock.free(id as BufferId);
         }
         Ok(())
+    }
+
+    /// Truncates `rel`'s `fork` to `nblocks` blocks: drops the buffers of
+    /// the cut blocks (failing if one is pinned), forgets them in the
+    /// free-space map, then cuts the files. The caller holds a lock that
+    /// keeps everyone else off the relation (AccessExclusive).
+    pub fn truncate_relation(
+        &self,
+        smgr: &crate::Smgr,
+        rel: RelFileId,
+        fork: Fork,
+        nblocks: BlockNumber,
+    ) -> Result<()> {
+        self.drop_relation_buffers(rel, fork, nblocks)?;
+        if fork == Fork::Main {
+            self.fsm.truncate(rel, nblocks);
+        }
+        smgr.truncate(rel, fork, nblocks)
     }
 
     /// Maps each victim to the next block from `first`, marked

@@ -1,0 +1,165 @@
+//! `turnstile reproduce`: every workload (W1–W6) at a small size under both
+//! profiles, then the micro-benchmarks, in one process.
+//!
+//! Each workload runs as the `turnstile run …` command printed above its
+//! tables (so any table can be re-made alone); the default plan fits in
+//! under 10 minutes on a 2-core machine, `--quick` in under 3 (CI's smoke
+//! run). Tables go to the terminal; `<out>/` receives per workload
+//! `W?.json` (the output contract), `W?.csv`, `W?-speedup.png` (heat map
+//! of `scalable / classic`) and `W?-tps.png`, plus `micro.json`,
+//! `report.txt` and `reproduce.json` (everything in one document, also what
+//! `--json` prints).
+
+use crate::report::Section;
+use crate::run::{self, WorkloadId};
+use crate::{micro, progress, CliError};
+use clap::Parser;
+use serde_json::{json, Value as Json};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Options of `turnstile reproduce`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Args {
+    /// Directory for the JSON, CSV and PNG files (created if missing).
+    #[arg(long, default_value = "turnstile-results")]
+    pub out: PathBuf,
+    /// Data directory for the workloads' tables (default: a new temporary
+    /// directory, removed afterwards).
+    #[arg(long)]
+    pub data_dir: Option<PathBuf>,
+    /// The CI smoke plan: fewer variants and client counts, shorter points.
+    #[arg(long)]
+    pub quick: bool,
+    /// Print one JSON document instead of tables.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Parses a `turnstile run` command line (without the program name).
+#[derive(Parser, Debug)]
+#[command(name = "turnstile run", no_binary_name = true)]
+struct RunLine {
+    #[command(flatten)]
+    args: run::Args,
+}
+
+/// The `turnstile run` arguments of each workload in the plan.
+pub fn plan(quick: bool) -> Vec<(WorkloadId, String)> {
+    let (clients, timing) = if quick {
+        ("1,8", "--duration 0.3 --warmup 0.1")
+    } else {
+        ("1,2,8,32", "--duration 1 --warmup 0.3")
+    };
+    WorkloadId::ALL
+        .iter()
+        .map(|&w| {
+            let own = match (w, quick) {
+                (WorkloadId::W1, true) => "--partitions 0,100 --mode simple,prepared".to_owned(),
+                (WorkloadId::W1, false) => "--partitions 0,10,100,1000 --mode simple,prepared".to_owned(),
+                (WorkloadId::W2, true) => "--dimensions 1,10 --mode prepared".to_owned(),
+                (WorkloadId::W2, false) => "--dimensions 1,10,100 --mode simple,prepared".to_owned(),
+                (WorkloadId::W3, true) => "--indexes 1,60".to_owned(),
+                (WorkloadId::W3, false) => "--indexes 1,10,60".to_owned(),
+                (WorkloadId::W4, _) => "--batch 1000".to_owned(),
+                (WorkloadId::W5, true) => "--mode prepared".to_owned(),
+                (WorkloadId::W5, false) => "--mode simple,prepared".to_owned(),
+                // W6 needs a reader beside its writers: start at 2 clients.
+                (WorkloadId::W6, true) => "--writers 2 --clients 2,8".to_owned(),
+                (WorkloadId::W6, false) => "--writers 2 --clients 2,8,32".to_owned(),
+            };
+            let clients = if own.contains("--clients") { String::new() } else { format!(" --clients {clients}") };
+            (w, format!("{} {own}{clients} {timing}", w.name()))
+        })
+        .collect()
+}
+
+/// Runs the plan, prints its tables (or the JSON) and writes the files.
+pub fn run(args: &Args) -> Result<(), CliError> {
+    let started = Instant::now();
+    std::fs::create_dir_all(&args.out)?;
+    let temp = match &args.data_dir {
+        Some(_) => None,
+        None => Some(tempfile::Builder::new().prefix("turnstile-reproduce-").tempdir()?),
+    };
+    let data = args.data_dir.clone().or_else(|| temp.as_ref().map(|t| t.path().to_owned())).ok_or("no data dir")?;
+    let mut text = String::new();
+    let mut workloads = Vec::new();
+    let mut files: Vec<PathBuf> = Vec::new();
+    for (w, line) in plan(args.quick) {
+        let command = format!("turnstile run {line}");
+        let mut parsed = RunLine::try_parse_from(line.split_whitespace()).map_err(|e| format!("{command}: {e}"))?.args;
+        parsed.data_dir = Some(data.clone());
+        let report = run::run(&parsed)?;
+        let name = w.name();
+        let json_path = args.out.join(format!("{name}.json"));
+        std::fs::write(&json_path, serde_json::to_string_pretty(&report.section.json)?)?;
+        let csv_path = args.out.join(format!("{name}.csv"));
+        std::fs::write(&csv_path, &report.csv)?;
+        files.extend([json_path, csv_path]);
+        files.extend(report.plot(&args.out)?);
+        let block = format!("$ {command}\n\n{}\n", report.section.text);
+        emit(args.json, &block);
+        text.push_str(&block);
+        workloads.push(json!({ "command": command, "report": report.section.json }));
+    }
+    let spinner = progress::spinner("micro", "micro-benchmarks".into());
+    let sections = micro::reproduce_sections()?;
+    spinner.finish_and_clear();
+    for s in &sections {
+        let block = format!("{}\n", s.text);
+        emit(args.json, &block);
+        text.push_str(&block);
+    }
+    let micro_json = Json::Array(sections.iter().map(|s: &Section| s.json.clone()).collect());
+    let micro_path = args.out.join("micro.json");
+    std::fs::write(&micro_path, serde_json::to_string_pretty(&micro_json)?)?;
+    files.push(micro_path);
+    let elapsed_s = started.elapsed().as_secs_f64();
+    let doc = json!({
+        "quick": args.quick,
+        "elapsed_s": elapsed_s,
+        "workloads": workloads,
+        "micro": micro_json,
+    });
+    let doc_path = args.out.join("reproduce.json");
+    std::fs::write(&doc_path, serde_json::to_string_pretty(&doc)?)?;
+    let text_path = args.out.join("report.txt");
+    std::fs::write(&text_path, &text)?;
+    files.extend([doc_path, text_path]);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        println!("turnstile reproduce{}: {elapsed_s:.0} s; files in {}:", if args.quick { " --quick" } else { "" }, args.out.display());
+        for f in &files {
+            println!("  {}", f.file_name().map(Path::new).unwrap_or(f).display());
+        }
+    }
+    Ok(())
+}
+
+/// Prints a block of tables now (so a long run shows its progress), unless
+/// the JSON document is what stdout is for.
+fn emit(json: bool, block: &str) {
+    if !json {
+        println!("{block}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_planned_command_parses_and_names_its_workload() {
+        for quick in [true, false] {
+            let plan = plan(quick);
+            assert_eq!(plan.len(), WorkloadId::ALL.len());
+            for (w, line) in plan {
+                let parsed = RunLine::try_parse_from(line.split_whitespace()).unwrap().args;
+                assert_eq!(parsed.workload, w, "{line}");
+                assert!(!parsed.clients.is_empty());
+            }
+        }
+    }
+}

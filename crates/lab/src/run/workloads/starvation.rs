@@ -1,0 +1,287 @@
+//! W6, LWLock starvation (seed 004): many sessions do point lookups through
+//! one B-tree — every lookup pins its root, so the root's `BufferMapping`
+//! partition sees a steady stream of shared lockers — while a few writer
+//! sessions insert into the same indexed table, so heap and index pages
+//! split and both relations extend, and each new page takes its mapping
+//! partition exclusive.
+//!
+//! # What is measured, and what cannot be yet
+//!
+//! The storage crate counts `BufferMapping` waits per tranche, not per
+//! lock mode, and keeps no record per acquisition, so the exclusive waits
+//! themselves (seed 004's figure) cannot be read from outside it. This
+//! workload reports what it can measure honestly:
+//!
+//! * every insert's latency (`insert_latency_us` p50/p99/max and
+//!   `insert_latency_us_max`, the slowest insert — seed 004's "no insert
+//!   over 30 s" criterion), timed by the writer around `Session::insert`;
+//! * the `BufferMapping` tranche's waits and wait time over the measured
+//!   phase (both modes, every session);
+//! * `inserter_mapping_wait_us`: wait episodes of the *writer* sessions on
+//!   `LWLock:BufferMapping`, seen by a sampler thread polling their activity
+//!   slots every [`EPISODE_POLL`] — coarse (waits shorter than a poll are
+//!   mostly missed) and mixing the writers' shared and exclusive waits.
+//!
+//! `exclusive_wait_us` is reported as `null` until the storage crate
+//! records exclusive `BufferMapping` waits: what is needed is a hook in
+//! `BufferPool` (around the `lock_exclusive()` calls on mapping partitions
+//! in `read_buffer_with`, `install_new` and the victim's old-entry removal)
+//! that times each exclusive acquisition's wait — e.g. an
+//! `LwLock::lock_exclusive_timed() -> (guard, wait_ns)` in turnstile-sync
+//! feeding a per-pool `hdrhistogram` or a per-backend log that
+//! `BufferPoolStats` exposes as `exclusive_mapping_wait_ns: Histogram`.
+
+use super::{variant, with_loader, ClientCtx, PointFigures, Txn, Variant, Workload};
+use crate::harness::{histogram, Latency};
+use crate::CliError;
+use hdrhistogram::Histogram;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use serde_json::{json, Value as Json};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+use turnstile_engine::query::{Operand, Query, QueryMode};
+use turnstile_engine::types::{ColumnType, Value};
+use turnstile_engine::{Engine, Session};
+use turnstile_sync::{Tranche, WaitEvent};
+
+/// How often the episode sampler polls the writers' activity slots.
+pub const EPISODE_POLL: Duration = Duration::from_micros(250);
+/// The table readers and writers share.
+const TABLE: &str = "w6_hot";
+/// Bytes of filler per row, so heap pages fill and the heap extends often.
+const FILLER_BYTES: usize = 200;
+/// Writers draw keys from `rows .. rows + INSERT_KEY_SPACE`, above every
+/// key a reader looks up, spread so leaf splits happen across the tree.
+const INSERT_KEY_SPACE: i32 = 1 << 30;
+
+/// W6's workload: preloaded rows, and the writer counts to try.
+pub struct Starvation {
+    rows: i32,
+    writers: Vec<u32>,
+    point: PointState,
+}
+
+/// Figures gathered while one point runs (points run one at a time).
+#[derive(Default)]
+struct PointState {
+    inserts_ns: Mutex<Option<Histogram<u64>>>,
+    writer_slots: Mutex<Vec<usize>>,
+    sampler: Mutex<Option<Sampler>>,
+    episodes: Mutex<Option<(Histogram<u64>, Duration)>>,
+}
+
+struct Sampler {
+    stop: Arc<AtomicBool>,
+    thread: JoinHandle<(Histogram<u64>, Duration)>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // The guarded figures stay consistent between statements that panic.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Starvation {
+    /// `rows` preloaded rows; one variant per writer count.
+    pub fn new(rows: i32, writers: Vec<u32>) -> Starvation {
+        Starvation { rows, writers, point: PointState::default() }
+    }
+
+    /// Writers among `clients` sessions: as asked, but leaving at least one
+    /// reader when there are two sessions or more.
+    pub fn writers_of(asked: u32, clients: usize) -> usize {
+        (asked as usize).min(clients.saturating_sub(1)).max(1)
+    }
+}
+
+impl Workload for Starvation {
+    fn data_key(&self, _v: &Variant) -> String {
+        "hot".into()
+    }
+
+    fn params_json(&self) -> Json {
+        json!({ "rows": self.rows, "writers": self.writers, "filler_bytes": FILLER_BYTES, "reader_mode": "prepared" })
+    }
+
+    fn variants(&self) -> Result<Vec<Variant>, CliError> {
+        self.writers
+            .iter()
+            .map(|&w| {
+                if w == 0 {
+                    Err("--writers takes counts of at least 1".into())
+                } else {
+                    Ok(variant(json!({ "writers": w }), 0, QueryMode::Prepared, w))
+                }
+            })
+            .collect()
+    }
+
+    fn load(&self, dir: &Path, _v: &Variant) -> Result<(), CliError> {
+        let rows = self.rows;
+        with_loader(dir, |s| {
+            s.create_table(
+                TABLE,
+                &[("k", ColumnType::Int4), ("v", ColumnType::Int4), ("filler", ColumnType::Text)],
+                None,
+            )?;
+            let filler = "r".repeat(FILLER_BYTES);
+            s.insert_many(TABLE, (0..rows).map(|k| vec![Value::Int4(k), Value::Int4(k), Value::Text(filler.clone())]))?;
+            // Not unique: writers' random keys may repeat, and a rerun on a
+            // kept `--data-dir` inserts into what earlier runs left.
+            s.create_index(TABLE, "w6_hot_k", &["k"], false)?;
+            Ok(())
+        })
+    }
+
+    fn writes(&self) -> bool {
+        true
+    }
+
+    fn before_point(&self, _engine: &Arc<Engine>, _v: &Variant) -> Result<(), CliError> {
+        *lock(&self.point.inserts_ns) = Some(histogram());
+        lock(&self.point.writer_slots).clear();
+        *lock(&self.point.episodes) = None;
+        Ok(())
+    }
+
+    fn on_measure(&self, engine: &Arc<Engine>, start: bool) -> Result<(), CliError> {
+        if start {
+            let slots = lock(&self.point.writer_slots).clone();
+            let stop = Arc::new(AtomicBool::new(false));
+            let activity = Arc::clone(engine.activity_table());
+            let flag = Arc::clone(&stop);
+            let thread = std::thread::Builder::new()
+                .name("w6-episodes".into())
+                .spawn(move || sample_episodes(&activity, &slots, &flag))?;
+            *lock(&self.point.sampler) = Some(Sampler { stop, thread });
+        } else if let Some(sampler) = lock(&self.point.sampler).take() {
+            sampler.stop.store(true, Ordering::Relaxed);
+            let episodes = sampler.thread.join().map_err(|_| "the W6 episode sampler panicked")?;
+            *lock(&self.point.episodes) = Some(episodes);
+        }
+        Ok(())
+    }
+
+    fn client<'a>(&'a self, c: &ClientCtx, v: &'a Variant) -> Result<Txn<'a>, CliError> {
+        let mut rng = SmallRng::seed_from_u64(c.seed);
+        let rows = self.rows.max(1);
+        if c.index < Starvation::writers_of(v.count, c.clients) {
+            let measuring = Arc::clone(&c.measuring);
+            let filler = "w".repeat(FILLER_BYTES);
+            let mut registered = false;
+            return Ok(Box::new(move |s: &mut Session| {
+                if !registered {
+                    lock(&self.point.writer_slots).push(s.activity_slot());
+                    registered = true;
+                }
+                let k = rows.saturating_add(rng.random_range(0..INSERT_KEY_SPACE));
+                let started = Instant::now();
+                s.insert(TABLE, &[Value::Int4(k), Value::Int4(-1), Value::Text(filler.clone())])?;
+                let ns = started.elapsed().as_nanos() as u64;
+                if measuring.load(Ordering::Relaxed) {
+                    if let Some(h) = lock(&self.point.inserts_ns).as_mut() {
+                        h.saturating_record(ns);
+                    }
+                }
+                Ok(())
+            }));
+        }
+        let query = Query::from(TABLE).filter("k", Operand::Param(1)).select(&["v"]);
+        let mut slot = None;
+        Ok(Box::new(move |s: &mut Session| {
+            let k = rng.random_range(0..rows);
+            s.run(QueryMode::Prepared, &query, &mut slot, &[Value::Int4(k)])?;
+            Ok(())
+        }))
+    }
+
+    fn extra(&self, point: &PointFigures<'_>) -> Result<BTreeMap<String, Json>, CliError> {
+        let inserts = lock(&self.point.inserts_ns).take().unwrap_or_else(histogram);
+        let secs = point.outcome.elapsed.as_secs_f64().max(1e-9);
+        let insert_latency = Latency::from_ns_histogram(&inserts);
+        let reads = point.outcome.transactions.saturating_sub(inserts.len());
+        let mut m = BTreeMap::new();
+        m.insert("writers_running".into(), json!(lock(&self.point.writer_slots).len()));
+        m.insert("exclusive_wait_us".into(), Json::Null);
+        m.insert(
+            "exclusive_wait_note".into(),
+            json!("not measurable: turnstile-storage records no per-acquisition exclusive BufferMapping wait"),
+        );
+        m.insert("insert_latency_us".into(), json!(insert_latency));
+        m.insert("insert_latency_us_max".into(), json!(insert_latency.max));
+        m.insert("inserts_per_s".into(), json!(inserts.len() as f64 / secs));
+        m.insert("reads_per_s".into(), json!(reads as f64 / secs));
+        let map = point.mapping;
+        m.insert("mapping_waits".into(), json!(map.waits));
+        m.insert(
+            "mapping_wait_us_mean".into(),
+            json!(if map.waits > 0 { map.wait_ns as f64 / map.waits as f64 / 1000.0 } else { 0.0 }),
+        );
+        if let Some((episodes, poll)) = lock(&self.point.episodes).take() {
+            let l = Latency::from_ns_histogram(&episodes);
+            m.insert(
+                "inserter_mapping_wait_us".into(),
+                json!({
+                    "p50": l.p50, "p99": l.p99, "max": l.max,
+                    "episodes": episodes.len(),
+                    "resolution_us": poll.as_secs_f64() * 1e6,
+                }),
+            );
+        }
+        Ok(m)
+    }
+}
+
+/// Polls the writers' activity slots until `stop`, timing each run of
+/// consecutive polls that see a slot waiting on `LWLock:BufferMapping`.
+/// Returns the episode lengths (ns) and the mean poll interval achieved.
+fn sample_episodes(
+    activity: &turnstile_sync::ActivityTable,
+    slots: &[usize],
+    stop: &AtomicBool,
+) -> (Histogram<u64>, Duration) {
+    let target = WaitEvent::LwLock(Tranche::BufferMapping);
+    let mut open: Vec<Option<Instant>> = vec![None; slots.len()];
+    let mut episodes = histogram();
+    let started = Instant::now();
+    let mut polls = 0u32;
+    while !stop.load(Ordering::Relaxed) {
+        let now = Instant::now();
+        for (i, &slot) in slots.iter().enumerate() {
+            let waiting = activity.wait_event_of(slot) == Some(target);
+            match (waiting, open[i]) {
+                (true, None) => open[i] = Some(now),
+                (false, Some(since)) => {
+                    episodes.saturating_record(now.duration_since(since).as_nanos() as u64);
+                    open[i] = None;
+                }
+                _ => {}
+            }
+        }
+        polls = polls.saturating_add(1);
+        std::thread::sleep(EPISODE_POLL);
+    }
+    // Waits still open when measuring ended count as long as seen so far.
+    let end = Instant::now();
+    for since in open.into_iter().flatten() {
+        episodes.saturating_record(end.duration_since(since).as_nanos() as u64);
+    }
+    (episodes, started.elapsed() / polls.max(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_point_keeps_a_reader_once_there_are_two_sessions() {
+        assert_eq!(Starvation::writers_of(2, 1), 1);
+        assert_eq!(Starvation::writers_of(2, 2), 1);
+        assert_eq!(Starvation::writers_of(2, 8), 2);
+        assert_eq!(Starvation::writers_of(1, 32), 1);
+    }
+}
