@@ -287,6 +287,7 @@ impl<T> LwLock<T> {
         loop {
             // Phase 1: re-try a bounded number of times before sleeping.
             let backoff = crossbeam_utils::Backoff::new();
+            #[allow(clippy::reversed_empty_ranges)] // SPIN_TRIES is 0 under loom
             for _ in 0..SPIN_TRIES {
                 backoff.spin();
                 if self.try_acquire(mode) {

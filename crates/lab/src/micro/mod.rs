@@ -79,5 +79,6 @@ pub fn reproduce_sections() -> Result<Vec<Section>, CliError> {
         extend::run(&extend::Args::reproduce())?,
         plan::run(&plan::Args::reproduce())?,
         btree::run(&btree::Args::reproduce())?,
+        memory::run(&memory::Args::reproduce())?,
     ])
 }
