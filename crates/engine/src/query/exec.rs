@@ -39,6 +39,11 @@ struct ScanPosItem {
     index_offset: u16,
 }
 
+impl ScanPosItem {
+    /// A position header that points nowhere (`BTScanPosInvalidate`).
+    const INVALID: ScanPosItem = ScanPosItem { tid: Tid::new(u32::MAX, u16::MAX), index_offset: u16::MAX };
+}
+
 /// A row of the combined (joined) relation.
 type Row = Vec<Value>;
 
@@ -121,11 +126,16 @@ impl Ctx<'_, '_> {
         let opts = BtreeOptions::new(name.clone(), key_types.clone(), *unique, self.config);
         let tree = BTree::attach(self.pool, RelFileId::new(self.db, *index), opts)?;
         // The scan state, sized as PostgreSQL's `BTScanOpaqueData`: a
-        // current and a mark position, each with room for every item of one
-        // leaf (~27 kB in all, seed 000). Like `palloc`'d memory it is not
-        // initialised; only the items a scan fills are written.
-        let current: &mut [MaybeUninit<ScanPosItem>] = self.memory.alloc_uninit(MAX_TIDS_PER_PAGE);
-        let _mark: &mut [MaybeUninit<ScanPosItem>] = self.memory.alloc_uninit(MAX_TIDS_PER_PAGE);
+        // current and a mark position, each a header and room for every
+        // item of one leaf (~27 kB in all, seed 000). Like `palloc`'d memory
+        // it is not initialised, except what `btbeginscan` writes: each
+        // position's header is invalidated (`BTScanPosInvalidate`). The items
+        // are written only as the scan fills them.
+        let current: &mut [MaybeUninit<ScanPosItem>] = self.memory.alloc_uninit(1 + MAX_TIDS_PER_PAGE);
+        let mark: &mut [MaybeUninit<ScanPosItem>] = self.memory.alloc_uninit(1 + MAX_TIDS_PER_PAGE);
+        current[0].write(ScanPosItem::INVALID);
+        mark[0].write(ScanPosItem::INVALID);
+        let current = &mut current[1..];
         let probe = [value];
         let mut scan = tree.range(Bound::Included(&probe[..]), Bound::Included(&probe[..]))?;
         let file = RelFileId::new(self.db, leaf.rel);
