@@ -12,7 +12,7 @@
 use crate::tag::LockTagKind;
 // Statistics only, not part of any handshake: std atomics keep them out of
 // the loom model (which would otherwise explore every counter update).
-use std::sync::atomic::{AtomicU64, Ordering};
+use turnstile_sync::sync::counter::{AtomicU64, Ordering};
 
 /// Counters of the lock manager (whole manager or one backend).
 ///

@@ -14,7 +14,7 @@ use crate::io::{OsIo, StorageIo};
 use std::fs::File;
 use std::io;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use turnstile_sync::sync::counter::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 /// An operation a fault can target.

@@ -29,7 +29,7 @@ const COUNTERS: usize = 6;
 #[cfg(not(loom))]
 mod imp {
     use super::{Counter, COUNTERS, STRIPES};
-    use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+    use turnstile_sync::sync::counter::{AtomicU64, AtomicUsize, Ordering};
     use turnstile_sync::CachePadded;
 
     static NEXT_STRIPE: AtomicUsize = AtomicUsize::new(0);

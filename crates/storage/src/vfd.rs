@@ -30,7 +30,7 @@ use hashbrown::HashMap;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use turnstile_sync::sync::counter::{AtomicU64, Ordering};
 use std::sync::Arc;
 use turnstile_sync::{LwLock, LwLockPolicy, Tranche};
 

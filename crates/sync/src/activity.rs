@@ -452,13 +452,13 @@ mod tests {
         let table = ActivityTable::new(1);
         let me = table.register().unwrap();
         let texts = ["SELECT aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "INSERT bbbbbbb", ""];
-        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stop = std::sync::Arc::new(crate::sync::counter::AtomicBool::new(false));
         let sampler = {
             let table = Arc::clone(&table);
             let stop = stop.clone();
             std::thread::spawn(move || {
                 let mut reads = 0u64;
-                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                while !stop.load(crate::sync::counter::Ordering::Relaxed) {
                     let q = table.snapshot()[0].query.clone();
                     assert!(q == "<changing>" || texts.contains(&q.as_str()), "torn read: {q:?}");
                     reads += 1;
@@ -469,7 +469,7 @@ mod tests {
         for i in 0..200_000 {
             me.set_query(texts[i % texts.len()]);
         }
-        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        stop.store(true, crate::sync::counter::Ordering::Relaxed);
         assert!(sampler.join().unwrap() > 0);
     }
 }

@@ -533,7 +533,7 @@ impl<T: fmt::Debug> fmt::Debug for LwLockExclusiveGuard<'_, T> {
 mod tests {
     use super::*;
     use crate::stats::tranche_stats;
-    use std::sync::atomic::AtomicBool;
+    use crate::sync::counter::AtomicBool;
     use std::time::Duration;
 
     fn both() -> [LwLockPolicy; 2] {

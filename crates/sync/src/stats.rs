@@ -59,7 +59,7 @@ mod imp {
     use crate::wait_event::Tranche;
     // Not a modelled handshake: these counters are statistics, written by
     // one thread each; loom builds compile them out (see below).
-    use std::sync::atomic::{AtomicU64, Ordering};
+    use crate::sync::counter::{AtomicU64, Ordering};
     use std::sync::{Arc, Mutex};
 
     type Block = [[AtomicU64; 3]; Tranche::COUNT];

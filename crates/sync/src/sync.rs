@@ -4,7 +4,9 @@
 //! lightweight lock, the fast-path handshake and the buffer pin protocol is
 //! model-checked, not a copy of it. Otherwise the items are std's. Nothing
 //! else in the workspace imports `std::sync::atomic` or `std::thread`
-//! parking directly (the tokio `src/loom/` pattern).
+//! parking directly (the tokio `src/loom/` pattern); statistics counters
+//! that loom need not explore come from [`counter`], which is std's in
+//! every build.
 //!
 //! [`UnsafeCell`] has loom's closure API (`with`, `with_mut`) in both
 //! builds, so loom can check every access to lock-protected data.
@@ -228,6 +230,14 @@ mod imp {
 }
 
 pub use imp::*;
+
+/// Atomics for statistics counters and for test or benchmark harness flags
+/// that no modelled handshake depends on: std's in every build, so loom
+/// does not spend its state space on them. Use [`atomic`] for anything a
+/// correctness argument relies on.
+pub mod counter {
+    pub use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+}
 
 /// Spin-wait hint that loom understands: under loom it yields to the model
 /// scheduler, otherwise it is `std::hint::spin_loop`.

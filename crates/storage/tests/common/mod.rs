@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
+use turnstile_sync::sync::counter::{AtomicU32, Ordering};
 
 /// A directory under the system temp dir, removed on drop.
 pub struct Scratch(PathBuf);
