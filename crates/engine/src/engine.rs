@@ -9,9 +9,9 @@ use crate::session::Session;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use turnstile_lock::{LockManager, LockRow, LockStats};
-use turnstile_storage::vfd::FdStats;
 use turnstile_storage::io::{OsIo, StorageIo};
 use turnstile_storage::page::{self, PageBuf, VerifyFailure, PAGE_SIZE};
+use turnstile_storage::vfd::FdStats;
 use turnstile_storage::{
     BufferPool, BufferPoolStats, ExtensionStats, Fork, PageError, RelFileId, Smgr, SmgrOptions, StorageError,
 };

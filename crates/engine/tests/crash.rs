@@ -45,7 +45,11 @@ fn config() -> Config {
 }
 
 fn row(k: i64) -> Vec<Value> {
-    vec![Value::Int8(k), Value::Int4((k % 97) as i32), Value::Text(format!("row {k} {}", "p".repeat((k % 50) as usize)))]
+    vec![
+        Value::Int8(k),
+        Value::Int4((k % 97) as i32),
+        Value::Text(format!("row {k} {}", "p".repeat((k % 50) as usize))),
+    ]
 }
 
 /// The child: opens (or reopens) the directory and loads batches forever,

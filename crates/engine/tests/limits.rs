@@ -167,7 +167,10 @@ fn a_corrupted_catalog_is_refused_with_what_to_do_and_a_restored_one_opens() {
     assert!(text.contains("restore it from a backup"), "{text}");
     // Truncated too.
     std::fs::write(&path, &good[..good.len() / 2]).unwrap();
-    assert!(matches!(Engine::open(dir.path(), Config::default()), Err(EngineError::Catalog(CatalogError::Corrupted { .. }))));
+    assert!(matches!(
+        Engine::open(dir.path(), Config::default()),
+        Err(EngineError::Catalog(CatalogError::Corrupted { .. }))
+    ));
     // Restored, the engine opens with the data.
     std::fs::write(&path, &good).unwrap();
     let engine = Engine::open(dir.path(), Config::default()).unwrap();
