@@ -6,6 +6,7 @@
 //!                                        profiles: tables, then JSON/CSV/PNG in DIR
 //! turnstile run W1..W6 [--clients 1,8] [--plot DIR] [--json|--csv]   one workload
 //! turnstile micro lwlock|lock|… [--json] micro-benchmarks (ratios against reference primitives)
+//! turnstile stress locks [--threads 16] [--seconds 10] [--seed N] [--json]   lock-manager torture test
 //! turnstile config [--profile P] [--set k=v]…   print the effective configuration
 //! ```
 
@@ -20,6 +21,7 @@ mod progress;
 mod report;
 mod reproduce;
 mod run;
+mod stress;
 
 /// Many-core lock and resource manager lab: reproduces PostgreSQL
 /// scalability experiments under the `classic` and `scalable` profiles.
@@ -43,6 +45,11 @@ enum Command {
     Micro {
         #[command(subcommand)]
         bench: micro::MicroBench,
+    },
+    /// Torture tests with independent checkers (`stress locks`).
+    Stress {
+        #[command(subcommand)]
+        test: stress::StressTest,
     },
     /// Print the effective configuration as TOML.
     Config {
@@ -76,6 +83,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Reproduce(args) => reproduce::run(&args),
         Command::Micro { bench } => micro::run(bench),
+        Command::Stress { test } => stress::run(test),
         Command::Run(args) => {
             let json = args.json;
             run::run(&args)?.section.print(json)

@@ -218,12 +218,8 @@ where
         let (r, g, b) = PALETTE[s.group % PALETTE.len()];
         let colour = RGBColor(r, g, b).to_rgba();
         let style = if s.baseline { colour.stroke_width(1) } else { colour.stroke_width(3) };
-        let points: Vec<(f64, f64)> = s
-            .values
-            .iter()
-            .enumerate()
-            .filter_map(|(x, y)| y.filter(|v| *v > 0.0).map(|v| (x as f64, v)))
-            .collect();
+        let points: Vec<(f64, f64)> =
+            s.values.iter().enumerate().filter_map(|(x, y)| y.filter(|v| *v > 0.0).map(|v| (x as f64, v))).collect();
         ctx.draw_series(LineSeries::new(points.clone(), style)).map_err(plot_err)?;
         let y = 60 + i as i32 * 20;
         legend.draw(&PathElement::new(vec![(8, y), (36, y)], style)).map_err(plot_err)?;

@@ -22,8 +22,10 @@ fn target() -> ProgressDrawTarget {
 /// A bar over `total` measured points, `prefix` naming the workload.
 pub fn points(total: u64, prefix: &str) -> ProgressBar {
     let bar = ProgressBar::with_draw_target(Some(total), target());
-    let style = ProgressStyle::with_template("{prefix:>4} [{elapsed_precise}] {bar:32.cyan/blue} {pos}/{len} points  {msg}")
-        .unwrap_or_else(|_| ProgressStyle::default_bar());
+    let style = ProgressStyle::with_template(
+        "{prefix:>4} [{elapsed_precise}] {bar:24.cyan/blue} {pos}/{len} points  {wide_msg}",
+    )
+    .unwrap_or_else(|_| ProgressStyle::default_bar());
     bar.set_style(style.progress_chars("=> "));
     bar.set_prefix(prefix.to_owned());
     bar
@@ -33,7 +35,7 @@ pub fn points(total: u64, prefix: &str) -> ProgressBar {
 /// with `finish_and_clear`.
 pub fn spinner(prefix: &str, message: String) -> ProgressBar {
     let bar = ProgressBar::with_draw_target(None, target());
-    let style = ProgressStyle::with_template("{prefix:>4} [{elapsed_precise}] {spinner} {msg}")
+    let style = ProgressStyle::with_template("{prefix:>4} [{elapsed_precise}] {spinner} {wide_msg}")
         .unwrap_or_else(|_| ProgressStyle::default_spinner());
     bar.set_style(style);
     bar.set_prefix(prefix.to_owned());

@@ -46,11 +46,8 @@ struct RunLine {
 
 /// The `turnstile run` arguments of each workload in the plan.
 pub fn plan(quick: bool) -> Vec<(WorkloadId, String)> {
-    let (clients, timing) = if quick {
-        ("1,8", "--duration 0.3 --warmup 0.1")
-    } else {
-        ("1,2,8,32", "--duration 1 --warmup 0.3")
-    };
+    let (clients, timing) =
+        if quick { ("1,8", "--duration 0.3 --warmup 0.1") } else { ("1,2,8,32", "--duration 1 --warmup 0.3") };
     WorkloadId::ALL
         .iter()
         .map(|&w| {
@@ -130,7 +127,11 @@ pub fn run(args: &Args) -> Result<(), CliError> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        println!("turnstile reproduce{}: {elapsed_s:.0} s; files in {}:", if args.quick { " --quick" } else { "" }, args.out.display());
+        println!(
+            "turnstile reproduce{}: {elapsed_s:.0} s; files in {}:",
+            if args.quick { " --quick" } else { "" },
+            args.out.display()
+        );
         for f in &files {
             println!("  {}", f.file_name().map(Path::new).unwrap_or(f).display());
         }

@@ -3,11 +3,50 @@
 //! --json` prints one valid JSON document.
 
 use serde_json::Value;
+use std::io::Read;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A run that takes longer than this is hung (a stuck client, a lost
+/// wake-up): kill it and fail rather than block the test suite.
+const HANG_LIMIT: Duration = Duration::from_secs(600);
 
 fn turnstile(args: &[&str], cwd: &Path) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_turnstile")).args(args).current_dir(cwd).output().expect("spawn turnstile");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_turnstile"))
+        .args(args)
+        .current_dir(cwd)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn turnstile");
+    // Drain both pipes on their own threads so a full pipe cannot stall the child.
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = r.read_to_end(&mut buf);
+            buf
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().expect("stdout")));
+    let stderr = drain(Box::new(child.stderr.take().expect("stderr")));
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for turnstile") {
+            break status;
+        }
+        if started.elapsed() > HANG_LIMIT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("turnstile {args:?} still running after {HANG_LIMIT:?}: killed");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let out = std::process::Output {
+        status,
+        stdout: stdout.join().expect("stdout reader"),
+        stderr: stderr.join().expect("stderr reader"),
+    };
     assert!(
         out.status.success(),
         "turnstile {args:?} failed: {}\n{}",
@@ -95,16 +134,19 @@ fn run_w1_json_follows_the_contract_and_plots() {
         assert_eq!(r.get("per_partition_us").is_some(), one_client && partitions > 0, "per_partition_us in {r}");
         // The faithful baseline of issue 8: PostgreSQL takes 2P + 3 relation
         // locks per prepared execution and 3P + 3 per simple one, 16 of
-        // them on the fast path under `classic`; `scalable` takes none in
-        // the shared table.
+        // them on the fast path, as `classic` must; `scalable` takes none
+        // in the shared table (and, planning with the index prefilter,
+        // fewer in simple mode).
         if partitions == 0 {
             continue;
         }
         let expected = if mode == "prepared" { 2 * partitions + 3 } else { 3 * partitions + 3 };
-        assert_eq!(number(r, "per_txn.relation_locks").round() as u64, expected, "{mode} P={partitions}: {r}");
+        let locks = number(r, "per_txn.relation_locks").round() as u64;
         if r["profile"] == "classic" {
-            assert_eq!(number(r, "per_txn.fastpath_locks").round() as u64, expected.min(16), "{r}");
+            assert_eq!(locks, expected, "{mode} P={partitions}: {r}");
+            assert_eq!(number(r, "per_txn.fastpath_locks").round() as u64, 16, "{r}");
         } else {
+            assert!(locks <= expected, "{mode} P={partitions}: {r}");
             assert_eq!(number(r, "per_txn.shared_lock_acquires"), 0.0, "{r}");
         }
     }
@@ -132,10 +174,9 @@ fn run_w6_reports_inserts_and_the_missing_exclusive_wait_record() {
     }
 }
 
-/// `reproduce --quick` takes about a minute here (longer in this unoptimised
-/// test build); CI runs it separately as its smoke run (`.ci/run`).
+/// About 50 s on the 2-core machine in the test build; `.ci/run` also runs
+/// the release binary's `reproduce --quick` (tables and files) as its smoke run.
 #[test]
-#[ignore = "about a minute; .ci/run runs reproduce --quick as the smoke test"]
 fn reproduce_quick_prints_valid_json_and_writes_its_files() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("results");
@@ -149,7 +190,9 @@ fn reproduce_quick_prints_valid_json_and_writes_its_files() {
         let points = report["results"].as_array().map_or(0, Vec::len);
         check_contract(report, &name, points);
         assert!(points > 0);
-        for f in [format!("{name}.json"), format!("{name}.csv"), format!("{name}-speedup.png"), format!("{name}-tps.png")] {
+        for f in
+            [format!("{name}.json"), format!("{name}.csv"), format!("{name}-speedup.png"), format!("{name}-tps.png")]
+        {
             assert!(out.join(&f).metadata().is_ok_and(|m| m.len() > 0), "{f} not written");
         }
     }

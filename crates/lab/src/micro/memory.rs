@@ -10,10 +10,10 @@
 //! minor page faults of the thread (`getrusage(RUSAGE_THREAD)`), latency.
 
 use crate::report::{f, Section, Table};
+use crate::run::workloads::{load_accounts, w1_query};
 use crate::CliError;
 use serde::Serialize;
 use std::time::Instant;
-use crate::run::workloads::{load_accounts, w1_query};
 use turnstile_engine::memory::minor_faults;
 use turnstile_engine::query::QueryMode;
 use turnstile_engine::types::Value;

@@ -263,15 +263,14 @@ fn run_point(
     let mut after = None;
     let mut live = None;
     let mut hook_error: Option<CliError> = None;
-    let snapshot = |e: &Engine| {
-        (e.lock_stats(), tranche_stats(Tranche::BufferMapping), e.fd_stats(), e.extension_stats())
-    };
+    let snapshot =
+        |e: &Engine| (e.lock_stats(), tranche_stats(Tranche::BufferMapping), e.fd_stats(), e.extension_stats());
     let outcome = run_clients(
         &spec,
         Some(Arc::clone(engine.activity_table())),
         |i, measuring: Arc<AtomicBool>| {
             let mut session = engine.session()?;
-            let seed = args.seed ^ ((i as u64 + 1) * 0x9e37_79b9_7f4a_7c15);
+            let seed = args.seed ^ (i as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
             let ctx = ClientCtx { index: i, clients, seed, measuring: Arc::clone(&measuring) };
             let mut txn = workload.client(&ctx, variant)?;
             let mut probe = ClientProbe { totals: &totals, start: None, last: None };
@@ -326,7 +325,8 @@ fn run_point(
     };
     let figures = PointFigures { outcome: &outcome, extension: (b.3, a.3), mapping: a.1.since(&b.1) };
     let mut extra = workload.extra(&figures)?;
-    if t.planned > 0 {
+    // Only workloads that plan report it (COPY and INSERT plan nothing).
+    if t.planned > 0 && t.planning_ns > 0 {
         extra.insert("planning_us".into(), json!(t.planning_ns as f64 / t.planned as f64 / 1000.0));
     }
     let mut stat = live.unwrap_or_default();
@@ -388,7 +388,11 @@ fn fill_per_partition(results: &mut [PointResult]) {
 
 fn variant_label(params: &Json) -> String {
     match params.as_object() {
-        Some(m) => m.iter().map(|(k, v)| format!("{k}={}", v.as_str().map_or(v.to_string(), str::to_owned))).collect::<Vec<_>>().join(" "),
+        Some(m) => m
+            .iter()
+            .map(|(k, v)| format!("{k}={}", v.as_str().map_or(v.to_string(), str::to_owned)))
+            .collect::<Vec<_>>()
+            .join(" "),
         None => params.to_string(),
     }
 }
@@ -417,7 +421,10 @@ fn render(args: &Args, results: &[PointResult]) -> String {
             }
         }
         let tps = |p: &str, c: usize| {
-            results.iter().find(|r| variant_label(&r.params) == *label && r.profile == p && r.clients == c).map(|r| r.tps)
+            results
+                .iter()
+                .find(|r| variant_label(&r.params) == *label && r.profile == p && r.clients == c)
+                .map(|r| r.tps)
         };
         for p in &profiles {
             let mut row = vec![label.clone(), (*p).to_owned()];
@@ -437,7 +444,21 @@ fn render(args: &Args, results: &[PointResult]) -> String {
     out.push('\n');
     let mut c = Table::new(
         "Counters per transaction (what explains the result)",
-        &["variant", "profile", "clients", "rel locks", "fast-path", "shared", "part. waits", "fp overflows", "map waits", "fd opens", "cache allocs", "minor faults", "p99 us"],
+        &[
+            "variant",
+            "profile",
+            "clients",
+            "rel locks",
+            "fast-path",
+            "shared",
+            "part. waits",
+            "fp overflows",
+            "map waits",
+            "fd opens",
+            "cache allocs",
+            "minor faults",
+            "p99 us",
+        ],
     );
     for r in results {
         let p = &r.per_txn;
@@ -493,6 +514,10 @@ fn render(args: &Args, results: &[PointResult]) -> String {
     out
 }
 
+/// A column of [`render_extra`]: the JSON path of a figure under the point's
+/// extra keys, and its decimals.
+type ExtraColumn = (&'static [&'static str], usize);
+
 /// The workload's own figures (W3 planning, W4 extension phases, W6
 /// inserts and waits), one row per point.
 fn render_extra(workload: WorkloadId, results: &[PointResult]) -> Option<String> {
@@ -504,7 +529,7 @@ fn render_extra(workload: WorkloadId, results: &[PointResult]) -> Option<String>
         v.as_f64()
     };
     let cell = |v: Option<f64>, digits: usize| v.map_or_else(|| "n/a".to_owned(), |v| f(v, digits));
-    let (title, header, cols): (&str, &[&str], Vec<(&[&str], usize)>) = match workload {
+    let (title, header, cols): (&str, &[&str], Vec<ExtraColumn>) = match workload {
         WorkloadId::W3 => (
             "Planning time per query (seed 003: 2.48 ms -> 0.062 ms with the prefilter)",
             &["variant", "profile", "clients", "planning us", "p50 us", "p99 us"],
@@ -513,8 +538,17 @@ fn render_extra(workload: WorkloadId, results: &[PointResult]) -> Option<String>
         WorkloadId::W4 => (
             "Relation extension (seed 001): throughput and the per-phase times, summed over clients",
             &[
-                "variant", "profile", "clients", "MB/s", "lock wait s", "lock held s", "filesystem s", "buffer search s",
-                "held s/s", "extensions", "blocks",
+                "variant",
+                "profile",
+                "clients",
+                "MB/s",
+                "lock wait s",
+                "lock held s",
+                "filesystem s",
+                "buffer search s",
+                "held s/s",
+                "extensions",
+                "blocks",
             ],
             vec![
                 (&["mb_per_s"], 2),
@@ -530,10 +564,22 @@ fn render_extra(workload: WorkloadId, results: &[PointResult]) -> Option<String>
         WorkloadId::W6 => (
             "LWLock starvation (seed 004): inserts beside hot readers; BufferMapping waits",
             &[
-                "variant", "profile", "clients", "inserts/s", "insert p50 us", "insert p99 us", "insert max us",
-                "excl. wait us", "map waits", "mean wait us", "writer wait p99 us*", "writer wait max us*",
+                "variant",
+                "profile",
+                "clients",
+                "writers",
+                "inserts/s",
+                "insert p50 us",
+                "insert p99 us",
+                "insert max us",
+                "excl. wait us",
+                "map waits",
+                "mean wait us",
+                "writer wait p99 us*",
+                "writer wait max us*",
             ],
             vec![
+                (&["writers_running"], 0),
                 (&["inserts_per_s"], 0),
                 (&["insert_latency_us", "p50"], 0),
                 (&["insert_latency_us", "p99"], 0),
@@ -587,7 +633,10 @@ fn plots(dir: &Path, workload: WorkloadId, results: &[PointResult]) -> Result<Ve
         }
     }
     let tps = |label: &str, profile: &str, c: usize| {
-        results.iter().find(|r| r.clients == c && r.profile == profile && variant_label(&r.params) == label).map(|r| r.tps)
+        results
+            .iter()
+            .find(|r| r.clients == c && r.profile == profile && variant_label(&r.params) == label)
+            .map(|r| r.tps)
     };
     let mut written = Vec::new();
     let baseline = if profiles.iter().any(|p| p == "classic") { "classic" } else { profiles[0].as_str() };

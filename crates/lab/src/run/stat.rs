@@ -74,8 +74,7 @@ impl StatSnapshot {
         }
         out.push_str(&act.render());
         out.push('\n');
-        let mut counters =
-            Table::new("Cumulative views of the point (warm-up included)", &["view", "column", "value"]);
+        let mut counters = Table::new("Cumulative views of the point (warm-up included)", &["view", "column", "value"]);
         let mut add = |view: &str, rows: Vec<(String, String)>| {
             for (k, v) in rows {
                 counters.row(vec![view.into(), k, v]);

@@ -62,7 +62,9 @@ impl WorkloadId {
             WorkloadId::W3 => "W3 many indexes (seed 003): SELECT * FROM synth WHERE col5 = 42",
             WorkloadId::W4 => "W4 relation extension (seed 001): COPY into one unindexed table",
             WorkloadId::W5 => "W5 select-only (seed 002): pgbench -S",
-            WorkloadId::W6 => "W6 LWLock starvation (seed 004): point lookups through a hot B-tree root while writers insert",
+            WorkloadId::W6 => {
+                "W6 LWLock starvation (seed 004): point lookups through a hot B-tree root while writers insert"
+            }
         }
     }
 
@@ -234,7 +236,10 @@ pub fn load_accounts(
         None,
     )?;
     s.create_index("branches", "branches_pkey", &["bid"], true)?;
-    s.insert_many("branches", (0..branches).map(|b| vec![Value::Int4(b), Value::Int4(0), Value::Text(" ".repeat(88))]))?;
+    s.insert_many(
+        "branches",
+        (0..branches).map(|b| vec![Value::Int4(b), Value::Int4(0), Value::Text(" ".repeat(88))]),
+    )?;
     Ok(())
 }
 
