@@ -13,10 +13,10 @@ use crate::CliError;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
 use turnstile_sync::activity::{ActivityTable, BackendState};
+use turnstile_sync::sync::counter::{AtomicBool, AtomicUsize, Ordering};
 
 /// How long and how wide one measured point is.
 #[derive(Clone, Debug)]
@@ -117,7 +117,12 @@ where
             let (measuring, stop, failed, ready, alive, results, make_client) =
                 (&measuring, &stop, &failed, &ready, &alive, &results, &make_client);
             s.spawn(move || {
-                let mut client = match make_client(i, Arc::clone(measuring)) {
+                // A panic while a client is set up must still reach the start
+                // barrier, or every other thread would wait there forever.
+                let made =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| make_client(i, Arc::clone(measuring))))
+                        .unwrap_or_else(|_| Err(format!("client {i} panicked while it was being set up").into()));
+                let mut client = match made {
                     Ok(c) => Some(c),
                     Err(e) => {
                         failed.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
@@ -267,6 +272,27 @@ mod tests {
             "no LWLock:Bench waits sampled: {:?}",
             out.wait_events
         );
+    }
+
+    #[test]
+    fn a_client_that_panics_while_set_up_fails_the_run_instead_of_hanging_it() {
+        let spec = RunSpec {
+            clients: 3,
+            warmup: Duration::from_millis(1),
+            duration: Duration::from_millis(20),
+            sample_every: Duration::from_millis(5),
+        };
+        let err = run_clients(
+            &spec,
+            None,
+            |i, _| {
+                assert!(i != 1, "set-up failure");
+                Ok(|| Ok(()))
+            },
+            |_| {},
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("panicked"), "{err}");
     }
 
     #[test]

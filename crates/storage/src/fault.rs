@@ -14,8 +14,8 @@ use crate::io::{OsIo, StorageIo};
 use std::fs::File;
 use std::io;
 use std::path::Path;
-use turnstile_sync::sync::counter::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
+use turnstile_sync::sync::counter::{AtomicBool, AtomicU64, Ordering};
 
 /// An operation a fault can target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

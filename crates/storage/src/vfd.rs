@@ -30,8 +30,8 @@ use hashbrown::HashMap;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use turnstile_sync::sync::counter::{AtomicU64, Ordering};
 use std::sync::Arc;
+use turnstile_sync::sync::counter::{AtomicU64, Ordering};
 use turnstile_sync::{LwLock, LwLockPolicy, Tranche};
 
 /// One segment file: relation, fork, segment number.

@@ -28,13 +28,13 @@ use crate::report::{f, Section, Table};
 use crate::CliError;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 use turnstile_lock::LockManager;
 use turnstile_storage::io::{OsIo, StorageIo};
 use turnstile_storage::page::{self, MAX_ITEM_SIZE, PAGE_SIZE};
 use turnstile_storage::{BufferPool, BufferPoolStats, Extender, ExtensionStats, FdStats, Fork, RelFileId, Ring, Smgr};
+use turnstile_sync::sync::counter::{AtomicU64, Ordering};
 use turnstile_sync::{Config, Profile};
 
 /// Pages per `pwritev` of the raw reference (128 kB, seed 001).

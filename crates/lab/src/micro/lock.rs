@@ -26,11 +26,11 @@ use crate::report::{Section, Table};
 use crate::CliError;
 use serde_json::json;
 use std::hint::black_box;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 use turnstile_lock::{LockManager, LockMode, LockStats, LockTag, Wait};
 use turnstile_sync::config::{Config, Profile};
+use turnstile_sync::sync::counter::{AtomicBool, AtomicU64, Ordering};
 
 /// Options of `turnstile micro lock`.
 #[derive(clap::Args, Debug)]

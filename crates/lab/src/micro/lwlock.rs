@@ -20,9 +20,9 @@ use crate::CliError;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use std::hint::black_box;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use turnstile_sync::sync::counter::{AtomicBool, Ordering};
 use turnstile_sync::{LwLock, LwLockPolicy, Tranche};
 
 /// Options of `turnstile micro lwlock`.

@@ -13,12 +13,12 @@ use crate::report::{f, Section, Table};
 use crate::CliError;
 use hdrhistogram::Histogram;
 use serde::Serialize;
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use turnstile_engine::query::Query;
 use turnstile_engine::types::ColumnType;
 use turnstile_engine::Engine;
+use turnstile_sync::sync::counter::Ordering;
 use turnstile_sync::{Config, Profile};
 
 /// Options of `turnstile micro plan`.

@@ -20,12 +20,12 @@ use serde::Serialize;
 use serde_json::{json, Value as Json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use turnstile_engine::memory::minor_faults;
 use turnstile_engine::query::QueryMode;
 use turnstile_engine::{Engine, Session};
+use turnstile_sync::sync::counter::{AtomicBool, Ordering};
 use turnstile_sync::{tranche_stats, Profile, Tranche};
 
 use stat::StatSnapshot;

@@ -10,13 +10,13 @@ use serde_json::{json, Value as Json};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use turnstile_engine::catalog::{PartitionBound, PartitionStrategy};
 use turnstile_engine::query::{Operand, Query, QueryMode};
 use turnstile_engine::types::{ColumnType, Value};
 use turnstile_engine::{Engine, Session};
 use turnstile_storage::ExtensionStats;
+use turnstile_sync::sync::counter::AtomicBool;
 use turnstile_sync::{Config, TrancheStats};
 
 mod starvation;

@@ -31,12 +31,12 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 use turnstile_lock::{Acquired, Backend, LockError, LockManager, LockMode, LockTag, Wait};
 use turnstile_sync::config::{Config, Profile};
+use turnstile_sync::sync::counter::{AtomicU64, Ordering};
 
 /// Deadlock timeout of the stress configuration unless `--set` says
 /// otherwise: short, so the checks run often and hangs show quickly.

@@ -29,7 +29,6 @@ use rand::{Rng, SeedableRng};
 use serde::Serialize;
 use std::collections::HashSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use turnstile_engine::btree::BtreeError;
@@ -41,6 +40,7 @@ use turnstile_engine::{Engine, EngineError};
 use turnstile_storage::fault::{FaultyIo, IoFault, IoOp};
 use turnstile_storage::{FileError, StorageError};
 use turnstile_sync::config::{Config, Profile};
+use turnstile_sync::sync::counter::{AtomicBool, AtomicU64, Ordering};
 
 /// Keys of inserter `t` are `t * KEYS_PER_INSERTER + i`.
 const KEYS_PER_INSERTER: i64 = 100_000_000;

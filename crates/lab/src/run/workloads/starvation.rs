@@ -40,13 +40,13 @@ use rand::{Rng, SeedableRng};
 use serde_json::{json, Value as Json};
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use turnstile_engine::query::{Operand, Query, QueryMode};
 use turnstile_engine::types::{ColumnType, Value};
 use turnstile_engine::{Engine, Session};
+use turnstile_sync::sync::counter::{AtomicBool, Ordering};
 use turnstile_sync::{Tranche, WaitEvent};
 
 /// How often the episode sampler polls the writers' activity slots.
