@@ -228,6 +228,11 @@ impl LockManager {
     /// Checks every shared invariant (tests and the stress checker): lock
     /// objects' counts agree with their holders and queues, no object is
     /// unused, capacity adds up.
+    ///
+    /// Call it only while no backend is locking or releasing: it reads the
+    /// partitions one after another, so concurrent traffic can move
+    /// capacity between the partitions it has and has not read yet, and the
+    /// sum would not add up (it panics then, as on a real violation).
     pub fn check_invariants(&self) {
         let mut objects = 0u64;
         let mut spare = 0u64;
