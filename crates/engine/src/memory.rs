@@ -250,31 +250,16 @@ impl<'c> MemoryContext<'c> {
         }
     }
 
-    /// A slice of `n` default values, valid while the context
-    /// lives.
+    /// A slice of `n` default values, valid while the context lives.
     #[allow(clippy::mut_from_ref)] // each call carves a fresh, disjoint region
     pub fn alloc_slice<T: Copy + Default>(&self, n: usize) -> &mut [T] {
-        self.allocations.set(self.allocations.get() + 1);
-        let size = std::mem::size_of::<T>().checked_mul(n).expect("allocation size overflows usize");
-        let align = std::mem::align_of::<T>();
-        assert!(align <= BLOCK_ALIGN, "alignment {align} exceeds the block alignment");
-        if size == 0 {
-            return &mut [];
+        let slots = self.alloc_uninit::<T>(n);
+        for slot in slots.iter_mut() {
+            slot.write(T::default());
         }
-        let ptr = self.carve(size, align) as *mut T;
-        // SAFETY: `at..at + size` lies inside a block this context owns and
-        // never frees or moves before it is dropped (which needs `&mut
-        // self`, so no returned slice is alive then); the region is disjoint
-        // from every earlier one because the cursor only advances; `at` is
-        // aligned for `T`; every element is written (with `ptr::write`, which
-        // never reads the uninitialised or stale bytes it replaces) before
-        // the slice is exposed.
-        unsafe {
-            for i in 0..n {
-                ptr.add(i).write(T::default());
-            }
-            std::slice::from_raw_parts_mut(ptr, n)
-        }
+        // SAFETY: every element was written just above; `MaybeUninit<T>`
+        // has the layout of `T`.
+        unsafe { &mut *(slots as *mut [MaybeUninit<T>] as *mut [T]) }
     }
 
     /// An uninitialised slice of `n` values, valid while the context lives —
@@ -290,9 +275,12 @@ impl<'c> MemoryContext<'c> {
             return &mut [];
         }
         let at = self.carve(size, align);
-        // SAFETY: as in `alloc_slice`: `at..at + size` is an aligned region
-        // of a live block of this context, disjoint from every other; a
-        // `MaybeUninit<T>` may hold any bytes, so no initialisation is needed.
+        // SAFETY: `at..at + size` lies inside a block this context owns and
+        // never frees or moves before it is dropped (which needs `&mut
+        // self`, so no returned slice is alive then); the region is disjoint
+        // from every earlier one because the cursor only advances; `at` is
+        // aligned for `T`; a `MaybeUninit<T>` may hold any bytes, so no
+        // initialisation is needed.
         unsafe { std::slice::from_raw_parts_mut(at as *mut MaybeUninit<T>, n) }
     }
 
