@@ -254,6 +254,11 @@ impl Session {
             s.lock_relation(part.id, LockMode::AccessExclusive)?;
             s.create_storage(std::slice::from_ref(&part))?;
             s.create_storage(&indexes)?;
+            // The partition's copies of the parent's indexes start empty,
+            // but they need their metapage and root before the first insert.
+            for ix in &indexes {
+                s.build_index(ix)?;
+            }
             Ok(part.id)
         })
     }

@@ -112,3 +112,19 @@ fn a_dropped_session_frees_its_locks_and_slot() {
     c.begin().unwrap();
     c.lock_table("t", LockMode::AccessExclusive).unwrap();
 }
+
+#[test]
+fn a_partition_created_after_its_parents_index_is_usable_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::open(dir.path(), Config::default()).unwrap();
+    let mut s = engine.session().unwrap();
+    s.create_table("acc", &[("aid", Int4), ("aid_parent", Int4)], Some((PartitionStrategy::Range, "aid"))).unwrap();
+    s.create_index("acc", "acc_ap", &["aid_parent"], false).unwrap();
+    s.create_partition("acc", "acc_1", PartitionBound::Range { from: 0, to: 100 }).unwrap();
+    for i in 0..50 {
+        s.insert("acc", &[turnstile_engine::types::Value::Int4(i), turnstile_engine::types::Value::Int4(i * 2)])
+            .unwrap();
+    }
+    let q = turnstile_engine::query::Query::from("acc").filter("aid_parent", 42).select(&["aid"]);
+    assert_eq!(s.query(&q, &[]).unwrap(), vec![vec![turnstile_engine::types::Value::Int4(21)]]);
+}
