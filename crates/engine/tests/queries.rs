@@ -210,3 +210,36 @@ fn views_report_the_work_done() {
     assert!(engine.locks_view().is_empty());
     assert!(engine.activity().is_empty(), "ended sessions left activity rows");
 }
+
+#[test]
+fn a_unique_violation_takes_the_row_back_and_keeps_the_indexes_consistent() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::open(dir.path(), Config::default()).unwrap();
+    let mut s = engine.session().unwrap();
+    load(&mut s, 0, true);
+    let err = s.insert("accounts", &account(7)).unwrap_err();
+    assert!(matches!(err, EngineError::Index(_)), "{err}");
+    assert!(err.to_string().contains("accounts_pkey"), "{err}");
+    assert_eq!(s.scan_all("accounts").unwrap().len(), N as usize, "the failed row is visible to scans");
+    let by_parent = Query::from("accounts").filter("aid_parent", aid_parent(7)).select(&["aid"]);
+    assert_eq!(s.query(&by_parent, &[]).unwrap(), vec![vec![Value::Int4(7)]], "a dead tuple came back by index");
+}
+
+#[test]
+fn a_generic_plan_locks_every_partition_and_prunes_at_executor_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::open(dir.path(), Config::default()).unwrap();
+    let mut s = engine.session().unwrap();
+    load(&mut s, 10, false);
+    let q = Query::from("accounts").filter("aid", Operand::Param(1)).select(&["aid_parent"]);
+    let mut p = s.prepare(&q).unwrap();
+    // Parent, 10 partitions, 10 primary keys: PostgreSQL's AcquireExecutorLocks
+    // locks every partition of a generic plan before run-time pruning.
+    assert_eq!(p.plan().executor_locks.len(), 21);
+    for aid in [0, 1234, N - 1] {
+        assert_eq!(s.execute(&mut p, &[Value::Int4(aid)]).unwrap(), vec![vec![Value::Int4(aid_parent(aid))]]);
+    }
+    assert!(s.execute(&mut p, &[Value::Int4(N + 1)]).unwrap().is_empty());
+    let custom = s.explain(&Query::from("accounts").filter("aid", 5)).unwrap();
+    assert!(custom.contains("(1 relations)"), "a constant on the partition key did not prune: {custom}");
+}
