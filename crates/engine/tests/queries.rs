@@ -243,3 +243,39 @@ fn a_generic_plan_locks_every_partition_and_prunes_at_executor_start() {
     let custom = s.explain(&Query::from("accounts").filter("aid", 5)).unwrap();
     assert!(custom.contains("(1 relations)"), "a constant on the partition key did not prune: {custom}");
 }
+
+#[test]
+fn hash_joins_and_text_keys_match_the_oracle() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::open(dir.path(), Config::default()).unwrap();
+    let mut s = engine.session().unwrap();
+    load(&mut s, 0, true);
+    // No index on the inner join column: a hash join.
+    s.create_table("tellers", &[("tid", Int4), ("bid", Int4), ("name", Text)], None).unwrap();
+    let tellers: Vec<Vec<Value>> =
+        (0..60).map(|t| vec![Value::Int4(t), Value::Int4(t % BRANCHES), Value::Text(format!("teller-{t}"))]).collect();
+    s.insert_many("tellers", tellers.clone()).unwrap();
+    let q = Query::from("accounts")
+        .join("tellers", "accounts.bid", "bid")
+        .filter("accounts.aid_parent", Operand::Param(1))
+        .select(&["accounts.aid", "tellers.tid"]);
+    assert!(s.explain(&q).unwrap().contains("HashJoin"), "{}", s.explain(&q).unwrap());
+    for parent in [3, 999] {
+        let mut got = s.query(&q, &[Value::Int4(parent)]).unwrap();
+        got.sort_by(|a, b| a[1].sql_cmp(&b[1]));
+        let aid = (0..N).find(|&a| aid_parent(a) == parent).unwrap();
+        let want: Vec<Vec<Value>> = tellers
+            .iter()
+            .filter(|t| t[1] == Value::Int4(aid % BRANCHES))
+            .map(|t| vec![Value::Int4(aid), t[0].clone()])
+            .collect();
+        assert_eq!(got, want, "parent {parent}");
+    }
+    // A text key, through a sequential scan and then through an index.
+    let by_name = Query::from("tellers").filter("name", "teller-42").select(&["tid"]);
+    assert_eq!(s.query(&by_name, &[]).unwrap(), vec![vec![Value::Int4(42)]]);
+    s.create_index("tellers", "tellers_name", &["name"], true).unwrap();
+    assert!(s.explain(&by_name).unwrap().contains("Index Scan using tellers_name"));
+    assert_eq!(s.query(&by_name, &[]).unwrap(), vec![vec![Value::Int4(42)]]);
+    assert!(s.query(&Query::from("tellers").filter("name", "nobody"), &[]).unwrap().is_empty());
+}
