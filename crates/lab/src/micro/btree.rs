@@ -116,11 +116,11 @@ pub fn run(args: &Args) -> Result<Section, CliError> {
     if args.seconds <= 0.0 || args.key_space == 0 {
         return Err("--seconds and --key-space must be positive".into());
     }
-    let scratch = Scratch::new(args.dir.as_deref())?;
+    let scratch = scratch(args.dir.as_deref())?;
     let mut results = Vec::new();
     for &threads in &args.threads {
         for lock in SETTINGS {
-            let dir = scratch.0.join(format!("{}-{threads}", setting_name(lock)));
+            let dir = scratch.path().join(format!("{}-{threads}", setting_name(lock)));
             let point = run_point(args, lock, threads, &dir);
             std::fs::remove_dir_all(&dir)?;
             results.push(point?);
@@ -283,20 +283,10 @@ fn render(args: &Args, results: &[Point]) -> String {
     table.render()
 }
 
-/// The scratch directory, removed on drop.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(parent: Option<&Path>) -> Result<Scratch, CliError> {
-        let parent = parent.map(Path::to_path_buf).unwrap_or_else(std::env::temp_dir);
-        let dir = parent.join(format!("turnstile-btree-{}", std::process::id()));
-        std::fs::create_dir_all(&dir)?;
-        Ok(Scratch(dir))
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+/// A scratch directory under `parent` (default: the system temp dir),
+/// removed when dropped.
+fn scratch(parent: Option<&Path>) -> Result<tempfile::TempDir, CliError> {
+    let parent = parent.map(Path::to_path_buf).unwrap_or_else(std::env::temp_dir);
+    std::fs::create_dir_all(&parent)?;
+    Ok(tempfile::Builder::new().prefix("turnstile-btree-").tempdir_in(parent)?)
 }

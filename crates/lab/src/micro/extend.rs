@@ -136,19 +136,19 @@ pub fn run(args: &Args) -> Result<Section, CliError> {
         return Err("--threads needs positive thread counts".into());
     }
     let profiles = args.profiles.iter().map(|p| Profile::parse(p)).collect::<Result<Vec<_>, _>>()?;
-    let scratch = Scratch::new(args.dir.as_deref())?;
+    let scratch = scratch(args.dir.as_deref())?;
     let duration = Duration::from_secs_f64(args.seconds.max(0.05));
     let mut results = Vec::new();
     for &threads in &args.threads {
         let raw = if args.no_raw {
             0.0
         } else {
-            raw_reference(&scratch.0.join(format!("raw-{threads}")), threads, duration)?
+            raw_reference(&scratch.path().join(format!("raw-{threads}")), threads, duration)?
         };
         for &profile in &profiles {
             let mut config = Config::preset(profile);
             config.set("buffer.shared_buffers", &args.shared_buffers.to_string())?;
-            let dir = scratch.0.join(format!("{}-{threads}", profile.name()));
+            let dir = scratch.path().join(format!("{}-{threads}", profile.name()));
             let mut r = run_extend(&config, &dir, threads, duration)?;
             r.profile = profile.name();
             r.raw_mb_per_s = raw;
@@ -166,22 +166,12 @@ pub fn run(args: &Args) -> Result<Section, CliError> {
     Ok(Section { json, text: render(args, &results) })
 }
 
-/// A scratch directory removed on drop.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(parent: Option<&Path>) -> Result<Scratch, CliError> {
-        let parent = parent.map(Path::to_path_buf).unwrap_or_else(std::env::temp_dir);
-        let dir = parent.join(format!("turnstile-extend-{}", std::process::id()));
-        std::fs::create_dir_all(&dir)?;
-        Ok(Scratch(dir))
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+/// A scratch directory under `parent` (default: the system temp dir),
+/// removed when dropped.
+fn scratch(parent: Option<&Path>) -> Result<tempfile::TempDir, CliError> {
+    let parent = parent.map(Path::to_path_buf).unwrap_or_else(std::env::temp_dir);
+    std::fs::create_dir_all(&parent)?;
+    Ok(tempfile::Builder::new().prefix("turnstile-extend-").tempdir_in(parent)?)
 }
 
 /// The bytes a writer puts on a page: a page-sized item that names the
