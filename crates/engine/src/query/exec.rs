@@ -32,16 +32,28 @@ use turnstile_sync::Config;
 pub const MAX_TIDS_PER_PAGE: usize = 1358;
 
 /// One remembered index entry of a scan position (PostgreSQL's
-/// `BTScanPosItem`): the heap tuple and where the entry was.
+/// `BTScanPosItem`, 10 bytes): the heap tuple (`ItemPointerData` as three
+/// 16-bit words), where the entry was on the index page, and where its
+/// tuple copy would go (index-only scans; unused here).
 #[derive(Clone, Copy, Debug)]
 struct ScanPosItem {
-    tid: Tid,
+    heap_tid: [u16; 3],
     index_offset: u16,
+    tuple_offset: u16,
 }
 
 impl ScanPosItem {
     /// A position header that points nowhere (`BTScanPosInvalidate`).
-    const INVALID: ScanPosItem = ScanPosItem { tid: Tid::new(u32::MAX, u16::MAX), index_offset: u16::MAX };
+    const INVALID: ScanPosItem = ScanPosItem { heap_tid: [u16::MAX; 3], index_offset: u16::MAX, tuple_offset: 0 };
+
+    fn new(tid: Tid, index_offset: u16) -> ScanPosItem {
+        let heap_tid = [(tid.block >> 16) as u16, tid.block as u16, tid.slot];
+        ScanPosItem { heap_tid, index_offset, tuple_offset: 0 }
+    }
+
+    fn tid(&self) -> Tid {
+        Tid::new((u32::from(self.heap_tid[0]) << 16) | u32::from(self.heap_tid[1]), self.heap_tid[2])
+    }
 }
 
 /// A row of the combined (joined) relation.
@@ -127,12 +139,12 @@ impl Ctx<'_, '_> {
         let tree = BTree::attach(self.pool, RelFileId::new(self.db, *index), opts)?;
         // The scan state, sized as PostgreSQL's `BTScanOpaqueData`: a
         // current and a mark position, each a header and room for every
-        // item of one leaf (~27 kB in all, seed 000). Like `palloc`'d memory
-        // it is not initialised, except what `btbeginscan` writes: each
-        // position's header is invalidated (`BTScanPosInvalidate`). The items
-        // are written only as the scan fills them.
-        let current: &mut [MaybeUninit<ScanPosItem>] = self.memory.alloc_uninit(1 + MAX_TIDS_PER_PAGE);
-        let mark: &mut [MaybeUninit<ScanPosItem>] = self.memory.alloc_uninit(1 + MAX_TIDS_PER_PAGE);
+        // item of one leaf (~27 kB in one chunk, seed 000). Like `palloc`'d
+        // memory it is not initialised, except what `btbeginscan` writes:
+        // each position's header is invalidated (`BTScanPosInvalidate`).
+        // The items are written only as the scan fills them.
+        let state: &mut [MaybeUninit<ScanPosItem>] = self.memory.alloc_uninit(2 * (1 + MAX_TIDS_PER_PAGE));
+        let (current, mark) = state.split_at_mut(1 + MAX_TIDS_PER_PAGE);
         current[0].write(ScanPosItem::INVALID);
         mark[0].write(ScanPosItem::INVALID);
         let current = &mut current[1..];
@@ -144,7 +156,7 @@ impl Ctx<'_, '_> {
             while n < current.len() {
                 match scan.next() {
                     Some(entry) => {
-                        current[n].write(ScanPosItem { tid: entry?.tid, index_offset: n as u16 });
+                        current[n].write(ScanPosItem::new(entry?.tid, n as u16));
                         n += 1;
                     }
                     None => break,
@@ -153,8 +165,8 @@ impl Ctx<'_, '_> {
             for item in &current[..n] {
                 // SAFETY: the loop above wrote `current[..n]`.
                 let item = unsafe { item.assume_init() };
-                debug_assert!(usize::from(item.index_offset) < MAX_TIDS_PER_PAGE);
-                match heap::with_row(self.pool, file, item.tid, |bytes| emit(bytes)) {
+                debug_assert!(usize::from(item.index_offset) < MAX_TIDS_PER_PAGE && item.tuple_offset == 0);
+                match heap::with_row(self.pool, file, item.tid(), |bytes| emit(bytes)) {
                     Ok(r) => r?,
                     // An index entry whose heap insert was taken back.
                     Err(heap::HeapError::NoSuchTuple { .. }) => {}
