@@ -79,6 +79,11 @@ pub struct Stall {
     pub backend: usize,
     /// The request's sequence number (identifies it across samples).
     pub request: u64,
+    /// The open requests `(backend, sequence number)` of the waiter and of
+    /// every waiting backend that holds it back, sorted: while this stays
+    /// the same, nobody in the chain made progress (a request that ends —
+    /// granted, refused, timed out or a deadlock victim — leaves it).
+    pub chain: Vec<(usize, u64)>,
     /// Why it counts as stalled.
     pub why: String,
 }
@@ -308,10 +313,11 @@ impl Record {
         let mut out = Vec::new();
         'waiters: for (&backend, p) in &self.pending {
             let w = p.interval;
-            let stall = |why: String| Stall { backend, request: w.start, why };
+            let stall = |chain: Vec<(usize, u64)>, why: String| Stall { backend, request: w.start, chain, why };
             if let Some(limit) = p.limit.filter(|&limit| now > limit + grace) {
                 let late = now.duration_since(limit);
-                out.push(stall(format!("waits for {} on {} {late:?} past its own timeout", w.mode, w.tag)));
+                let why = format!("waits for {} on {} {late:?} past its own timeout", w.mode, w.tag);
+                out.push(stall(vec![(backend, w.start)], why));
                 continue;
             }
             // Search the blockers' closure for a running backend.
@@ -326,18 +332,25 @@ impl Record {
                     Some(q) => stack.extend(self.blockers(&q.interval)),
                 }
             }
-            out.push(stall(if seen.len() == 1 {
+            let mut chain: Vec<(usize, u64)> = seen
+                .iter()
+                .filter_map(|b| self.pending.get(b))
+                .map(|q| (q.interval.backend, q.interval.start))
+                .collect();
+            chain.sort_unstable();
+            let why = if seen.len() == 1 {
                 format!("waits for {} on {} and nothing holds it back", w.mode, w.tag)
             } else {
-                let mut chain: Vec<String> = seen
+                let mut texts: Vec<String> = seen
                     .iter()
                     .filter(|&&b| b != backend)
                     .filter_map(|b| self.pending.get(b))
                     .map(|q| format!("{} waits for {} on {}", q.interval.backend, q.interval.mode, q.interval.tag))
                     .collect();
-                chain.sort();
-                format!("waits for {} on {}; everything holding it back waits too: {}", w.mode, w.tag, chain.join("; "))
-            }));
+                texts.sort();
+                format!("waits for {} on {}; everything holding it back waits too: {}", w.mode, w.tag, texts.join("; "))
+            };
+            out.push(stall(chain, why));
         }
         out
     }
@@ -410,5 +423,28 @@ mod tests {
             .stalled(now + 2 * grace, grace)
             .iter()
             .any(|s| s.backend == 3 && s.why.contains("past its own timeout")));
+    }
+
+    #[test]
+    fn a_chain_whose_members_get_answers_changes_its_signature() {
+        let c = Checker::default();
+        let now = Instant::now();
+        let grace = Duration::from_millis(200);
+        let chain_of = |b: usize| c.stalled(now, grace).into_iter().find(|s| s.backend == b).map(|s| s.chain);
+        // 1 waits for t(1), held by 2; 2 waits for t(2), held by 3; 3 waits for t(3) held by 2.
+        c.granted(2, t(1), LockMode::Exclusive);
+        c.granted(3, t(2), LockMode::Exclusive);
+        c.granted(2, t(3), LockMode::Exclusive);
+        c.begin_request(1, t(1), LockMode::Exclusive, None);
+        c.begin_request(2, t(2), LockMode::Exclusive, None);
+        c.begin_request(3, t(3), LockMode::Exclusive, None);
+        let first = chain_of(1).expect("1 is stalled");
+        assert_eq!(first.iter().map(|&(b, _)| b).collect::<Vec<_>>(), [1, 2, 3]);
+        assert_eq!(chain_of(1), Some(first.clone()), "nothing moved, the signature stays");
+        // 3 is chosen as the victim and at once waits again: progress for 1.
+        c.end_request(3);
+        c.begin_request(3, t(3), LockMode::Exclusive, None);
+        let second = chain_of(1).expect("1 is still stalled");
+        assert_ne!(first, second, "an answered request must change the chain");
     }
 }

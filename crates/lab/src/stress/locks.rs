@@ -20,7 +20,12 @@
 //!
 //! Every call is reported to the independent [`Checker`]; a watchdog
 //! thread samples it every `deadlock_timeout / 2` and counts a hang when a
-//! waiter stays stalled for 10 × `deadlock_timeout`. After the run the
+//! waiter makes no progress for 10 × `deadlock_timeout`: it stays stalled
+//! (everything holding it back waits too, or it is past its own timeout)
+//! and neither it nor any waiter holding it back gets its request answered
+//! in that time. A waiter behind a long transaction whose holder keeps
+//! waiting, being answered (granted, refused, chosen as a deadlock victim)
+//! and waiting again is making progress, however long it waits. After the run the
 //! lock table, the fast-path slots and the strong-lock counters must be
 //! empty. The seed is printed; `--seed` replays a run's choices (not its
 //! interleaving).
@@ -314,9 +319,11 @@ pub fn run_profile(profile: Profile, config: &Config, threads: usize, length: Du
     let mut total = Tally::default();
     let mut finished = 0;
     let mut hangs = 0u64;
-    // Per stalled request: when it was first seen stalled, and in how many
-    // samples in a row since.
-    let mut stalled_since: std::collections::HashMap<(usize, u64), (Instant, u32)> = Default::default();
+    // Per stalled request: since when it and its chain of waiting blockers
+    // have been stalled on the same requests, in how many samples in a row,
+    // and that chain.
+    let mut stalled_since: std::collections::HashMap<(usize, u64), (Instant, u32, Vec<(usize, u64)>)> =
+        Default::default();
     let mut last_sample = Instant::now();
     let mut flagged = std::collections::HashSet::new();
     // Every worker ends its transaction soon after `until`; allow for the
@@ -344,20 +351,28 @@ pub fn run_profile(profile: Profile, config: &Config, threads: usize, length: Du
         stalled_since.retain(|&(b, r), _| stalls.iter().any(|s| (s.backend, s.request) == (b, r)));
         for stall in stalls {
             let key = (stall.backend, stall.request);
-            let (since, samples) = stalled_since.entry(key).or_insert((now, 0));
+            let (since, samples, chain) = stalled_since.entry(key).or_insert_with(|| (now, 0, stall.chain.clone()));
+            if *chain != stall.chain {
+                // Someone in the chain moved on (and stalled again): progress.
+                (*since, *samples, *chain) = (now, 0, stall.chain.clone());
+            }
             *samples += 1;
             if now.duration_since(*since) >= hang_after && *samples >= HANG_TIMEOUTS && flagged.insert(key) {
                 hangs += 1;
                 if hangs == 1 {
                     // The lock manager's own view of the first hang, to tell
                     // an undetected cycle from a missed wake-up.
-                    for row in manager.locks().iter().filter(|r| !r.fastpath && r.locktype == "relation") {
+                    let uptime = now.duration_since(started);
+                    eprintln!("stress locks: pg_locks at the first hang ({uptime:?} into the run, shared table only):");
+                    for row in manager.locks().iter().filter(|r| !r.fastpath) {
+                        let wait = row.wait_start.map(|w| format!(" for {:?}", uptime.saturating_sub(w)));
                         eprintln!(
-                            "stress locks: pg_locks at the first hang: backend {} {} {} {}",
+                            "  backend {} {} {} {}{}",
                             row.backend,
                             if row.granted { "holds" } else { "awaits" },
                             row.mode,
-                            row.tag
+                            row.tag,
+                            wait.unwrap_or_default()
                         );
                     }
                 }
