@@ -158,7 +158,7 @@ fn run_w1_json_follows_the_contract_and_plots() {
 }
 
 #[test]
-fn run_w6_reports_inserts_and_the_missing_exclusive_wait_record() {
+fn run_w6_reports_inserts_and_exclusive_mapping_waits() {
     let dir = tempfile::tempdir().unwrap();
     let doc = turnstile(
         &["run", "W6", "--clients", "3", "--writers", "1", "--duration", "0.2", "--warmup", "0.05", "--json"],
@@ -166,7 +166,11 @@ fn run_w6_reports_inserts_and_the_missing_exclusive_wait_record() {
     );
     check_contract(&doc, "W6", 2);
     for r in doc["results"].as_array().unwrap() {
-        assert!(r.get("exclusive_wait_us").is_some(), "exclusive_wait_us missing in {r}");
+        let waits = &r["exclusive_wait_us"];
+        assert!(waits["count"].is_u64() && waits["acquisitions"].is_u64(), "exclusive_wait_us in {r}");
+        assert!(waits["count"].as_u64() <= waits["acquisitions"].as_u64(), "more waits than acquisitions: {r}");
+        assert!(waits["acquisitions"].as_u64().unwrap() > 0, "inserts took no mapping partition exclusive: {r}");
+        assert!(number(r, "exclusive_wait_us.p50") <= number(r, "exclusive_wait_us.max"), "{r}");
         assert!(number(r, "insert_latency_us_max") > 0.0, "no insert measured: {r}");
         assert!(number(r, "insert_latency_us.p50") <= number(r, "insert_latency_us_max"));
         assert!(number(r, "inserts_per_s") > 0.0 && number(r, "reads_per_s") > 0.0, "{r}");

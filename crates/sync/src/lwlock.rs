@@ -221,11 +221,34 @@ impl<T> LwLock<T> {
     /// Acquires the lock in exclusive mode, waiting as long as needed.
     #[inline]
     pub fn lock_exclusive(&self) -> LwLockExclusiveGuard<'_, T> {
-        if !self.try_acquire(Mode::Exclusive) {
-            self.acquire_slow(Mode::Exclusive);
-        }
+        self.lock_exclusive_timed().0
+    }
+
+    /// Acquires the lock in exclusive mode, as [`Self::lock_exclusive`]
+    /// does, and says how long the caller waited for it, in nanoseconds.
+    ///
+    /// `wait_ns == 0` ⇔ the fast path granted the lock at once; that path
+    /// reads no clock and costs what `lock_exclusive` costs. Otherwise it
+    /// is the slow path's wait — spinning, queueing and sleeping, from
+    /// entering the slow path to holding the lock — as the tranche's
+    /// `wait_ns` counter accumulates it, and at least 1 even when the clock
+    /// is too coarse to see it (under loom, which has no clock, exactly 1).
+    /// A caller that keeps a histogram of exclusive waits (the buffer pool
+    /// does, for `BufferMapping`: seed 004's figure) records only when
+    /// `wait_ns > 0`, so the uncontended path stays free of shared writes.
+    ///
+    /// ```
+    /// use turnstile_sync::{LwLock, LwLockPolicy, Tranche};
+    /// let lock = LwLock::new(Tranche::Test, LwLockPolicy::Fair, 0u64);
+    /// let (mut guard, wait_ns) = lock.lock_exclusive_timed();
+    /// *guard += 1;
+    /// assert_eq!(wait_ns, 0, "nobody held it: the fast path granted it");
+    /// ```
+    #[inline]
+    pub fn lock_exclusive_timed(&self) -> (LwLockExclusiveGuard<'_, T>, u64) {
+        let wait_ns = if self.try_acquire(Mode::Exclusive) { 0 } else { self.acquire_slow(Mode::Exclusive) };
         stats::count_acquisition(self.tranche);
-        LwLockExclusiveGuard { lock: self, ptr: ManuallyDrop::new(self.data.ptr_mut()) }
+        (LwLockExclusiveGuard { lock: self, ptr: ManuallyDrop::new(self.data.ptr_mut()) }, wait_ns)
     }
 
     /// Acquires the lock in shared mode if the policy allows it right now.
@@ -277,10 +300,11 @@ impl<T> LwLock<T> {
     }
 
     /// The slow path of `lock_*`, entered when [`Self::try_acquire`] failed.
-    /// Returns holding the lock in `mode`.
+    /// Returns holding the lock in `mode`, with the time it waited in
+    /// nanoseconds (at least 1; see [`Self::finish_wait`]).
     #[cold]
     #[inline(never)]
-    fn acquire_slow(&self, mode: Mode) {
+    fn acquire_slow(&self, mode: Mode) -> u64 {
         let _wait_event = report_wait(WaitEvent::LwLock(self.tranche));
         let clock = WaitClock::start();
         let waiter = Arc::new(Waiter { thread: thread::current(), mode, state: AtomicU8::new(WAITING) });
@@ -291,7 +315,7 @@ impl<T> LwLock<T> {
             for _ in 0..SPIN_TRIES {
                 backoff.spin();
                 if self.try_acquire(mode) {
-                    return self.count_wait(clock.elapsed_ns());
+                    return self.finish_wait(&clock);
                 }
             }
             // Phase 2: grant to ourselves, or queue, under the queue mutex.
@@ -306,7 +330,7 @@ impl<T> LwLock<T> {
                         (state | flag, true)
                     };
                     match self.state.compare_exchange(state, new, Ordering::Acquire, Ordering::Relaxed) {
-                        Ok(_) if !queued => return self.count_wait(clock.elapsed_ns()),
+                        Ok(_) if !queued => return self.finish_wait(&clock),
                         Ok(_) => break,
                         Err(now) => state = now,
                     }
@@ -321,16 +345,22 @@ impl<T> LwLock<T> {
             loop {
                 match waiter.state.load(Ordering::Acquire) {
                     WAITING => thread::park(),
-                    GRANTED => return self.count_wait(clock.elapsed_ns()),
+                    GRANTED => return self.finish_wait(&clock),
                     _ => break,
                 }
             }
         }
     }
 
+    /// Ends a slow-path wait: the one place a wait is measured, so the
+    /// tranche counters and [`Self::lock_exclusive_timed`] report the same
+    /// time. At least 1 ns, so that "waited" stays distinguishable from the
+    /// fast path's 0 when the clock did not advance (or under loom).
     #[inline]
-    fn count_wait(&self, wait_ns: u64) {
+    fn finish_wait(&self, clock: &WaitClock) -> u64 {
+        let wait_ns = clock.elapsed_ns().max(1);
         stats::count_wait(self.tranche, wait_ns);
+        wait_ns
     }
 
     fn lock_queue(&self) -> MutexGuard<'_, WaitQueue> {
@@ -596,6 +626,41 @@ mod tests {
         assert_eq!(delta.acquisitions, 2);
         assert_eq!(delta.waits, 1);
         assert!(delta.wait_ns >= 10_000_000, "wait time {} ns", delta.wait_ns);
+    }
+
+    #[test]
+    fn timed_exclusive_reports_zero_uncontended_and_the_wait_behind_a_holder() {
+        const HELD: Duration = Duration::from_millis(30);
+        for policy in both() {
+            let lock = Arc::new(LwLock::new(Tranche::Test, policy, 0u64));
+            let (mut g, wait_ns) = lock.lock_exclusive_timed();
+            assert_eq!(wait_ns, 0, "{policy}: uncontended acquisition reported a wait");
+            *g += 1;
+            // Held shared, so a barging writer cannot slip in either: it
+            // waits for the reader to leave.
+            drop(g);
+            let reader = lock.lock_shared();
+            let writer = {
+                let lock = Arc::clone(&lock);
+                std::thread::spawn(move || {
+                    let (mut g, wait_ns) = lock.lock_exclusive_timed();
+                    *g += 1;
+                    wait_ns
+                })
+            };
+            while !lock.has_exclusive_waiter() {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            let queued = std::time::Instant::now();
+            std::thread::sleep(HELD);
+            let held_ns = queued.elapsed().as_nanos() as u64;
+            drop(reader);
+            let wait_ns = writer.join().unwrap();
+            assert!(wait_ns >= held_ns, "{policy}: waited {wait_ns} ns behind a {held_ns} ns hold");
+            assert!(wait_ns < 10_000_000_000, "{policy}: waited {wait_ns} ns behind a {held_ns} ns hold");
+            let (g, wait_ns) = lock.lock_exclusive_timed();
+            assert_eq!((*g, wait_ns), (2, 0), "{policy}");
+        }
     }
 
     #[test]

@@ -129,3 +129,54 @@ fn fair_grants_a_queued_writer_before_a_later_reader() {
         assert!(w < r, "the later reader was granted before the queued writer");
     });
 }
+
+/// `lock_exclusive_timed` is `lock_exclusive` plus a report: under both
+/// policies it keeps exclusion and loses no wake-up, a locker that found
+/// the lock held and queued reports a wait (`> 0`, loom has no clock), and
+/// one granted on the fast path reports none.
+#[test]
+fn timed_exclusive_reports_a_wait_exactly_when_it_queued() {
+    for policy in POLICIES {
+        loom::model(move || {
+            let lock = Arc::new(LwLock::new(Tranche::Test, policy, 0usize));
+            let held = lock.lock_shared();
+            let writer = {
+                let lock = lock.clone();
+                thread::spawn(move || {
+                    let (mut g, wait_ns) = lock.lock_exclusive_timed();
+                    *g += 1;
+                    wait_ns
+                })
+            };
+            while !lock.has_exclusive_waiter() {
+                thread::yield_now();
+            }
+            drop(held);
+            assert!(writer.join().unwrap() > 0, "a queued writer reported no wait");
+            let (g, wait_ns) = lock.lock_exclusive_timed();
+            assert_eq!((*g, wait_ns), (1, 0), "an uncontended writer reported a wait");
+        });
+    }
+}
+
+#[test]
+fn timed_and_untimed_exclusive_lockers_never_lose_a_wakeup() {
+    for policy in POLICIES {
+        loom::model(move || {
+            let lock = Arc::new(LwLock::new(Tranche::Test, policy, 0usize));
+            let holders = Arc::new(Holders::default());
+            let t = {
+                let (lock, holders) = (lock.clone(), holders.clone());
+                thread::spawn(move || {
+                    let (mut g, _wait_ns) = lock.lock_exclusive_timed();
+                    assert_eq!(holders.exclusive.fetch_add(1, Ordering::SeqCst), 0, "two exclusive holders");
+                    *g += 1;
+                    holders.exclusive.fetch_sub(1, Ordering::SeqCst);
+                })
+            };
+            exclusive_section(&lock, &holders);
+            t.join().unwrap();
+            assert_eq!(*lock.lock_shared(), 2);
+        });
+    }
+}

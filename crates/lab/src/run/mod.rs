@@ -572,7 +572,10 @@ fn render_extra(workload: WorkloadId, results: &[PointResult]) -> Option<String>
                 "insert p50 us",
                 "insert p99 us",
                 "insert max us",
-                "excl. wait us",
+                "excl. waits",
+                "excl. wait p50 us",
+                "excl. wait p99 us",
+                "excl. wait max us",
                 "map waits",
                 "mean wait us",
                 "writer wait p99 us*",
@@ -584,6 +587,9 @@ fn render_extra(workload: WorkloadId, results: &[PointResult]) -> Option<String>
                 (&["insert_latency_us", "p50"], 0),
                 (&["insert_latency_us", "p99"], 0),
                 (&["insert_latency_us_max"], 0),
+                (&["exclusive_wait_us", "count"], 0),
+                (&["exclusive_wait_us", "p50"], 1),
+                (&["exclusive_wait_us", "p99"], 0),
                 (&["exclusive_wait_us", "max"], 0),
                 (&["mapping_waits"], 0),
                 (&["mapping_wait_us_mean"], 1),
@@ -607,7 +613,7 @@ fn render_extra(workload: WorkloadId, results: &[PointResult]) -> Option<String>
     if workload == WorkloadId::W6 {
         let poll = results.iter().find_map(|r| num(r, &["inserter_mapping_wait_us", "resolution_us"])).unwrap_or(0.0);
         out.push_str(&format!(
-            "excl. wait: n/a — turnstile-storage keeps no per-acquisition record of exclusive BufferMapping waits.\n\
+            "excl. wait: exclusive BufferMapping acquisitions that waited (all sessions, measured phase), timed by the pool.\n\
              * writer wait: writer sessions seen waiting on LWLock:BufferMapping by a sampler polling every ~{poll:.0} us\n  \
              (shared and exclusive waits; waits shorter than a poll are mostly missed). map waits: all sessions, both modes.\n"
         ));

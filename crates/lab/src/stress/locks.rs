@@ -64,6 +64,10 @@ const RENDEZVOUS_PATIENCE: Duration = Duration::from_millis(100);
 /// uses it).
 const CYCLE_DB: u32 = 7;
 
+/// A stall the watchdog follows: since when, over how many samples in a
+/// row, and the chain of open requests it has seen unchanged.
+type StallRun = (Instant, u32, Vec<(usize, u64)>);
+
 /// Arguments of `turnstile stress locks`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
@@ -322,8 +326,7 @@ pub fn run_profile(profile: Profile, config: &Config, threads: usize, length: Du
     // Per stalled request: since when it and its chain of waiting blockers
     // have been stalled on the same requests, in how many samples in a row,
     // and that chain.
-    let mut stalled_since: std::collections::HashMap<(usize, u64), (Instant, u32, Vec<(usize, u64)>)> =
-        Default::default();
+    let mut stalled_since: std::collections::HashMap<(usize, u64), StallRun> = Default::default();
     let mut last_sample = Instant::now();
     let mut flagged = std::collections::HashSet::new();
     // Every worker ends its transaction soon after `until`; allow for the

@@ -26,22 +26,38 @@
 //! content, which cannot invert the former because content locks are
 //! taken only on `VALID` buffers and a read-in happens only on buffers
 //! that are not. At most one mapping partition is held at a time.
+//!
+//! # Exclusive mapping waits (seed 004)
+//!
+//! Every exclusive acquisition of a mapping partition — step 3 (a miss,
+//! or a new block of an extension), the victim's old-entry removal in
+//! step 2, and dropping a relation's buffers — goes through
+//! `lock_mapping_exclusive`, which takes the partition with
+//! [`LwLock::lock_exclusive_timed`](turnstile_sync::LwLock::lock_exclusive_timed).
+//! It counts the acquisition in the pool's striped counters and, only if
+//! the acquisition waited, records the wait in a histogram behind a mutex
+//! ([`BufferPool::exclusive_mapping_waits`]). An uncontended acquisition
+//! reads no clock and touches no shared line beyond its counter stripe.
+//! These are the waits that starved under `barging` in seed 004: an
+//! inserter evicting a victim or mapping a new block, queued behind a
+//! stream of shared lookups on the same partition.
 
 use super::clock::Clock;
 use super::desc::{
     refcount, BufferDesc, BufferId, DIRTY, IO_ERROR, IO_IN_PROGRESS, REFCOUNT_ONE, TAG_VALID, USAGE_MASK, USAGE_ONE,
     VALID,
 };
-use super::mapping::BufferMapping;
+use super::mapping::{BufferMapping, Partition};
 use super::ring::Ring;
 use crate::error::{PageError, Result, StorageError};
 use crate::fsm::FreeSpaceMap;
 use crate::page::{self, PageBuf, VerifyFailure, PAGE_SIZE};
 use crate::rel::{BlockNumber, BufferTag, Fork, RelFileId};
-use crate::stats::{Counter, Counters};
+use crate::stats::{Counter, Counters, WaitHistogram};
 use crate::store::PageStore;
 // The store is a trait object, which loom's `Arc` cannot hold; no
 // handshake lives in its reference count, so std's is used.
+use hdrhistogram::Histogram;
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 use turnstile_sync::{
@@ -92,6 +108,15 @@ pub struct BufferPoolStats {
     pub mapping_waits: u64,
     /// Time spent waiting for `BufferMapping` locks, in nanoseconds.
     pub mapping_wait_ns: u64,
+    /// Mapping partitions this pool took exclusive: to map a missed or new
+    /// block, to remove a victim's old entry, to drop a relation's buffers.
+    /// Counted by this pool alone (unlike the `mapping_*` tranche figures).
+    pub exclusive_mapping_acquisitions: u64,
+    /// Of those, the ones that had to wait (seed 004's starved requests);
+    /// their distribution is [`BufferPool::exclusive_mapping_waits`].
+    pub exclusive_mapping_waits: u64,
+    /// Total time of those waits, in nanoseconds.
+    pub exclusive_mapping_wait_ns: u64,
 }
 
 impl BufferPoolStats {
@@ -116,6 +141,8 @@ pub struct BufferPool {
     fsm: FreeSpaceMap,
     counters: Counters,
     mapping_base: TrancheStats,
+    /// Waits of exclusive mapping-partition acquisitions that waited.
+    exclusive_mapping_waits: WaitHistogram,
 }
 
 /// How a write-back gets its checksums onto the pages it writes.
@@ -160,6 +187,7 @@ impl BufferPool {
             fsm: FreeSpaceMap::new(options.policy),
             counters: Counters::new(),
             mapping_base: tranche_stats(Tranche::BufferMapping),
+            exclusive_mapping_waits: WaitHistogram::new(),
         })
     }
 
@@ -196,7 +224,56 @@ impl BufferPool {
             mapping_acquisitions: mapping.acquisitions,
             mapping_waits: mapping.waits,
             mapping_wait_ns: mapping.wait_ns,
+            exclusive_mapping_acquisitions: self.counters.get(Counter::ExclusiveMapping),
+            exclusive_mapping_waits: self.counters.get(Counter::ExclusiveMappingWaits),
+            exclusive_mapping_wait_ns: self.counters.get(Counter::ExclusiveMappingWaitNs),
         }
+    }
+
+    /// The waits of every exclusive mapping-partition acquisition that had
+    /// to wait, since the pool was made, in nanoseconds (1 ns to 2 h, 3
+    /// significant digits; longer waits count as 2 h). Acquisitions that
+    /// did not wait are not in it: they are
+    /// `exclusive_mapping_acquisitions - exclusive_mapping_waits` of
+    /// [`BufferPool::stats`]. This is a copy: to measure one phase,
+    /// subtract the copy taken at its start from the one taken at its end.
+    ///
+    /// ```
+    /// use hdrhistogram::Histogram;
+    /// use turnstile_storage::BufferPool;
+    ///
+    /// /// Exclusive mapping waits of `pool` while `phase` runs.
+    /// fn waits_during(pool: &BufferPool, phase: impl FnOnce()) -> Histogram<u64> {
+    ///     let before = pool.exclusive_mapping_waits();
+    ///     phase();
+    ///     let mut waits = pool.exclusive_mapping_waits();
+    ///     waits.subtract(&before).expect("an earlier copy of the same pool's waits");
+    ///     waits
+    /// }
+    /// ```
+    pub fn exclusive_mapping_waits(&self) -> Histogram<u64> {
+        self.exclusive_mapping_waits.snapshot()
+    }
+
+    /// Takes `tag`'s mapping partition exclusive, counting the acquisition
+    /// and recording its wait if it had one (see the module documentation).
+    #[inline]
+    fn lock_mapping_exclusive(&self, tag: &BufferTag) -> LwLockExclusiveGuard<'_, Partition> {
+        let (map, wait_ns) = self.mapping.partition(tag).lock_exclusive_timed();
+        self.counters.add(Counter::ExclusiveMapping, 1);
+        if wait_ns > 0 {
+            self.record_exclusive_mapping_wait(wait_ns);
+        }
+        map
+    }
+
+    /// The contended half of [`Self::lock_mapping_exclusive`].
+    #[cold]
+    #[inline(never)]
+    fn record_exclusive_mapping_wait(&self, wait_ns: u64) {
+        self.counters.add(Counter::ExclusiveMappingWaits, 1);
+        self.counters.add(Counter::ExclusiveMappingWaitNs, wait_ns);
+        self.exclusive_mapping_waits.record(wait_ns);
     }
 
     /// Pins block `tag`, reading it in if needed.
@@ -244,7 +321,7 @@ impl BufferPool {
         tag: BufferTag,
         flags: u32,
     ) -> Result<PinnedBuffer<'a>, PinnedBuffer<'a>> {
-        let mut map = self.mapping.partition(&tag).lock_exclusive();
+        let mut map = self.lock_mapping_exclusive(&tag);
         if let Some(&id) = map.get(&tag) {
             self.descs[id as usize].pin(false);
             drop(map);
@@ -422,7 +499,7 @@ impl BufferPool {
         }
         let desc = &self.descs[victim.id as usize];
         let old = desc.tag();
-        let mut map = self.mapping.partition(&old).lock_exclusive();
+        let mut map = self.lock_mapping_exclusive(&old);
         let mut h = desc.lock_header();
         if refcount(h.state) != 1 || h.state & DIRTY != 0 {
             return false;
@@ -633,7 +710,7 @@ impl BufferPool {
             if !matches(&tag) {
                 continue;
             }
-            let mut map = self.mapping.partition(&tag).lock_exclusive();
+            let mut map = self.lock_mapping_exclusive(&tag);
             let mut h = desc.lock_header();
             if h.state & TAG_VALID == 0 || desc.tag() != tag {
                 continue;
@@ -900,5 +977,81 @@ impl Deref for PageWriteGuard<'_> {
 impl DerefMut for PageWriteGuard<'_> {
     fn deref_mut(&mut self) -> &mut PageBuf {
         &mut self.guard
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    /// Every block reads as an empty, checksummed page.
+    #[derive(Debug)]
+    struct EmptyPages;
+
+    impl PageStore for EmptyPages {
+        fn read_page(&self, tag: BufferTag, p: &mut PageBuf) -> Result<()> {
+            page::init(p, 0);
+            page::set_checksum(p, tag.block);
+            Ok(())
+        }
+        fn write_pages(&self, _first: BufferTag, _pages: &[&PageBuf]) -> Result<()> {
+            Ok(())
+        }
+        fn nblocks(&self, _rel: RelFileId, _fork: Fork) -> Result<BlockNumber> {
+            Ok(64)
+        }
+        fn extend(&self, _rel: RelFileId, _fork: Fork, _n: u32) -> Result<BlockNumber> {
+            Ok(64)
+        }
+        fn sync_all(&self) -> Result<()> {
+            Ok(())
+        }
+        fn file_name(&self, tag: BufferTag) -> String {
+            tag.to_string()
+        }
+    }
+
+    /// A miss behind a shared holder of its (only) mapping partition waits
+    /// for it in `install`; that wait, and only that one, is recorded.
+    #[test]
+    fn an_exclusive_mapping_wait_is_recorded_and_an_uncontended_one_is_not() {
+        const HELD: Duration = Duration::from_millis(20);
+        for policy in [LwLockPolicy::Fair, LwLockPolicy::Barging] {
+            let options = PoolOptions { shared_buffers: 4, mapping_partitions: 1, policy };
+            let pool = BufferPool::with_options(options, Arc::new(EmptyPages)).unwrap();
+            let rel = RelFileId::new(1, 1);
+            drop(pool.read_buffer(BufferTag::new(rel, Fork::Main, 0)).unwrap());
+            let s = pool.stats();
+            assert_eq!((s.exclusive_mapping_acquisitions, s.exclusive_mapping_waits), (1, 0), "{policy}");
+            assert!(pool.exclusive_mapping_waits().is_empty(), "{policy}: an uncontended acquisition was recorded");
+
+            let tag = BufferTag::new(rel, Fork::Main, 1);
+            let partition = pool.mapping.partition(&tag);
+            let held_ns = std::thread::scope(|scope| {
+                let reader = partition.lock_shared();
+                let miss = scope.spawn(|| drop(pool.read_buffer(tag).unwrap()));
+                while !partition.has_exclusive_waiter() {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                let queued = Instant::now();
+                std::thread::sleep(HELD);
+                let held_ns = queued.elapsed().as_nanos() as u64;
+                drop(reader);
+                miss.join().unwrap();
+                held_ns
+            });
+            let s = pool.stats();
+            assert_eq!((s.exclusive_mapping_acquisitions, s.exclusive_mapping_waits), (2, 1), "{policy}");
+            assert!(s.exclusive_mapping_wait_ns >= held_ns, "{policy}: {s:?}, held {held_ns} ns");
+            let waits = pool.exclusive_mapping_waits();
+            assert_eq!(waits.len(), 1, "{policy}");
+            // The histogram keeps 3 significant digits.
+            assert!(
+                waits.max() as f64 >= held_ns as f64 * 0.999,
+                "{policy}: max {} ns, held {held_ns} ns",
+                waits.max()
+            );
+        }
     }
 }

@@ -5,13 +5,18 @@
 //! split and both relations extend, and each new page takes its mapping
 //! partition exclusive.
 //!
-//! # What is measured, and what cannot be yet
+//! # What is measured
 //!
-//! The storage crate counts `BufferMapping` waits per tranche, not per
-//! lock mode, and keeps no record per acquisition, so the exclusive waits
-//! themselves (seed 004's figure) cannot be read from outside it. This
-//! workload reports what it can measure honestly:
-//!
+//! * `exclusive_wait_us` — seed 004's figure: the waits of exclusive
+//!   `BufferMapping` partition acquisitions (mapping a missed or new block,
+//!   removing a victim's old entry), of every session, over the measured
+//!   phase only. The buffer pool times each one with
+//!   `LwLock::lock_exclusive_timed` and records the ones that waited in a
+//!   histogram ([`turnstile_storage::BufferPool::exclusive_mapping_waits`]);
+//!   this workload subtracts the copy taken when measuring starts from the
+//!   one taken when it ends. `p50`/`p99`/`max` are over the acquisitions
+//!   that waited (`count` of them, 3 significant digits); `acquisitions`
+//!   counts every exclusive acquisition, waiting or not.
 //! * every insert's latency (`insert_latency_us` p50/p99/max and
 //!   `insert_latency_us_max`, the slowest insert — seed 004's "no insert
 //!   over 30 s" criterion), timed by the writer around `Session::insert`;
@@ -20,16 +25,8 @@
 //! * `inserter_mapping_wait_us`: wait episodes of the *writer* sessions on
 //!   `LWLock:BufferMapping`, seen by a sampler thread polling their activity
 //!   slots every [`EPISODE_POLL`] — coarse (waits shorter than a poll are
-//!   mostly missed) and mixing the writers' shared and exclusive waits.
-//!
-//! `exclusive_wait_us` is reported as `null` until the storage crate
-//! records exclusive `BufferMapping` waits: what is needed is a hook in
-//! `BufferPool` (around the `lock_exclusive()` calls on mapping partitions
-//! in `read_buffer_with`, `install_new` and the victim's old-entry removal)
-//! that times each exclusive acquisition's wait — e.g. an
-//! `LwLock::lock_exclusive_timed() -> (guard, wait_ns)` in turnstile-sync
-//! feeding a per-pool `hdrhistogram` or a per-backend log that
-//! `BufferPoolStats` exposes as `exclusive_mapping_wait_ns: Histogram`.
+//!   mostly missed) and mixing the writers' shared and exclusive waits; kept
+//!   as an outside cross-check of `exclusive_wait_us`.
 
 use super::{variant, with_loader, ClientCtx, PointFigures, Txn, Variant, Workload};
 use crate::harness::{histogram, Latency};
@@ -46,6 +43,7 @@ use std::time::{Duration, Instant};
 use turnstile_engine::query::{Operand, Query, QueryMode};
 use turnstile_engine::types::{ColumnType, Value};
 use turnstile_engine::{Engine, Session};
+use turnstile_storage::BufferPool;
 use turnstile_sync::sync::counter::{AtomicBool, Ordering};
 use turnstile_sync::{Tranche, WaitEvent};
 
@@ -73,6 +71,36 @@ struct PointState {
     writer_slots: Mutex<Vec<usize>>,
     sampler: Mutex<Option<Sampler>>,
     episodes: Mutex<Option<(Histogram<u64>, Duration)>>,
+    /// The pool's exclusive mapping waits (and acquisitions) when measuring
+    /// started; replaced by the measured phase's own when it ends.
+    exclusive: Mutex<Option<ExclusiveWaits>>,
+}
+
+/// Exclusive `BufferMapping` acquisitions: the waits of those that waited
+/// (ns), and how many there were in all.
+struct ExclusiveWaits {
+    waits_ns: Histogram<u64>,
+    acquisitions: u64,
+}
+
+impl ExclusiveWaits {
+    /// What `pool` has recorded so far.
+    fn of(pool: &BufferPool) -> ExclusiveWaits {
+        // Two reads while clients run, not one snapshot: an acquisition
+        // between them falls on either side of the phase boundary, which
+        // is noise beside a phase's thousands.
+        let waits_ns = pool.exclusive_mapping_waits();
+        ExclusiveWaits { waits_ns, acquisitions: pool.stats().exclusive_mapping_acquisitions }
+    }
+
+    /// `self - earlier`: the acquisitions between two copies of one pool's.
+    fn since(mut self, earlier: &ExclusiveWaits) -> Result<ExclusiveWaits, CliError> {
+        self.waits_ns
+            .subtract(&earlier.waits_ns)
+            .map_err(|e| format!("exclusive mapping waits went backwards: {e:?}"))?;
+        self.acquisitions = self.acquisitions.saturating_sub(earlier.acquisitions);
+        Ok(self)
+    }
 }
 
 struct Sampler {
@@ -145,11 +173,13 @@ impl Workload for Starvation {
         *lock(&self.point.inserts_ns) = Some(histogram());
         lock(&self.point.writer_slots).clear();
         *lock(&self.point.episodes) = None;
+        *lock(&self.point.exclusive) = None;
         Ok(())
     }
 
     fn on_measure(&self, engine: &Arc<Engine>, start: bool) -> Result<(), CliError> {
         if start {
+            *lock(&self.point.exclusive) = Some(ExclusiveWaits::of(engine.pool()));
             let slots = lock(&self.point.writer_slots).clone();
             let stop = Arc::new(AtomicBool::new(false));
             let activity = Arc::clone(engine.activity_table());
@@ -158,10 +188,21 @@ impl Workload for Starvation {
                 .name("w6-episodes".into())
                 .spawn(move || sample_episodes(&activity, &slots, &flag))?;
             *lock(&self.point.sampler) = Some(Sampler { stop, thread });
-        } else if let Some(sampler) = lock(&self.point.sampler).take() {
-            sampler.stop.store(true, Ordering::Relaxed);
-            let episodes = sampler.thread.join().map_err(|_| "the W6 episode sampler panicked")?;
-            *lock(&self.point.episodes) = Some(episodes);
+        } else {
+            let now = ExclusiveWaits::of(engine.pool());
+            // Stop the sampler before anything below can fail.
+            let episodes = match lock(&self.point.sampler).take() {
+                Some(sampler) => {
+                    sampler.stop.store(true, Ordering::Relaxed);
+                    Some(sampler.thread.join().map_err(|_| "the W6 episode sampler panicked")?)
+                }
+                None => None,
+            };
+            *lock(&self.point.episodes) = episodes;
+            let mut exclusive = lock(&self.point.exclusive);
+            if let Some(before) = exclusive.take() {
+                *exclusive = Some(now.since(&before)?);
+            }
         }
         Ok(())
     }
@@ -206,10 +247,16 @@ impl Workload for Starvation {
         let reads = point.outcome.transactions.saturating_sub(inserts.len());
         let mut m = BTreeMap::new();
         m.insert("writers_running".into(), json!(lock(&self.point.writer_slots).len()));
-        m.insert("exclusive_wait_us".into(), Json::Null);
+        let exclusive =
+            lock(&self.point.exclusive).take().ok_or("W6: the measured phase's exclusive waits were not read")?;
+        let l = Latency::from_ns_histogram(&exclusive.waits_ns);
         m.insert(
-            "exclusive_wait_note".into(),
-            json!("not measurable: turnstile-storage records no per-acquisition exclusive BufferMapping wait"),
+            "exclusive_wait_us".into(),
+            json!({
+                "p50": l.p50, "p99": l.p99, "max": l.max,
+                "count": exclusive.waits_ns.len(),
+                "acquisitions": exclusive.acquisitions,
+            }),
         );
         m.insert("insert_latency_us".into(), json!(insert_latency));
         m.insert("insert_latency_us_max".into(), json!(insert_latency.max));
