@@ -63,7 +63,7 @@
 //! | the catalog contents | an `Arc` snapshot swapped under the `Catalog` `LwLock`; DDL serialises on it exclusive |
 //! | the catalog file | written only under that exclusive lock: temp file, fsync, rename, directory fsync |
 //! | a relation's definition while a query uses it | the query's heavyweight lock on the relation (DDL needs `AccessExclusive`) |
-//! | a backend's relation cache | nothing: it is backend-local; invalidated by the published catalog generation |
+//! | a backend's relation cache, with its cached B-tree roots (`rd_amcache`) | nothing: it is backend-local; invalidated by the published catalog generation; a cached root is re-checked under the root page's lock on every descent ([`btree::root_cache`]) |
 //! | a backend's memory contexts and block cache | nothing: backend-local |
 //! | heap and index pages | buffer content `LwLock`s (see [`heap`], [`btree`]) |
 

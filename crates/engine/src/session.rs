@@ -25,9 +25,9 @@
 //! relation in between, the lock is dropped and the look-up retried
 //! (PostgreSQL's `RangeVarGetRelidExtended`).
 
-use crate::btree::{BTree, BtreeOptions};
+use crate::btree::{BTree, BtreeOptions, CachedRoot, RootCacheStats};
 use crate::catalog::{
-    CatalogError, DbId, PartitionBound, PartitionStrategy, RelCache, RelEntry, RelId, RelKind, Relation,
+    AmCache, CatalogError, DbId, PartitionBound, PartitionStrategy, RelCache, RelEntry, RelId, RelKind, Relation,
 };
 use crate::engine::Engine;
 use crate::error::{EngineError, Result};
@@ -421,8 +421,24 @@ impl Session {
         self.memory.stats()
     }
 
-    pub(crate) fn block_cache_mut(&mut self) -> &mut BlockCache {
-        &mut self.memory
+    /// What the executor keeps per backend: the block cache its memory
+    /// contexts draw from, and the cached index roots (checked against the
+    /// catalog generation now).
+    pub(crate) fn executor_caches(&mut self) -> (&mut BlockCache, &mut AmCache) {
+        (&mut self.memory, self.relcache.amcache(self.engine.catalog()))
+    }
+
+    /// The root this session has cached for index `index` (its
+    /// `rd_amcache`), as the next descent would use it: `None` if nothing
+    /// is cached or DDL has run since.
+    pub fn cached_index_root(&mut self, index: RelId) -> Option<CachedRoot> {
+        self.relcache.amcache(self.engine.catalog()).root(index)
+    }
+
+    /// This session's B-tree metapage reads and stale cached roots, summed
+    /// over the index scans and index inserts it has finished.
+    pub fn root_cache_stats(&self) -> RootCacheStats {
+        self.relcache.amcache_unchecked().stats()
     }
 
     /// This session's relation-extension times (`extension_stats`): lock
@@ -516,8 +532,11 @@ impl Session {
                         let key: Vec<Value> = ix.columns.iter().map(|&c| row[c].clone()).collect();
                         let key_types = ix.columns.iter().map(|&c| leaf.column_types[c]).collect();
                         let opts = BtreeOptions::new(ix.name.clone(), key_types, ix.unique, config);
-                        let tree = BTree::attach(pool, RelFileId::new(db, ix.id), opts)?;
-                        if let Err(e) = tree.insert(&mut ext, &key, tid) {
+                        let root = s.relcache.amcache(engine.catalog()).root(ix.id);
+                        let tree = BTree::attach(pool, RelFileId::new(db, ix.id), opts)?.with_cached_root(root);
+                        let inserted = tree.insert(&mut ext, &key, tid);
+                        s.relcache.amcache(engine.catalog()).remember(ix.id, &tree);
+                        if let Err(e) = inserted {
                             heap::mark_dead(pool, file, tid)?;
                             return Err(e.into());
                         }

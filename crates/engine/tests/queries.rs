@@ -195,7 +195,8 @@ fn views_report_the_work_done() {
             s.run(QueryMode::Prepared, &w1_query(), &mut slot, &[Value::Int4(i)]).unwrap();
         }
         let m = s.memory_stats();
-        assert!(m.contexts >= 5 && m.allocations >= 5 * 2 * 11, "{m:?}");
+        // One scan-state chunk per index scan (10 partitions + branches).
+        assert!(m.contexts >= 5 && m.allocations >= 5 * 11, "{m:?}");
         assert!(m.blocks_from_cache > 0, "the block cache served nothing: {m:?}");
     }
     let ext = engine.extension_stats();

@@ -62,6 +62,7 @@ impl<'p> BTree<'p> {
         let mut m: Box<PageBuf> = Box::new([0; PAGE_SIZE]);
         meta::write(&mut m, tree.meta_for(root, level));
         page_out(store, rel, META_BLOCK, &mut m)?;
+        tree.root_cache.set(super::root_cache::CachedRoot { root, level });
         // No fsync here: durability comes from `Engine::flush` (pool flush +
         // smgr sync of every file), the engine's only durability point.
         // `sync_all` here would fsync every file the smgr ever touched, once

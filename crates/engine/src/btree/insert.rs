@@ -48,11 +48,12 @@ use super::error::{BtreeError, KeyError, Result};
 use super::key::{self, display_key, has_null, leaf_entry};
 use super::meta::{self, META_BLOCK};
 use super::page::{self, Bad, Opaque, FLAG_LEFTMOST, MAX_ENTRY, USABLE};
+use super::root_cache::CachedRoot;
 use super::tree::{BTree, Descent, StackEntry};
 use crate::tid::Tid;
 use crate::types::Value;
 use turnstile_storage::page::{PageBuf, PAGE_SIZE};
-use turnstile_storage::{BlockNumber, PageWriteGuard, PinnedBuffer};
+use turnstile_storage::{BlockNumber, PageWriteGuard};
 use turnstile_sync::config::LeafInsertLock;
 
 /// Fill of the left half, in tenths, when a rightmost leaf splits because
@@ -82,22 +83,26 @@ impl<'p> BTree<'p> {
         // straight to the entry's own place.
         let check_unique = self.opts.unique && !has_null(key);
         let probe: &[u8] = if check_unique { &kb } else { &entry };
-        let Descent { leaf, mut stack } = self.descend(probe)?;
-        let mut pin = match self.opts.leaf_insert_lock {
-            LeafInsertLock::Exclusive => leaf,
-            LeafInsertLock::ShareThenExclusive => self.walk_leaf_shared(leaf, probe)?,
-        };
+        let mut d = self.descend(probe)?;
+        if self.opts.leaf_insert_lock == LeafInsertLock::ShareThenExclusive {
+            self.walk_leaf_shared(&mut d, probe)?;
+        }
         let mut moves = 0;
         loop {
-            let block = pin.block();
-            let mut g = pin.lock_exclusive();
+            let block = d.leaf.block();
+            let mut g = d.leaf.lock_exclusive();
+            if std::mem::take(&mut d.unverified_root) && self.root_is_stale(&g, 0) {
+                drop(g);
+                d = self.descend_refreshed(probe)?;
+                continue;
+            }
             let bad = |r: Bad| self.corrupt(block, r);
             let op = self.tree_page(&g, block, 0)?;
             if page::beyond_high_key(&g, &op, probe).map_err(bad)? {
                 let right = op.right.expect("a page with a high key has a right link");
                 drop(g);
                 self.count_move(&mut moves, block)?;
-                pin = self.pin(right)?;
+                d.leaf = self.pin(right)?;
                 continue;
             }
             if check_unique {
@@ -121,27 +126,33 @@ impl<'p> BTree<'p> {
                 return Ok(());
             }
             let (sep, right) = self.split(alloc, &mut g, block, &op, &entry, pos)?;
-            return self.insert_downlink(alloc, g, block, op, &mut stack, sep, right);
+            return self.insert_downlink(alloc, g, block, op, &mut d.stack, sep, right);
         }
     }
 
-    /// The classic path's first visit to the leaf: shared lock, move right
-    /// while `probe ≥ high key`, release. Returns the covering leaf.
-    fn walk_leaf_shared(&self, mut pin: PinnedBuffer<'p>, probe: &[u8]) -> Result<PinnedBuffer<'p>> {
+    /// The classic path's first visit to the leaf: shared lock (checking
+    /// an unverified cached root, re-descending if it is stale), move right
+    /// while `probe ≥ high key`, release. Leaves `d.leaf` at the covering
+    /// leaf.
+    fn walk_leaf_shared(&self, d: &mut Descent<'p>, probe: &[u8]) -> Result<()> {
         let mut moves = 0;
         loop {
-            let block = pin.block();
-            let p = pin.lock_shared();
+            let block = d.leaf.block();
+            let p = d.leaf.lock_shared();
+            if std::mem::take(&mut d.unverified_root) && self.root_is_stale(&p, 0) {
+                drop(p);
+                *d = self.descend_refreshed(probe)?;
+                continue;
+            }
             let op = self.tree_page(&p, block, 0)?;
             if page::beyond_high_key(&p, &op, probe).map_err(|r| self.corrupt(block, r))? {
                 let right = op.right.expect("a page with a high key has a right link");
                 drop(p);
                 self.count_move(&mut moves, block)?;
-                pin = self.pin(right)?;
+                d.leaf = self.pin(right)?;
                 continue;
             }
-            drop(p);
-            return Ok(pin);
+            return Ok(());
         }
     }
 
@@ -341,6 +352,9 @@ impl<'p> BTree<'p> {
         }
         meta::write(&mut m, self.meta_for(root_block, level));
         m.mark_dirty();
+        // The splitting handle knows the new root: its cache follows
+        // (other handles find their cached root no longer alone on its level).
+        self.root_cache.set(CachedRoot { root: root_block, level });
         drop(m);
         drop(root);
         drop(child);

@@ -22,7 +22,10 @@
 //! takes it shared, copies the root and level, and releases it before
 //! locking the root: a root found this way may have split since, which is
 //! harmless — the old root is the leftmost page of its level and a
-//! descent from it moves right as needed.
+//! descent from it moves right as needed. Handles keep the root and level
+//! they read ([`super::root_cache`], PostgreSQL's `rd_amcache`) and read
+//! the metapage again only when the cached root is no longer alone on its
+//! level.
 
 use super::page::{self, Bad, Opaque, FLAG_LEFTMOST, FLAG_META};
 use turnstile_storage::page::PageBuf;

@@ -57,14 +57,17 @@
 //! |---|---|
 //! | a page's bytes | its buffer's content `LwLock` (tranche `BufferContent`): shared to read, exclusive to change |
 //! | root block and level | the metapage's content lock; changed only by a root split |
+//! | a handle's cached root block and level ([`root_cache`]) | nothing: a hint, trusted only after the page it names is locked and found alone on the cached level |
 //! | which page covers a key | nothing beyond the page's own lock: a reader verifies the page's high key after locking it and moves right if the key is beyond it |
 //! | new pages | the relation-extension lock and free-space map, via [`PageAllocator`] (the storage crate's `Extender`) |
 //!
 //! ## Lock order (content locks)
 //!
 //! 1. **Descents and scans** hold one content lock at a time: the metapage
-//!    (released before the root is locked), then each page on the way
-//!    down, releasing a page before locking its child or right sibling.
+//!    (released before the root is locked) unless the handle has the root
+//!    cached, then each page on the way down, releasing a page before
+//!    locking its child or right sibling. A cached root found stale is
+//!    released before the metapage is locked.
 //! 2. **The leaf of an insert** is locked exclusive; `leaf_insert_lock`
 //!    decides whether a shared visit precedes it ([`insert`]).
 //! 3. **Unique check**: while holding the leaf exclusive, the right
@@ -101,7 +104,10 @@
 //! and moving right along right links reaches it, because the right
 //! neighbours of a page cover exactly the keys above its high key. A page
 //! reached through a stale root is still the leftmost page of its level,
-//! so moving right from it works too.
+//! so moving right from it works too — which is why a cached root
+//! ([`root_cache`]) needs no invalidation by the backend that splits it:
+//! readers check it is still alone on its level only to avoid walking that
+//! level, and refresh it from the metapage when it is not.
 //!
 //! *Scans return each entry once, in order*: see [`scan`].
 //!
@@ -124,8 +130,9 @@
 //!
 //! ## Files
 //!
-//! [`key`] encoding · [`page`] layout · [`meta`] metapage · [`tree`]
-//! handle and descent · [`insert`] inserts and splits · [`scan`] search
+//! [`key`] encoding · [`page`] layout · [`meta`] metapage ·
+//! [`root_cache`] the cached metapage (`rd_amcache`) · [`tree`] handle
+//! and descent · [`insert`] inserts and splits · [`scan`] search
 //! and range scans · [`build`] bulk build · [`check`] structure check ·
 //! [`alloc`] where new pages come from · [`error`].
 
@@ -137,11 +144,13 @@ pub mod insert;
 pub mod key;
 pub mod meta;
 pub mod page;
+pub mod root_cache;
 pub mod scan;
 pub mod tree;
 
 pub use alloc::PageAllocator;
 pub use check::CheckReport;
 pub use error::{BtreeError, KeyError, Result};
+pub use root_cache::{CachedRoot, RootCacheStats};
 pub use scan::{IndexEntry, RangeScan};
 pub use tree::{BTree, BtreeOptions};

@@ -141,7 +141,7 @@ impl<'t, 'p> RawScan<'t, 'p> {
                         Bound::Included(p) | Bound::Excluded(p) => p.clone(),
                         Bound::Unbounded => Vec::new(),
                     };
-                    self.tree.descend(&probe).and_then(|d| self.read_leaf(d.leaf, Some(&probe)))
+                    self.tree.descend(&probe).and_then(|d| self.read_leaf(d.leaf, Some((&probe, d.unverified_root))))
                 }
                 Next::Page(block) => self.tree.pin(block).and_then(|pin| self.read_leaf(pin, None)),
             };
@@ -153,13 +153,26 @@ impl<'t, 'p> RawScan<'t, 'p> {
     }
 
     /// Copies the qualifying entries of a leaf and notes where to go next.
-    /// `probe` is set for the first leaf, reached by a descent: move right
-    /// while it is `≥` the high key, and start at its lower bound.
-    fn read_leaf(&mut self, mut pin: PinnedBuffer<'p>, probe: Option<&[u8]>) -> Result<()> {
+    /// `first` is set for the first leaf, reached by a descent: the probe,
+    /// and whether the leaf is an unverified cached root (checked once
+    /// locked; if stale, the descent is redone from the metapage's root).
+    /// Then move right while the probe is `≥` the high key, and start at its
+    /// lower bound.
+    fn read_leaf(&mut self, mut pin: PinnedBuffer<'p>, first: Option<(&[u8], bool)>) -> Result<()> {
+        let (probe, mut unverified_root) = match first {
+            Some((probe, unverified)) => (Some(probe), unverified),
+            None => (None, false),
+        };
         loop {
             let block = pin.block();
             let bad = |r: Bad| self.tree.corrupt(block, r);
             let p = pin.lock_shared();
+            if std::mem::take(&mut unverified_root) && self.tree.root_is_stale(&p, 0) {
+                drop(p);
+                let probe = probe.expect("only a descent ends at a cached root");
+                pin = self.tree.descend_refreshed(probe)?.leaf;
+                continue;
+            }
             let op = self.tree.tree_page(&p, block, 0)?;
             if let Some(probe) = probe {
                 if page::beyond_high_key(&p, &op, probe).map_err(bad)? {

@@ -1,10 +1,13 @@
 //! The index handle ([`BTree`]): creating and opening an index, and the
-//! descent from the metapage to a leaf that every operation starts with.
+//! descent from the root to a leaf that every operation starts with — from
+//! the handle's cached root when it has one ([`super::root_cache`]), else
+//! from the metapage.
 
 use super::alloc::PageAllocator;
 use super::error::{BtreeError, Result};
 use super::meta::{self, Meta, META_BLOCK};
 use super::page::{self, Opaque, FLAG_LEFTMOST};
+use super::root_cache::{CachedRoot, RootCacheStats, RootCell};
 use crate::types::ColumnType;
 use turnstile_storage::page::PageBuf;
 use turnstile_storage::{BlockNumber, BufferPool, BufferTag, Fork, PinnedBuffer, RelFileId};
@@ -35,11 +38,16 @@ impl BtreeOptions {
 /// A handle on one B-tree index stored in `rel`'s main fork, read and
 /// written through the buffer pool. Cheap to hold; any number of threads
 /// may use one handle (or their own handles) concurrently.
+///
+/// The handle caches where the root is ([`BTree::cached_root`]), so only
+/// its first descent reads the metapage; a caller that re-attaches per
+/// statement carries the cache over with [`BTree::with_cached_root`].
 #[derive(Debug, Clone)]
 pub struct BTree<'p> {
     pub(super) pool: &'p BufferPool,
     pub(super) rel: RelFileId,
     pub(super) opts: BtreeOptions,
+    pub(super) root_cache: RootCell,
 }
 
 /// Where a descent ended: the leaf that covers the probe (unlocked, pinned;
@@ -48,6 +56,10 @@ pub struct BTree<'p> {
 pub(super) struct Descent<'p> {
     pub(super) leaf: PinnedBuffer<'p>,
     pub(super) stack: Vec<StackEntry>,
+    /// The leaf is the cached root (level 0), taken on trust: the caller,
+    /// when it first locks it, clears this and, if [`BTree::root_is_stale`]
+    /// says so, releases it and continues with [`BTree::descend_refreshed`].
+    pub(super) unverified_root: bool,
 }
 
 /// An inner page a descent went through (PostgreSQL's `BTStack`): where
@@ -93,14 +105,15 @@ impl<'p> BTree<'p> {
         tree.check_fresh(&m, META_BLOCK)?;
         meta::write(&mut m, tree.meta_for(root_pin.block(), 0));
         m.mark_dirty();
+        tree.root_cache.set(CachedRoot { root: root_pin.block(), level: 0 });
         Ok(tree)
     }
 
     /// Opens the existing index in `rel`, checking its metapage against
-    /// `opts`.
+    /// `opts` (and caching the root it names).
     pub fn open(pool: &'p BufferPool, rel: RelFileId, opts: BtreeOptions) -> Result<BTree<'p>> {
         let tree = BTree::attach(pool, rel, opts)?;
-        let m = tree.meta()?;
+        let m = tree.meta_for_root()?;
         if usize::from(m.ncols) != tree.opts.key_types.len() || m.unique != tree.opts.unique {
             return Err(BtreeError::Definition {
                 index: tree.opts.name.clone(),
@@ -119,8 +132,9 @@ impl<'p> BTree<'p> {
     /// A handle on the existing index in `rel` without any I/O: the caller
     /// vouches for `opts` (the catalog's definition), where [`BTree::open`]
     /// checks them against the metapage at the cost of one more metapage
-    /// lock. Every descent still verifies the metapage and each page it
-    /// visits. Use it on hot paths that re-attach per statement.
+    /// lock. Nothing is cached yet: the first descent reads the metapage;
+    /// every descent verifies each page it visits. Use it on hot paths that
+    /// re-attach per statement, with [`BTree::with_cached_root`].
     pub fn attach(pool: &'p BufferPool, rel: RelFileId, opts: BtreeOptions) -> Result<BTree<'p>> {
         if opts.key_types.is_empty() || opts.key_types.len() > usize::from(u16::MAX) {
             return Err(BtreeError::Definition {
@@ -128,7 +142,33 @@ impl<'p> BTree<'p> {
                 reason: format!("an index needs 1 to {} key columns, got {}", u16::MAX, opts.key_types.len()),
             });
         }
-        Ok(BTree { pool, rel, opts })
+        Ok(BTree { pool, rel, opts, root_cache: RootCell::new(None) })
+    }
+
+    /// The handle, with `root` as where the root was last seen — what an
+    /// earlier handle on *this same relation file* returned from
+    /// [`BTree::cached_root`] (PostgreSQL's `rd_amcache`). Descents start
+    /// there without reading the metapage; a root that has split since is
+    /// noticed and refreshed ([`super::root_cache`]). `None` leaves the
+    /// cache as it is.
+    #[must_use]
+    pub fn with_cached_root(self, root: Option<CachedRoot>) -> BTree<'p> {
+        if let Some(r) = root {
+            self.root_cache.set(r);
+        }
+        self
+    }
+
+    /// Where this handle last saw the root (from the metapage, or from its
+    /// own root split), to hand to the next handle on the same relation
+    /// file; `None` before the first descent.
+    pub fn cached_root(&self) -> Option<CachedRoot> {
+        self.root_cache.get()
+    }
+
+    /// This handle's metapage reads and stale cached roots.
+    pub fn root_cache_stats(&self) -> RootCacheStats {
+        self.root_cache.stats()
     }
 
     /// The index's name.
@@ -184,11 +224,32 @@ impl<'p> BTree<'p> {
         }
     }
 
-    /// Reads the metapage (shared lock held only while copying it).
+    /// Reads the metapage (shared lock held only while copying it),
+    /// leaving the root cache alone: for the structure check, which must
+    /// see the real metapage.
     pub(super) fn meta(&self) -> Result<Meta> {
         let pin = self.pin(META_BLOCK)?;
         let p = pin.lock_shared();
         meta::read(&p).map_err(|r| self.corrupt(META_BLOCK, r))
+    }
+
+    /// Reads the metapage to find the root, and caches the root it names.
+    fn meta_for_root(&self) -> Result<Meta> {
+        self.root_cache.note_metapage_read();
+        let m = self.meta()?;
+        self.root_cache.set(CachedRoot { root: m.root, level: m.level });
+        Ok(m)
+    }
+
+    /// Whether the locked page `p` is not (any more) the root a cached
+    /// [`CachedRoot`] on `level` promised: not a sound tree page on
+    /// `level`, or not alone on it — PostgreSQL's check in `_bt_getroot`
+    /// (level, leftmost, rightmost). See [`super::root_cache`].
+    pub(super) fn root_is_stale(&self, p: &PageBuf, level: u16) -> bool {
+        match page::tree_opaque(p) {
+            Ok(op) => op.level != level || !op.is_leftmost() || !op.is_rightmost(),
+            Err(_) => true,
+        }
     }
 
     /// Counts one right-move of a walk and fails on a right-link cycle.
@@ -208,15 +269,51 @@ impl<'p> BTree<'p> {
     /// while `probe ≥ high key` (the page split after its parent was
     /// read), then follow the downlink covering `probe`. The leaf itself is
     /// *not* locked: the caller locks it in the mode it needs and moves
-    /// right from there.
+    /// right from there — after checking it, if the descent says
+    /// [`Descent::unverified_root`].
+    ///
+    /// The root is the cached one if there is one, checked when its lock
+    /// is taken (and refreshed from the metapage if stale); else the
+    /// metapage's, which is then cached.
     pub(super) fn descend(&self, probe: &[u8]) -> Result<Descent<'p>> {
-        let m = self.meta()?;
-        let (mut block, mut level) = (m.root, m.level);
+        match self.root_cache.get() {
+            Some(root) => self.descend_from(probe, root, true),
+            None => {
+                let m = self.meta_for_root()?;
+                self.descend_from(probe, CachedRoot { root: m.root, level: m.level }, false)
+            }
+        }
+    }
+
+    /// [`BTree::descend`] after finding the cached root stale: counts it,
+    /// reads the metapage (caching its root) and descends from there.
+    pub(super) fn descend_refreshed(&self, probe: &[u8]) -> Result<Descent<'p>> {
+        self.root_cache.note_stale();
+        let m = self.meta_for_root()?;
+        self.descend_from(probe, CachedRoot { root: m.root, level: m.level }, false)
+    }
+
+    /// The descent from `start`; `cached` says it came from the cache and
+    /// must be checked before it is trusted (else it came from the
+    /// metapage, and a page that does not match is corruption).
+    fn descend_from(&self, probe: &[u8], start: CachedRoot, cached: bool) -> Result<Descent<'p>> {
+        let (mut block, mut level) = (start.root, start.level);
         let mut stack = Vec::with_capacity(usize::from(level));
         let mut moves = 0;
-        let mut pin = self.pin(block)?;
+        let mut pin = match self.pin(block) {
+            Ok(pin) => pin,
+            // E.g. a block beyond the end of the file: the metapage's root
+            // gets the strict treatment, which reports a real error again.
+            Err(_) if cached => return self.descend_refreshed(probe),
+            Err(e) => return Err(e),
+        };
+        let mut unverified_root = cached;
         while level > 0 {
             let p = pin.lock_shared();
+            if std::mem::take(&mut unverified_root) && self.root_is_stale(&p, level) {
+                drop(p);
+                return self.descend_refreshed(probe);
+            }
             let op = self.tree_page(&p, block, level)?;
             if page::beyond_high_key(&p, &op, probe).map_err(|r| self.corrupt(block, r))? {
                 let right = op.right.expect("a page with a high key has a right link");
@@ -233,15 +330,16 @@ impl<'p> BTree<'p> {
             level -= 1;
             pin = self.pin(block)?;
         }
-        Ok(Descent { leaf: pin, stack })
+        Ok(Descent { leaf: pin, stack, unverified_root })
     }
 
     /// The leftmost page of `level`, found from the root by following
     /// first downlinks: where a split looks for its parent when its
     /// descent did not pass through that level (the root split after the
-    /// descent read the metapage).
+    /// descent read the metapage or checked the cached root). Reads the
+    /// metapage, not the cache: a cached root may be below `level`.
     pub(super) fn leftmost_at(&self, level: u16) -> Result<BlockNumber> {
-        let m = self.meta()?;
+        let m = self.meta_for_root()?;
         if m.level < level {
             return Err(self.corrupt(META_BLOCK, format!("level {level} is above the root (level {})", m.level)));
         }

@@ -11,7 +11,12 @@
 //!
 //! With the column sets at hand, a planner decides which indexes can serve
 //! a predicate without opening or locking the others.
+//!
+//! Each index's cached metapage — its root block and level — is kept here
+//! too ([`AmCache`], PostgreSQL's `rd_amcache`), and thrown away with the
+//! entries.
 
+use super::amcache::AmCache;
 use super::model::*;
 use super::store::{Catalog, CatalogError};
 use crate::types::ColumnType;
@@ -82,6 +87,8 @@ pub struct RelCache {
     by_id: HashMap<RelId, Arc<RelEntry>>,
     by_name: HashMap<(DbId, String), RelId>,
     builds: u64,
+    /// The indexes' cached roots: valid for `generation`, like the entries.
+    amcache: AmCache,
 }
 
 impl RelCache {
@@ -100,8 +107,25 @@ impl RelCache {
         if current != self.generation {
             self.by_id.clear();
             self.by_name.clear();
+            self.amcache.clear();
             self.generation = current;
         }
+    }
+
+    /// The cached index roots, after the same invalidation check as every
+    /// look-up: empty if DDL ran since they were cached. The caller holds
+    /// a lock on each index it uses, so a root it remembers afterwards is
+    /// of a relation that still exists.
+    #[inline]
+    pub fn amcache(&mut self, catalog: &Catalog) -> &mut AmCache {
+        self.validate(catalog);
+        &mut self.amcache
+    }
+
+    /// The cached index roots without the invalidation check (counters,
+    /// inspection).
+    pub fn amcache_unchecked(&self) -> &AmCache {
+        &self.amcache
     }
 
     /// The entry of relation `id`.
@@ -166,5 +190,36 @@ mod tests {
         assert_eq!(rebuilt.indexes.len(), 11);
         assert_eq!(cache.builds(), 2);
         assert!(matches!(cache.resolve(&c, db, "nope"), Err(CatalogError::UnknownRelation(_))));
+    }
+
+    /// Regression guard for `rd_amcache` invalidation: a root cached for a
+    /// relation id must not survive DDL, even if the id came back naming
+    /// another file (drop + create reusing ids).
+    #[test]
+    fn cached_index_roots_are_forgotten_on_ddl() {
+        use crate::btree::{BTree, BtreeOptions};
+        use turnstile_storage::io::OsIo;
+        use turnstile_storage::{BufferPool, Fork, PoolOptions, RelFileId, Smgr, SmgrOptions};
+        let dir = tempfile::tempdir().unwrap();
+        let c = Catalog::open(dir.path(), LwLockPolicy::Fair).unwrap();
+        let db = c.database("postgres").unwrap();
+        c.create_table(db, "t", &[("k", ColumnType::Int4)], None).unwrap();
+        let ix = c.create_index(db, "t", "t_k", &["k"], false, false).unwrap()[0].id;
+        let smgr =
+            Smgr::open_with(dir.path(), SmgrOptions { segment_blocks: 64, max_open_files: 4 }, Arc::new(OsIo)).unwrap();
+        let options = PoolOptions { shared_buffers: 16, mapping_partitions: 4, policy: LwLockPolicy::Fair };
+        let pool = BufferPool::with_options(options, smgr.clone()).unwrap();
+        let file = RelFileId::new(db, ix);
+        smgr.create(file, Fork::Main).unwrap();
+        let opts = BtreeOptions::new("t_k", vec![ColumnType::Int4], false, &turnstile_sync::Config::default());
+        let tree = BTree::build(&pool, file, opts, []).unwrap();
+        let mut cache = RelCache::new();
+        cache.amcache(&c).remember(ix, &tree);
+        assert_eq!(cache.amcache(&c).root(ix), tree.cached_root());
+        assert!(cache.amcache(&c).root(ix).is_some());
+        c.create_table(db, "u", &[("k", ColumnType::Int4)], None).unwrap();
+        assert_eq!(cache.amcache_unchecked().root(ix), tree.cached_root(), "nothing checked the generation yet");
+        assert_eq!(cache.amcache(&c).root(ix), None, "DDL invalidates the cached roots with the entries");
+        assert!(cache.amcache(&c).is_empty());
     }
 }

@@ -13,12 +13,14 @@
 use super::plan::{operand_value, Access, IndexKey, JoinMethod, Leaf, Plan, TablePlan};
 use super::QueryError;
 use crate::btree::{BTree, BtreeOptions};
+use crate::catalog::AmCache;
 use crate::error::Result;
 use crate::heap::{self, HeapScan};
 use crate::memory::MemoryContext;
 use crate::session::Session;
 use crate::tid::Tid;
 use crate::types::{decode_row_into, Value};
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::mem::MaybeUninit;
 use std::ops::Bound;
@@ -79,6 +81,10 @@ struct Ctx<'a, 'm> {
     config: &'a Config,
     params: &'a [Value],
     memory: &'a MemoryContext<'m>,
+    /// The backend's cached index roots: each index scan starts its
+    /// handle from one and puts back what the handle saw. Borrowed only
+    /// around those two steps, never across a scan.
+    amcache: RefCell<&'a mut AmCache>,
 }
 
 impl Ctx<'_, '_> {
@@ -136,7 +142,22 @@ impl Ctx<'_, '_> {
             return Ok(());
         }
         let opts = BtreeOptions::new(name.clone(), key_types.clone(), *unique, self.config);
-        let tree = BTree::attach(self.pool, RelFileId::new(self.db, *index), opts)?;
+        let root = self.amcache.borrow().root(*index);
+        let tree = BTree::attach(self.pool, RelFileId::new(self.db, *index), opts)?.with_cached_root(root);
+        let scanned = self.scan_index(&tree, leaf, value, emit);
+        self.amcache.borrow_mut().remember(*index, &tree);
+        scanned
+    }
+
+    /// The index scan proper: entries equal to `value`, their heap rows
+    /// passed to `emit`.
+    fn scan_index(
+        &self,
+        tree: &BTree<'_>,
+        leaf: &Leaf,
+        value: Value,
+        emit: &mut impl FnMut(&[u8]) -> Result<()>,
+    ) -> Result<()> {
         // The scan state, sized as PostgreSQL's `BTScanOpaqueData`: a
         // current and a mark position, each a header and room for every
         // item of one leaf (~27 kB in one chunk, seed 000). Like `palloc`'d
@@ -193,8 +214,16 @@ impl Session {
         }
         let engine = std::sync::Arc::clone(self.engine());
         let db = self.database();
-        let memory = MemoryContext::new(self.block_cache_mut());
-        let ctx = Ctx { pool: engine.pool(), db, config: engine.config(), params, memory: &memory };
+        let (block_cache, amcache) = self.executor_caches();
+        let memory = MemoryContext::new(block_cache);
+        let ctx = Ctx {
+            pool: engine.pool(),
+            db,
+            config: engine.config(),
+            params,
+            memory: &memory,
+            amcache: RefCell::new(amcache),
+        };
         let Some(first) = plan.tables.first() else {
             return Ok(Vec::new());
         };
