@@ -478,12 +478,19 @@ impl Session {
             if !matches!(target.rel.kind, RelKind::Table | RelKind::PartitionedTable) {
                 return Err(CatalogError::WrongKind { name: table.into(), expected: "a table" }.into());
             }
+            // Like `ExecOpenIndices`: every index the rows go into is
+            // opened with `RowExclusiveLock` (a partition's when the first
+            // row is routed to it).
+            if target.rel.partition_key.is_none() {
+                for ix in &target.indexes {
+                    s.lock_relation(ix.id, LockMode::RowExclusive)?;
+                }
+            }
             let engine = Arc::clone(&s.engine);
             let pool = engine.pool();
             let config = engine.config();
             let db = s.db;
             let mut leaves: HashMap<RelId, Arc<RelEntry>> = HashMap::new();
-            let mut to_lock: Vec<RelId> = Vec::new();
             let mut ext = Extender::new(pool, &mut s.backend, config.storage.extend, config.storage.extend_max_blocks);
             if bulk {
                 ext = ext.with_ring(Ring::bulk_write(pool.shared_buffers()));
@@ -506,17 +513,26 @@ impl Session {
                             match leaves.get(&id) {
                                 Some(e) => Arc::clone(e),
                                 None => {
-                                    to_lock.push(id);
+                                    // Lock, then read the definition (its
+                                    // indexes), then lock those.
+                                    let mut lock = |id| {
+                                        ext.locker().lock(
+                                            LockTag::relation(db, id),
+                                            LockMode::RowExclusive,
+                                            Wait::Block,
+                                        )
+                                    };
+                                    lock(id)?;
                                     let e = s.relcache.get(engine.catalog(), id)?;
+                                    for ix in &e.indexes {
+                                        lock(ix.id)?;
+                                    }
                                     leaves.insert(id, Arc::clone(&e));
                                     e
                                 }
                             }
                         }
                     };
-                    for id in to_lock.drain(..) {
-                        ext.locker().lock(LockTag::relation(db, id), LockMode::RowExclusive, Wait::Block)?;
-                    }
                     encode_row_into(&leaf.column_types, &row, &mut buf)?;
                     let file = RelFileId::new(db, leaf.rel.id);
                     let tid = if bulk && target.rel.partition_key.is_none() {

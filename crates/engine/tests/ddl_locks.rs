@@ -5,6 +5,7 @@
 use std::time::{Duration, Instant};
 use turnstile_engine::catalog::{PartitionBound, PartitionStrategy};
 use turnstile_engine::types::ColumnType::{Int4, Text};
+use turnstile_engine::types::Value;
 use turnstile_engine::{Engine, EngineError};
 use turnstile_lock::LockMode;
 use turnstile_sync::{Config, Profile};
@@ -127,4 +128,35 @@ fn a_partition_created_after_its_parents_index_is_usable_at_once() {
     }
     let q = turnstile_engine::query::Query::from("acc").filter("aid_parent", 42).select(&["aid"]);
     assert_eq!(s.query(&q, &[]).unwrap(), vec![vec![turnstile_engine::types::Value::Int4(21)]]);
+}
+
+/// `INSERT` opens every index it writes with `RowExclusiveLock`, as
+/// PostgreSQL's `ExecOpenIndices` does: the target's, and a partition's
+/// when a row is routed to it.
+#[test]
+fn an_insert_locks_the_indexes_it_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::open(dir.path(), Config::default()).unwrap();
+    let mut s = engine.session().unwrap();
+    s.create_table("plain", &[("a", Int4)], None).unwrap();
+    let plain_ix = s.create_index("plain", "plain_a", &["a"], false).unwrap();
+    s.create_table("acc", &[("aid", Int4), ("aid_parent", Int4)], Some((PartitionStrategy::Range, "aid"))).unwrap();
+    let p1 = s.create_partition("acc", "acc_1", PartitionBound::Range { from: 0, to: 10 }).unwrap();
+    s.create_partition("acc", "acc_2", PartitionBound::Range { from: 10, to: 20 }).unwrap();
+    s.create_index("acc", "acc_ap", &["aid_parent"], false).unwrap();
+    s.begin().unwrap();
+    s.insert("plain", &[Value::Int4(1)]).unwrap();
+    s.insert("acc", &[Value::Int4(3), Value::Int4(3)]).unwrap();
+    let p1_entry = s.rel_entry(p1).unwrap();
+    let rows = engine.locks().locks();
+    let row_exclusive =
+        |id| rows.iter().any(|r| r.relation == Some(id) && r.mode == LockMode::RowExclusive && r.granted);
+    assert!(row_exclusive(plain_ix), "the plain table's index is not locked: {rows:?}");
+    assert!(row_exclusive(p1), "the partition a row went to is not locked");
+    assert_eq!(p1_entry.indexes.len(), 1);
+    assert!(row_exclusive(p1_entry.indexes[0].id), "the partition's index is not locked: {rows:?}");
+    let locked = rows.iter().filter(|r| r.mode == LockMode::RowExclusive).count();
+    assert_eq!(locked, 5, "plain, its index, acc, acc_1 and acc_1's index: {rows:?}");
+    s.commit().unwrap();
+    assert!(engine.locks().locks().is_empty());
 }
