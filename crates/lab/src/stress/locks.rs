@@ -151,6 +151,16 @@ impl LockStressResult {
     }
 }
 
+impl super::Outcome for LockStressResult {
+    fn profile(&self) -> &str {
+        &self.profile
+    }
+
+    fn passed(&self) -> bool {
+        LockStressResult::passed(self)
+    }
+}
+
 /// Runs `turnstile stress locks`.
 pub fn run(args: &Args) -> Result<(), CliError> {
     let seed = args.seed.unwrap_or_else(clock_seed);
@@ -176,21 +186,7 @@ pub fn run(args: &Args) -> Result<(), CliError> {
         }
         results.push(result);
     }
-    if args.json {
-        #[derive(Serialize)]
-        struct Output<'a> {
-            results: &'a [LockStressResult],
-        }
-        println!("{}", serde_json::to_string_pretty(&Output { results: &results })?);
-    } else {
-        print_table(&results);
-    }
-    let failed: Vec<&str> = results.iter().filter(|r| !r.passed()).map(|r| r.profile.as_str()).collect();
-    if failed.is_empty() {
-        Ok(())
-    } else {
-        Err(format!("lock stress failed under {} (seed {seed})", failed.join(", ")).into())
-    }
+    super::finish("lock", seed, &results, args.json, print_table)
 }
 
 fn print_table(results: &[LockStressResult]) {

@@ -2,6 +2,7 @@
 
 use crate::CliError;
 use clap::Subcommand;
+use serde::Serialize;
 
 pub mod checker;
 pub mod locks;
@@ -26,5 +27,35 @@ pub fn run(test: StressTest) -> Result<(), CliError> {
     match test {
         StressTest::Locks(args) => locks::run(&args),
         StressTest::Storage(args) => storage::run(&args),
+    }
+}
+
+/// One profile's outcome of a stress test.
+pub(crate) trait Outcome: Serialize {
+    /// The profile it ran under.
+    fn profile(&self) -> &str;
+    /// Whether it found nothing wrong.
+    fn passed(&self) -> bool;
+}
+
+/// Prints `results` — `{"results":[…]}` with `json`, else through `table`
+/// — and fails naming every profile whose run did not pass.
+pub(crate) fn finish<R: Outcome>(
+    what: &str,
+    seed: u64,
+    results: &[R],
+    json: bool,
+    table: impl FnOnce(&[R]),
+) -> Result<(), CliError> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "results": results }))?);
+    } else {
+        table(results);
+    }
+    let failed: Vec<&str> = results.iter().filter(|r| !r.passed()).map(|r| r.profile()).collect();
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{what} stress failed under {} (seed {seed})", failed.join(", ")).into())
     }
 }
