@@ -47,8 +47,10 @@
 //! ## Relation extension (seed 001)
 //!
 //! [`Extender::get_page`] hands an inserter a page: from the free-space
-//! map, else by extending. `classic` does PostgreSQL ≤ 15's single-block
-//! extension with everything under the lock; `bulk` finds and cleans `k`
+//! map, else by extending. `classic` does PostgreSQL ≤ 15's extension —
+//! one block at a time with everything under the lock, plus
+//! `RelationAddExtraBlocks` (20 extra blocks per waiter, at most 512) when
+//! the lock is contended; `bulk` finds and cleans `k`
 //! victims first (writing consecutive dirty pages back with one `pwritev`
 //! per run), then under the lock only checks the size, `fallocate`s `k`
 //! blocks and inserts `k` mapping entries, and initialises the pages and

@@ -1,15 +1,20 @@
-//! loom model of the bulk-extension handshake: the new block is mapped
-//! under the extension lock with its I/O lock held and initialised after
-//! the lock is released, so a concurrent reader of the new block waits for
-//! the initialisation and never sees the victim's old page.
+//! loom models of relation extension:
 //!
-//! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test --release
+//! * the bulk-extension handshake: the new block is mapped under the
+//!   extension lock with its I/O lock held and initialised after the lock
+//!   is released, so a concurrent reader of the new block waits for the
+//!   initialisation and never sees the victim's old page;
+//! * `classic`'s conditional attempt, wait and map recheck: two inserters
+//!   never get the same block and the relation grows by exactly their two.
+//!
+//! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release
 //! -p turnstile-storage --test loom_extend --target-dir target/loom`
 #![cfg(loom)]
 
 use loom::sync::atomic::{AtomicU32, Ordering};
 use loom::sync::{Arc, Mutex, MutexGuard};
 use loom::thread;
+use turnstile_storage::extend::ExtensionGuard;
 use turnstile_storage::page::{self, PageBuf};
 use turnstile_storage::{
     BlockNumber, BufferPool, BufferTag, Extender, ExtensionLocker, Fork, PageStore, PoolOptions, RelFileId, Result,
@@ -54,11 +59,26 @@ impl PageStore for GrowStore {
 /// The extension lock as a loom mutex.
 struct Locker(Arc<Mutex<()>>);
 
-impl ExtensionLocker for Locker {
-    type Guard<'a> = MutexGuard<'a, ()>;
+/// A held [`Locker`]; nobody is counted as waiting.
+struct Held<'a> {
+    _guard: MutexGuard<'a, ()>,
+}
 
-    fn lock_extension(&mut self, _rel: RelFileId) -> Result<MutexGuard<'_, ()>> {
-        Ok(self.0.lock().unwrap())
+impl ExtensionGuard for Held<'_> {
+    fn waiters(&self) -> usize {
+        0
+    }
+}
+
+impl ExtensionLocker for Locker {
+    type Guard<'a> = Held<'a>;
+
+    fn lock_extension(&mut self, _rel: RelFileId) -> Result<Held<'_>> {
+        Ok(Held { _guard: self.0.lock().unwrap() })
+    }
+
+    fn try_lock_extension(&mut self, _rel: RelFileId) -> Result<Option<Held<'_>>> {
+        Ok(self.0.try_lock().ok().map(|g| Held { _guard: g }))
     }
 
     fn extension_waiters(&mut self, _rel: RelFileId) -> usize {
@@ -109,5 +129,37 @@ fn a_reader_of_a_new_block_waits_for_its_initialisation() {
             Err(e) => panic!("{e}"),
         }
         extender.join().unwrap();
+    });
+}
+
+/// Two `classic` inserters at once on an empty relation: one gets the lock
+/// at its conditional attempt, the other waits and rechecks the map (empty:
+/// a lone extension records nothing) — each ends with its own block, the
+/// relation has exactly two, both initialised.
+#[test]
+fn classic_inserters_never_share_a_block() {
+    loom::model(|| {
+        let store = std::sync::Arc::new(GrowStore { nblocks: AtomicU32::new(0) });
+        let options = PoolOptions { shared_buffers: 2, mapping_partitions: 1, policy: LwLockPolicy::Fair };
+        let pool = Arc::new(BufferPool::with_options(options, store.clone()).unwrap());
+        let lock = Arc::new(Mutex::new(()));
+        let insert = |pool: Arc<BufferPool>, lock: Arc<Mutex<()>>| {
+            let mut ext = Extender::new(&pool, Locker(lock), ExtendStrategy::Classic, 1);
+            let buf = ext.get_page(REL, page::MAX_ITEM_SIZE).unwrap();
+            let mut content = buf.lock_exclusive();
+            assert!(!page::is_new(&content));
+            assert_eq!(page::item_count(&content), 0, "block {} handed out twice", buf.block());
+            page::add_item(&mut content, &[7; page::MAX_ITEM_SIZE]).unwrap();
+            buf.block()
+        };
+        let other = {
+            let (pool, lock) = (pool.clone(), lock.clone());
+            thread::spawn(move || insert(pool, lock))
+        };
+        let mine = insert(pool.clone(), lock);
+        let theirs = other.join().unwrap();
+        assert_ne!(mine, theirs);
+        assert_eq!(store.nblocks.load(Ordering::Acquire), 2);
+        assert_eq!(pool.fsm().pages(REL), 0);
     });
 }

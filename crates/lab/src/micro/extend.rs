@@ -6,10 +6,13 @@
 //! buffer pool and a bulk-write ring each, so that victims are dirty pages
 //! that must be written back — as in a COPY. Each thread is a backend of
 //! its own (a `turnstile-lock` backend takes the heavyweight
-//! relation-extension lock). Run under both profiles: `classic` extends one
-//! block at a time with victim search, write-back, file extension and page
-//! init all under the lock; `scalable` (`bulk`) cleans victims before the
-//! lock and extends by many blocks.
+//! relation-extension lock). Run under both profiles: `classic` is
+//! PostgreSQL ≤ 15 — one block at a time with victim search, write-back,
+//! file extension and page init all under the lock, and when the lock was
+//! contended `RelationAddExtraBlocks` first (20 × waiters more blocks, up
+//! to 512, each the same way, into the free-space map); `scalable`
+//! (`bulk`) cleans victims before the lock and extends by many blocks in
+//! one file-system call.
 //!
 //! In the same run, as the reference, the same number of threads write the
 //! same bytes with `pwritev` in 128 kB chunks (16 pages) to a scratch file:
