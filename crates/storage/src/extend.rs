@@ -65,7 +65,9 @@
 //! grows with the number of backends queued on the lock (PostgreSQL 16's
 //! `RelationAddBlocks` multiplies by the waiter count) and with this
 //! backend's own history (a bulk inserter's `already_extended_by`, which
-//! doubles), and never pins more than a sixteenth of the pool. A backend
+//! doubles), and never pins more than this backend's share of the pool
+//! ([`BufferPool::proportional_pins`]: `shared_buffers / max_backends`,
+//! PostgreSQL's `LimitAdditionalPins`). A backend
 //! that had to wait for the lock still extends, by the `k` it sized from
 //! the queue it found, rather than rechecking the map after the wait as
 //! `classic` does: PostgreSQL 16 dropped that recheck too, and here it cost
@@ -335,7 +337,7 @@ impl<'p, L: ExtensionLocker> Extender<'p, L> {
     /// against 688–706 MB/s), at 1 and 16 clients the same.
     fn extend_bulk(&mut self, rel: RelFileId, needed: Option<usize>) -> Result<PinnedBuffer<'p>> {
         let pool = self.pool;
-        let pin_limit = (pool.shared_buffers() / 16).max(1) as u32;
+        let pin_limit = pool.proportional_pins() as u32;
         let waiters = self.locker.extension_waiters(rel) as u32;
         let k = (1 + waiters).max(self.ramp).min(self.max_blocks).min(pin_limit).max(1);
         let searching = Instant::now();

@@ -203,3 +203,37 @@ fn bulk_extension_grows_with_the_waiters_on_the_heavyweight_lock() {
     });
     assert_eq!(smgr.nblocks(rel, Fork::Main).unwrap(), 2);
 }
+
+/// A bulk extension pins at most the backend's share of the pool,
+/// `shared_buffers / lock.max_backends` (PostgreSQL's
+/// `LimitAdditionalPins`), however long the queue or the ramp: with 256
+/// buffers and 64 backends, 4 blocks an extension.
+#[test]
+fn bulk_extension_pins_at_most_the_backends_share_of_the_pool() {
+    let dir = Scratch::new("pinshare");
+    let smgr =
+        Smgr::open_with(dir.path(), SmgrOptions { segment_blocks: 256, max_open_files: 8 }, Arc::new(FaultyIo::new()))
+            .unwrap();
+    let mut config = turnstile_sync::Config::default();
+    config.buffer.shared_buffers = 256;
+    config.buffer.mapping_partitions = 16;
+    config.lock.max_backends = 64;
+    let pool = BufferPool::new(&config, smgr.clone()).unwrap();
+    assert_eq!(pool.proportional_pins(), 4);
+    let rel = RelFileId::new(1, 504);
+    smgr.create(rel, Fork::Main).unwrap();
+    let manager = LockManager::new(&config).unwrap();
+    let mut ext = Extender::new(&pool, manager.register().unwrap(), ExtendStrategy::Bulk, 64);
+    for _ in 0..200 {
+        drop(ext.get_page(rel, ITEM).unwrap());
+    }
+    let stats = ext.stats();
+    assert!(stats.extensions > 0);
+    assert!(
+        stats.blocks_added <= 4 * stats.extensions,
+        "{} blocks in {} extensions: more than 4 pinned at once",
+        stats.blocks_added,
+        stats.extensions
+    );
+    assert!(stats.blocks_added > stats.extensions, "the ramp never grew past one block: {stats:?}");
+}

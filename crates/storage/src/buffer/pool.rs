@@ -135,6 +135,8 @@ impl BufferPoolStats {
 #[derive(Debug)]
 pub struct BufferPool {
     descs: Box<[CachePadded<BufferDesc>]>,
+    /// Buffers one backend may pin at once for a multi-block operation.
+    proportional_pins: usize,
     mapping: BufferMapping,
     clock: Clock,
     store: Arc<dyn PageStore>,
@@ -158,6 +160,10 @@ enum Checksums {
 /// The most pages one write-back `pwritev` carries (512 kB).
 pub const MAX_WRITE_RUN: usize = 16;
 
+/// The share of the pool one backend may pin for a multi-block operation
+/// when the pool does not know the backend count (`with_options`).
+const DEFAULT_PIN_SHARE: usize = 16;
+
 /// How many times [`BufferPool::victim`] may find its candidate re-pinned,
 /// re-dirtied or content-locked before it gives up, per pool buffer.
 const VICTIM_RETRIES_PER_BUFFER: usize = 4;
@@ -165,7 +171,10 @@ const VICTIM_RETRIES_PER_BUFFER: usize = 4;
 impl BufferPool {
     /// A pool sized by `config` over `store`.
     pub fn new(config: &Config, store: Arc<dyn PageStore>) -> Result<BufferPool> {
-        BufferPool::with_options(PoolOptions::from_config(config), store)
+        let mut pool = BufferPool::with_options(PoolOptions::from_config(config), store)?;
+        let backends = (config.lock.max_backends as usize).max(1);
+        pool.proportional_pins = (pool.shared_buffers() / backends).max(1);
+        Ok(pool)
     }
 
     /// A pool with explicit options.
@@ -180,6 +189,7 @@ impl BufferPool {
             return Err(StorageError::Config("mapping_partitions must be at least 1".into()));
         }
         Ok(BufferPool {
+            proportional_pins: (options.shared_buffers / DEFAULT_PIN_SHARE).max(1),
             descs: (0..options.shared_buffers).map(|_| CachePadded::new(BufferDesc::new(options.policy))).collect(),
             mapping: BufferMapping::new(options.mapping_partitions, options.shared_buffers, options.policy),
             clock: Clock::new(options.shared_buffers),
@@ -194,6 +204,17 @@ impl BufferPool {
     /// Buffers in the pool.
     pub fn shared_buffers(&self) -> usize {
         self.descs.len()
+    }
+
+    /// How many buffers one backend may pin at once for a multi-block
+    /// operation such as a bulk extension: its fair share of the pool,
+    /// `shared_buffers / lock.max_backends` (at least 1), as PostgreSQL's
+    /// `LimitAdditionalPins` allows `NBuffers / MaxBackends`. So every
+    /// backend can extend at once without pinning the whole pool. A pool
+    /// made by [`BufferPool::with_options`] (no backend count) allows a
+    /// sixteenth.
+    pub fn proportional_pins(&self) -> usize {
+        self.proportional_pins
     }
 
     /// Mapping-table partitions.
