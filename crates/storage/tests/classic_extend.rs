@@ -209,15 +209,6 @@ fn concurrent_classic_inserters_get_extra_blocks_and_lose_none() {
     assert_eq!(used.len() + free.len(), nblocks as usize, "blocks neither handed out nor free");
     assert!(used.iter().chain(&free).all(|&b| b < nblocks));
     pool.flush_all().unwrap();
-    let fresh = BufferPool::with_options(
-        PoolOptions { shared_buffers: 32, mapping_partitions: 4, policy: LwLockPolicy::Fair },
-        smgr.clone(),
-    )
-    .unwrap();
-    for (t, blocks, _) in &handed {
-        for &b in blocks {
-            let buf = fresh.read_buffer(turnstile_storage::BufferTag::new(rel, Fork::Main, b)).unwrap();
-            assert_eq!(page::item(&buf.lock_shared(), 0), Some(&payload(*t, b, MAX_ITEM_SIZE)[..]), "block {b}");
-        }
-    }
+    let handed = handed.iter().map(|(t, blocks, _)| (*t, &blocks[..]));
+    common::assert_payloads_on_disk(smgr.clone(), rel, MAX_ITEM_SIZE, handed, "classic");
 }

@@ -11,7 +11,7 @@ use turnstile_lock::LockManager;
 use turnstile_storage::fault::{FaultyIo, IoFault, IoOp};
 use turnstile_storage::page::{self, MAX_ITEM_SIZE};
 use turnstile_storage::{
-    BufferPool, BufferTag, Extender, ExtensionStats, FileError, Fork, PoolOptions, RelFileId, Ring, Smgr, SmgrOptions,
+    BufferPool, Extender, ExtensionStats, FileError, Fork, PoolOptions, RelFileId, Ring, Smgr, SmgrOptions,
     StorageError,
 };
 use turnstile_sync::config::ExtendStrategy;
@@ -74,18 +74,8 @@ fn run(strategy: ExtendStrategy) {
     let spare = pool.fsm().pages(rel) as u32;
     assert_eq!(seen.len() as u32 + spare, nblocks, "{strategy:?}: blocks neither handed out nor free");
     pool.flush_all().unwrap();
-    let fresh = BufferPool::with_options(
-        PoolOptions { shared_buffers: 32, mapping_partitions: 4, policy: LwLockPolicy::Fair },
-        smgr.clone(),
-    )
-    .unwrap();
-    for (t, blocks, _) in &handed {
-        for &b in blocks {
-            let buf = fresh.read_buffer(BufferTag::new(rel, Fork::Main, b)).unwrap();
-            let page = buf.lock_shared();
-            assert_eq!(page::item(&page, 0), Some(&payload(*t, b, ITEM)[..]), "{strategy:?}: block {b}");
-        }
-    }
+    let handed = handed.iter().map(|(t, blocks, _)| (*t, &blocks[..]));
+    common::assert_payloads_on_disk(smgr.clone(), rel, ITEM, handed, &format!("{strategy:?}"));
 }
 
 #[test]

@@ -50,3 +50,25 @@ pub fn payload(writer: u32, block: u32, len: usize) -> Vec<u8> {
     }
     v
 }
+
+/// Reads every block each writer was handed, `(writer, blocks)`, through
+/// a fresh pool over `store` (so from the files, after a flush) and checks
+/// that its first item is the writer's [`payload`] of `item_len` bytes.
+pub fn assert_payloads_on_disk<'a>(
+    store: std::sync::Arc<dyn turnstile_storage::PageStore>,
+    rel: turnstile_storage::RelFileId,
+    item_len: usize,
+    handed: impl IntoIterator<Item = (u32, &'a [u32])>,
+    what: &str,
+) {
+    use turnstile_storage::{page, BufferPool, BufferTag, Fork, PoolOptions};
+    let options = PoolOptions { shared_buffers: 32, mapping_partitions: 4, policy: turnstile_sync::LwLockPolicy::Fair };
+    let fresh = BufferPool::with_options(options, store).unwrap();
+    for (writer, blocks) in handed {
+        for &b in blocks {
+            let buf = fresh.read_buffer(BufferTag::new(rel, Fork::Main, b)).unwrap();
+            let content = buf.lock_shared();
+            assert_eq!(page::item(&content, 0), Some(&payload(writer, b, item_len)[..]), "{what}: block {b}");
+        }
+    }
+}
