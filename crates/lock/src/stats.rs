@@ -68,11 +68,11 @@ pub struct LockStats {
 impl LockStats {
     /// `self - earlier`, counter by counter.
     pub fn since(&self, earlier: &LockStats) -> LockStats {
-        let mut out = LockStats::default();
-        for (i, slot) in out.as_mut_array().iter_mut().enumerate() {
-            **slot = self.get(i).saturating_sub(earlier.get(i));
+        let (mut now, mut then) = (*self, *earlier);
+        for (n, t) in now.as_mut_array().into_iter().zip(then.as_mut_array()) {
+            *n = n.saturating_sub(*t);
         }
-        out
+        now
     }
 
     /// Lock waits of one lock type.
@@ -83,11 +83,6 @@ impl LockStats {
     /// Wait time of one lock type, in nanoseconds.
     pub fn wait_ns_of(&self, kind: LockTagKind) -> u64 {
         self.wait_ns[kind.index()]
-    }
-
-    fn get(&self, i: usize) -> u64 {
-        let mut copy = *self;
-        *copy.as_mut_array()[i]
     }
 
     fn as_mut_array(&mut self) -> [&mut u64; COUNTERS] {

@@ -58,6 +58,11 @@ pub struct Args {
     /// Buffers in the pool (8 kB each): small, so victims are dirty.
     #[arg(long, default_value_t = 2048)]
     pub shared_buffers: u32,
+    /// `lock.max_backends`: with the pool size it sets how many buffers one
+    /// bulk extension may pin (`shared_buffers / max_backends`, PostgreSQL's
+    /// `LimitAdditionalPins`).
+    #[arg(long, default_value_t = 64)]
+    pub max_backends: u32,
     /// Profiles to run (`classic`, `scalable`).
     #[arg(long, value_delimiter = ',', default_values_t = vec!["classic".to_string(), "scalable".to_string()])]
     pub profiles: Vec<String>,
@@ -77,6 +82,7 @@ impl Args {
             threads: vec![1, 8],
             seconds: 0.5,
             shared_buffers: 2048,
+            max_backends: 64,
             profiles: vec!["classic".into(), "scalable".into()],
             dir: None,
             no_raw: false,
@@ -151,6 +157,7 @@ pub fn run(args: &Args) -> Result<Section, CliError> {
         for &profile in &profiles {
             let mut config = Config::preset(profile);
             config.set("buffer.shared_buffers", &args.shared_buffers.to_string())?;
+            config.set("lock.max_backends", &args.max_backends.to_string())?;
             let dir = scratch.path().join(format!("{}-{threads}", profile.name()));
             let mut r = run_extend(&config, &dir, threads, duration)?;
             r.profile = profile.name();
@@ -163,6 +170,7 @@ pub fn run(args: &Args) -> Result<Section, CliError> {
         "bench": "extend",
         "seconds": args.seconds,
         "shared_buffers": args.shared_buffers,
+        "max_backends": args.max_backends,
         "unit": "MB = 10^6 bytes",
         "results": results,
     });
@@ -325,8 +333,12 @@ fn render(args: &Args, results: &[RunResult]) -> String {
     let mut out = String::new();
     let mut mb = Table::new(
         format!(
-            "relation extension: MB/s appending 8 kB pages ({} s per cell, {} buffers, 128 kB pwritev reference)",
-            args.seconds, args.shared_buffers
+            "relation extension: MB/s appending 8 kB pages ({} s per cell, {} buffers, {} max backends: {} pins per \
+             extension at most, 128 kB pwritev reference)",
+            args.seconds,
+            args.shared_buffers,
+            args.max_backends,
+            (args.shared_buffers / args.max_backends.max(1)).max(1)
         ),
         &header_refs,
     );

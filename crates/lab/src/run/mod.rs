@@ -25,6 +25,7 @@ use std::time::Duration;
 use turnstile_engine::memory::minor_faults;
 use turnstile_engine::query::QueryMode;
 use turnstile_engine::{Engine, Session};
+use turnstile_lock::LockStats;
 use turnstile_sync::sync::counter::{AtomicBool, Ordering};
 use turnstile_sync::{tranche_stats, Profile, Tranche};
 
@@ -154,6 +155,11 @@ struct ClientTotals {
     minor_faults: u64,
     planning_ns: u64,
     planned: u64,
+    /// Transactions the probes counted (the per-transaction divisor).
+    transactions: u64,
+    /// The clients' own lock counters over exactly their measured
+    /// transactions.
+    locks: LockStats,
 }
 
 /// What `turnstile run` produced: the report and the points behind it.
@@ -273,21 +279,15 @@ fn run_point(
             let seed = args.seed ^ (i as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
             let ctx = ClientCtx { index: i, clients, seed, measuring: Arc::clone(&measuring) };
             let mut txn = workload.client(&ctx, variant)?;
-            let mut probe = ClientProbe { totals: &totals, start: None, last: None };
+            let mut probe =
+                ClientProbe { totals: &totals, prev: None, start: None, last: None, planning_ns: 0, transactions: 0 };
             Ok(move || -> Result<(), CliError> {
                 // Name the whole probe so the closure owns it (its fields are
                 // `Copy`; captured one by one they would be copies, and the
                 // probe would be dropped, empty, right away).
                 let probe = &mut probe;
                 txn(&mut session)?;
-                if measuring.load(Ordering::Relaxed) {
-                    let now = (session.memory_stats().blocks_from_cache, minor_faults(), session.last_planning_time());
-                    if probe.start.is_none() {
-                        probe.start = Some((now.0, now.1));
-                    }
-                    let (pn, pc) = probe.last.map_or((0, 0), |l| (l.2, l.3));
-                    probe.last = Some((now.0, now.1, pn + now.2.as_nanos() as u64, pc + 1));
-                }
+                probe.after_transaction(&session, measuring.load(Ordering::Relaxed));
                 Ok(())
             })
         },
@@ -309,9 +309,12 @@ fn run_point(
     }
     let outcome = outcome?;
     let (Some(b), Some(a)) = (before, after) else { return Err("counters were not read".into()) };
-    let n = outcome.transactions.max(1) as f64;
-    let l = a.0.since(&b.0);
     let t = totals.into_inner().map_err(|_| "poisoned")?;
+    // Per transaction: the clients' own counts over their measured
+    // transactions; process-wide counters (mapping waits, fd opens) over
+    // the measured phase.
+    let n = t.transactions.max(1) as f64;
+    let l = t.locks;
     let per_txn = PerTxn {
         relation_locks: (l.fast_path_acquires + l.shared_acquires) as f64 / n,
         fastpath_locks: l.fast_path_acquires as f64 / n,
@@ -352,19 +355,66 @@ fn run_point(
 /// A client's view of its own counters over the measured phase.
 struct ClientProbe<'a> {
     totals: &'a Mutex<ClientTotals>,
-    /// (blocks from cache, minor faults) at the first measured transaction.
-    start: Option<(u64, u64)>,
-    /// The same at the last one, plus planning ns and transactions.
-    last: Option<(u64, u64, u64, u64)>,
+    /// The client's counters after its previous transaction.
+    prev: Option<ProbeCounters>,
+    /// The same just before its first measured transaction.
+    start: Option<ProbeCounters>,
+    /// The same after its last measured transaction.
+    last: Option<ProbeCounters>,
+    /// Planning time and transactions measured.
+    planning_ns: u64,
+    transactions: u64,
+}
+
+/// What a client reads of its own session between two transactions.
+#[derive(Clone, Copy)]
+struct ProbeCounters {
+    blocks_from_cache: u64,
+    minor_faults: u64,
+    locks: LockStats,
+}
+
+impl ProbeCounters {
+    fn read(session: &Session) -> ProbeCounters {
+        ProbeCounters {
+            blocks_from_cache: session.memory_stats().blocks_from_cache,
+            minor_faults: minor_faults(),
+            locks: session.backend().stats(),
+        }
+    }
+}
+
+impl ClientProbe<'_> {
+    /// Called after every transaction: counters are taken at transaction
+    /// boundaries only, so the measured figures cover whole transactions —
+    /// from just before the first measured one to just after the last.
+    fn after_transaction(&mut self, session: &Session, measured: bool) {
+        let now = ProbeCounters::read(session);
+        if measured {
+            if self.start.is_none() {
+                self.start = Some(self.prev.unwrap_or(now));
+            }
+            self.last = Some(now);
+            self.planning_ns += session.last_planning_time().as_nanos() as u64;
+            self.transactions += 1;
+        }
+        self.prev = Some(now);
+    }
 }
 
 impl Drop for ClientProbe<'_> {
     fn drop(&mut self) {
         if let (Some(s), Some(l), Ok(mut t)) = (self.start, self.last, self.totals.lock()) {
-            t.cache_allocs += l.0.saturating_sub(s.0);
-            t.minor_faults += l.1.saturating_sub(s.1);
-            t.planning_ns += l.2;
-            t.planned += l.3;
+            t.cache_allocs += l.blocks_from_cache.saturating_sub(s.blocks_from_cache);
+            t.minor_faults += l.minor_faults.saturating_sub(s.minor_faults);
+            t.planning_ns += self.planning_ns;
+            t.planned += self.transactions;
+            t.transactions += self.transactions;
+            let d = l.locks.since(&s.locks);
+            t.locks.fast_path_acquires += d.fast_path_acquires;
+            t.locks.shared_acquires += d.shared_acquires;
+            t.locks.partition_lock_waits += d.partition_lock_waits;
+            t.locks.fast_path_overflows += d.fast_path_overflows;
         }
     }
 }
