@@ -9,7 +9,7 @@
 //!
 //! | data | protected by |
 //! |---|---|
-//! | the key → file map and the LRU order | the cache's `LwLock` (tranche `FileCache`), exclusive for every lookup (a hit moves the entry to the LRU tail) |
+//! | the key → file map and the LRU order | the cache's `LwLock` (tranche `FileCache`, `barging` in every profile: it is only ever taken exclusive), exclusive for every lookup (a hit moves the entry to the LRU tail) |
 //! | hits, misses, opens | the same lock |
 //! | closes, descriptors open now | atomics, updated when a [`VfdFile`] is dropped |
 //!
@@ -150,7 +150,10 @@ impl VfdCache {
         VfdCache {
             io,
             max_open: max_open.max(1),
-            inner: LwLock::new(Tranche::FileCache, LwLockPolicy::Fair, Inner::default()),
+            // Exclusive-only, so a queue-order hand-off buys no fairness
+            // (no shared locker can pass anyone) and only forms convoys:
+            // waiters are woken to retry, as PostgreSQL's LWLocks do.
+            inner: LwLock::new(Tranche::FileCache, LwLockPolicy::Barging, Inner::default()),
             counters: Arc::new(CloseCounters::default()),
         }
     }

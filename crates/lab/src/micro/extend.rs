@@ -60,8 +60,9 @@ pub struct Args {
     pub shared_buffers: u32,
     /// `lock.max_backends`: with the pool size it sets how many buffers one
     /// bulk extension may pin (`shared_buffers / max_backends`, PostgreSQL's
-    /// `LimitAdditionalPins`).
-    #[arg(long, default_value_t = 64)]
+    /// `LimitAdditionalPins`). The default is twice the most threads the
+    /// default run uses.
+    #[arg(long, default_value_t = 32)]
     pub max_backends: u32,
     /// Profiles to run (`classic`, `scalable`).
     #[arg(long, value_delimiter = ',', default_values_t = vec!["classic".to_string(), "scalable".to_string()])]
@@ -82,7 +83,7 @@ impl Args {
             threads: vec![1, 8],
             seconds: 0.5,
             shared_buffers: 2048,
-            max_backends: 64,
+            max_backends: 32,
             profiles: vec!["classic".into(), "scalable".into()],
             dir: None,
             no_raw: false,
