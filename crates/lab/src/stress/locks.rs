@@ -144,20 +144,14 @@ pub struct LockStressResult {
     pub violation_texts: Vec<String>,
 }
 
-impl LockStressResult {
-    /// Whether the run passed: no violation, hang or leak.
-    pub fn passed(&self) -> bool {
-        self.violations == 0 && self.hangs == 0 && self.leaked_locks == 0
-    }
-}
-
 impl super::Outcome for LockStressResult {
     fn profile(&self) -> &str {
         &self.profile
     }
 
+    /// Whether the run passed: no violation, hang or leak.
     fn passed(&self) -> bool {
-        LockStressResult::passed(self)
+        self.violations == 0 && self.hangs == 0 && self.leaked_locks == 0
     }
 }
 

@@ -129,20 +129,14 @@ pub struct StorageStressResult {
     pub violation_texts: Vec<String>,
 }
 
-impl StorageStressResult {
-    /// Whether the run passed.
-    pub fn passed(&self) -> bool {
-        self.violations == 0 && self.missing_rows == 0 && self.bad_pages == 0
-    }
-}
-
 impl super::Outcome for StorageStressResult {
     fn profile(&self) -> &str {
         &self.profile
     }
 
+    /// Whether the run passed: no violation, missing row or bad page.
     fn passed(&self) -> bool {
-        StorageStressResult::passed(self)
+        self.violations == 0 && self.missing_rows == 0 && self.bad_pages == 0
     }
 }
 
@@ -658,6 +652,7 @@ fn check_reopened(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stress::Outcome;
 
     /// The CI-sized run: ~2 s per profile.
     #[test]
