@@ -153,34 +153,27 @@ impl super::Outcome for LockStressResult {
     fn passed(&self) -> bool {
         self.violations == 0 && self.hangs == 0 && self.leaked_locks == 0
     }
+
+    fn summary(&self) -> String {
+        format!(
+            "ops {} deadlocks {} timeouts {} violations {} hangs {} leaked {}",
+            self.ops, self.deadlocks, self.timeouts, self.violations, self.hangs, self.leaked_locks
+        )
+    }
+
+    fn violation_texts(&self) -> &[String] {
+        &self.violation_texts
+    }
 }
 
 /// Runs `turnstile stress locks`.
 pub fn run(args: &Args) -> Result<(), CliError> {
-    let seed = args.seed.unwrap_or_else(clock_seed);
-    eprintln!("stress locks: seed {seed} (--seed {seed} replays the choices)");
-    let mut results = Vec::new();
-    for name in &args.profile {
-        let profile = Profile::parse(name)?;
+    let length = Duration::from_secs_f64(args.seconds.max(0.0));
+    let one = |profile, seed| {
         let config = stress_config(profile, args.threads, &args.set)?;
-        let length = Duration::from_secs_f64(args.seconds.max(0.0));
-        let result = run_profile(profile, &config, args.threads, length, seed);
-        eprintln!(
-            "stress locks: {} ops {} deadlocks {} timeouts {} violations {} hangs {} leaked {}",
-            result.profile,
-            result.ops,
-            result.deadlocks,
-            result.timeouts,
-            result.violations,
-            result.hangs,
-            result.leaked_locks
-        );
-        for text in &result.violation_texts {
-            eprintln!("stress locks: {}: {text}", result.profile);
-        }
-        results.push(result);
-    }
-    super::finish("lock", seed, &results, args.json, print_table)
+        Ok(run_profile(profile, &config, args.threads, length, seed))
+    };
+    super::run_profiles("locks", args.seed, &args.profile, args.json, one, print_table)
 }
 
 fn print_table(results: &[LockStressResult]) {
@@ -214,11 +207,6 @@ fn print_table(results: &[LockStressResult]) {
             r.leaked_locks
         );
     }
-}
-
-/// A seed from the clock, for runs without `--seed`.
-pub fn clock_seed() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
 }
 
 /// The profile's preset with the stress defaults (a short deadlock
@@ -799,7 +787,10 @@ mod tests {
     /// the acceptance check of `turnstile stress locks --seconds 20`.
     #[test]
     fn stress_locks_short_run_under_both_profiles() {
-        let seed = std::env::var("TURNSTILE_STRESS_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(clock_seed);
+        let seed = std::env::var("TURNSTILE_STRESS_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(super::super::clock_seed);
         println!("stress locks: seed {seed} (TURNSTILE_STRESS_SEED={seed} replays the choices)");
         for profile in Profile::ALL {
             let config = stress_config(profile, 16, &[]).unwrap();

@@ -3,6 +3,7 @@
 use crate::CliError;
 use clap::Subcommand;
 use serde::Serialize;
+use turnstile_sync::Profile;
 
 pub mod checker;
 pub mod locks;
@@ -36,26 +37,50 @@ pub(crate) trait Outcome: Serialize {
     fn profile(&self) -> &str;
     /// Whether it found nothing wrong.
     fn passed(&self) -> bool;
+    /// One line of its counters, for standard error.
+    fn summary(&self) -> String;
+    /// The first problems it found, described.
+    fn violation_texts(&self) -> &[String];
 }
 
-/// Prints `results` — `{"results":[…]}` with `json`, else through `table`
-/// — and fails naming every profile whose run did not pass.
-pub(crate) fn finish<R: Outcome>(
-    what: &str,
-    seed: u64,
-    results: &[R],
+/// A seed from the clock, for runs without `--seed`.
+pub fn clock_seed() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
+}
+
+/// Runs stress test `name` once per profile in `profiles` with `seed` (or
+/// one from the clock, printed either way), reporting each outcome on
+/// standard error as it ends; then prints the results — `{"results":[…]}`
+/// with `json`, else through `table` — and fails naming every profile
+/// whose run did not pass.
+pub(crate) fn run_profiles<R: Outcome>(
+    name: &str,
+    seed: Option<u64>,
+    profiles: &[String],
     json: bool,
+    mut one: impl FnMut(Profile, u64) -> Result<R, CliError>,
     table: impl FnOnce(&[R]),
 ) -> Result<(), CliError> {
+    let seed = seed.unwrap_or_else(clock_seed);
+    eprintln!("stress {name}: seed {seed} (--seed {seed} replays the choices)");
+    let mut results = Vec::new();
+    for profile in profiles {
+        let r = one(Profile::parse(profile)?, seed)?;
+        eprintln!("stress {name}: {} {}", r.profile(), r.summary());
+        for text in r.violation_texts() {
+            eprintln!("stress {name}: {}: {text}", r.profile());
+        }
+        results.push(r);
+    }
     if json {
         println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "results": results }))?);
     } else {
-        table(results);
+        table(&results);
     }
     let failed: Vec<&str> = results.iter().filter(|r| !r.passed()).map(|r| r.profile()).collect();
     if failed.is_empty() {
         Ok(())
     } else {
-        Err(format!("{what} stress failed under {} (seed {seed})", failed.join(", ")).into())
+        Err(format!("stress {name} failed under {} (seed {seed})", failed.join(", ")).into())
     }
 }

@@ -138,43 +138,41 @@ impl super::Outcome for StorageStressResult {
     fn passed(&self) -> bool {
         self.violations == 0 && self.missing_rows == 0 && self.bad_pages == 0
     }
+
+    fn summary(&self) -> String {
+        format!(
+            "inserted {} (failed {}) lookups {} (failed {}) flushes {} (failed {}) durable {} pool exhausted {} \
+             missing {} bad pages {} violations {}",
+            self.inserted,
+            self.failed_inserts,
+            self.lookups,
+            self.failed_lookups,
+            self.flushes,
+            self.failed_flushes,
+            self.durable_rows,
+            self.pool_exhausted,
+            self.missing_rows,
+            self.bad_pages,
+            self.violations
+        )
+    }
+
+    fn violation_texts(&self) -> &[String] {
+        &self.violation_texts
+    }
 }
 
 /// Runs `turnstile stress storage`.
 pub fn run(args: &Args) -> Result<(), CliError> {
-    let seed = args.seed.unwrap_or_else(super::locks::clock_seed);
-    eprintln!("stress storage: seed {seed} (--seed {seed} replays the choices)");
-    let mut results = Vec::new();
-    for name in &args.profile {
-        let profile = Profile::parse(name)?;
+    let length = Duration::from_secs_f64(args.seconds.max(0.0));
+    let one = |profile, seed| {
         let parent = match &args.data_dir {
             Some(d) => tempfile::Builder::new().prefix("stress-storage-").tempdir_in(d)?,
             None => tempfile::Builder::new().prefix("turnstile-stress-storage-").tempdir()?,
         };
-        let length = Duration::from_secs_f64(args.seconds.max(0.0));
-        let r = run_profile(profile, parent.path(), args, length, seed);
-        eprintln!(
-            "stress storage: {} inserted {} (failed {}) lookups {} (failed {}) flushes {} (failed {}) durable {} \
-             pool exhausted {} missing {} bad pages {} violations {}",
-            r.profile,
-            r.inserted,
-            r.failed_inserts,
-            r.lookups,
-            r.failed_lookups,
-            r.flushes,
-            r.failed_flushes,
-            r.durable_rows,
-            r.pool_exhausted,
-            r.missing_rows,
-            r.bad_pages,
-            r.violations
-        );
-        for text in &r.violation_texts {
-            eprintln!("stress storage: {}: {text}", r.profile);
-        }
-        results.push(r);
-    }
-    super::finish("storage", seed, &results, args.json, print_table)
+        Ok(run_profile(profile, parent.path(), args, length, seed))
+    };
+    super::run_profiles("storage", args.seed, &args.profile, args.json, one, print_table)
 }
 
 fn print_table(results: &[StorageStressResult]) {
@@ -660,7 +658,7 @@ mod tests {
         let seed = std::env::var("TURNSTILE_STRESS_SEED")
             .ok()
             .and_then(|s| s.parse().ok())
-            .unwrap_or_else(super::super::locks::clock_seed);
+            .unwrap_or_else(super::super::clock_seed);
         println!("stress storage: seed {seed} (TURNSTILE_STRESS_SEED={seed} replays the choices)");
         let args = Args {
             inserters: 3,
