@@ -130,10 +130,10 @@ fn fair_grants_a_queued_writer_before_a_later_reader() {
     });
 }
 
-/// `lock_exclusive_timed` is `lock_exclusive` plus a report: under both
-/// policies it keeps exclusion and loses no wake-up, a locker that found
-/// the lock held and queued reports a wait (`> 0`, loom has no clock), and
-/// one granted on the fast path reports none.
+/// `lock_exclusive_timed` is `lock_exclusive` plus a report (`lock_exclusive`
+/// is built on it, so the models above check its exclusion and wake-ups):
+/// a locker that found the lock held and queued reports a wait (`> 0`,
+/// loom has no clock), and one granted on the fast path reports none.
 #[test]
 fn timed_exclusive_reports_a_wait_exactly_when_it_queued() {
     for policy in POLICIES {
@@ -155,28 +155,6 @@ fn timed_exclusive_reports_a_wait_exactly_when_it_queued() {
             assert!(writer.join().unwrap() > 0, "a queued writer reported no wait");
             let (g, wait_ns) = lock.lock_exclusive_timed();
             assert_eq!((*g, wait_ns), (1, 0), "an uncontended writer reported a wait");
-        });
-    }
-}
-
-#[test]
-fn timed_and_untimed_exclusive_lockers_never_lose_a_wakeup() {
-    for policy in POLICIES {
-        loom::model(move || {
-            let lock = Arc::new(LwLock::new(Tranche::Test, policy, 0usize));
-            let holders = Arc::new(Holders::default());
-            let t = {
-                let (lock, holders) = (lock.clone(), holders.clone());
-                thread::spawn(move || {
-                    let (mut g, _wait_ns) = lock.lock_exclusive_timed();
-                    assert_eq!(holders.exclusive.fetch_add(1, Ordering::SeqCst), 0, "two exclusive holders");
-                    *g += 1;
-                    holders.exclusive.fetch_sub(1, Ordering::SeqCst);
-                })
-            };
-            exclusive_section(&lock, &holders);
-            t.join().unwrap();
-            assert_eq!(*lock.lock_shared(), 2);
         });
     }
 }
