@@ -123,6 +123,10 @@ pub struct LockConfig {
 pub struct LwLockConfig {
     /// Whether shared lockers may pass a queued exclusive waiter. Seed 004:
     /// `barging` starved exclusive lockers of `BufferMapping`; `fair` fixed it.
+    /// Applies to every lock that is taken in both modes; the locks only
+    /// ever taken exclusive (the free-space map's, the vfd cache's) are
+    /// `barging` in every profile, since queue-order hand-off there only
+    /// forms convoys.
     pub policy: LwLockPolicy,
 }
 
