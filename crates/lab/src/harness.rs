@@ -182,6 +182,70 @@ where
     })
 }
 
+/// Runs `workers` threads of fixed work, for micro-benchmarks that measure
+/// an amount of work rather than a fixed duration, or whose threads play
+/// different roles. `setup(i)` runs on thread `i` and returns its work;
+/// every thread then waits at one barrier, so all start together (a setup
+/// error or panic still reaches the barrier), and runs its work. Returns
+/// each thread's result in thread order, or the first error (a panic
+/// becomes an error naming the thread).
+#[allow(dead_code)] // the micro benchmarks move onto it (issue 12)
+pub fn run_workers<T, S, W>(workers: usize, setup: S) -> Result<Vec<T>, CliError>
+where
+    T: Send,
+    S: Fn(usize) -> Result<W, CliError> + Sync,
+    W: FnOnce() -> Result<T, CliError>,
+{
+    if workers == 0 {
+        return Err("threads must be at least 1".into());
+    }
+    let start = Barrier::new(workers);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|i| {
+                let (setup, start) = (&setup, &start);
+                s.spawn(move || {
+                    let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| setup(i)))
+                        .unwrap_or_else(|_| Err(format!("worker {i} panicked while it was being set up").into()));
+                    start.wait();
+                    made.and_then(|work| work())
+                })
+            })
+            .collect();
+        let mut out = Vec::with_capacity(workers);
+        let mut first_err = None;
+        for (i, h) in handles.into_iter().enumerate() {
+            match h.join() {
+                Ok(Ok(v)) => out.push(v),
+                Ok(Err(e)) => {
+                    first_err.get_or_insert(e);
+                }
+                Err(_) => {
+                    first_err.get_or_insert(format!("worker {i} panicked").into());
+                }
+            }
+        }
+        match first_err {
+            Some(e) => Err(e),
+            None => Ok(out),
+        }
+    })
+}
+
+#[test]
+fn run_workers_returns_results_in_order_and_the_first_error() {
+    let out = run_workers(3, |i| Ok(move || Ok(i * 10))).unwrap();
+    assert_eq!(out, vec![0, 10, 20]);
+    let err = run_workers(2, |i| -> Result<Box<dyn FnOnce() -> Result<usize, CliError>>, CliError> {
+        if i == 1 {
+            Err("setup failed".into())
+        } else {
+            Ok(Box::new(|| Ok(1)))
+        }
+    });
+    assert_eq!(err.unwrap_err().to_string(), "setup failed");
+}
+
 fn sleep_unless(stop: &AtomicBool, d: Duration) {
     let until = Instant::now() + d;
     while !stop.load(Ordering::Relaxed) {
