@@ -72,6 +72,7 @@
 
 pub mod btree;
 pub mod catalog;
+pub mod datetime;
 mod engine;
 pub mod error;
 pub mod heap;

@@ -67,8 +67,8 @@ pub enum CatalogError {
         /// The column.
         column: String,
     },
-    /// A type name that is not `int4`, `int8` or `text`.
-    #[error("type \"{0}\" does not exist (supported: int4, int8, text)")]
+    /// A type name the engine does not know.
+    #[error("type \"{0}\" does not exist (supported: int4, int8, text, bool, timestamp, char(n), varchar(n))")]
     UnknownType(String),
     /// The relation is not of the kind the operation needs.
     #[error("\"{name}\" is not {expected}")]
@@ -260,7 +260,7 @@ impl Catalog {
                     .iter()
                     .position(|c| c.name == key)
                     .ok_or_else(|| CatalogError::UnknownColumn { relation: name.into(), column: key.into() })?;
-                if cols[column].ty == ColumnType::Text {
+                if !cols[column].ty.is_integer() {
                     return Err(CatalogError::Invalid(format!("partition key \"{key}\" must be an integer column")));
                 }
                 Some(PartitionKey { strategy, column })

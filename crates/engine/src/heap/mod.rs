@@ -220,7 +220,8 @@ pub fn update_fixed_column(
     let type_error = || CodecError::Type { column, value: value.to_string(), ty };
     let bytes: Vec<u8> = match value.coerce(ty).ok_or_else(type_error)? {
         Value::Int4(v) => v.to_le_bytes().to_vec(),
-        Value::Int8(v) => v.to_le_bytes().to_vec(),
+        Value::Int8(v) | Value::Timestamp(v) => v.to_le_bytes().to_vec(),
+        Value::Bool(b) => vec![u8::from(b)],
         _ => return Err(type_error().into()),
     };
     let buf = pool.read_buffer(BufferTag::new(rel, Fork::Main, tid.block))?;
