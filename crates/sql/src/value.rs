@@ -153,6 +153,10 @@ impl SqlType {
             ColumnType::Int4 => SqlType::Int4,
             ColumnType::Int8 => SqlType::Int8,
             ColumnType::Text => SqlType::Text,
+            ColumnType::Bool => SqlType::Bool,
+            ColumnType::Timestamp => SqlType::Timestamp,
+            ColumnType::Char(n) => SqlType::Bpchar(n),
+            ColumnType::Varchar(n) => SqlType::Varchar(n.unwrap_or(0)),
         }
     }
 
@@ -161,7 +165,11 @@ impl SqlType {
         match self {
             SqlType::Int2 | SqlType::Int4 => Ok(ColumnType::Int4),
             SqlType::Int8 => Ok(ColumnType::Int8),
-            SqlType::Text | SqlType::Varchar(_) | SqlType::Bpchar(_) => Ok(ColumnType::Text),
+            SqlType::Text => Ok(ColumnType::Text),
+            SqlType::Varchar(n) => Ok(ColumnType::Varchar((n > 0).then_some(n))),
+            SqlType::Bpchar(n) => Ok(ColumnType::Char(n.max(1))),
+            SqlType::Bool => Ok(ColumnType::Bool),
+            SqlType::Timestamp => Ok(ColumnType::Timestamp),
             other => Err(SqlError::unsupported(&format!("a table column of type {}", other.name()))),
         }
     }
@@ -477,7 +485,16 @@ impl Datum {
                 Value::Int4(i32::try_from(*v).map_err(|_| out_of_range(SqlType::Int4))?)
             }
             (Datum::Int(v), ColumnType::Int8) => Value::Int8(*v),
-            (Datum::Text(s), ColumnType::Text) => Value::Text(s.clone()),
+            (Datum::Text(s), ColumnType::Text | ColumnType::Varchar(None)) => Value::Text(s.clone()),
+            (Datum::Bool(b), ColumnType::Bool) => Value::Bool(*b),
+            (Datum::Timestamp(t), ColumnType::Timestamp) => Value::Timestamp(*t),
+            (Datum::Text(s), ColumnType::Char(n)) => Value::Text(pad_char(s, n)?),
+            (Datum::Text(s), ColumnType::Varchar(Some(n))) => {
+                if s.chars().count() > n as usize {
+                    return Err(SqlError::new("22001", format!("value too long for type character varying({n})")));
+                }
+                Value::Text(s.clone())
+            }
             (d, t) => return d.clone().cast(SqlType::of_column(t))?.to_engine(t),
         })
     }
@@ -489,6 +506,8 @@ impl Datum {
             Value::Int4(x) => Datum::Int((*x).into()),
             Value::Int8(x) => Datum::Int(*x),
             Value::Text(s) => Datum::Text(s.clone()),
+            Value::Bool(b) => Datum::Bool(*b),
+            Value::Timestamp(t) => Datum::Timestamp(*t),
         }
     }
 }

@@ -163,6 +163,7 @@ pub fn rows(view: View, session: &mut Session, services: &mut dyn Services) -> R
             .collect(),
         View::Activity => {
             let registry = shared.backends();
+            let me = services.pid();
             engine
                 .activity()
                 .into_iter()
@@ -209,7 +210,8 @@ pub fn rows(view: View, session: &mut Session, services: &mut dyn Services) -> R
                         query_start,
                         opt_text(a.wait_event_type),
                         opt_text(a.wait_event),
-                        text(a.state.name()),
+                        // The backend reading the view is running this query.
+                        text(if info.is_some_and(|b| b.pid == me) { "active" } else { a.state.name() }),
                         Datum::Null,
                         Datum::Null,
                         Datum::Null,
