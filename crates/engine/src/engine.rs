@@ -28,6 +28,8 @@ pub struct Engine {
     locks: Arc<LockManager>,
     catalog: Catalog,
     activity: Arc<ActivityTable>,
+    /// Transaction ids and row write locks (`crate::txn`).
+    txns: crate::txn::Transactions,
     /// Extension and memory counters of every session, folded in when a
     /// statement that extended ends (extension) or a session ends (memory).
     totals: Mutex<(ExtensionStats, MemoryStats)>,
@@ -64,7 +66,8 @@ impl Engine {
         let catalog = Catalog::open(&dir, config.lwlock.policy)?;
         let activity = ActivityTable::new(config.lock.max_backends as usize);
         let totals = Mutex::new((ExtensionStats::default(), MemoryStats::default()));
-        Ok(Arc::new(Engine { dir, config, smgr, pool, locks, catalog, activity, totals }))
+        let txns = crate::txn::Transactions::default();
+        Ok(Arc::new(Engine { dir, config, smgr, pool, locks, catalog, activity, txns, totals }))
     }
 
     /// A new session on database `postgres`.
@@ -153,6 +156,11 @@ impl Engine {
     /// The catalog.
     pub fn catalog(&self) -> &Catalog {
         &self.catalog
+    }
+
+    /// Transaction ids and row write locks.
+    pub fn txns(&self) -> &crate::txn::Transactions {
+        &self.txns
     }
 
     /// The activity slots (read them at any time: `activity()`).

@@ -73,6 +73,7 @@
 pub mod btree;
 pub mod catalog;
 pub mod datetime;
+pub mod dml;
 mod engine;
 pub mod error;
 pub mod heap;
@@ -80,8 +81,10 @@ pub mod memory;
 pub mod query;
 pub mod session;
 pub mod tid;
+pub mod txn;
 pub mod types;
 
 pub use engine::Engine;
 pub use error::{EngineError, Result};
 pub use session::Session;
+pub use txn::RollbackReport;

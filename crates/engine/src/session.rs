@@ -52,13 +52,15 @@ const RESOLVE_RETRIES: usize = 100;
 #[derive(Debug)]
 pub struct Session {
     // Field order is drop order: locks go before the activity slot.
-    backend: Backend,
-    activity: ActivityHandle,
-    relcache: RelCache,
-    engine: Arc<Engine>,
-    db: DbId,
-    in_transaction: bool,
-    extension: ExtensionStats,
+    pub(crate) backend: Backend,
+    pub(crate) activity: ActivityHandle,
+    pub(crate) relcache: RelCache,
+    pub(crate) engine: Arc<Engine>,
+    pub(crate) db: DbId,
+    pub(crate) in_transaction: bool,
+    pub(crate) extension: ExtensionStats,
+    /// The open transaction's xid, row locks and undo log (`crate::txn`).
+    pub(crate) txn: crate::txn::Txn,
     memory: BlockCache,
     last_planning: std::time::Duration,
 }
@@ -97,6 +99,7 @@ impl Session {
             db,
             in_transaction: false,
             extension: ExtensionStats::default(),
+            txn: crate::txn::Txn::default(),
             memory: BlockCache::new(block_cache),
             last_planning: std::time::Duration::ZERO,
         })
@@ -149,6 +152,7 @@ impl Session {
             return Err(EngineError::State("there is no transaction in progress".into()));
         }
         self.in_transaction = false;
+        self.finish_txn();
         self.backend.release_all();
         self.activity.set_state(BackendState::Idle);
         Ok(())
@@ -162,11 +166,12 @@ impl Session {
         self.activity.set_query(query);
         self.activity.set_state(BackendState::Active);
         let attached = self.activity.attach();
-        let out = body(self);
+        let mut out = body(self);
         drop(attached);
         if self.in_transaction {
             self.activity.set_state(BackendState::IdleInTransaction);
         } else {
+            out = self.end_statement_txn(out);
             self.backend.release_all();
             self.activity.set_state(BackendState::Idle);
         }
@@ -234,6 +239,7 @@ impl Session {
         partition_by: Option<(PartitionStrategy, &str)>,
     ) -> Result<RelId> {
         self.statement(&format!("CREATE TABLE {name}"), |s| {
+            s.note_ddl(&format!("CREATE TABLE {name}"));
             let rel = s.engine.catalog().create_table(s.db, name, columns, partition_by)?;
             s.lock_relation(rel.id, LockMode::AccessExclusive)?;
             s.create_storage(std::slice::from_ref(&rel))?;
@@ -250,6 +256,7 @@ impl Session {
             if p.rel.kind != RelKind::PartitionedTable {
                 return Err(CatalogError::WrongKind { name: parent.into(), expected: "a partitioned table" }.into());
             }
+            s.note_ddl(&format!("CREATE TABLE {name} PARTITION OF {parent}"));
             let (part, indexes) = s.engine.catalog().create_partition(s.db, parent, name, bound)?;
             s.lock_relation(part.id, LockMode::AccessExclusive)?;
             s.create_storage(std::slice::from_ref(&part))?;
@@ -272,6 +279,7 @@ impl Session {
             for (part, _) in t.partitions.clone() {
                 s.lock_relation(part, LockMode::AccessExclusive)?;
             }
+            s.note_ddl(&format!("CREATE INDEX {name}"));
             let made = s.engine.catalog().create_index(s.db, table, name, columns, unique, false)?;
             let built = s
                 .create_storage(&made)
@@ -322,6 +330,7 @@ impl Session {
             for (part, _) in t.partitions.clone() {
                 s.lock_relation(part, LockMode::AccessExclusive)?;
             }
+            s.note_ddl(&format!("ALTER TABLE {table} ADD COLUMN {column}"));
             s.engine.catalog().add_column(s.db, table, column, ty)?;
             Ok(())
         })
@@ -336,6 +345,7 @@ impl Session {
             for id in &victims {
                 s.lock_relation(*id, LockMode::AccessExclusive)?;
             }
+            s.note_ddl(&format!("DROP {name}"));
             let dropped = s.engine.catalog().drop_relation(s.db, name)?;
             s.remove_relations(&dropped)
         })
@@ -496,6 +506,7 @@ impl Session {
                 ext = ext.with_ring(Ring::bulk_write(pool.shared_buffers()));
             }
             let mut bulk_heap: Option<BulkInserter<'_>> = None;
+            let my_xid = s.txn.xid;
             let mut buf = Vec::new();
             let result = (|| -> Result<()> {
                 for row in rows {
@@ -533,12 +544,16 @@ impl Session {
                             }
                         }
                     };
+                    crate::dml::check_not_null(&leaf.rel, &row)?;
                     encode_row_into(&leaf.column_types, &row, &mut buf)?;
                     let file = RelFileId::new(db, leaf.rel.id);
+                    let reserve = heap::fillfactor_reserve(leaf.rel.fillfactor);
                     let tid = if bulk && target.rel.partition_key.is_none() {
-                        bulk_heap.get_or_insert_with(|| BulkInserter::new(pool, file)).insert(&mut ext, &buf)?
+                        bulk_heap
+                            .get_or_insert_with(|| BulkInserter::new(pool, file).with_reserve(reserve))
+                            .insert(&mut ext, &buf)?
                     } else {
-                        heap::insert(pool, &mut ext, file, &buf)?
+                        heap::insert_reserving(pool, &mut ext, file, &buf, reserve)?
                     };
                     // Unique indexes first, so a violation leaves as few
                     // entries behind (they point at a dead tuple and are
@@ -550,13 +565,16 @@ impl Session {
                         let opts = BtreeOptions::new(ix.name.clone(), key_types, ix.unique, config);
                         let root = s.relcache.amcache(engine.catalog()).root(ix.id);
                         let tree = BTree::attach(pool, RelFileId::new(db, ix.id), opts)?.with_cached_root(root);
-                        let inserted = tree.insert(&mut ext, &key, tid);
+                        let inserted = tree.insert_checked(&mut ext, &key, tid, &mut |t| {
+                            crate::txn::unique_conflict(pool, engine.txns(), file, leaf.rel.id, my_xid, t)
+                        });
                         s.relcache.amcache(engine.catalog()).remember(ix.id, &tree);
                         if let Err(e) = inserted {
                             heap::mark_dead(pool, file, tid)?;
                             return Err(e.into());
                         }
                     }
+                    s.txn.log(crate::txn::Undo::Insert { rel: leaf.rel.id, tid });
                     placed(leaf.rel.id, tid);
                 }
                 Ok(())
@@ -596,6 +614,8 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
+        // A session that ends inside a transaction aborts it.
+        self.abort_on_exit();
         self.engine.add_memory_stats(&self.memory.stats());
         self.backend.release_all();
         self.activity.set_state(BackendState::Idle);

@@ -31,6 +31,9 @@ pub struct Column {
     pub name: String,
     /// Its type.
     pub ty: ColumnType,
+    /// Whether NULLs are refused (set for primary-key columns).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub not_null: bool,
 }
 
 /// What a relation is (PostgreSQL's `relkind`).
@@ -153,6 +156,10 @@ pub struct Relation {
     pub bound: Option<PartitionBound>,
     /// For an index: its definition.
     pub index: Option<IndexDef>,
+    /// The `fillfactor` storage parameter of a table (10..=100; `None` is
+    /// PostgreSQL's default, 100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fillfactor: Option<u8>,
 }
 
 impl Relation {

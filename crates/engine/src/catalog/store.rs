@@ -251,7 +251,7 @@ impl Catalog {
             if cols.iter().any(|c| c.name == *col) {
                 return Err(CatalogError::DuplicateColumn { relation: name.into(), column: (*col).into() });
             }
-            cols.push(Column { name: (*col).to_owned(), ty: *ty });
+            cols.push(Column { name: (*col).to_owned(), ty: *ty, not_null: false });
         }
         let partition_key = match partition_by {
             None => None,
@@ -283,6 +283,7 @@ impl Catalog {
                 parent: None,
                 bound: None,
                 index: None,
+                fillfactor: None,
             };
             c.relations.insert(id, rel.clone());
             Ok(rel)
@@ -320,6 +321,7 @@ impl Catalog {
                 parent: Some(p.id),
                 bound: Some(bound),
                 index: None,
+                fillfactor: None,
             };
             c.relations.insert(id, part.clone());
             let parent_indexes: Vec<Relation> = c.indexes_of(p.id).cloned().collect();
@@ -403,7 +405,7 @@ impl Catalog {
             targets.extend(c.partitions_of(t.id).map(|p| p.id));
             for id in targets {
                 if let Some(r) = c.relations.get_mut(&id) {
-                    r.columns.push(Column { name: column.to_owned(), ty });
+                    r.columns.push(Column { name: column.to_owned(), ty, not_null: false });
                 }
             }
             c.relations.get(&t.id).cloned().ok_or_else(|| CatalogError::UnknownRelation(table.into()))
@@ -485,6 +487,7 @@ fn add_index(
         parent: None,
         bound: None,
         index: Some(IndexDef { table: table.id, columns, unique, primary, parent }),
+        fillfactor: None,
     };
     c.relations.insert(id, rel.clone());
     Ok(rel)
