@@ -87,12 +87,7 @@ impl Session {
     /// keys; unique indexes are checked (`23505`); primary-key columns
     /// refuse NULL (`23502`). A row may not move to another partition
     /// (`0A000`).
-    pub fn update_rows(
-        &mut self,
-        query: &Query,
-        params: &[Value],
-        f: &mut UpdateFn<'_>,
-    ) -> Result<u64> {
+    pub fn update_rows(&mut self, query: &Query, params: &[Value], f: &mut UpdateFn<'_>) -> Result<u64> {
         let text = format!("UPDATE {}", query.tables()[0]);
         self.statement(&text, |s| {
             s.modify_rows(query, params, &mut |row| Ok(f(row)?.map_or(Action::Keep, Action::Update)))

@@ -60,6 +60,9 @@ pub enum EngineError {
     /// A valid request the engine does not support (SQLSTATE `0A000`).
     #[error("not supported: {0}")]
     NotSupported(String),
+    /// The object is in use by another session (SQLSTATE `55006`).
+    #[error("{0}")]
+    ObjectInUse(String),
     /// The statement was cancelled ([`crate::Session::cancel_handle`]).
     #[error("canceling statement due to user request")]
     Canceled,
@@ -131,6 +134,7 @@ impl EngineError {
             EngineError::State(_) => "25000",
             EngineError::NotNullViolation { .. } => "23502",
             EngineError::NotSupported(_) => "0A000",
+            EngineError::ObjectInUse(_) => "55006",
             EngineError::Canceled => "57014",
         }
     }

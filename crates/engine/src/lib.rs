@@ -73,6 +73,7 @@
 pub mod btree;
 pub mod catalog;
 pub mod datetime;
+mod ddl;
 pub mod dml;
 mod engine;
 pub mod error;

@@ -91,6 +91,7 @@ impl Session {
         let activity = engine.activity_table().register()?;
         let backend = engine.locks().register()?;
         let block_cache = engine.config().memory.block_cache;
+        engine.count_db_user(db, 1);
         Ok(Session {
             backend,
             activity,
@@ -224,7 +225,7 @@ impl Session {
         RelFileId::new(self.db, id)
     }
 
-    fn create_storage(&mut self, rels: &[Relation]) -> Result<()> {
+    pub(crate) fn create_storage(&mut self, rels: &[Relation]) -> Result<()> {
         for r in rels.iter().filter(|r| r.kind.has_storage()) {
             self.engine.smgr().create(self.file(r.id), Fork::Main)?;
         }
@@ -295,7 +296,7 @@ impl Session {
     }
 
     /// Drops the buffers and removes the files of `rels`.
-    fn remove_relations(&self, rels: &[Relation]) -> Result<()> {
+    pub(crate) fn remove_relations(&self, rels: &[Relation]) -> Result<()> {
         for rel in rels.iter().filter(|r| r.kind.has_storage()) {
             let file = self.file(rel.id);
             self.engine.pool().drop_relation_buffers(file, Fork::Main, 0)?;
@@ -307,7 +308,7 @@ impl Session {
     }
 
     /// Builds index `ix` over its table's rows (sorted, packed bottom-up).
-    fn build_index(&mut self, ix: &Relation) -> Result<()> {
+    pub(crate) fn build_index(&mut self, ix: &Relation) -> Result<()> {
         let Some(def) = ix.index.as_ref() else { return Ok(()) };
         let table = self.rel_entry(def.table)?;
         let pool = self.engine.pool();
@@ -616,6 +617,7 @@ impl Drop for Session {
     fn drop(&mut self) {
         // A session that ends inside a transaction aborts it.
         self.abort_on_exit();
+        self.engine.count_db_user(self.db, -1);
         self.engine.add_memory_stats(&self.memory.stats());
         self.backend.release_all();
         self.activity.set_state(BackendState::Idle);

@@ -81,7 +81,8 @@ pub struct PartitionKey {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PartitionBound {
-    /// Keys in `from..to` (`FOR VALUES FROM (from) TO (to)`).
+    /// Keys in `from..to` (`FOR VALUES FROM (from) TO (to)`); `from ==
+    /// MINVALUE` and `to == MAXVALUE` are unbounded.
     Range {
         /// Lowest key, inclusive.
         from: i64,
@@ -98,11 +99,23 @@ pub enum PartitionBound {
 }
 
 impl PartitionBound {
+    /// `FROM (MINVALUE)`: a range bound's `from` with no lower limit.
+    pub const MINVALUE: i64 = i64::MIN;
+    /// `TO (MAXVALUE)`: a range bound's `to` with no upper limit (the
+    /// range then includes `i64::MAX` itself).
+    pub const MAXVALUE: i64 = i64::MAX;
+
+    /// `FOR VALUES FROM (from) TO (to)`, `None` standing for `MINVALUE`
+    /// (in `from`) and `MAXVALUE` (in `to`).
+    pub fn range(from: Option<i64>, to: Option<i64>) -> PartitionBound {
+        PartitionBound::Range { from: from.unwrap_or(Self::MINVALUE), to: to.unwrap_or(Self::MAXVALUE) }
+    }
+
     /// Whether a row whose partition key is `key` belongs here.
     pub fn contains(&self, key: &Value) -> bool {
         let Some(k) = key.as_i64() else { return false };
         match *self {
-            PartitionBound::Range { from, to } => (from..to).contains(&k),
+            PartitionBound::Range { from, to } => (from..to).contains(&k) || (to == Self::MAXVALUE && k == to),
             PartitionBound::Hash { modulus, remainder } => hash_partition(k, modulus) == remainder,
         }
     }
