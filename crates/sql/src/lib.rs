@@ -233,7 +233,7 @@ pub struct FieldInfo {
 /// What a statement compiles to (cached in the [`Statement`]).
 #[derive(Debug)]
 enum Compiled {
-    Select(SelectPlan),
+    Select(Box<SelectPlan>),
     Insert(InsertPlan),
     Modify(plan::ModifyPlan),
 }
@@ -426,7 +426,7 @@ fn parse_ms(v: &str) -> Option<u64> {
         _ => return None,
     };
     let ms = n * mult;
-    (ms >= 0.0 && ms < 2_147_483_647.0).then_some(ms as u64)
+    (0.0..2_147_483_647.0).contains(&ms).then_some(ms as u64)
 }
 
 fn format_ms(ms: u64) -> String {
@@ -840,7 +840,7 @@ impl SqlSession {
         let mut params = st.declared.clone();
         let compiled = match &st.parsed {
             Parsed::Ast(a) => match a.as_ref() {
-                ast::Statement::Query(q) => Compiled::Select(plan::compile_select(&cat, q, &mut params)?),
+                ast::Statement::Query(q) => Compiled::Select(Box::new(plan::compile_select(&cat, q, &mut params)?)),
                 ast::Statement::Insert(i) => Compiled::Insert(plan::compile_insert(&cat, i, &mut params)?),
                 ast::Statement::Update(u) => Compiled::Modify(plan::compile_update(&cat, u, &mut params)?),
                 ast::Statement::Delete(d) => Compiled::Modify(plan::compile_delete(&cat, d, &mut params)?),

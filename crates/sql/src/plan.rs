@@ -36,7 +36,7 @@ pub enum Source {
         /// Engine parameter `$k+1` = this expression, coerced to the column type.
         pushed: Vec<(Expr, ColumnType)>,
         /// Plan cache state.
-        cache: Mutex<PlanCache>,
+        cache: Box<Mutex<PlanCache>>,
     },
     /// Materialised sources (views, `generate_series`) joined in a nested loop.
     Rows(Vec<RowItem>),
@@ -157,7 +157,7 @@ fn field(name: &str, ty: SqlType) -> FieldInfo {
         table_oid: 0,
         column: 0,
         type_oid: ty.oid(),
-        type_len: ty.len(),
+        type_len: ty.type_len(),
         type_modifier: ty.modifier(),
     }
 }
@@ -380,7 +380,7 @@ pub fn compile_select(cat: &Catalog<'_>, q: &ast::Query, params: &mut Vec<SqlTyp
             residual.push(p);
         }
         residual.extend(on_residual);
-        Source::Engine { query, pushed, cache: Mutex::new(PlanCache::default()) }
+        Source::Engine { query, pushed, cache: Box::default() }
     } else {
         let mut row_items = Vec::new();
         for (item, cond) in &items {
@@ -1166,13 +1166,16 @@ pub struct ModifyPlan {
     pub sql_types: Vec<SqlType>,
 }
 
+/// What `modify_target` resolves: scope, table, query, pushed filters, residual.
+type ModifyTarget = (Scope, TableDef, Query, Vec<(Expr, ColumnType)>, Option<Expr>);
+
 fn modify_target(
     cat: &Catalog<'_>,
     name: &ast::ObjectName,
     alias: Option<String>,
     selection: Option<&ast::Expr>,
     params: &mut Vec<SqlType>,
-) -> Result<(Scope, TableDef, Query, Vec<(Expr, ColumnType)>, Option<Expr>), SqlError> {
+) -> Result<ModifyTarget, SqlError> {
     let table = object_name(name)?;
     if View::named(&table).is_some() {
         return Err(SqlError::new("42809", format!("cannot change system view \"{table}\"")));
