@@ -1,11 +1,11 @@
 //! `Engine`: one data directory's shared state — storage manager, buffer
-//! pool, lock manager, catalog and activity slots — and the factory of
-//! [`Session`]s.
+//! pool, lock manager, catalog and activity slots. Sessions are made by
+//! `Engine::session`, which lives with [`Session`](crate::Session) in
+//! `session.rs`, so that this module does not depend on the session.
 
 use crate::catalog::Catalog;
 use crate::error::Result;
 use crate::memory::MemoryStats;
-use crate::session::Session;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use turnstile_lock::{LockManager, LockRow, LockStats};
@@ -65,16 +65,6 @@ impl Engine {
         let activity = ActivityTable::new(config.lock.max_backends as usize);
         let totals = Mutex::new((ExtensionStats::default(), MemoryStats::default()));
         Ok(Arc::new(Engine { dir, config, smgr, pool, locks, catalog, activity, totals }))
-    }
-
-    /// A new session on database `postgres`.
-    pub fn session(self: &Arc<Self>) -> Result<Session> {
-        Session::new(Arc::clone(self), "postgres")
-    }
-
-    /// A new session on database `database`.
-    pub fn session_on(self: &Arc<Self>, database: &str) -> Result<Session> {
-        Session::new(Arc::clone(self), database)
     }
 
     /// Writes every dirty buffer and fsyncs every file: everything inserted

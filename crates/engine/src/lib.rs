@@ -75,6 +75,7 @@ pub mod catalog;
 mod engine;
 pub mod error;
 pub mod heap;
+mod lmgr;
 pub mod memory;
 pub mod query;
 pub mod session;
