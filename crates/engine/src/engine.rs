@@ -115,6 +115,17 @@ impl Engine {
         Ok(pages)
     }
 
+    /// Checks the shared invariants of the layers below — the buffer
+    /// pool's ([`BufferPool::check_invariants`]: no pin left, mapping table
+    /// and descriptors agree) and the lock manager's
+    /// ([`LockManager::check_invariants`]) — and panics on a violation.
+    /// Call it at a quiescent point: no session is running a statement
+    /// (idle sessions may exist; their transactions' locks are fine).
+    pub fn check_invariants(&self) {
+        self.pool.check_invariants();
+        self.locks.check_invariants();
+    }
+
     /// The data directory.
     pub fn dir(&self) -> &Path {
         &self.dir

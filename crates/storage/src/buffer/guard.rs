@@ -74,6 +74,7 @@ impl<'a> NewBuffer<'a> {
                 page::init(&mut desc.content.lock_exclusive(), 0);
                 {
                     let mut h = desc.lock_header();
+                    debug_assert!(h.state & IO_IN_PROGRESS != 0, "a new buffer's I/O flag cleared by someone else");
                     h.state = (h.state & !IO_IN_PROGRESS) | VALID;
                 }
                 drop(io);
@@ -139,6 +140,12 @@ impl<'a> PinnedBuffer<'a> {
 impl Drop for PinnedBuffer<'_> {
     #[inline]
     fn drop(&mut self) {
+        // Paired with the check where the pin was taken: a pin freezes the
+        // tag, so the buffer still holds this block.
+        debug_assert!(
+            self.desc().load() & TAG_VALID != 0 && self.desc().tag() == self.tag,
+            "a pinned buffer was re-tagged"
+        );
         self.desc().unpin();
     }
 }

@@ -30,7 +30,9 @@
 //! stream of shared lookups on the same partition.
 
 use super::clock::Clock;
-use super::desc::BufferDesc;
+use super::desc::{
+    refcount, usage_count, BufferDesc, BufferId, DIRTY, IO_IN_PROGRESS, LOCKED, MAX_USAGE_COUNT, TAG_VALID, VALID,
+};
 use super::mapping::{BufferMapping, Partition};
 use crate::error::{Result, StorageError};
 use crate::fsm::FreeSpaceMap;
@@ -237,6 +239,59 @@ impl BufferPool {
         self.exclusive_mapping_waits.snapshot()
     }
 
+    /// Checks the pool's invariants (the storage crate's *Invariants*;
+    /// the state word's rules in [`super::desc`]) and panics on the first
+    /// violation:
+    ///
+    /// * no header lock, content lock or I/O lock is held, no I/O is in
+    ///   progress and no pin is left: every `PinnedBuffer`, victim and
+    ///   new buffer has been dropped;
+    /// * `DIRTY ⇒ VALID ⇒ TAG_VALID`, and usage counts are at most
+    ///   [`super::desc::MAX_USAGE_COUNT`];
+    /// * `TAG_VALID(b) ⇔ mapping[tag(b)] = b`: each `TAG_VALID` buffer's
+    ///   tag maps to it, each mapping entry names a `TAG_VALID` buffer with
+    ///   that tag and sits in the tag's partition, and there are as many
+    ///   entries as `TAG_VALID` buffers.
+    ///
+    /// Call it only at a quiescent point: while no thread reads, extends,
+    /// evicts, flushes or drops through the pool. It takes each mapping
+    /// partition shared once, so the `BufferMapping` tranche counters move.
+    pub fn check_invariants(&self) {
+        let mut tagged = 0usize;
+        for (id, desc) in self.descs.iter().enumerate() {
+            let state = desc.load();
+            assert_eq!(state & LOCKED, 0, "buffer {id}: header lock held at a quiescent point");
+            assert_eq!(refcount(state), 0, "buffer {id}: {} pin(s) never released", refcount(state));
+            assert_eq!(state & IO_IN_PROGRESS, 0, "buffer {id}: I/O in progress at a quiescent point");
+            assert!(!desc.io.is_locked(), "buffer {id}: I/O lock held at a quiescent point");
+            assert!(!desc.content.is_locked(), "buffer {id}: content lock held at a quiescent point");
+            assert!(usage_count(state) <= MAX_USAGE_COUNT, "buffer {id}: usage count {}", usage_count(state));
+            assert!(state & DIRTY == 0 || state & VALID != 0, "buffer {id}: DIRTY but not VALID");
+            assert!(state & VALID == 0 || state & TAG_VALID != 0, "buffer {id}: VALID but not TAG_VALID");
+            if state & TAG_VALID != 0 {
+                tagged += 1;
+                let tag = desc.tag();
+                let mapped = self.mapping.partition(&tag).lock_shared().get(&tag).copied();
+                assert_eq!(mapped, Some(id as BufferId), "buffer {id}: TAG_VALID for {tag}, which maps elsewhere");
+            }
+        }
+        let mut entries = 0usize;
+        for partition in self.mapping.partitions() {
+            let map = partition.lock_shared();
+            for (tag, &id) in map.iter() {
+                assert!(
+                    std::ptr::eq(self.mapping.partition(tag), partition),
+                    "{tag} is mapped in a partition its hash does not choose"
+                );
+                let desc = self.descs.get(id as usize).unwrap_or_else(|| panic!("{tag} maps to no buffer ({id})"));
+                assert!(desc.load() & TAG_VALID != 0, "{tag} maps to buffer {id}, which is not TAG_VALID");
+                assert_eq!(desc.tag(), *tag, "{tag} maps to buffer {id}, which holds another block");
+            }
+            entries += map.len();
+        }
+        assert_eq!(entries, tagged, "mapping entries and TAG_VALID buffers disagree");
+    }
+
     /// Takes `tag`'s mapping partition exclusive, counting the acquisition
     /// and recording its wait if it had one (see the module documentation).
     #[inline]
@@ -291,6 +346,28 @@ mod tests {
         fn file_name(&self, tag: BufferTag) -> String {
             tag.to_string()
         }
+    }
+
+    /// The invariant check passes on a used pool and catches a leaked pin
+    /// and a mapping entry without its buffer.
+    #[test]
+    fn check_invariants_catches_a_leaked_pin_and_a_stray_mapping_entry() {
+        let options = PoolOptions { shared_buffers: 4, mapping_partitions: 2, policy: LwLockPolicy::Fair };
+        let pool = BufferPool::with_options(options, Arc::new(EmptyPages)).unwrap();
+        let rel = RelFileId::new(1, 1);
+        for b in 0..10 {
+            pool.read_buffer(BufferTag::new(rel, Fork::Main, b)).unwrap().lock_exclusive().mark_dirty();
+        }
+        pool.check_invariants();
+        let pinned = pool.read_buffer(BufferTag::new(rel, Fork::Main, 9)).unwrap();
+        let leaked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pool.check_invariants()));
+        assert!(leaked.is_err(), "a pin held at a quiescent point went unnoticed");
+        drop(pinned);
+        pool.check_invariants();
+        let stray = BufferTag::new(rel, Fork::Main, 99);
+        pool.mapping.partition(&stray).lock_exclusive().insert(stray, 0);
+        let bad = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pool.check_invariants()));
+        assert!(bad.is_err(), "a mapping entry naming a buffer with another tag went unnoticed");
     }
 
     /// A miss behind a shared holder of its (only) mapping partition waits

@@ -18,7 +18,7 @@
 //! 4. Read the page in under the buffer's I/O lock, verify its checksum,
 //!    set `VALID`.
 
-use super::desc::{DIRTY, IO_ERROR, IO_IN_PROGRESS, TAG_VALID, USAGE_MASK, USAGE_ONE, VALID};
+use super::desc::{refcount, DIRTY, IO_ERROR, IO_IN_PROGRESS, TAG_VALID, USAGE_MASK, USAGE_ONE, VALID};
 use super::guard::{NewBuffer, PinnedBuffer, Victim};
 use super::pool::BufferPool;
 use super::ring::Ring;
@@ -59,7 +59,14 @@ impl BufferPool {
     fn lookup(&self, tag: BufferTag, with_ring: bool) -> Option<PinnedBuffer<'_>> {
         let map = self.mapping.partition(&tag).lock_shared();
         let id = *map.get(&tag)?;
-        self.descs[id as usize].pin(with_ring);
+        let desc = &self.descs[id as usize];
+        let _state = desc.pin(with_ring);
+        // Paired with the check in `PinnedBuffer::drop`: the pin is taken on
+        // a buffer mapped to `tag`, and it keeps it so until the unpin.
+        debug_assert!(
+            _state & TAG_VALID != 0 && desc.tag() == tag,
+            "mapping names buffer {id}, which holds another block"
+        );
         drop(map);
         Some(PinnedBuffer { pool: self, id, tag })
     }
@@ -84,6 +91,7 @@ impl BufferPool {
         let desc = &self.descs[victim.id as usize];
         let mut h = desc.lock_header();
         debug_assert_eq!(h.state & (TAG_VALID | VALID | DIRTY), 0, "installing a mapped buffer");
+        debug_assert_eq!(refcount(h.state), 1, "a victim pinned by someone else");
         h.set_tag(tag);
         h.state = (h.state & !(USAGE_MASK | IO_ERROR | VALID | DIRTY)) | flags | USAGE_ONE;
         drop(h);
@@ -116,6 +124,7 @@ impl BufferPool {
         let result = self.store.read_page(tag, &mut content).and_then(|()| self.verify(tag, &content));
         drop(content);
         let mut h = desc.lock_header();
+        debug_assert!(h.state & IO_IN_PROGRESS != 0, "IO_IN_PROGRESS cleared under the I/O lock's holder");
         h.state &= !IO_IN_PROGRESS;
         match result {
             Ok(()) => {

@@ -219,6 +219,7 @@ impl BufferPool {
             };
             for (desc, _) in &run[i..j] {
                 let mut h = desc.lock_header();
+                debug_assert!(h.state & IO_IN_PROGRESS != 0, "IO_IN_PROGRESS cleared under the I/O lock's holder");
                 h.state &= !IO_IN_PROGRESS;
                 if outcome.is_ok() {
                     h.state &= !(DIRTY | IO_ERROR);
@@ -270,6 +271,7 @@ impl BufferPool {
             self.store.write_pages(tag, &[copy])
         });
         let mut h = desc.lock_header();
+        debug_assert!(h.state & IO_IN_PROGRESS != 0, "IO_IN_PROGRESS cleared under the I/O lock's holder");
         h.state &= !IO_IN_PROGRESS;
         match result {
             Ok(()) => {
