@@ -189,10 +189,18 @@ pub(crate) fn operand_value<'a>(op: &'a Operand, params: Option<&'a [Value]>) ->
     }
 }
 
+/// A relation a table scans, with its partition bound (`None` for the
+/// table itself).
+type LeafId = (RelId, Option<PartitionBound>);
+
+/// An equality predicate of one table: column number and operand.
+type Filter = (usize, Operand);
+
 /// The planner of one backend: catalog look-ups through the backend's
 /// relation cache, the planner's heavyweight locks through its lock-manager
 /// backend, and `planner.index_prefilter` from the configuration. Each
-/// step of the module documentation is one method.
+/// step of the module documentation is one function (`lock_tables`,
+/// `expand_partitions`, `choose_index`, `join_methods`).
 #[derive(Debug)]
 pub struct Planner<'a> {
     rels: RelLocker<'a>,
@@ -292,13 +300,12 @@ impl<'a> Planner<'a> {
     /// (plan-time pruning), else all of them, each locked (and recorded
     /// for the executor). A key predicate on a parameter of a generic plan
     /// becomes the run-time pruning returned alongside.
-    #[allow(clippy::type_complexity)]
     fn expand_partitions(
         &mut self,
         e: &RelEntry,
         filters: &[(usize, Operand)],
         params: Option<&[Value]>,
-    ) -> Result<(Vec<(RelId, Option<PartitionBound>)>, Option<(usize, Operand)>)> {
+    ) -> Result<(Vec<LeafId>, Option<Filter>)> {
         let Some(key) = e.rel.partition_key else {
             return Ok((vec![(e.rel.id, None)], None));
         };
