@@ -5,7 +5,6 @@ use clap::Subcommand;
 use serde::Serialize;
 use turnstile_sync::Profile;
 
-pub mod checker;
 pub mod locks;
 pub mod storage;
 
