@@ -33,7 +33,7 @@
 //! and the strong-lock counters must be empty. The seed is printed; `--seed` replays a run's choices (not its
 //! interleaving).
 
-use crate::CliError;
+use crate::cli::CliError;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
