@@ -170,6 +170,8 @@ mod partition;
 mod stats;
 mod sync;
 mod tag;
+#[cfg(feature = "testing")]
+pub mod testing;
 mod view;
 mod wait;
 
