@@ -2,6 +2,7 @@
 //! (PostgreSQL's `PGPROC` plus its `LOCALLOCK` table): acquiring,
 //! releasing, waiting.
 
+use crate::cancel::CancelHandle;
 use crate::deadlock::{self, GraphLock, Outcome, WaitGraph};
 use crate::error::{DeadlockEdge, LockError};
 use crate::fastpath::{group_of, FastPath, Grant, SLOTS_PER_GROUP};
@@ -93,6 +94,10 @@ impl Backend {
             }
         }
         slot.wait_status.store(IDLE, Ordering::Relaxed);
+        // A new registration: clears any pending cancel and invalidates the
+        // handles of the slot's earlier backends.
+        let registration = (slot.cancel.load(Ordering::Relaxed) | 1).wrapping_add(1);
+        slot.cancel.store(registration, Ordering::SeqCst);
         let mut baseline = LockStats::default();
         slot.counters.sum_into(&mut baseline);
         let config = &manager.config;
@@ -132,6 +137,35 @@ impl Backend {
     /// (PostgreSQL's `SET deadlock_timeout`).
     pub fn set_deadlock_timeout(&mut self, timeout: Duration) {
         self.deadlock_timeout = timeout;
+    }
+
+    /// A handle another thread can use to cancel this backend's lock waits
+    /// (see [`CancelHandle`]).
+    pub fn cancel_handle(&self) -> CancelHandle {
+        let registration = self.slot().cancel.load(Ordering::Relaxed) & !1;
+        CancelHandle { manager: Arc::clone(&self.manager), id: self.id, registration }
+    }
+
+    /// Consumes a pending cancel request: [`LockError::Canceled`] (with no
+    /// lock named) if there was one, `Ok` otherwise. For statement loops
+    /// (PostgreSQL's `CHECK_FOR_INTERRUPTS`).
+    pub fn check_cancel(&self) -> Result<(), LockError> {
+        if self.take_cancel() {
+            return Err(LockError::Canceled { waiting_for: None });
+        }
+        Ok(())
+    }
+
+    /// Drops a pending cancel request, if any (the start of a statement: a
+    /// cancel aimed at the previous one must not hit this one).
+    pub fn clear_cancel(&self) {
+        self.slot().cancel.fetch_and(!1, Ordering::SeqCst);
+    }
+
+    /// Consumes the pending cancel bit; `true` if it was set.
+    fn take_cancel(&self) -> bool {
+        let slot = self.slot();
+        slot.cancel.load(Ordering::Relaxed) & 1 != 0 && slot.cancel.fetch_and(!1, Ordering::SeqCst) & 1 != 0
     }
 
     /// Whether this backend holds `tag` in `mode`.
@@ -621,9 +655,22 @@ impl<'a> Ctx<'a> {
         let timers = !cfg!(loom);
         let timeout_at = timeout.filter(|_| timers).map(|d| started + d);
         let mut deadlock_at = (timers && kind != LockTagKind::RelationExtend).then(|| started + deadlock_timeout);
+        // Publish the parked thread for a canceller before the first look at
+        // the cancel bit (see `cancel.rs`).
+        *self.slot.waiter.lock().unwrap_or_else(|e| e.into_inner()) = Some(thread::current());
         let result = loop {
             if self.slot.wait_status.load(Ordering::Acquire) == GRANTED {
                 break Ok(());
+            }
+            if self.slot.cancel.load(Ordering::SeqCst) & 1 != 0 {
+                if self.cancel_wait(&tag, hash) {
+                    // Granted before we could leave: keep the lock, and
+                    // leave the request pending for the statement's next
+                    // `check_cancel`.
+                    break Ok(());
+                }
+                self.slot.cancel.fetch_and(!1, Ordering::SeqCst);
+                break Err(LockError::Canceled { waiting_for: Some((tag, mode)) });
             }
             let now = Instant::now();
             if deadlock_at.is_some_and(|at| now >= at) {
@@ -646,6 +693,7 @@ impl<'a> Ctx<'a> {
             };
             park_until(next);
         };
+        *self.slot.waiter.lock().unwrap_or_else(|e| e.into_inner()) = None;
         self.slot.wait_status.store(IDLE, Ordering::Relaxed);
         self.slot.counters.add_wait(kind, started.elapsed().as_nanos() as u64);
         if result.is_ok() {
@@ -654,7 +702,7 @@ impl<'a> Ctx<'a> {
         result
     }
 
-    /// Leaves the wait queue of `tag` after a timeout. `true` if the lock
+    /// Leaves the wait queue of `tag` after a timeout or a cancel. `true` if the lock
     /// was granted in the meantime (then it is kept).
     fn cancel_wait(&self, tag: &LockTag, hash: u64) -> bool {
         let shared = &self.manager.shared;

@@ -7,7 +7,9 @@ use crate::fastpath::{FastPath, SLOTS_PER_GROUP};
 use crate::mode::LockMode;
 use crate::partition::SharedTable;
 use crate::stats::{CounterBlock, LockStats};
-use crate::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use crate::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use crate::sync::thread::Thread;
+use crate::sync::Mutex;
 // The manager handle is a std `Arc` even under loom: it only keeps the
 // manager alive, takes part in no handshake, and loom's `Arc` cannot be a
 // method receiver (`self: &Arc<Self>`).
@@ -37,6 +39,14 @@ pub(crate) struct BackendSlot {
     pub(crate) wait_status: AtomicU32,
     /// Counters, written only by the owner.
     pub(crate) counters: CounterBlock,
+    /// `(registration << 1) | pending`: bit 0 is a pending cancel request
+    /// (set by a [`CancelHandle`](crate::CancelHandle), consumed by the
+    /// owner); the rest counts registrations of this slot, so a handle of
+    /// an earlier backend in the slot cancels nothing.
+    pub(crate) cancel: AtomicU64,
+    /// The thread parked in a lock wait of this backend, while it waits
+    /// (so a canceller can wake it).
+    pub(crate) waiter: Mutex<Option<Thread>>,
 }
 
 /// The heavyweight lock manager. See the crate documentation for its model.
@@ -110,6 +120,8 @@ impl LockManager {
                     fast_path: LwLock::new(Tranche::LockFastPath, policy, FastPath::default()),
                     wait_status: AtomicU32::new(IDLE),
                     counters: CounterBlock::new(),
+                    cancel: AtomicU64::new(0),
+                    waiter: Mutex::new(None),
                 })
             })
             .collect();
