@@ -607,6 +607,17 @@ impl<'a> Ctx<'a> {
                     self.slot.counters.add(Counter::SharedAcquires, 1);
                     return Ok(());
                 }
+                // NOWAIT never reports a deadlock: PostgreSQL's
+                // `LockAcquireExtended` with `dontWait` answers "not
+                // available" before it would wait, and only a caller
+                // willing to wait learns of a deadlock.
+                Request::Wait { .. } | Request::Deadlock { .. } if no_wait => {
+                    if table.remove_if_unused(&tag, hash) {
+                        shared.release_unit(p);
+                    }
+                    self.slot.counters.add(Counter::NotAvailable, 1);
+                    return Err(LockError::NotAvailable { tag, mode });
+                }
                 Request::Deadlock { blocker, blocker_mode } => {
                     self.slot.counters.add(Counter::Deadlocks, 1);
                     let me = self.id as usize;
@@ -617,13 +628,6 @@ impl<'a> Ctx<'a> {
                             DeadlockEdge { backend: blocker, tag, mode: blocker_mode, blocked_by: me, soft: false },
                         ],
                     });
-                }
-                Request::Wait { .. } if no_wait => {
-                    if table.remove_if_unused(&tag, hash) {
-                        shared.release_unit(p);
-                    }
-                    self.slot.counters.add(Counter::NotAvailable, 1);
-                    return Err(LockError::NotAvailable { tag, mode });
                 }
                 Request::Wait { position } => {
                     self.slot.wait_status.store(WAITING, Ordering::Relaxed);
@@ -675,7 +679,7 @@ impl<'a> Ctx<'a> {
             let now = Instant::now();
             if deadlock_at.is_some_and(|at| now >= at) {
                 deadlock_at = None;
-                match self.check_deadlock(tag, mode, hash) {
+                match self.check_deadlock(tag, hash) {
                     Ok(()) => continue,
                     Err(e) => break Err(e),
                 }
@@ -755,8 +759,7 @@ impl<'a> Ctx<'a> {
     /// through this backend (possibly after re-ordering wait queues);
     /// `Err(Deadlock)` after removing this backend's request.
     #[cold]
-    fn check_deadlock(&self, tag: LockTag, mode: LockMode, hash: u64) -> Result<(), LockError> {
-        let _ = mode;
+    fn check_deadlock(&self, tag: LockTag, hash: u64) -> Result<(), LockError> {
         self.slot.counters.add(Counter::DeadlockChecks, 1);
         let shared = &self.manager.shared;
         let mut guards: Vec<_> = (0..shared.partitions.len()).map(|p| self.lock_partition(p)).collect();
