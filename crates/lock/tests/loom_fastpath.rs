@@ -24,6 +24,7 @@ fn tiny(fast_path_slots_max: u32) -> Arc<LockManager> {
         partitions: 1,
         fast_path_slots: 16,
         fast_path_slots_max,
+        fast_path_protocol,
         strong_lock_counters: 1,
         max_locks: 8,
         max_backends: 2,
