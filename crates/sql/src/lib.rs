@@ -39,14 +39,22 @@
 //! * [`views`] — `pg_locks`, `pg_stat_activity`, `pg_stat_lock`,
 //!   `pg_class`, `pg_namespace`, `pg_database`.
 //!
+//! ## Transactions
+//!
+//! `BEGIN`/`START TRANSACTION` … `COMMIT`/`END`/`ROLLBACK` map to the
+//! engine's transaction (heavyweight locks held to the end). An error
+//! inside a block leaves it failed (`25P02` for everything but the end,
+//! locks kept), as in PostgreSQL. `ROLLBACK` undoes the block's inserts,
+//! updates and deletes through the engine's undo log and warns about DDL,
+//! which is not transactional here and stays.
+//!
 //! ## What is not there (each is an ErrorResponse, never a crash)
 //!
-//! Subqueries, CTEs, set operations, outer joins of tables, self-joins,
-//! window functions: `0A000` naming the construct. UPDATE, DELETE,
-//! TRUNCATE, DROP DATABASE and ROLLBACK's undo need engine support that
-//! is being added (see `SQL_API.md`); until then UPDATE/DELETE/TRUNCATE
-//! answer `0A000`, and ROLLBACK of a transaction that wrote releases its
-//! locks and warns that the writes stay.
+//! Subqueries, CTEs, set operations, outer joins and cross joins of tables,
+//! self-joins, window functions, `ON CONFLICT`, `RETURNING`, savepoints:
+//! `0A000` naming the construct. `VACUUM`/`ANALYZE` take their locks
+//! (`ShareUpdateExclusiveLock`, `AccessExclusiveLock` for `FULL`) and
+//! report success; there are no statistics to gather.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
@@ -190,15 +198,19 @@ impl SqlEngine {
 }
 
 /// Cancels the statement a session is running: it fails with `57014`.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct CancelHandle {
     flag: Arc<AtomicBool>,
+    lock: turnstile_lock::CancelHandle,
 }
 
 impl CancelHandle {
-    /// Requests cancellation of the running statement.
+    /// Requests cancellation of the running statement: a heavyweight-lock
+    /// wait ends at once, loops (`pg_sleep`, COPY, `generate_series`) at
+    /// their next check.
     pub fn cancel(&self) {
         self.flag.store(true, Ordering::Release);
+        self.lock.cancel();
     }
 }
 
@@ -708,7 +720,7 @@ impl SqlSession {
             r.retain(|b| b.activity_slot != info.activity_slot);
             r.push(Arc::clone(&info));
         }
-        let cancel = CancelHandle::default();
+        let cancel = CancelHandle { flag: Arc::new(AtomicBool::new(false)), lock: es.backend().cancel_handle() };
         let max_backends = shared.engine.config().lock.max_backends;
         let seed = (now_timestamp() as u64) ^ ((pid as u64) << 32) | 1;
         let ctx = Ctx {
@@ -887,6 +899,16 @@ impl SqlSession {
     pub fn prepare(&mut self, sql: &str, param_types: &[u32]) -> Result<Statement, SqlError> {
         self.notices.clear();
         let pieces = parse::split(sql);
+        if self.tx == TxStatus::Failed {
+            let first = pieces.first().map(|(_, p)| p.trim_start().to_ascii_lowercase()).unwrap_or_default();
+            let exits = ["rollback", "commit", "end", "abort"];
+            if !exits.iter().any(|w| first.starts_with(w)) {
+                return Err(SqlError::new(
+                    "25P02",
+                    "current transaction is aborted, commands ignored until end of transaction block",
+                ));
+            }
+        }
         let r = match pieces.as_slice() {
             [] => self.make_statement(sql, "", 0, param_types, true),
             [(offset, piece)] => self.make_statement(sql, piece, *offset, param_types, true),
@@ -912,6 +934,7 @@ impl SqlSession {
             ));
         }
         self.cancel.flag.store(false, Ordering::Release);
+        self.es.backend().clear_cancel();
         if self.tx == TxStatus::Idle {
             self.ctx.stmt_ts = now_timestamp();
         }
@@ -1729,7 +1752,7 @@ impl SqlSession {
         Ok(Outcome::Rows {
             fields: vec![text_field("QUERY PLAN")],
             rows: lines.into_iter().map(|l| vec![Some(l)]).collect(),
-            tag: format!("EXPLAIN {n}").replace(&format!("EXPLAIN {n}"), &format!("SELECT {n}")),
+            tag: "EXPLAIN".into(),
         })
     }
 }

@@ -351,3 +351,34 @@ fn tpcb_like_rollback_truncate_and_w1_update() {
     assert_eq!(one(&mut s, "select count(*) from pgbench_history"), "0");
     assert_eq!(tag(&mut s, "delete from pgbench_tellers where tid > 5 and tbalance >= 0 or tid = 1"), "DELETE 6");
 }
+
+#[test]
+fn cancel_during_a_lock_wait_is_57014() {
+    let (_d, e) = engine();
+    let mut a = session(&e);
+    run(&mut a, "create table t (k int)").unwrap();
+    run(&mut a, "begin; lock table t in access exclusive mode").unwrap();
+    let mut b = session(&e);
+    let h = b.cancel_handle();
+    let waiter = std::thread::spawn(move || {
+        let r = run(&mut b, "select * from t").map(|_| ()).map_err(|e| e.code);
+        (r, one(&mut b, "select 1"))
+    });
+    // Wait until b is seen waiting on a Lock, then cancel it.
+    let mut seen = false;
+    for _ in 0..500 {
+        let w = rows(&mut a, "select count(*) from pg_locks where not granted");
+        if w[0][0].as_deref() == Some("1") {
+            seen = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(seen, "the waiter never showed up in pg_locks");
+    assert_eq!(one(&mut a, "select count(*) from pg_stat_activity where wait_event_type = 'Lock'"), "1");
+    h.cancel();
+    let (r, after) = waiter.join().unwrap();
+    assert_eq!(r, Err("57014"));
+    assert_eq!(after, "1");
+    run(&mut a, "commit").unwrap();
+}
