@@ -382,3 +382,49 @@ fn cancel_during_a_lock_wait_is_57014() {
     assert_eq!(after, "1");
     run(&mut a, "commit").unwrap();
 }
+
+#[test]
+fn w4_copy_to_and_from_a_file_and_out_of_lock_memory() {
+    let (d, e) = engine();
+    let mut s = session(&e);
+    let path = d.path().join("copy_rows.txt");
+    let p = path.display();
+    run(
+        &mut s,
+        "CREATE UNLOGGED TABLE copy_unlogged (data text NOT NULL); CREATE TABLE copy_logged (data text NOT NULL)",
+    )
+    .unwrap();
+    assert_eq!(
+        tag(&mut s, &format!("COPY (SELECT repeat(random()::text, 5) FROM generate_series(1, 50)) TO '{p}'")),
+        "COPY 50"
+    );
+    assert_eq!(tag(&mut s, &format!("COPY copy_unlogged FROM '{p}'")), "COPY 50");
+    assert_eq!(one(&mut s, "select count(*) from copy_unlogged where length(data) > 10"), "50");
+    match run(&mut s, "COPY copy_unlogged TO STDOUT").unwrap() {
+        Outcome::CopyOut { lines, tag, .. } => {
+            assert_eq!(lines.len(), 50);
+            assert_eq!(tag, "COPY 50");
+        }
+        other => panic!("{other:?}"),
+    }
+    // 53200: more strong locks than the shared lock table holds.
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = turnstile_sync::Config::default();
+    cfg.set("lock.max_locks", "64").unwrap();
+    let small = SqlEngine::open(dir.path(), cfg).unwrap();
+    let mut t = session(&small);
+    for i in 0..80 {
+        run(&mut t, &format!("create table t{i} (k int)")).unwrap();
+    }
+    run(&mut t, "begin").unwrap();
+    let mut got = None;
+    for i in 0..80 {
+        if let Err(e) = run(&mut t, &format!("lock table t{i} in access exclusive mode")) {
+            got = Some(e.code);
+            break;
+        }
+    }
+    assert_eq!(got, Some("53200"));
+    run(&mut t, "rollback").unwrap();
+    assert_eq!(one(&mut t, "select count(*) from t1"), "0");
+}
