@@ -554,8 +554,19 @@ fn revive(pool: &turnstile_storage::BufferPool, file: RelFileId, tid: Tid, alive
 }
 
 impl Session {
-    /// Fails with [`EngineError::Canceled`] if the statement was cancelled.
+    /// A handle that cancels this session's running statement from any
+    /// thread (the server's CancelRequest): a lock wait in progress fails
+    /// at once, and a scan or other long loop fails at its next
+    /// [`Session::check_interrupts`] — both with [`EngineError::Canceled`]
+    /// (`57014`). A cancel that arrives between statements is dropped when
+    /// the next statement starts, as in PostgreSQL.
+    pub fn cancel_handle(&self) -> turnstile_lock::CancelHandle {
+        self.backend.cancel_handle()
+    }
+
+    /// Fails with [`EngineError::Canceled`] if the statement was cancelled
+    /// (consuming the request). Scans and other long loops call it.
     pub fn check_interrupts(&mut self) -> Result<()> {
-        Ok(())
+        self.backend.check_cancel().map_err(|_| EngineError::Canceled)
     }
 }
