@@ -185,9 +185,16 @@ impl Session {
             let file = |rel| RelFileId::new(self.db, rel);
             let mut step = || -> Result<bool> {
                 Ok(match &u {
-                    Undo::Insert { rel, tid } if live.contains(rel) => {
+                    Undo::Insert { rel, tid, crc } if live.contains(rel) => {
                         report.undone_inserts += 1;
-                        revive(pool, file(*rel), *tid, false)?
+                        match heap::fetch(pool, file(*rel), *tid) {
+                            Ok(bytes) if crc32c::crc32c(&bytes) == *crc => revive(pool, file(*rel), *tid, false)?,
+                            // Deleted by someone since: gone already.
+                            Err(HeapError::NoSuchTuple { .. }) => true,
+                            // Changed by another transaction since: it stays.
+                            Ok(_) => false,
+                            Err(e) => return Err(e.into()),
+                        }
                     }
                     Undo::Update { rel, tid, before } if live.contains(rel) => {
                         report.undone_updates += 1;

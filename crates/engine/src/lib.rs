@@ -131,6 +131,7 @@ pub mod session;
 pub mod tid;
 pub mod txn;
 pub mod types;
+pub mod vacuum;
 
 pub use engine::Engine;
 pub use error::{EngineError, Result};

@@ -590,7 +590,7 @@ impl Session {
                             return Err(e.into());
                         }
                     }
-                    s.txn.log(crate::txn::Undo::Insert { rel: leaf.rel.id, tid });
+                    s.txn.log(crate::txn::Undo::Insert { rel: leaf.rel.id, tid, crc: crc32c::crc32c(&buf) });
                     placed(leaf.rel.id, tid);
                 }
                 Ok(())
