@@ -6,10 +6,12 @@
 //! Outside `begin`/`commit` every statement is its own transaction: its
 //! heavyweight locks are released when it returns (success or error).
 //! Inside one, locks accumulate until `commit`, as in PostgreSQL. There is
-//! no MVCC and no rollback of data: a statement's effects are visible to
-//! other sessions as soon as it returns; heavyweight locks alone order
-//! readers against DDL. Dropping a session mid-transaction releases
-//! everything it held.
+//! no MVCC: a statement's effects are visible to other sessions as soon as
+//! it returns; heavyweight locks order readers against DDL, and row write
+//! locks order writers of one row ([`crate::txn`]). `rollback` (and a
+//! failed statement outside a transaction block) undoes the writes from an
+//! undo log; DDL is not undone. Dropping a session mid-transaction undoes
+//! its writes and releases everything it held.
 //!
 //! # DDL
 //!

@@ -5,7 +5,7 @@
 //!
 //! * **Row write locks.** A transaction that updates or deletes a row first
 //!   takes the row's write lock, a `(relation, TID) → xid` entry in a shared,
-//!   sharded map ([`RowLocks`]), kept until the transaction ends. A second
+//!   sharded map ([`Transactions`]), kept until the transaction ends. A second
 //!   writer that finds the entry waits exactly as PostgreSQL's
 //!   `heap_update` does: it takes the heavyweight *tuple* lock
 //!   (`LockTag::tuple`, exclusive; it orders the waiters), then waits for the
@@ -89,7 +89,7 @@ fn shard(key: &RowKey) -> usize {
 }
 
 impl Transactions {
-    /// A new transaction id (wraps past `u32::MAX` to [`FIRST_XID`]; ids
+    /// A new transaction id (wraps past `u32::MAX` to 3; ids
     /// only name running transactions, so reuse after 4 billion is harmless).
     pub fn assign_xid(&self) -> u32 {
         loop {

@@ -19,8 +19,8 @@
 //! seed; the scratch directory (under the system temp dir unless `--dir`)
 //! is removed afterwards.
 
-use crate::report::{f, Section, Table};
 use crate::cli::CliError;
+use crate::report::{f, Section, Table};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::Barrier;

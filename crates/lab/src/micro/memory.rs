@@ -9,9 +9,9 @@
 //! blocks served from the cache and from the allocator, the cache's share,
 //! minor page faults of the thread (`getrusage(RUSAGE_THREAD)`), latency.
 
+use crate::cli::CliError;
 use crate::report::{f, Section, Table};
 use crate::run::workloads::{load_accounts, w1_query};
-use crate::cli::CliError;
 use serde::Serialize;
 use std::time::Instant;
 use turnstile_engine::memory::minor_faults;

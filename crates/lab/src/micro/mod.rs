@@ -1,8 +1,8 @@
 //! Micro-benchmarks: single primitives timed against a reference primitive
 //! in the same run, reported as ratios (DESIGN.md §8).
 
-use crate::report::Section;
 use crate::cli::CliError;
+use crate::report::Section;
 use clap::Subcommand;
 
 pub mod btree;

@@ -8,9 +8,9 @@
 //! taken per query — without the prefilter the planner opens and locks
 //! every index (61 locks with 60 indexes, as PostgreSQL does); with it, two.
 
+use crate::cli::CliError;
 use crate::harness::{histogram, run_clients, Latency, RunSpec};
 use crate::report::{f, Section, Table};
-use crate::cli::CliError;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use std::sync::{Arc, Mutex};
