@@ -23,7 +23,7 @@
 //! every durable row is in the heap and found through the primary key,
 //! and the reopened engine accepts inserts.
 
-use crate::CliError;
+use crate::cli::CliError;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
