@@ -418,6 +418,12 @@ pub fn run_profile(
     if !flushed {
         run.violations.report(format!("no flush completed in {FINAL_FLUSH_TRIES} tries after the faults stopped"));
     }
+    // A quiescent point: every worker has ended. The buffer pool's and the
+    // lock manager's invariants must hold however the faults fell.
+    if let Err(panic) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run.engine.check_invariants())) {
+        let what = panic.downcast_ref::<String>().map(String::as_str).or(panic.downcast_ref::<&str>().copied());
+        run.violations.report(format!("invariant check after the run: {}", what.unwrap_or("(no message)")));
+    }
     let durable = &acked[..run.durable.load(Ordering::Relaxed) as usize];
     result.durable_rows = durable.len() as u64;
     result.faults_planned = run.count(FAULTS);
