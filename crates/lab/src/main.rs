@@ -66,8 +66,9 @@ fn main() -> ExitCode {
     }
 }
 
-/// The modules' error type lives in `cli` (kept nameable here too).
-pub use cli::CliError;
+/// The shared types live in `cli`; also nameable from the crate root, as
+/// before they moved.
+pub use cli::{build_config, CliError};
 
 fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
