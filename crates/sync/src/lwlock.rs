@@ -109,8 +109,9 @@ const _: () = assert!(EXCLUSIVE.is_power_of_two() && WAITERS.is_power_of_two());
 const _: () = assert!(EXCLUSIVE_WAITING.is_power_of_two() && WAKING.is_power_of_two());
 const _: () = assert!(EXCLUSIVE_WAKING.is_power_of_two());
 const _: () = assert!(HOLDERS & (QUEUE_FLAGS | WAKE_FLAGS) == 0 && QUEUE_FLAGS & WAKE_FLAGS == 0);
-const _: () = assert!((HOLDERS | QUEUE_FLAGS | WAKE_FLAGS).count_ones() == 24 + 5);
-const _: () = assert!((HOLDERS | QUEUE_FLAGS | WAKE_FLAGS) < 1 << 29);
+const USED_BITS: u32 = HOLDERS | QUEUE_FLAGS | WAKE_FLAGS;
+const _: () = assert!(USED_BITS.count_ones() == 24 + 5);
+const _: () = assert!(USED_BITS.leading_zeros() == 3, "bits 29..32 are unused");
 
 /// How many times the slow path re-tries the lock, with a short pure spin
 /// (at most a few hundred pause instructions) between tries, before it

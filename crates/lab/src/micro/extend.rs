@@ -220,7 +220,9 @@ pub fn run(args: &Args) -> Result<Section, CliError> {
                 }
             }
             if profile == Profile::Scalable {
-                by_policy.extend(best.into_iter().flatten().filter(|r| policies.iter().any(|p| p.name() == r.lwlock_policy)));
+                by_policy.extend(
+                    best.into_iter().flatten().filter(|r| policies.iter().any(|p| p.name() == r.lwlock_policy)),
+                );
             }
         }
     }

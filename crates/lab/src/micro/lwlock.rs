@@ -128,12 +128,19 @@ fn uncontended(args: &Args) -> Vec<CostRow> {
     let mut variants: Vec<Variant> =
         vec![("shared_lock_unlock", "parking_lot", Box::new(|| drop(black_box(reference.read()))))];
     for lock in &locks {
-        variants.push(("shared_lock_unlock", lock.policy().name(), Box::new(move || drop(black_box(lock.lock_shared())))));
+        variants.push((
+            "shared_lock_unlock",
+            lock.policy().name(),
+            Box::new(move || drop(black_box(lock.lock_shared()))),
+        ));
     }
     variants.push(("exclusive_lock_unlock", "parking_lot", Box::new(|| drop(black_box(reference.write())))));
     for lock in &locks {
-        variants
-            .push(("exclusive_lock_unlock", lock.policy().name(), Box::new(move || drop(black_box(lock.lock_exclusive())))));
+        variants.push((
+            "exclusive_lock_unlock",
+            lock.policy().name(),
+            Box::new(move || drop(black_box(lock.lock_exclusive()))),
+        ));
     }
     let mut best = vec![f64::INFINITY; variants.len()];
     for v in &variants {
@@ -185,51 +192,52 @@ fn probe(args: &Args, policy: LwLockPolicy) -> Result<StarvationRow, CliError> {
     let duration = Duration::from_secs_f64(args.seconds);
     let interval = Duration::from_micros(args.writer_interval_us);
     let (lock, stop) = (&lock, &stop);
-    let measured = run_workers(args.readers + 1, |i| -> Result<Box<dyn FnOnce() -> Result<Measured, CliError>>, CliError> {
-        if i > 0 {
-            let hold_ns = args.hold_ns;
-            return Ok(Box::new(move || {
+    let measured =
+        run_workers(args.readers + 1, |i| -> Result<Box<dyn FnOnce() -> Result<Measured, CliError>>, CliError> {
+            if i > 0 {
+                let hold_ns = args.hold_ns;
+                return Ok(Box::new(move || {
+                    let mut acquisitions = 0u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        let g = lock.lock_shared();
+                        hold_for(hold_ns);
+                        black_box(*g);
+                        drop(g);
+                        acquisitions += 1;
+                    }
+                    Ok(Measured::Reader { acquisitions })
+                }));
+            }
+            Ok(Box::new(move || {
+                // However the writer ends (done, error, panic), the readers stop.
+                let _stop_readers = StopOnDrop(stop);
+                // Bounds, not auto-resize: `saturating_record` clamps to the
+                // current range of an auto-resizing histogram, which would hide
+                // the longest waits.
+                let mut waits = Histogram::<u64>::new_with_bounds(1, 3_600_000_000, 3)?;
+                let start = Instant::now();
+                let mut next = start;
                 let mut acquisitions = 0u64;
-                while !stop.load(Ordering::Relaxed) {
-                    let g = lock.lock_shared();
-                    hold_for(hold_ns);
-                    black_box(*g);
+                while start.elapsed() < duration {
+                    next += interval;
+                    // Wait for the tick on the CPU, not in the kernel: a sleeping
+                    // writer would measure how fast the scheduler wakes it among 8
+                    // busy readers, not how the lock treats it.
+                    while Instant::now() < next {
+                        std::hint::spin_loop();
+                    }
+                    let asked = Instant::now();
+                    let mut g = lock.lock_exclusive();
+                    let waited = asked.elapsed();
+                    *g += 1;
                     drop(g);
+                    waits.saturating_record(waited.as_micros() as u64);
                     acquisitions += 1;
                 }
-                Ok(Measured::Reader { acquisitions })
-            }));
-        }
-        Ok(Box::new(move || {
-            // However the writer ends (done, error, panic), the readers stop.
-            let _stop_readers = StopOnDrop(stop);
-            // Bounds, not auto-resize: `saturating_record` clamps to the
-            // current range of an auto-resizing histogram, which would hide
-            // the longest waits.
-            let mut waits = Histogram::<u64>::new_with_bounds(1, 3_600_000_000, 3)?;
-            let start = Instant::now();
-            let mut next = start;
-            let mut acquisitions = 0u64;
-            while start.elapsed() < duration {
-                next += interval;
-                // Wait for the tick on the CPU, not in the kernel: a sleeping
-                // writer would measure how fast the scheduler wakes it among 8
-                // busy readers, not how the lock treats it.
-                while Instant::now() < next {
-                    std::hint::spin_loop();
-                }
-                let asked = Instant::now();
-                let mut g = lock.lock_exclusive();
-                let waited = asked.elapsed();
-                *g += 1;
-                drop(g);
-                waits.saturating_record(waited.as_micros() as u64);
-                acquisitions += 1;
-            }
-            let elapsed = start.elapsed().as_secs_f64();
-            Ok(Measured::Writer { waits, acquisitions, elapsed })
-        }))
-    });
+                let elapsed = start.elapsed().as_secs_f64();
+                Ok(Measured::Writer { waits, acquisitions, elapsed })
+            }))
+        });
     let mut writer = None;
     let mut reader_acquisitions = 0u64;
     for m in measured? {
