@@ -267,6 +267,13 @@ impl Backend {
         if self.lockfree.is_some() && tag.is_relation() && mode.is_fast_path_eligible() {
             return self.lock_weak_lock_free(tag, mode, wait);
         }
+        self.lock_local_table(tag, mode, wait)
+    }
+
+    /// [`Self::lock`] through the local hash table: every request but a
+    /// weak relation lock under the `lockfree` protocol.
+    #[inline(never)]
+    fn lock_local_table(&mut self, tag: LockTag, mode: LockMode, wait: Wait) -> Result<Acquired, LockError> {
         let hash = tag.hash_code();
         let entry = self.local.table.entry(
             local_hash(hash, mode),
@@ -316,23 +323,12 @@ impl Backend {
                 return Ok(Acquired::AlreadyHeld);
             }
         }
-        let hash = tag.hash_code();
-        if self.weak_shared > 0 {
-            if let Some(held) = self.local.table.find_mut(local_hash(hash, mode), |l| l.tag == tag && l.mode == mode) {
-                held.count += 1;
-                return Ok(Acquired::AlreadyHeld);
-            }
+        if self.weak_shared > 0 || place == Place::GroupFull {
+            return self.lock_weak_lock_free_slow(tag, mode, wait, place);
         }
+        let hash = tag.hash_code();
         let manager: &LockManager = &self.manager;
         let slot = &manager.backends[self.id];
-        if place == Place::GroupFull {
-            if owner.at_max {
-                slot.counters.add(Counter::FastPathOverflows, 1);
-                return self.lock_slow(tag, mode, hash, wait);
-            }
-            self.grow_lock_free();
-            return self.lock(tag, mode, wait);
-        }
         // The handshake with strong lockers (crate documentation): publish
         // as pending, fence, read the counter, keep or back out.
         let (s, published) = owner.publish(place, key, mode);
@@ -347,6 +343,40 @@ impl Backend {
             return Ok(Acquired::New);
         }
         self.lock_slow(tag, mode, hash, wait)
+    }
+
+    /// The rarer cases of [`Self::lock_weak_lock_free`]: the local hash
+    /// table holds weak relation locks (granted through the shared table),
+    /// or the relation's group is full.
+    #[inline(never)]
+    fn lock_weak_lock_free_slow(
+        &mut self,
+        tag: LockTag,
+        mode: LockMode,
+        wait: Wait,
+        place: Place,
+    ) -> Result<Acquired, LockError> {
+        let hash = tag.hash_code();
+        if self.weak_shared > 0 {
+            if let Some(held) = self.local.table.find_mut(local_hash(hash, mode), |l| l.tag == tag && l.mode == mode) {
+                held.count += 1;
+                return Ok(Acquired::AlreadyHeld);
+            }
+        }
+        if place != Place::GroupFull {
+            // Not held anywhere: the fast path proper, which no longer
+            // needs the hash table.
+            let weak_shared = std::mem::take(&mut self.weak_shared);
+            let result = self.lock_weak_lock_free(tag, mode, wait);
+            self.weak_shared += weak_shared;
+            return result;
+        }
+        if self.lockfree.as_ref().is_some_and(|o| o.at_max) {
+            self.slot().counters.add(Counter::FastPathOverflows, 1);
+            return self.lock_slow(tag, mode, hash, wait);
+        }
+        self.grow_lock_free();
+        self.lock(tag, mode, wait)
     }
 
     /// Doubles the `lockfree` protocol's slot array (its relation's group
@@ -471,16 +501,29 @@ impl Backend {
                         return Ok(());
                     }
                     self.fp_local -= 1;
-                    if owner.release(s, mode) {
-                        return Ok(());
+                    if !owner.release(s, mode) {
+                        // Claimed by a strong locker: in the shared table.
+                        self.unlock_claimed(tag, mode);
                     }
-                    // Claimed by a strong locker: in the shared table.
-                    let hash = tag.hash_code();
-                    self.unlock_shared(LocalLock { tag, mode, hash, count: 0, via: Via::Shared, strong: false });
                     return Ok(());
                 }
             }
         }
+        self.unlock_local_table(tag, mode)
+    }
+
+    /// Releases a `lockfree` fast-path lock that a strong locker moved to
+    /// the shared table.
+    #[cold]
+    fn unlock_claimed(&mut self, tag: LockTag, mode: LockMode) {
+        let hash = tag.hash_code();
+        self.unlock_shared(LocalLock { tag, mode, hash, count: 0, via: Via::Shared, strong: false });
+    }
+
+    /// [`Self::unlock`] through the local hash table.
+    #[inline(never)]
+    fn unlock_local_table(&mut self, tag: LockTag, mode: LockMode) -> Result<(), LockError> {
+        let weak_relation = tag.is_relation() && mode.is_fast_path_eligible();
         let hash = tag.hash_code();
         let held = match self.local.release(&tag, mode, hash) {
             None => return Err(LockError::NotHeld { tag, mode }),

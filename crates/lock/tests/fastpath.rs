@@ -193,7 +193,7 @@ fn a_growing_fast_path_stops_at_its_maximum() {
 
 #[test]
 fn a_strong_lock_moves_weak_fast_path_locks_and_their_owner_releases_them_once() {
-    for (profile, m) in every_combination() {
+    for (name, m) in every_combination() {
         let (weak, strong) = (Session::new(&m, "weak"), Session::new(&m, "strong"));
         let t = rel(77);
         weak.lock(t, AccessShare).ok();
@@ -208,7 +208,7 @@ fn a_strong_lock_moves_weak_fast_path_locks_and_their_owner_releases_them_once()
         assert!(on_t.iter().all(|r| !r.fastpath && r.backend == weak.id));
         let waiting: Vec<_> = rows.iter().filter(|r| !r.granted).collect();
         assert_eq!(waiting.len(), 1);
-        assert!(waiting[0].wait_start.is_some() && waiting[0].mode == AccessExclusive);
+        assert!(waiting[0].wait_start.is_some() && waiting[0].mode == AccessExclusive, "{name}");
         assert!(rows.iter().any(|r| r.tag == rel(78) && r.fastpath), "other relations stay");
         // Releasing finds the moved locks in the shared table, once.
         weak.step(move |b| b.unlock(t, AccessShare)).ok();
