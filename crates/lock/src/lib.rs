@@ -250,6 +250,8 @@ mod slot;
 mod stats;
 mod sync;
 mod tag;
+#[cfg(feature = "testing")]
+pub mod testing;
 mod view;
 mod wait;
 

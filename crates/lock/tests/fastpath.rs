@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use turnstile_sync::sync::counter::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
