@@ -12,6 +12,14 @@ pub mod lwlock;
 pub mod memory;
 pub mod plan;
 
+/// The options every micro-benchmark takes (`#[command(flatten)]`).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct Output {
+    /// Print the JSON report (the output contract) instead of tables.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// The micro-benchmarks.
 #[derive(Subcommand, Debug)]
 pub enum MicroBench {
@@ -56,15 +64,15 @@ pub fn run(bench: MicroBench) -> Result<(), CliError> {
             (extend::run(&args)?, json)
         }
         MicroBench::Plan(args) => {
-            let json = args.json;
+            let json = args.output.json;
             (plan::run(&args)?, json)
         }
         MicroBench::Memory(args) => {
-            let json = args.json;
+            let json = args.output.json;
             (memory::run(&args)?, json)
         }
         MicroBench::Btree(args) => {
-            let json = args.json;
+            let json = args.output.json;
             (btree::run(&args)?, json)
         }
     };
