@@ -168,8 +168,8 @@ impl fmt::Display for LwLockPolicy {
 /// Lock mode of a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mode {
-    Shared,
-    Exclusive,
+    Shared = 0,
+    Exclusive = 1,
 }
 
 impl Mode {
@@ -206,6 +206,10 @@ struct WaitQueue {
 /// A shared/exclusive lightweight lock protecting a `T`.
 pub struct LwLock<T> {
     state: AtomicU32,
+    /// The state bits that refuse a new (not woken) request, by mode:
+    /// [`Self::admits`] for `woken == false`, computed once so that the
+    /// fast path is one mask test, one CAS.
+    refused_by: [u32; 2],
     policy: LwLockPolicy,
     tranche: Tranche,
     queue: Mutex<WaitQueue>,
@@ -224,6 +228,10 @@ impl<T> LwLock<T> {
     pub fn new(tranche: Tranche, policy: LwLockPolicy, value: T) -> Self {
         LwLock {
             state: AtomicU32::new(0),
+            refused_by: [
+                Self::refused_by(policy, Mode::Shared, false),
+                Self::refused_by(policy, Mode::Exclusive, false),
+            ],
             policy,
             tranche,
             queue: Mutex::new(WaitQueue { waiters: VecDeque::new(), exclusive: 0 }),
@@ -334,20 +342,26 @@ impl<T> LwLock<T> {
         Some(LwLockExclusiveGuard { lock: self, ptr: ManuallyDrop::new(self.data.ptr_mut()) })
     }
 
-    /// Whether `mode` may be granted in `state` under this lock's policy.
+    /// The state bits that refuse a `mode` request under `policy`.
     /// `woken`: the requester is a waiter woken to retry, so it was ahead
     /// of every exclusive waiter queued now; under `fair` only holders
     /// refuse it.
-    #[inline(always)]
-    fn admits(&self, state: u32, mode: Mode, woken: bool) -> bool {
-        let refused_by = match (mode, self.policy) {
+    const fn refused_by(policy: LwLockPolicy, mode: Mode, woken: bool) -> u32 {
+        match (mode, policy) {
             (Mode::Shared, LwLockPolicy::Barging) => EXCLUSIVE,
             (Mode::Shared, LwLockPolicy::Fair) if woken => EXCLUSIVE,
             (Mode::Shared, LwLockPolicy::Fair) => EXCLUSIVE | EXCLUSIVE_WAITING | EXCLUSIVE_WAKING,
             (Mode::Shared, LwLockPolicy::Handoff) => EXCLUSIVE | EXCLUSIVE_WAITING,
             (Mode::Exclusive, LwLockPolicy::Barging | LwLockPolicy::Fair) => HOLDERS,
             (Mode::Exclusive, LwLockPolicy::Handoff) => HOLDERS | WAITERS,
-        };
+        }
+    }
+
+    /// Whether `mode` may be granted in `state` under this lock's policy
+    /// (see [`Self::refused_by`]).
+    #[inline(always)]
+    fn admits(&self, state: u32, mode: Mode, woken: bool) -> bool {
+        let refused_by = if woken { Self::refused_by(self.policy, mode, true) } else { self.refused_by[mode as usize] };
         state & refused_by == 0
     }
 
