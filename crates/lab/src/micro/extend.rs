@@ -18,9 +18,8 @@
 //! vfd cache's included; each result says which policy they followed
 //! (`lwlock_policy`, `fsm_policy`, `vfd_policy`). Besides its own `fair`,
 //! `scalable` also runs under every other policy of `--policies` (the
-//! `policies` array of the JSON report): on these exclusive-only locks a
-//! queue-order hand-off (`handoff`) forms convoys, and seed 004's `fair`
-//! must do no worse than `barging`.
+//! `policies` array of the JSON report): on these exclusive-only locks
+//! seed 004's `fair` must do no worse than `barging`.
 //!
 //! Writers run on the lab harness ([`crate::harness::run_workers`]).
 //!
