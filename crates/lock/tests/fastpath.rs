@@ -4,11 +4,11 @@
 mod common;
 
 use common::*;
-use turnstile_sync::sync::counter::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 use turnstile_lock::{LockError, LockManager, LockMode::*, LockTag, Wait};
+use turnstile_sync::sync::counter::{AtomicBool, AtomicU32, Ordering};
 use turnstile_sync::{Config, FastPathProtocol, Profile};
 
 fn preset(profile: Profile) -> Arc<LockManager> {
