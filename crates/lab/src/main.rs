@@ -7,7 +7,7 @@
 //! turnstile run W1..W6 [--clients 1,8] [--plot DIR] [--json|--csv]   one workload
 //! turnstile micro lwlock|lock|… [--json] micro-benchmarks (ratios against reference primitives)
 //! turnstile stress locks [--threads 16] [--seconds 10] [--seed N] [--json]   lock-manager torture test
-//! turnstile config [--profile P] [--set k=v]…   print the effective configuration
+//! turnstile config [--profile P] [--config FILE] [--set k=v]…   print the effective configuration
 //! ```
 
 use clap::{Parser, Subcommand};
@@ -66,8 +66,9 @@ fn main() -> ExitCode {
     }
 }
 
-/// The modules' error type lives in `cli` (kept nameable here too).
-pub use cli::CliError;
+/// The shared types live in `cli`; also nameable from the crate root, as
+/// before they moved.
+pub use cli::{build_config, CliError};
 
 fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
