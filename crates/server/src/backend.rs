@@ -389,9 +389,7 @@ impl Backend<'_> {
                 "binary format is not supported by turnstile: use text format for parameters and results".into(),
             ));
         }
-        if let Some(&code) =
-            m.parameter_format_codes.iter().chain(&m.result_column_format_codes).find(|&&c| c != 0)
-        {
+        if let Some(&code) = m.parameter_format_codes.iter().chain(&m.result_column_format_codes).find(|&&c| c != 0) {
             return Err(sql_error("22023", format!("unsupported format code: {code}")));
         }
         let wanted = statement.param_types().len();
@@ -430,9 +428,7 @@ impl Backend<'_> {
                 self.out.push(&ParameterDescription::new(s.param_types().to_vec()));
                 s.clone()
             }
-            TARGET_TYPE_BYTE_PORTAL => {
-                self.portals.get(&name).ok_or_else(|| no_portal(&name))?.statement.clone()
-            }
+            TARGET_TYPE_BYTE_PORTAL => self.portals.get(&name).ok_or_else(|| no_portal(&name))?.statement.clone(),
             other => {
                 return Err(sql_error("08P01", format!("invalid DESCRIBE message subtype {other}")));
             }

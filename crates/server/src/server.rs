@@ -125,9 +125,11 @@ impl Server {
         for host in options.listen.split(',').map(str::trim).filter(|h| !h.is_empty()) {
             let host = if host == "*" { "0.0.0.0" } else { host };
             let what = format!("{host}:{port}");
-            let addrs = (host, port).to_socket_addrs().map_err(|source| ServerError::Listen { what: what.clone(), source })?;
+            let addrs =
+                (host, port).to_socket_addrs().map_err(|source| ServerError::Listen { what: what.clone(), source })?;
             for addr in addrs {
-                let l = TcpListener::bind(addr).map_err(|source| ServerError::Listen { what: addr.to_string(), source })?;
+                let l =
+                    TcpListener::bind(addr).map_err(|source| ServerError::Listen { what: addr.to_string(), source })?;
                 let local = l.local_addr().map_err(|source| ServerError::Listen { what: what.clone(), source })?;
                 port = local.port();
                 tcp.push((l, local));
@@ -301,10 +303,8 @@ fn accept_loop(shared: &Arc<Shared>, accept: impl Fn() -> io::Result<Stream>) {
             lock(&shared.sockets).insert(id, clone);
         }
         let s2 = shared.clone();
-        let spawned = std::thread::Builder::new()
-            .name("backend".into())
-            .stack_size(BACKEND_STACK_BYTES)
-            .spawn(move || {
+        let spawned =
+            std::thread::Builder::new().name("backend".into()).stack_size(BACKEND_STACK_BYTES).spawn(move || {
                 let _guard = ConnectionGuard { shared: &s2, id };
                 backend::run(stream, &s2);
             });

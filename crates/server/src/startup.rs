@@ -75,10 +75,21 @@ pub fn negotiate(reader: &mut Reader, stream: &mut Stream, out: &mut Output) -> 
 
 /// Decodes a `StartupMessage` with pgwire's codec. A minor version above 0 or
 /// `_pq_.` options get `NegotiateProtocolVersion`, as PostgreSQL 15 sends.
-fn startup_parameters(packet: &mut BytesMut, minor: u16, out: &mut Output) -> Result<BTreeMap<String, String>, FrameError> {
+fn startup_parameters(
+    packet: &mut BytesMut,
+    minor: u16,
+    out: &mut Output,
+) -> Result<BTreeMap<String, String>, FrameError> {
     // The parameter list must end with an empty name.
     if packet.len() < 9 || packet[packet.len() - 1] != 0 {
-        out.error("FATAL", "08P01", "invalid startup packet layout: expected terminator as last byte", None, None, None);
+        out.error(
+            "FATAL",
+            "08P01",
+            "invalid startup packet layout: expected terminator as last byte",
+            None,
+            None,
+            None,
+        );
         return Err(FrameError::Protocol("bad startup packet".into()));
     }
     let ctx = DecodeContext::new(ProtocolVersion::PROTOCOL3_0);

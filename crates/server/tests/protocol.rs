@@ -121,7 +121,8 @@ fn binary_format_is_refused_with_0a000() {
 fn extended_query_named_statements_portals_and_row_limits() {
     let srv = TestServer::start(Profile::Scalable, &[]);
     let mut raw = srv.raw("postgres");
-    let setup = raw.query("CREATE TABLE t (a int, b text); INSERT INTO t VALUES (1, 'x'), (2, 'y'), (3, 'z'), (4, 'w'), (5, 'v')");
+    let setup = raw
+        .query("CREATE TABLE t (a int, b text); INSERT INTO t VALUES (1, 'x'), (2, 'y'), (3, 'z'), (4, 'w'), (5, 'v')");
     assert_eq!(error_code(&setup), None, "{setup:?}");
     assert_eq!(count(&setup, |m| matches!(m, B::CommandComplete(_))), 2, "two statements in one Query");
     raw.send(&[
@@ -175,10 +176,7 @@ fn copy_in_and_out() {
         F::CopyDone(CopyDone::new()),
     ]);
     let msgs = raw.until_ready();
-    assert!(
-        msgs.iter().any(|m| matches!(m, B::CommandComplete(c) if c.tag == "COPY 3")),
-        "{msgs:?}"
-    );
+    assert!(msgs.iter().any(|m| matches!(m, B::CommandComplete(c) if c.tag == "COPY 3")), "{msgs:?}");
     raw.send(&[F::Query(Query::new("COPY c TO STDOUT".into()))]);
     let msgs = raw.until_ready();
     let lines: Vec<Vec<u8>> = msgs

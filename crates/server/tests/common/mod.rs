@@ -82,10 +82,7 @@ impl TestServer {
         let mut raw = Raw::connect(self.port);
         raw.startup(database);
         let msgs = raw.until_ready();
-        assert!(
-            msgs.iter().any(|m| matches!(m, PgWireBackendMessage::ReadyForQuery(_))),
-            "startup failed: {msgs:?}"
-        );
+        assert!(msgs.iter().any(|m| matches!(m, PgWireBackendMessage::ReadyForQuery(_))), "startup failed: {msgs:?}");
         raw
     }
 }
@@ -115,6 +112,8 @@ pub struct Raw {
     pub stream: TcpStream,
     buf: BytesMut,
     ctx: DecodeContext,
+    /// BackendKeyData: (pid, secret), after startup.
+    pub key: Option<(i32, i32)>,
 }
 
 impl Raw {
@@ -124,7 +123,7 @@ impl Raw {
         let mut ctx = DecodeContext::new(ProtocolVersion::PROTOCOL3_0);
         ctx.awaiting_frontend_ssl = false;
         ctx.awaiting_frontend_startup = false;
-        Raw { stream, buf: BytesMut::new(), ctx }
+        Raw { stream, buf: BytesMut::new(), ctx, key: None }
     }
 
     pub fn startup(&mut self, database: &str) {
@@ -167,6 +166,9 @@ impl Raw {
     pub fn until_ready(&mut self) -> Vec<PgWireBackendMessage> {
         let mut v = Vec::new();
         while let Some(m) = self.recv() {
+            if let PgWireBackendMessage::BackendKeyData(k) = &m {
+                self.key = k.secret_key.as_i32().map(|s| (k.pid, s));
+            }
             let done = matches!(m, PgWireBackendMessage::ReadyForQuery(_));
             v.push(m);
             if done {
@@ -183,12 +185,24 @@ impl Raw {
     }
 }
 
+/// Sends a CancelRequest for `key` on a new connection.
+pub fn cancel(port: u16, key: (i32, i32)) {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    let mut b = Vec::with_capacity(16);
+    b.extend_from_slice(&16i32.to_be_bytes());
+    b.extend_from_slice(&80877102i32.to_be_bytes());
+    b.extend_from_slice(&key.0.to_be_bytes());
+    b.extend_from_slice(&key.1.to_be_bytes());
+    s.write_all(&b).expect("send cancel");
+    // The server closes the connection once the request is handled.
+    let mut sink = Vec::new();
+    let _ = s.read_to_end(&mut sink);
+}
+
 /// The SQLSTATE of the first ErrorResponse among `msgs`.
 pub fn error_code(msgs: &[PgWireBackendMessage]) -> Option<String> {
     msgs.iter().find_map(|m| match m {
-        PgWireBackendMessage::ErrorResponse(e) => {
-            e.fields.iter().find(|(k, _)| *k == b'C').map(|(_, v)| v.clone())
-        }
+        PgWireBackendMessage::ErrorResponse(e) => e.fields.iter().find(|(k, _)| *k == b'C').map(|(_, v)| v.clone()),
         _ => None,
     })
 }
