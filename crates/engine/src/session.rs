@@ -27,13 +27,15 @@
 
 use crate::btree::{BTree, BtreeOptions, CachedRoot, RootCacheStats};
 use crate::catalog::{
-    AmCache, CatalogError, DbId, PartitionBound, PartitionStrategy, RelCache, RelEntry, RelId, RelKind, Relation,
+    CatalogError, DbId, PartitionBound, PartitionStrategy, RelCache, RelEntry, RelId, RelKind, Relation,
 };
 use crate::engine::Engine;
 use crate::error::{EngineError, Result};
 use crate::heap::{self, BulkInserter, HeapScan};
+use crate::lmgr::RelLocker;
 use crate::memory::{BlockCache, MemoryStats};
-use crate::query::plan::Plan;
+use crate::query::exec::Executor;
+use crate::query::plan::{Plan, Planner};
 use crate::query::{Query, QueryMode};
 use crate::tid::Tid;
 use crate::types::{decode_row, encode_row_into, ColumnType, Value};
@@ -43,10 +45,6 @@ use turnstile_lock::{Backend, LockMode, LockTag, Wait};
 use turnstile_storage::rel::{Fork, RelFileId};
 use turnstile_storage::{Extender, ExtensionStats, Ring};
 use turnstile_sync::activity::{ActivityHandle, BackendState};
-
-/// How often a name look-up is retried when DDL keeps replacing the
-/// relation between look-up and lock.
-const RESOLVE_RETRIES: usize = 100;
 
 /// One client's session.
 #[derive(Debug)]
@@ -82,6 +80,18 @@ impl Prepared {
     /// The cached plan.
     pub fn plan(&self) -> &Plan {
         &self.plan
+    }
+}
+
+impl Engine {
+    /// A new session on database `postgres`.
+    pub fn session(self: &Arc<Self>) -> Result<Session> {
+        Session::new(Arc::clone(self), "postgres")
+    }
+
+    /// A new session on database `database`.
+    pub fn session_on(self: &Arc<Self>, database: &str) -> Result<Session> {
+        Session::new(Arc::clone(self), database)
     }
 }
 
@@ -201,24 +211,31 @@ impl Session {
     /// of after the lock was granted. The lock lasts until the statement
     /// (or transaction) ends.
     pub(crate) fn lock_by_name(&mut self, name: &str, mode: LockMode) -> Result<Arc<RelEntry>> {
-        for _ in 0..RESOLVE_RETRIES {
-            let before = self.relcache.resolve(self.engine.catalog(), self.db, name)?;
-            self.lock_relation(before.rel.id, mode)?;
-            match self.relcache.resolve(self.engine.catalog(), self.db, name) {
-                Ok(after) if after.rel.id == before.rel.id => return Ok(after),
-                other => {
-                    // Replaced or dropped while we waited: let go and retry.
-                    self.backend.unlock(LockTag::relation(self.db, before.rel.id), mode)?;
-                    other?;
-                }
-            }
-        }
-        Err(EngineError::State(format!("relation \"{name}\" kept changing while it was being locked")))
+        self.rels().lock_by_name(name, mode)
     }
 
     /// The cache entry of relation `id` (no lock is taken; callers lock first).
     pub fn rel_entry(&mut self, id: RelId) -> Result<Arc<RelEntry>> {
-        Ok(self.relcache.get(self.engine.catalog(), id)?)
+        self.rels().entry(id)
+    }
+
+    /// The session's relation locks and relation cache, for one step of a
+    /// statement.
+    fn rels(&mut self) -> RelLocker<'_> {
+        RelLocker::new(self.engine.catalog(), &mut self.relcache, &mut self.backend, self.db)
+    }
+
+    /// The planner, over this session's relation cache and backend.
+    fn planner(&mut self) -> Planner<'_> {
+        let rels = RelLocker::new(self.engine.catalog(), &mut self.relcache, &mut self.backend, self.db);
+        Planner::new(rels, self.engine.config())
+    }
+
+    /// The executor, over this session's relation cache, backend and block
+    /// cache.
+    fn executor(&mut self) -> Executor<'_> {
+        let rels = RelLocker::new(self.engine.catalog(), &mut self.relcache, &mut self.backend, self.db);
+        Executor::new(rels, self.engine.pool(), self.engine.config(), &mut self.memory)
     }
 
     fn file(&self, id: RelId) -> RelFileId {
@@ -359,9 +376,9 @@ impl Session {
     pub fn query(&mut self, query: &Query, params: &[Value]) -> Result<Vec<Vec<Value>>> {
         self.statement(&query.to_string(), |s| {
             let started = std::time::Instant::now();
-            let plan = s.plan_query(query, Some(params))?;
+            let plan = s.planner().plan(query, Some(params))?;
             s.last_planning = started.elapsed();
-            s.execute_plan(&plan, params)
+            s.executor().run(&plan, params)
         })
     }
 
@@ -370,7 +387,7 @@ impl Session {
     pub fn prepare(&mut self, query: &Query) -> Result<Prepared> {
         self.statement(&format!("PREPARE {query}"), |s| {
             let started = std::time::Instant::now();
-            let plan = s.plan_query(query, None)?;
+            let plan = s.planner().plan(query, None)?;
             s.last_planning = started.elapsed();
             Ok(Prepared { query: query.clone(), plan })
         })
@@ -384,12 +401,12 @@ impl Session {
         self.statement(&text, |s| {
             if prepared.plan.generation != s.engine.catalog().published_generation() {
                 let started = std::time::Instant::now();
-                prepared.plan = s.plan_query(&prepared.query, None)?;
+                prepared.plan = s.planner().plan(&prepared.query, None)?;
                 s.last_planning = started.elapsed();
             } else {
                 s.last_planning = std::time::Duration::ZERO;
             }
-            s.execute_plan(&prepared.plan, params)
+            s.executor().run(&prepared.plan, params)
         })
     }
 
@@ -418,7 +435,7 @@ impl Session {
     /// The plan `query` would get now (takes the planner's locks for the
     /// duration of the call).
     pub fn explain(&mut self, query: &Query) -> Result<String> {
-        self.statement(&format!("EXPLAIN {query}"), |s| Ok(s.plan_query(query, None)?.explain()))
+        self.statement(&format!("EXPLAIN {query}"), |s| Ok(s.planner().plan(query, None)?.explain()))
     }
 
     /// How long the last `query`/`prepare`/`execute` spent planning (zero
@@ -430,13 +447,6 @@ impl Session {
     /// This session's per-query memory counters (`memory_stats`).
     pub fn memory_stats(&self) -> MemoryStats {
         self.memory.stats()
-    }
-
-    /// What the executor keeps per backend: the block cache its memory
-    /// contexts draw from, and the cached index roots (checked against the
-    /// catalog generation now).
-    pub(crate) fn executor_caches(&mut self) -> (&mut BlockCache, &mut AmCache) {
-        (&mut self.memory, self.relcache.amcache(self.engine.catalog()))
     }
 
     /// The root this session has cached for index `index` (its

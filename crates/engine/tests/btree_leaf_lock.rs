@@ -58,5 +58,6 @@ fn the_classic_leaf_lock_takes_one_more_content_lock_per_insert() {
         // root, so no insert read the metapage.
         assert_eq!(tree.root_cache_stats().metapage_reads, 0);
         assert_eq!(taken, inserts * ((levels - 1) + per_level), "{lock:?} with {levels} levels");
+        pool.check_invariants();
     }
 }

@@ -137,6 +137,7 @@ fn stale_roots_are_refreshed(lock: LeafInsertLock) {
         expected.push(tid(k));
     }
     assert_eq!(writer.check().unwrap().entries, u64::from(n) + roots.len() as u64 - 1);
+    pool.check_invariants();
 }
 
 #[test]
@@ -208,6 +209,7 @@ fn readers_with_their_own_cached_roots_find_every_key_while_the_root_splits() {
         assert!(st.stale_roots <= u64::from(real.level), "seed {seed}: {st:?} after {lookups} lookups");
     }
     assert_eq!(writer.check().unwrap().entries, u64::from(n));
+    pool.check_invariants();
 }
 
 /// Flips the metapage's magic number through the pool (so its checksum
@@ -263,6 +265,7 @@ fn a_corrupt_metapage_is_reported_by_the_first_read_that_needs_it() {
     let bogus =
         BTree::attach(&pool, REL, options(lock)).unwrap().with_cached_root(Some(CachedRoot { root: 1, level: 0 }));
     assert!(matches!(bogus.search(&key(n - 1)), Err(BtreeError::Corrupt { block: 0, .. })));
+    pool.check_invariants();
 }
 
 /// `accounts(aid int4, name text)` with a unique index on the wide `name`;
@@ -326,6 +329,7 @@ fn a_session_s_cached_root_is_refreshed_after_another_session_splits_it() {
     let refreshed = s1.root_cache_stats();
     assert_eq!(refreshed.stale_roots, 1, "{refreshed:?}");
     assert_eq!(refreshed.metapage_reads, warm.metapage_reads + 1, "{refreshed:?}");
+    engine.check_invariants();
 }
 
 /// A cached root belongs to one relation file: DDL (here `DROP INDEX` and
@@ -368,4 +372,5 @@ fn dropping_and_recreating_an_index_forgets_its_cached_root() {
     assert_eq!(s2.cached_index_root(old), None);
     let rows = s1.run(QueryMode::Prepared, &q, &mut slot, &key(1_599)).unwrap();
     assert_eq!(rows, vec![vec![Value::Int4(1_599)]]);
+    engine.check_invariants();
 }

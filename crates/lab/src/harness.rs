@@ -9,7 +9,7 @@
 //! descheduled makes every waiter wait, which is how contention shows on a
 //! 2-core machine.
 
-use crate::CliError;
+use crate::cli::CliError;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use std::collections::BTreeMap;

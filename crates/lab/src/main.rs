@@ -7,13 +7,15 @@
 //! turnstile run W1..W6 [--clients 1,8] [--plot DIR] [--json|--csv]   one workload
 //! turnstile micro lwlock|lock|… [--json] micro-benchmarks (ratios against reference primitives)
 //! turnstile stress locks [--threads 16] [--seconds 10] [--seed N] [--json]   lock-manager torture test
+//! turnstile serve --data-dir DIR [--listen 127.0.0.1] [--port 5432] [--socket-dir DIR] [--profile P] [--set k=v]…
+//!                                        PostgreSQL's wire protocol for the real pgbench and psql
 //! turnstile config [--profile P] [--set k=v]…   print the effective configuration
 //! ```
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
-use turnstile_sync::config::{Config, Profile};
 
+mod cli;
 mod harness;
 mod micro;
 mod plot;
@@ -56,17 +58,7 @@ enum Command {
     /// (`turnstile serve --data-dir DIR --port 5432 --socket-dir /tmp`).
     Serve(serve::Args),
     /// Print the effective configuration as TOML.
-    Config {
-        /// Preset to start from.
-        #[arg(long, default_value = "scalable")]
-        profile: String,
-        /// TOML file applied on top of the preset.
-        #[arg(long)]
-        file: Option<std::path::PathBuf>,
-        /// Override one knob, e.g. `--set lock.partitions=64` (repeatable).
-        #[arg(long = "set", value_name = "KEY=VALUE")]
-        set: Vec<String>,
-    },
+    Config(cli::ConfigArgs),
 }
 
 fn main() -> ExitCode {
@@ -80,35 +72,19 @@ fn main() -> ExitCode {
     }
 }
 
-/// Any failure of a command, printed as one line.
-pub type CliError = Box<dyn std::error::Error + Send + Sync>;
+/// The modules' error type lives in `cli` (kept nameable here too).
+pub use cli::CliError;
 
 fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Reproduce(args) => reproduce::run(&args),
         Command::Micro { bench } => micro::run(bench),
         Command::Stress { test } => stress::run(test),
-        Command::Run(args) => {
-            let json = args.json;
-            run::run(&args)?.section.print(json)
-        }
         Command::Serve(args) => serve::run(&args),
-        Command::Config { profile, file, set } => {
-            let config = build_config(Profile::parse(&profile)?, file.as_deref(), &set)?;
-            print!("{}", config.to_toml_string());
+        Command::Run(args) => run::print(&args),
+        Command::Config(args) => {
+            print!("{}", args.build()?.to_toml_string());
             Ok(())
         }
     }
-}
-
-/// A profile's preset, then a TOML file, then `--set` overrides.
-pub fn build_config(profile: Profile, file: Option<&std::path::Path>, set: &[String]) -> Result<Config, CliError> {
-    let mut config = match file {
-        Some(path) => Config::from_toml_file(profile, path)?,
-        None => Config::preset(profile),
-    };
-    for assignment in set {
-        config.apply_override(assignment)?;
-    }
-    Ok(config)
 }

@@ -35,6 +35,7 @@
 //! | capacity (`lock.max_locks`) | pool + per-partition spares | atomics; a partition's spare changes under its lock or by a steal CAS |
 //! | a backend's wait status (`IDLE`/`WAITING`/`GRANTED`) | `backends[b].wait_status` | set `WAITING` by *b* and `GRANTED` by a releaser, both under the partition lock of the awaited tag |
 //! | counters | `backends[b].counters` | written only by *b* |
+//! | a pending cancel, the thread parked in *b*'s lock wait | `backends[b].cancel`, `backends[b].waiter` | bit set by any [`CancelHandle`] and consumed by *b* (atomic); the thread under its own mutex (`src/cancel.rs`) |
 //!
 //! ## Lock order
 //!
@@ -152,28 +153,36 @@
 //! re-ordering queues when possible, otherwise the checker gets
 //! [`LockError::Deadlock`] naming every edge. Relation-extension locks
 //! never take part: they are held briefly, and a backend holding one must
-//! not wait for another heavyweight lock (PostgreSQL's rule too). The lock timeout and [`Wait::NoWait`] end a wait with
-//! their own errors; leaving a queue wakes whoever it held back.
+//! not wait for another heavyweight lock (PostgreSQL's rule too). The lock timeout, [`Wait::NoWait`] and a
+//! [`CancelHandle`] (another thread's cancel request, PostgreSQL's
+//! `CancelRequest`) end a wait with their own errors; leaving a queue
+//! wakes whoever it held back.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod backend;
+mod cancel;
 mod capacity;
 mod deadlock;
 mod error;
 mod fastpath;
 mod local;
+mod lockfree;
 mod manager;
 mod mode;
 mod partition;
+mod slot;
 mod stats;
 mod sync;
 mod tag;
+#[cfg(feature = "testing")]
+pub mod testing;
 mod view;
 mod wait;
 
 pub use backend::{Backend, ScopedLock};
+pub use cancel::CancelHandle;
 pub use error::{DeadlockEdge, LockError};
 pub use fastpath::SLOTS_PER_GROUP;
 pub use manager::{LockManager, Occupancy};

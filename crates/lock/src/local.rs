@@ -34,6 +34,9 @@ pub(crate) struct LocalLock {
     /// Acquisitions not yet released; ≥ 1 while the entry exists.
     pub(crate) count: u32,
     pub(crate) via: Via,
+    /// Under the `lockfree` protocol, the fast-path slot of a `Via::FastPath`
+    /// entry; unused otherwise.
+    pub(crate) slot: u32,
     /// This acquisition incremented the tag's strong-lock counter, which
     /// must be decremented after the shared-table release.
     pub(crate) strong: bool,
@@ -116,7 +119,15 @@ mod tests {
         let tag = LockTag::relation(1, 2);
         let h = tag.hash_code();
         assert!(!t.reacquire(&tag, LockMode::AccessShare, h));
-        t.insert(LocalLock { tag, mode: LockMode::AccessShare, hash: h, count: 1, via: Via::FastPath, strong: false });
+        t.insert(LocalLock {
+            tag,
+            mode: LockMode::AccessShare,
+            hash: h,
+            count: 1,
+            via: Via::FastPath,
+            slot: 0,
+            strong: false,
+        });
         assert!(t.reacquire(&tag, LockMode::AccessShare, h));
         assert!(!t.holds(&tag, LockMode::RowShare));
         assert!(matches!(t.release(&tag, LockMode::AccessShare, h), Some(None)));

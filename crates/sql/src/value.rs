@@ -67,7 +67,7 @@ impl SqlType {
     }
 
     /// `typlen`.
-    pub const fn len(self) -> i16 {
+    pub const fn type_len(self) -> i16 {
         match self {
             SqlType::Bool | SqlType::QChar => 1,
             SqlType::Int2 => 2,

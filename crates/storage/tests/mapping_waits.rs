@@ -36,6 +36,7 @@ fn a_single_reader_counts_each_miss_and_eviction_and_records_no_wait() {
     assert_eq!(s.exclusive_mapping_acquisitions, s.misses + s.evictions, "{s:?}");
     assert_eq!((s.exclusive_mapping_waits, s.exclusive_mapping_wait_ns), (0, 0), "{s:?}");
     assert!(pool.exclusive_mapping_waits().is_empty());
+    pool.check_invariants();
 }
 
 /// Several threads missing on one partition: whatever waited is in the
@@ -73,5 +74,6 @@ fn concurrent_misses_agree_between_counters_and_histogram() {
             assert!(phase.max() > 0);
             assert!(s.exclusive_mapping_wait_ns >= s.exclusive_mapping_waits, "{policy}: {s:?}");
         }
+        pool.check_invariants();
     }
 }

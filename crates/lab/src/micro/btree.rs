@@ -20,7 +20,7 @@
 //! is removed afterwards.
 
 use crate::report::{f, Section, Table};
-use crate::CliError;
+use crate::cli::CliError;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::Barrier;

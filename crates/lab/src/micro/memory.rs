@@ -11,7 +11,7 @@
 
 use crate::report::{f, Section, Table};
 use crate::run::workloads::{load_accounts, w1_query};
-use crate::CliError;
+use crate::cli::CliError;
 use serde::Serialize;
 use std::time::Instant;
 use turnstile_engine::memory::minor_faults;

@@ -2,7 +2,7 @@
 //! in the same run, reported as ratios (DESIGN.md §8).
 
 use crate::report::Section;
-use crate::CliError;
+use crate::cli::CliError;
 use clap::Subcommand;
 
 pub mod btree;

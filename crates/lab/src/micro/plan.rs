@@ -10,7 +10,7 @@
 
 use crate::harness::{histogram, run_clients, Latency, RunSpec};
 use crate::report::{f, Section, Table};
-use crate::CliError;
+use crate::cli::CliError;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use std::sync::{Arc, Mutex};

@@ -1,11 +1,10 @@
 //! `turnstile stress`: torture tests with independent checkers (issue 7).
 
-use crate::CliError;
+use crate::cli::CliError;
 use clap::Subcommand;
 use serde::Serialize;
 use turnstile_sync::Profile;
 
-pub mod checker;
 pub mod locks;
 pub mod storage;
 

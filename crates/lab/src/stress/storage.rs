@@ -23,7 +23,7 @@
 //! every durable row is in the heap and found through the primary key,
 //! and the reopened engine accepts inserts.
 
-use crate::CliError;
+use crate::cli::CliError;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
@@ -417,6 +417,12 @@ pub fn run_profile(
     }
     if !flushed {
         run.violations.report(format!("no flush completed in {FINAL_FLUSH_TRIES} tries after the faults stopped"));
+    }
+    // A quiescent point: every worker has ended. The buffer pool's and the
+    // lock manager's invariants must hold however the faults fell.
+    if let Err(panic) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run.engine.check_invariants())) {
+        let what = panic.downcast_ref::<String>().map(String::as_str).or(panic.downcast_ref::<&str>().copied());
+        run.violations.report(format!("invariant check after the run: {}", what.unwrap_or("(no message)")));
     }
     let durable = &acked[..run.durable.load(Ordering::Relaxed) as usize];
     result.durable_rows = durable.len() as u64;
