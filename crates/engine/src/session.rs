@@ -23,7 +23,14 @@
 //!
 //! Names are resolved, locked, then resolved again: if DDL replaced the
 //! relation in between, the lock is dropped and the look-up retried
-//! (PostgreSQL's `RangeVarGetRelidExtended`).
+//! (PostgreSQL's `RangeVarGetRelidExtended`, in `lmgr.rs`).
+//!
+//! # Queries
+//!
+//! The session owns the statement cycle (activity, transaction, lock
+//! release) and the plan cache of prepared statements; planning and
+//! execution are a [`Planner`] and an [`Executor`] that borrow the
+//! session's relation cache, backend and block cache for one call.
 
 use crate::btree::{BTree, BtreeOptions, CachedRoot, RootCacheStats};
 use crate::catalog::{

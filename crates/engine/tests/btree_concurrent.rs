@@ -43,8 +43,12 @@ fn open(dir: &Path, buffers: usize) -> (Arc<Smgr>, BufferPool) {
 /// The pool's content locks use `policy` (`lwlock.policy`: the classic
 /// profile pairs `barging` with `share_then_exclusive`).
 fn open_with(dir: &Path, buffers: usize, policy: LwLockPolicy) -> (Arc<Smgr>, BufferPool) {
-    let smgr =
-        Smgr::open_with(dir, SmgrOptions { segment_blocks: 1024, max_open_files: 16 }, Arc::new(OsIo)).expect("smgr");
+    let smgr = Smgr::open_with(
+        dir,
+        SmgrOptions { segment_blocks: 1024, max_open_files: 16, ..Default::default() },
+        Arc::new(OsIo),
+    )
+    .expect("smgr");
     let options = PoolOptions { shared_buffers: buffers, mapping_partitions: 16, policy };
     let pool = BufferPool::with_options(options, smgr.clone()).expect("pool");
     for rel in [REL, REL2] {
@@ -523,8 +527,12 @@ fn a_full_disk_during_a_split_is_an_error_and_loses_nothing() {
     use turnstile_storage::FileError;
     let dir = tempfile::tempdir().unwrap();
     let io = Arc::new(FaultyIo::new());
-    let smgr =
-        Smgr::open_with(dir.path(), SmgrOptions { segment_blocks: 1024, max_open_files: 16 }, io.clone()).unwrap();
+    let smgr = Smgr::open_with(
+        dir.path(),
+        SmgrOptions { segment_blocks: 1024, max_open_files: 16, ..Default::default() },
+        io.clone(),
+    )
+    .unwrap();
     let pool_options = PoolOptions { shared_buffers: 64, mapping_partitions: 16, policy: LwLockPolicy::Fair };
     let pool = BufferPool::with_options(pool_options, smgr.clone()).unwrap();
     smgr.create(REL, Fork::Main).unwrap();

@@ -38,8 +38,12 @@ fn seed(test: &str) -> u64 {
 }
 
 fn open(dir: &Path) -> BufferPool {
-    let smgr =
-        Smgr::open_with(dir, SmgrOptions { segment_blocks: 1024, max_open_files: 16 }, Arc::new(OsIo)).expect("smgr");
+    let smgr = Smgr::open_with(
+        dir,
+        SmgrOptions { segment_blocks: 1024, max_open_files: 16, ..Default::default() },
+        Arc::new(OsIo),
+    )
+    .expect("smgr");
     let options = PoolOptions { shared_buffers: 2048, mapping_partitions: 16, policy: LwLockPolicy::Fair };
     let pool = BufferPool::with_options(options, smgr.clone()).expect("pool");
     smgr.create(REL, Fork::Main).expect("create the index relation");

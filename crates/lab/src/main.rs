@@ -9,7 +9,7 @@
 //! turnstile stress locks [--threads 16] [--seconds 10] [--seed N] [--json]   lock-manager torture test
 //! turnstile serve --data-dir DIR [--listen 127.0.0.1] [--port 5432] [--socket-dir DIR] [--profile P] [--set k=v]…
 //!                                        PostgreSQL's wire protocol for the real pgbench and psql
-//! turnstile config [--profile P] [--set k=v]…   print the effective configuration
+//! turnstile config [--profile P] [--config FILE] [--set k=v]…   print the effective configuration
 //! ```
 
 use clap::{Parser, Subcommand};
@@ -72,8 +72,9 @@ fn main() -> ExitCode {
     }
 }
 
-/// The modules' error type lives in `cli` (kept nameable here too).
-pub use cli::CliError;
+/// The shared types live in `cli`; also nameable from the crate root, as
+/// before they moved.
+pub use cli::{build_config, CliError};
 
 fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {

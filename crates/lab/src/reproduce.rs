@@ -10,9 +10,9 @@
 //! `report.txt` and `reproduce.json` (everything in one document, also what
 //! `--json` prints).
 
+use crate::cli::CliError;
 use crate::report::Section;
 use crate::run::{self, WorkloadId};
-use crate::cli::CliError;
 use crate::{micro, progress};
 use clap::Parser;
 use serde_json::{json, Value as Json};

@@ -7,7 +7,7 @@ use crate::deadlock::{self, GraphLock, Outcome, WaitGraph};
 use crate::error::{DeadlockEdge, LockError};
 use crate::fastpath::{group_of, FastPath, Grant, SLOTS_PER_GROUP};
 use crate::local::{local_hash, LocalLock, LocalTable, Via};
-use crate::lockfree::{held_bit, held_modes, OwnerSlots, Place, SlotArray, GENERATION, GENERATION_ONE, HELD, PENDING};
+use crate::lockfree::{held_modes, OwnerSlots, Place, SlotArray, GENERATION, GENERATION_ONE, HELD, PENDING};
 use crate::manager::LockManager;
 use crate::mode::LockMode;
 use crate::partition::{PartitionTable, Request, Waiter};
@@ -63,9 +63,13 @@ pub struct Backend {
     /// Local entries granted by the fast path (some may have been moved to
     /// the shared table since).
     fp_local: usize,
-    /// The `lockfree` protocol's slots, as the owner sees them; `None`
-    /// under the `lwlock` protocol.
+    /// The `lockfree` protocol's slots, as the owner sees them, with the
+    /// local counts of the locks they granted; `None` under the `lwlock`
+    /// protocol.
     lockfree: Option<OwnerSlots>,
+    /// Weak relation locks in the local hash table (granted through the
+    /// shared table): while 0, the `lockfree` fast path need not probe it.
+    weak_shared: usize,
     lock_timeout: Option<Duration>,
     deadlock_timeout: Duration,
     baseline: LockStats,
@@ -75,7 +79,7 @@ pub struct Backend {
 
 impl std::fmt::Debug for Backend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Backend").field("id", &self.id).field("held", &self.local.len()).finish_non_exhaustive()
+        f.debug_struct("Backend").field("id", &self.id).field("held", &self.held_count()).finish_non_exhaustive()
     }
 }
 
@@ -86,18 +90,6 @@ enum FastPathResult {
     Full,
     /// A strong lock may exist on the tag: use the shared table.
     StrongLockPresent,
-}
-
-/// What the `lockfree` fast path did with a request.
-enum LockFreeResult {
-    /// Granted in this slot.
-    Granted(usize),
-    /// The group is full at the maximum size.
-    Full,
-    /// A strong lock may exist on the tag: use the shared table.
-    StrongLockPresent,
-    /// The group is full and the array may grow.
-    Grow,
 }
 
 impl LockManager {
@@ -155,6 +147,7 @@ impl Backend {
             fp_log2: groups.trailing_zeros(),
             fp_at_max: at_max,
             lockfree,
+            weak_shared: 0,
             fp_used: vec![0; groups],
             fp_local: 0,
             lock_timeout: (config.lock_timeout_ms > 0).then(|| Duration::from_millis(config.lock_timeout_ms)),
@@ -221,12 +214,18 @@ impl Backend {
 
     /// Whether this backend holds `tag` in `mode`.
     pub fn holds(&self, tag: &LockTag, mode: LockMode) -> bool {
+        if let Some(owner) = self.lockfree.as_ref().filter(|_| tag.is_relation() && mode.is_fast_path_eligible()) {
+            if owner.find(tag.fast_path_key()).is_some_and(|s| owner.counts[s][mode as usize - 1] > 0) {
+                return true;
+            }
+        }
         self.local.holds(tag, mode)
     }
 
     /// Number of distinct `(tag, mode)` this backend holds.
     pub fn held_count(&self) -> usize {
-        self.local.len()
+        // Under `lockfree`, the fast path's locks are counted in its slots.
+        self.local.len() + if self.lockfree.is_some() { self.fp_local } else { 0 }
     }
 
     /// This backend's counters since it registered.
@@ -265,6 +264,16 @@ impl Backend {
     /// imposes the same rule.
     #[inline]
     pub fn lock(&mut self, tag: LockTag, mode: LockMode, wait: Wait) -> Result<Acquired, LockError> {
+        if self.lockfree.is_some() && tag.is_relation() && mode.is_fast_path_eligible() {
+            return self.lock_weak_lock_free(tag, mode, wait);
+        }
+        self.lock_local_table(tag, mode, wait)
+    }
+
+    /// [`Self::lock`] through the local hash table: every request but a
+    /// weak relation lock under the `lockfree` protocol.
+    #[inline(never)]
+    fn lock_local_table(&mut self, tag: LockTag, mode: LockMode, wait: Wait) -> Result<Acquired, LockError> {
         let hash = tag.hash_code();
         let entry = self.local.table.entry(
             local_hash(hash, mode),
@@ -281,36 +290,11 @@ impl Backend {
         if tag.is_relation() && mode.is_fast_path_eligible() {
             let manager: &LockManager = &self.manager;
             let slot = &manager.backends[self.id];
-            if let Some(owner) = self.lockfree.as_mut() {
-                match lock_free_grant(manager, owner, tag.fast_path_key(), mode, hash) {
-                    LockFreeResult::Granted(s) => {
-                        vacant.insert(LocalLock {
-                            tag,
-                            mode,
-                            hash,
-                            count: 1,
-                            via: Via::FastPath,
-                            slot: s as u32,
-                            strong: false,
-                        });
-                        self.fp_local += 1;
-                        slot.counters.add(Counter::FastPathAcquires, 1);
-                        return Ok(Acquired::New);
-                    }
-                    LockFreeResult::Full => slot.counters.add(Counter::FastPathOverflows, 1),
-                    LockFreeResult::StrongLockPresent => {}
-                    LockFreeResult::Grow => {
-                        self.grow_lock_free();
-                        return self.lock(tag, mode, wait);
-                    }
-                }
-                return self.lock_slow(tag, mode, hash, wait);
-            }
             let mirror =
                 FastPathMirror { log2: &mut self.fp_log2, at_max: &mut self.fp_at_max, used: &mut self.fp_used };
             match fast_path_grant(manager, slot, mirror, tag.fast_path_key(), mode, hash) {
                 FastPathResult::Granted => {
-                    vacant.insert(LocalLock { tag, mode, hash, count: 1, via: Via::FastPath, slot: 0, strong: false });
+                    vacant.insert(LocalLock { tag, mode, hash, count: 1, via: Via::FastPath, strong: false });
                     self.fp_local += 1;
                     slot.counters.add(Counter::FastPathAcquires, 1);
                     return Ok(Acquired::New);
@@ -320,6 +304,79 @@ impl Backend {
             }
         }
         self.lock_slow(tag, mode, hash, wait)
+    }
+
+    /// [`Self::lock`] of a weak relation mode under the `lockfree` protocol.
+    /// The slots are the local table of the locks they granted: a held lock
+    /// is found by one search of the relation's group, with no hash; only
+    /// weak relation locks that went to the shared table live in the local
+    /// hash table, which is not even probed while it has none.
+    #[inline(always)]
+    fn lock_weak_lock_free(&mut self, tag: LockTag, mode: LockMode, wait: Wait) -> Result<Acquired, LockError> {
+        let key = tag.fast_path_key();
+        let Some(owner) = self.lockfree.as_mut() else { unreachable!("checked by the caller") };
+        let place = owner.place(key);
+        if let Place::Existing(s) = place {
+            let count = &mut owner.counts[s][mode as usize - 1];
+            if *count > 0 {
+                *count += 1;
+                return Ok(Acquired::AlreadyHeld);
+            }
+        }
+        if self.weak_shared > 0 || place == Place::GroupFull {
+            return self.lock_weak_lock_free_slow(tag, mode, wait, place);
+        }
+        let hash = tag.hash_code();
+        let manager: &LockManager = &self.manager;
+        let slot = &manager.backends[self.id];
+        // The handshake with strong lockers (crate documentation): publish
+        // as pending, fence, read the counter, keep or back out.
+        let (s, published) = owner.publish(place, key, mode);
+        fence(Ordering::SeqCst);
+        // Acquire: a counter read back at 0 after a strong lock's release
+        // shows everything done under that lock.
+        let free = manager.strong_counter(hash).load(Ordering::Acquire) == 0;
+        owner.resolve(s, published, mode, free);
+        if free {
+            self.fp_local += 1;
+            slot.counters.add(Counter::FastPathAcquires, 1);
+            return Ok(Acquired::New);
+        }
+        self.lock_slow(tag, mode, hash, wait)
+    }
+
+    /// The rarer cases of [`Self::lock_weak_lock_free`]: the local hash
+    /// table holds weak relation locks (granted through the shared table),
+    /// or the relation's group is full.
+    #[inline(never)]
+    fn lock_weak_lock_free_slow(
+        &mut self,
+        tag: LockTag,
+        mode: LockMode,
+        wait: Wait,
+        place: Place,
+    ) -> Result<Acquired, LockError> {
+        let hash = tag.hash_code();
+        if self.weak_shared > 0 {
+            if let Some(held) = self.local.table.find_mut(local_hash(hash, mode), |l| l.tag == tag && l.mode == mode) {
+                held.count += 1;
+                return Ok(Acquired::AlreadyHeld);
+            }
+        }
+        if place != Place::GroupFull {
+            // Not held anywhere: the fast path proper, which no longer
+            // needs the hash table.
+            let weak_shared = std::mem::take(&mut self.weak_shared);
+            let result = self.lock_weak_lock_free(tag, mode, wait);
+            self.weak_shared += weak_shared;
+            return result;
+        }
+        if self.lockfree.as_ref().is_some_and(|o| o.at_max) {
+            self.slot().counters.add(Counter::FastPathOverflows, 1);
+            return self.lock_slow(tag, mode, hash, wait);
+        }
+        self.grow_lock_free();
+        self.lock(tag, mode, wait)
     }
 
     /// Doubles the `lockfree` protocol's slot array (its relation's group
@@ -336,7 +393,7 @@ impl Backend {
         let new = SlotArray::new(old.groups() * 2);
         let mut taken = vec![0u16; new.groups()];
         let mut moved = vec![u32::MAX; old.words.len()];
-        for s in 0..old.words.len() {
+        for (s, to) in moved.iter_mut().enumerate() {
             // Relaxed: strong lockers are excluded, and the owner wrote the rest.
             let word = old.words[s].load(Ordering::Relaxed);
             debug_assert_eq!(word & PENDING, 0, "only the owner publishes, and it is here");
@@ -351,28 +408,43 @@ impl Backend {
             taken[group] |= 1 << free;
             new.keys[base + free].store(key, Ordering::Relaxed);
             new.words[base + free].store(GENERATION_ONE | (word & HELD), Ordering::Relaxed);
-            moved[s] = (base + free) as u32;
+            *to = (base + free) as u32;
         }
         let mut fresh = OwnerSlots::new(Arc::new(new), false);
-        let mut claimed = 0;
-        for held in self.local.table.iter_mut().filter(|l| l.via == Via::FastPath) {
-            let to = moved[held.slot as usize];
-            let word = if to == u32::MAX { 0 } else { fresh.array.words[to as usize].load(Ordering::Relaxed) };
-            if word & held_bit(held.mode) == 0 {
-                // Claimed by a strong locker: granted in the shared table.
-                held.via = Via::Shared;
-                claimed += 1;
+        for (s, &to) in moved.iter().enumerate() {
+            let counts = owner.counts[s];
+            if counts == [0; 3] {
                 continue;
             }
-            held.slot = to;
-            fresh.refs[to as usize] += 1;
-            fresh.occupied[to as usize / SLOTS_PER_GROUP] |= 1 << (to as usize % SLOTS_PER_GROUP);
+            let word = if to == u32::MAX { 0 } else { fresh.array.words[to as usize].load(Ordering::Relaxed) };
+            for (m, &count) in counts.iter().enumerate().filter(|(_, &c)| c > 0) {
+                if word & (1 << m) != 0 {
+                    let to = to as usize;
+                    fresh.counts[to][m] = count;
+                    fresh.occupied[to / SLOTS_PER_GROUP] |= 1 << (to % SLOTS_PER_GROUP);
+                    continue;
+                }
+                // Claimed by a strong locker: granted in the shared table,
+                // so it joins the local hash table as a shared-table lock.
+                let key = old.keys[s].load(Ordering::Relaxed);
+                let tag = LockTag::relation((key >> 32) as u32, key as u32);
+                let mode = LockMode::ALL[m];
+                self.local.insert(LocalLock {
+                    tag,
+                    mode,
+                    hash: tag.hash_code(),
+                    count,
+                    via: Via::Shared,
+                    strong: false,
+                });
+                self.weak_shared += 1;
+                self.fp_local -= 1;
+            }
         }
         fresh.at_max = fresh.array.groups() >= self.manager.fast_path_groups_max;
         *guard = Arc::clone(&fresh.array);
         drop(guard);
         *owner = fresh;
-        self.fp_local -= claimed;
         slot.counters.add(Counter::FastPathGrows, 1);
     }
 
@@ -399,7 +471,10 @@ impl Backend {
         // Phase 2: the shared table, waiting if needed.
         match ctx.acquire_shared(tag, mode, hash, no_wait, timeout, self.deadlock_timeout) {
             Ok(()) => {
-                self.local.insert(LocalLock { tag, mode, hash, count: 1, via: Via::Shared, slot: 0, strong });
+                self.local.insert(LocalLock { tag, mode, hash, count: 1, via: Via::Shared, strong });
+                if tag.is_relation() && mode.is_fast_path_eligible() {
+                    self.weak_shared += 1;
+                }
                 Ok(Acquired::New)
             }
             Err(e) => {
@@ -416,22 +491,50 @@ impl Backend {
     /// hold it.
     #[inline]
     pub fn unlock(&mut self, tag: LockTag, mode: LockMode) -> Result<(), LockError> {
+        let weak_relation = tag.is_relation() && mode.is_fast_path_eligible();
+        if let Some(owner) = self.lockfree.as_mut().filter(|_| weak_relation) {
+            if let Some(s) = owner.find(tag.fast_path_key()) {
+                let count = &mut owner.counts[s][mode as usize - 1];
+                if *count > 0 {
+                    *count -= 1;
+                    if *count > 0 {
+                        return Ok(());
+                    }
+                    self.fp_local -= 1;
+                    if !owner.release(s, mode) {
+                        // Claimed by a strong locker: in the shared table.
+                        self.unlock_claimed(tag, mode);
+                    }
+                    return Ok(());
+                }
+            }
+        }
+        self.unlock_local_table(tag, mode)
+    }
+
+    /// Releases a `lockfree` fast-path lock that a strong locker moved to
+    /// the shared table.
+    #[cold]
+    fn unlock_claimed(&mut self, tag: LockTag, mode: LockMode) {
+        let hash = tag.hash_code();
+        self.unlock_shared(LocalLock { tag, mode, hash, count: 0, via: Via::Shared, strong: false });
+    }
+
+    /// [`Self::unlock`] through the local hash table.
+    #[inline(never)]
+    fn unlock_local_table(&mut self, tag: LockTag, mode: LockMode) -> Result<(), LockError> {
+        let weak_relation = tag.is_relation() && mode.is_fast_path_eligible();
         let hash = tag.hash_code();
         let held = match self.local.release(&tag, mode, hash) {
             None => return Err(LockError::NotHeld { tag, mode }),
             Some(None) => return Ok(()),
             Some(Some(held)) => held,
         };
+        if weak_relation && held.via == Via::Shared {
+            self.weak_shared -= 1;
+        }
         if held.via == Via::FastPath {
             self.fp_local -= 1;
-            if let Some(owner) = self.lockfree.as_mut() {
-                if owner.release(held.slot as usize, mode) {
-                    return Ok(());
-                }
-                // Claimed by a strong locker: in the shared table.
-                self.unlock_shared(held);
-                return Ok(());
-            }
             let slot = &self.manager.backends[self.id];
             let mut fp = slot.fast_path.lock_exclusive();
             let found = fp.ungrant(tag.fast_path_key(), mode).is_some();
@@ -472,34 +575,48 @@ impl Backend {
     /// fast-path lock, shared-table locks partition by partition with one
     /// acquisition of each partition lock involved.
     pub fn release_all(&mut self) {
-        if self.local.len() == 0 {
+        if self.held_count() == 0 {
             return;
         }
         let mut shared = std::mem::take(&mut self.scratch);
         if let Some(owner) = self.lockfree.as_mut() {
-            let slot = &self.manager.backends[self.id];
-            // Holding the own lock exclusively shuts strong lockers out, so
-            // plain loads and stores suffice: no claim can intervene.
-            let guard = (self.fp_local > 0).then(|| slot.lockfree.lock_exclusive());
-            for held in self.local.table.drain() {
-                if held.via == Via::FastPath {
-                    let s = held.slot as usize;
-                    let word = &owner.array.words[s];
-                    let w = word.load(Ordering::Relaxed);
-                    owner.refs[s] = 0;
-                    let bit = held_bit(held.mode);
-                    if w & bit != 0 {
+            if self.fp_local > 0 {
+                let slot = &self.manager.backends[self.id];
+                // Holding the own lock exclusively shuts strong lockers out,
+                // so plain loads and stores suffice: no claim can intervene.
+                let guard = slot.lockfree.lock_exclusive();
+                for (group, occupied) in owner.occupied.iter_mut().enumerate() {
+                    let mut rest = std::mem::take(occupied);
+                    while rest != 0 {
+                        let s = group * SLOTS_PER_GROUP + rest.trailing_zeros() as usize;
+                        rest &= rest - 1;
+                        let word = &owner.array.words[s];
+                        let w = word.load(Ordering::Relaxed);
+                        let mut clear = 0;
+                        for (m, count) in owner.counts[s].iter_mut().enumerate() {
+                            if std::mem::take(count) == 0 {
+                                continue;
+                            }
+                            if w & (1 << m) != 0 {
+                                clear |= 1 << m;
+                                continue;
+                            }
+                            // Claimed by a strong locker: in the shared table.
+                            let key = owner.array.keys[s].load(Ordering::Relaxed);
+                            let tag = LockTag::relation((key >> 32) as u32, key as u32);
+                            let (mode, hash) = (LockMode::ALL[m], tag.hash_code());
+                            shared.push(LocalLock { tag, mode, hash, count: 0, via: Via::Shared, strong: false });
+                        }
                         // Relaxed: published to strong lockers by the unlock.
-                        word.store(w & !bit, Ordering::Relaxed);
-                        continue;
+                        word.store(w & !clear, Ordering::Relaxed);
                     }
                 }
-                shared.push(held);
+                debug_assert!(owner.array.used() == 0, "slot clear: every held slot emptied");
+                drop(guard);
+                self.fp_local = 0;
             }
-            owner.occupied.fill(0);
-            debug_assert!(guard.is_none() || owner.array.used() == 0, "slot clear: every held slot emptied");
-            drop(guard);
-            self.fp_local = 0;
+            shared.extend(self.local.table.drain());
+            self.weak_shared = 0;
         } else {
             let slot = &self.manager.backends[self.id];
             let mut fp = (self.fp_local > 0).then(|| slot.fast_path.lock_exclusive());
@@ -668,37 +785,6 @@ fn fast_path_grant(
                 mirror.used.extend((0..fp.groups()).map(|g| fp.used_in_group(g) as u8));
             }
         }
-    }
-}
-
-/// The `lockfree` protocol's weak-locker side (crate documentation, "Why
-/// weak and strong lockers cannot miss each other"): publish the mode as
-/// pending, fence, read the strong-lock counter, then keep or back out.
-#[inline(always)]
-fn lock_free_grant(
-    manager: &LockManager,
-    owner: &mut OwnerSlots,
-    key: u64,
-    mode: LockMode,
-    hash: u64,
-) -> LockFreeResult {
-    let place = owner.place(key);
-    if place == Place::GroupFull {
-        return if owner.at_max { LockFreeResult::Full } else { LockFreeResult::Grow };
-    }
-    let (s, published) = owner.publish(place, key, mode);
-    // The store–load handshake with `transfer_lock_free`: this fence and
-    // the strong locker's are ordered in the SeqCst total order, and
-    // whichever comes second sees the other side's write.
-    fence(Ordering::SeqCst);
-    // Acquire: a counter read back at 0 after a strong lock's release
-    // shows everything done under that lock.
-    let free = manager.strong_counter(hash).load(Ordering::Acquire) == 0;
-    owner.resolve(s, published, free);
-    if free {
-        LockFreeResult::Granted(s)
-    } else {
-        LockFreeResult::StrongLockPresent
     }
 }
 

@@ -17,8 +17,10 @@ use hashbrown::hash_table::{Entry, HashTable};
 /// Where the shared state of a held lock lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Via {
-    /// Granted in the backend's fast-path slots — or moved from there to
-    /// the shared table by a strong locker since (release finds out).
+    /// Granted in the backend's fast-path slots under the `lwlock` protocol
+    /// — or moved from there to the shared table by a strong locker since
+    /// (release finds out). (Under `lockfree` the slots keep their own
+    /// counts, `src/lockfree.rs`, and only `Shared` entries are here.)
     FastPath,
     /// Granted in the shared table.
     Shared,
@@ -34,9 +36,6 @@ pub(crate) struct LocalLock {
     /// Acquisitions not yet released; ≥ 1 while the entry exists.
     pub(crate) count: u32,
     pub(crate) via: Via,
-    /// Under the `lockfree` protocol, the fast-path slot of a `Via::FastPath`
-    /// entry; unused otherwise.
-    pub(crate) slot: u32,
     /// This acquisition incremented the tag's strong-lock counter, which
     /// must be decremented after the shared-table release.
     pub(crate) strong: bool,
@@ -119,15 +118,7 @@ mod tests {
         let tag = LockTag::relation(1, 2);
         let h = tag.hash_code();
         assert!(!t.reacquire(&tag, LockMode::AccessShare, h));
-        t.insert(LocalLock {
-            tag,
-            mode: LockMode::AccessShare,
-            hash: h,
-            count: 1,
-            via: Via::FastPath,
-            slot: 0,
-            strong: false,
-        });
+        t.insert(LocalLock { tag, mode: LockMode::AccessShare, hash: h, count: 1, via: Via::FastPath, strong: false });
         assert!(t.reacquire(&tag, LockMode::AccessShare, h));
         assert!(!t.holds(&tag, LockMode::RowShare));
         assert!(matches!(t.release(&tag, LockMode::AccessShare, h), Some(None)));

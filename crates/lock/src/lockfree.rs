@@ -115,17 +115,24 @@ impl SlotArray {
     }
 }
 
-/// The owner's private view of its slots (no other thread reads it).
+/// The owner's private view of its slots (no other thread reads it). It
+/// is also the **local lock table** of the locks granted by this fast
+/// path: `counts[s][m]` counts the acquisitions of weak mode `m` on the
+/// relation in slot `s`, so re-acquiring a held weak relation lock — and
+/// finding out that it is not held — is one group search, with no hash
+/// table (PostgreSQL's `LOCALLOCK` lookup, cut from the hot path).
 #[derive(Debug)]
 pub(crate) struct OwnerSlots {
     /// The array, also reachable by strong lockers through the owner's
     /// `LockFastPath` lock.
     pub(crate) array: std::sync::Arc<SlotArray>,
-    /// Per group, bit `i` set ⇔ slot `i` is referenced by a local entry
-    /// (its held bit may have been claimed by a strong locker since).
+    /// Per group, bit `i` set ⇔ slot `i` has a count > 0 (its held bits
+    /// may have been claimed by a strong locker since).
     pub(crate) occupied: Vec<u16>,
-    /// Per slot, the local entries that reference it (≤ 3, one per mode).
-    pub(crate) refs: Vec<u8>,
+    /// Per slot, acquisitions not yet released per weak mode (index
+    /// `mode - 1`). A count > 0 whose held bit is gone was claimed: the lock
+    /// is in the shared table.
+    pub(crate) counts: Vec<[u32; 3]>,
     /// The array reached `lock.fast_path_slots_max`.
     pub(crate) at_max: bool,
 }
@@ -145,7 +152,7 @@ impl OwnerSlots {
     /// Empty slots in `groups` groups.
     pub(crate) fn new(array: std::sync::Arc<SlotArray>, at_max: bool) -> OwnerSlots {
         let groups = array.groups();
-        OwnerSlots { array, occupied: vec![0; groups], refs: vec![0; groups * SLOTS_PER_GROUP], at_max }
+        OwnerSlots { array, occupied: vec![0; groups], counts: vec![[0; 3]; groups * SLOTS_PER_GROUP], at_max }
     }
 
     /// The slot for a new lock on relation `key`.
@@ -205,20 +212,32 @@ impl OwnerSlots {
     }
 
     /// Ends the pending state of slot `s` whose word is `published`: held
-    /// if `granted`, else backed out. A plain store: while a word has a
-    /// pending bit, only its owner writes it.
+    /// if `granted` (count 1), else backed out. A plain store: while a word
+    /// has a pending bit, only its owner writes it.
     #[inline(always)]
-    pub(crate) fn resolve(&mut self, s: usize, published: u64, granted: bool) {
+    pub(crate) fn resolve(&mut self, s: usize, published: u64, mode: LockMode, granted: bool) {
         let held = if granted { (published & PENDING) >> 3 } else { 0 };
         self.array.words[s].store((published & !PENDING) | held, Ordering::Release);
         if granted {
-            self.refs[s] += 1;
+            let count = &mut self.counts[s][mode as usize - 1];
+            debug_assert_eq!(*count, 0, "grant: a mode is granted once per holding");
+            *count = 1;
             self.occupied[s / SLOTS_PER_GROUP] |= 1 << (s % SLOTS_PER_GROUP);
         }
     }
 
-    /// Clears `mode` from slot `s`; `true` if it was there, `false` if a
-    /// strong locker claimed it (the lock is in the shared table).
+    /// The slot relation `key` has (a count > 0 in some mode), if any.
+    #[inline(always)]
+    pub(crate) fn find(&self, key: u64) -> Option<usize> {
+        match self.place(key) {
+            Place::Existing(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Clears `mode` from slot `s` after its count dropped to 0; `true` if
+    /// it was there, `false` if a strong locker claimed it (the lock is in
+    /// the shared table).
     #[inline(always)]
     pub(crate) fn release(&mut self, s: usize, mode: LockMode) -> bool {
         let bit = held_bit(mode);
@@ -235,18 +254,11 @@ impl OwnerSlots {
                 Err(now) => old = now,
             }
         };
-        self.unreference(s);
-        found
-    }
-
-    /// Drops one local entry's reference to slot `s`.
-    #[inline(always)]
-    pub(crate) fn unreference(&mut self, s: usize) {
-        debug_assert!(self.refs[s] > 0, "slot clear: a referenced slot");
-        self.refs[s] -= 1;
-        if self.refs[s] == 0 {
+        debug_assert_eq!(self.counts[s][mode as usize - 1], 0, "ungrant: only the last release clears the slot");
+        if self.counts[s] == [0; 3] {
             self.occupied[s / SLOTS_PER_GROUP] &= !(1 << (s % SLOTS_PER_GROUP));
         }
+        found
     }
 }
 
@@ -265,11 +277,12 @@ mod tests {
         let Place::Free(s) = o.place(key(1)) else { panic!() };
         let (s2, w) = o.publish(Place::Free(s), key(1), LockMode::AccessShare);
         assert_eq!((s2, w & PENDING, w & GENERATION), (s, 1 << 3, GENERATION_ONE));
-        o.resolve(s, w, true);
+        o.resolve(s, w, LockMode::AccessShare, true);
         assert_eq!(o.place(key(1)), Place::Existing(s));
         let (_, w) = o.publish(Place::Existing(s), key(1), LockMode::RowExclusive);
-        o.resolve(s, w, false);
+        o.resolve(s, w, LockMode::RowExclusive, false);
         assert_eq!(o.array.words[s].load(Ordering::Relaxed) & (HELD | PENDING), 1);
+        o.counts[s][0] = 0;
         assert!(o.release(s, LockMode::AccessShare));
         assert_eq!(o.place(key(2)), Place::Free(s), "an unreferenced slot is free again");
         let (_, w) = o.publish(Place::Free(s), key(2), LockMode::RowShare);
@@ -281,10 +294,11 @@ mod tests {
         let mut o = OwnerSlots::new(Arc::new(SlotArray::new(1)), true);
         let Place::Free(s) = o.place(key(1)) else { panic!() };
         let (_, w) = o.publish(Place::Free(s), key(1), LockMode::AccessShare);
-        o.resolve(s, w, true);
+        o.resolve(s, w, LockMode::AccessShare, true);
         // A strong locker's claim: CAS to "no bits, same generation".
         let word = o.array.words[s].load(Ordering::Relaxed);
         o.array.words[s].compare_exchange(word, word & GENERATION, Ordering::AcqRel, Ordering::Acquire).unwrap();
+        o.counts[s][0] = 0;
         assert!(!o.release(s, LockMode::AccessShare));
         assert_eq!(o.occupied[0], 0);
     }
@@ -295,7 +309,7 @@ mod tests {
         for r in 0..16 {
             let Place::Free(s) = o.place(key(r)) else { panic!("{r}") };
             let (_, w) = o.publish(Place::Free(s), key(r), LockMode::AccessShare);
-            o.resolve(s, w, true);
+            o.resolve(s, w, LockMode::AccessShare, true);
         }
         assert_eq!(o.place(key(99)), Place::GroupFull);
         assert_eq!(o.array.used(), 16);

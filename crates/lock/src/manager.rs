@@ -191,7 +191,7 @@ impl LockManager {
 
     /// Checks every shared invariant (tests and the stress checker): lock
     /// objects' counts agree with their holders and queues, no object is
-    /// unused, capacity adds up.
+    /// unused, capacity adds up, no `lockfree` slot is left pending.
     ///
     /// Call it only while no backend is locking or releasing: it reads the
     /// partitions one after another, so concurrent traffic can move
@@ -214,6 +214,14 @@ impl LockManager {
             u64::from(self.shared.capacity.max()),
             "capacity units lost or invented"
         );
+        // `lockfree`: a pending mode lives only inside one fast-path call.
+        if self.config.fast_path_protocol == FastPathProtocol::Lockfree {
+            for (b, slot) in self.backends.iter().enumerate() {
+                let array = slot.lockfree.lock_shared();
+                let pending = array.words.iter().any(|w| w.load(Ordering::Acquire) & crate::lockfree::PENDING != 0);
+                assert!(!pending, "backend {b} left a pending fast-path mode");
+            }
+        }
     }
 
     /// Time since the manager was created (the origin of `wait_start`).

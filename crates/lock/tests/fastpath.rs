@@ -4,11 +4,11 @@
 mod common;
 
 use common::*;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 use turnstile_lock::{LockError, LockManager, LockMode::*, LockTag, Wait};
+use turnstile_sync::sync::counter::{AtomicBool, AtomicU32, Ordering};
 use turnstile_sync::{Config, FastPathProtocol, Profile};
 
 fn preset(profile: Profile) -> Arc<LockManager> {
@@ -193,7 +193,7 @@ fn a_growing_fast_path_stops_at_its_maximum() {
 
 #[test]
 fn a_strong_lock_moves_weak_fast_path_locks_and_their_owner_releases_them_once() {
-    for (profile, m) in every_combination() {
+    for (name, m) in every_combination() {
         let (weak, strong) = (Session::new(&m, "weak"), Session::new(&m, "strong"));
         let t = rel(77);
         weak.lock(t, AccessShare).ok();
@@ -208,7 +208,7 @@ fn a_strong_lock_moves_weak_fast_path_locks_and_their_owner_releases_them_once()
         assert!(on_t.iter().all(|r| !r.fastpath && r.backend == weak.id));
         let waiting: Vec<_> = rows.iter().filter(|r| !r.granted).collect();
         assert_eq!(waiting.len(), 1);
-        assert!(waiting[0].wait_start.is_some() && waiting[0].mode == AccessExclusive);
+        assert!(waiting[0].wait_start.is_some() && waiting[0].mode == AccessExclusive, "{name}");
         assert!(rows.iter().any(|r| r.tag == rel(78) && r.fastpath), "other relations stay");
         // Releasing finds the moved locks in the shared table, once.
         weak.step(move |b| b.unlock(t, AccessShare)).ok();
@@ -338,4 +338,44 @@ fn group_emptied(m: Arc<LockManager>) {
     owner.lock(rel(200), AccessShare, Wait::Block).unwrap();
     assert_eq!(owner.stats().since(&before).fast_path_acquires, 1);
     m.check_invariants();
+}
+
+/// Re-acquisitions are counted wherever the lock lives: in a fast-path
+/// slot, in the shared table because a strong lock was present, or in the
+/// shared table after a transfer; `holds`, `held_count` and the releases
+/// agree, and each lock is released from where it is, once.
+#[test]
+fn reacquired_locks_are_counted_wherever_they_live() {
+    for (name, m) in every_combination() {
+        let (mut a, mut strong) = (m.register().unwrap(), m.register().unwrap());
+        let (fast, shared, moved) = (rel(1), rel(2), rel(3));
+        strong.lock(shared, Exclusive, Wait::Block).unwrap(); // AccessShare coexists
+        for _ in 0..3 {
+            a.lock(fast, AccessShare, Wait::Block).unwrap();
+            a.lock(shared, AccessShare, Wait::Block).unwrap();
+            a.lock(moved, RowExclusive, Wait::Block).unwrap();
+        }
+        strong.lock(moved, Share, Wait::NoWait).unwrap_err(); // transfers, then refuses
+        assert_eq!(a.held_count(), 3, "{name}");
+        assert!(a.holds(&fast, AccessShare) && a.holds(&shared, AccessShare) && a.holds(&moved, RowExclusive));
+        assert!(!a.holds(&fast, RowShare), "{name}");
+        let s = a.stats();
+        assert_eq!((s.fast_path_acquires, s.shared_acquires), (2, 1), "{name}: {s:?}");
+        for _ in 0..2 {
+            for (t, mode) in [(fast, AccessShare), (shared, AccessShare), (moved, RowExclusive)] {
+                a.unlock(t, mode).unwrap();
+                assert!(a.holds(&t, mode), "{name}");
+            }
+        }
+        for (t, mode) in [(fast, AccessShare), (shared, AccessShare), (moved, RowExclusive)] {
+            a.unlock(t, mode).unwrap();
+            assert!(!a.holds(&t, mode), "{name}");
+            assert!(matches!(a.unlock(t, mode), Err(LockError::NotHeld { .. })), "{name}");
+        }
+        assert_eq!(a.held_count(), 0, "{name}");
+        strong.release_all();
+        m.check_invariants();
+        let o = m.occupancy();
+        assert_eq!((o.lock_objects, o.fast_path_entries, o.strong_locks), (0, 0, 0), "{name}");
+    }
 }

@@ -22,7 +22,8 @@ fn pool(smgr: &Arc<Smgr>, buffers: usize, partitions: usize) -> BufferPool {
 }
 
 fn smgr(dir: &Scratch, io: Arc<FaultyIo>) -> Arc<Smgr> {
-    Smgr::open_with(dir.path(), SmgrOptions { segment_blocks: 64, max_open_files: 16 }, io).unwrap()
+    Smgr::open_with(dir.path(), SmgrOptions { segment_blocks: 64, max_open_files: 16, ..Default::default() }, io)
+        .unwrap()
 }
 
 /// Writes `payload(writer, block)` as the single item of `block`.

@@ -20,7 +20,9 @@ use turnstile_sync::LwLockPolicy;
 const ITEM: usize = MAX_ITEM_SIZE;
 
 fn setup(dir: &Scratch, io: Arc<FaultyIo>, buffers: usize) -> (Arc<Smgr>, BufferPool) {
-    let smgr = Smgr::open_with(dir.path(), SmgrOptions { segment_blocks: 256, max_open_files: 8 }, io).unwrap();
+    let smgr =
+        Smgr::open_with(dir.path(), SmgrOptions { segment_blocks: 256, max_open_files: 8, ..Default::default() }, io)
+            .unwrap();
     let options = PoolOptions { shared_buffers: buffers, mapping_partitions: 16, policy: LwLockPolicy::Fair };
     let pool = BufferPool::with_options(options, smgr.clone()).unwrap();
     (smgr, pool)
@@ -208,9 +210,12 @@ fn bulk_extension_grows_with_the_waiters_on_the_heavyweight_lock() {
 #[test]
 fn bulk_extension_pins_at_most_the_backends_share_of_the_pool() {
     let dir = Scratch::new("pinshare");
-    let smgr =
-        Smgr::open_with(dir.path(), SmgrOptions { segment_blocks: 256, max_open_files: 8 }, Arc::new(FaultyIo::new()))
-            .unwrap();
+    let smgr = Smgr::open_with(
+        dir.path(),
+        SmgrOptions { segment_blocks: 256, max_open_files: 8, ..Default::default() },
+        Arc::new(FaultyIo::new()),
+    )
+    .unwrap();
     let mut config = turnstile_sync::Config::default();
     config.buffer.shared_buffers = 256;
     config.buffer.mapping_partitions = 16;

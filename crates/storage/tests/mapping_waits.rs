@@ -12,9 +12,12 @@ use turnstile_storage::{BufferPool, BufferTag, Fork, PoolOptions, RelFileId, Smg
 use turnstile_sync::LwLockPolicy;
 
 fn setup(dir: &Scratch, blocks: u32, buffers: usize, partitions: usize, policy: LwLockPolicy) -> BufferPool {
-    let smgr =
-        Smgr::open_with(dir.path(), SmgrOptions { segment_blocks: 64, max_open_files: 16 }, Arc::new(FaultyIo::new()))
-            .unwrap();
+    let smgr = Smgr::open_with(
+        dir.path(),
+        SmgrOptions { segment_blocks: 64, max_open_files: 16, ..Default::default() },
+        Arc::new(FaultyIo::new()),
+    )
+    .unwrap();
     smgr.create(RelFileId::new(1, 1), Fork::Main).unwrap();
     smgr.extend(RelFileId::new(1, 1), Fork::Main, blocks).unwrap();
     let options = PoolOptions { shared_buffers: buffers, mapping_partitions: partitions, policy };

@@ -401,8 +401,12 @@ mod tests {
     #[test]
     fn create_refuses_a_used_relation_and_open_checks_the_definition() {
         let dir = tempfile::tempdir().unwrap();
-        let smgr =
-            Smgr::open_with(dir.path(), SmgrOptions { segment_blocks: 64, max_open_files: 4 }, Arc::new(OsIo)).unwrap();
+        let smgr = Smgr::open_with(
+            dir.path(),
+            SmgrOptions { segment_blocks: 64, max_open_files: 4, ..Default::default() },
+            Arc::new(OsIo),
+        )
+        .unwrap();
         let options = PoolOptions { shared_buffers: 32, mapping_partitions: 4, policy: LwLockPolicy::Fair };
         let pool = BufferPool::with_options(options, smgr.clone()).unwrap();
         let rel = RelFileId::new(1, 42);

@@ -439,7 +439,7 @@ mod tests {
     fn setup(dir: &std::path::Path, buffers: usize) -> (Arc<Smgr>, BufferPool) {
         let smgr = Smgr::open_with(
             dir,
-            SmgrOptions { segment_blocks: 64, max_open_files: 16 },
+            SmgrOptions { segment_blocks: 64, max_open_files: 16, ..Default::default() },
             Arc::new(turnstile_storage::io::OsIo),
         )
         .unwrap();

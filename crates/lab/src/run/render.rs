@@ -115,10 +115,7 @@ fn render(workload: WorkloadId, results: &[PointResult]) -> String {
             }
         }
         let tps = |p: &str, c: usize| {
-            results
-                .iter()
-                .find(|r| r.params.label() == *label && r.profile == p && r.clients == c)
-                .map(|r| r.tps)
+            results.iter().find(|r| r.params.label() == *label && r.profile == p && r.clients == c).map(|r| r.tps)
         };
         for p in &profiles {
             let mut row = vec![label.clone(), (*p).to_owned()];
@@ -335,10 +332,7 @@ fn plots(dir: &Path, workload: WorkloadId, results: &[PointResult]) -> Result<Ve
         }
     }
     let tps = |label: &str, profile: &str, c: usize| {
-        results
-            .iter()
-            .find(|r| r.clients == c && r.profile == profile && r.params.label() == label)
-            .map(|r| r.tps)
+        results.iter().find(|r| r.clients == c && r.profile == profile && r.params.label() == label).map(|r| r.tps)
     };
     let mut written = Vec::new();
     let baseline = if profiles.iter().any(|p| p == "classic") { "classic" } else { profiles[0].as_str() };
@@ -389,4 +383,3 @@ fn plots(dir: &Path, workload: WorkloadId, results: &[PointResult]) -> Result<Ve
     written.push(path);
     Ok(written)
 }
-

@@ -21,8 +21,8 @@ use turnstile_sync::sync::counter::AtomicBool;
 use turnstile_sync::{Config, TrancheStats};
 
 mod starvation;
-pub use starvation::StarvationFigures;
 use starvation::Starvation;
+pub use starvation::StarvationFigures;
 
 /// The workloads of DESIGN.md §7.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

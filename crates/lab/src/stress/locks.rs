@@ -33,7 +33,7 @@
 //! and the strong-lock counters must be empty. The seed is printed; `--seed` replays a run's choices (not its
 //! interleaving).
 
-use crate::cli::CliError;
+use crate::cli::{self, CliError, Overrides, ProfileArg, BOTH_PROFILES};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
@@ -91,12 +91,12 @@ pub struct Args {
     #[arg(long)]
     pub seed: Option<u64>,
     /// Profiles to run, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "classic,scalable")]
-    pub profile: Vec<String>,
-    /// Override one knob on top of the profile and the stress defaults,
-    /// e.g. `--set lock.deadlock_timeout_ms=50` (repeatable).
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    pub set: Vec<String>,
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = BOTH_PROFILES)]
+    pub profile: Vec<ProfileArg>,
+    /// Knobs overridden on top of the profile and the stress defaults,
+    /// e.g. `--set lock.deadlock_timeout_ms=50`.
+    #[command(flatten)]
+    pub overrides: Overrides,
     /// Print `{"results":[…]}` as JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -191,10 +191,10 @@ impl super::Outcome for LockStressResult {
 pub fn run(args: &Args) -> Result<(), CliError> {
     let length = Duration::from_secs_f64(args.seconds.max(0.0));
     let one = |profile, seed| {
-        let config = stress_config(profile, args.threads, &args.set)?;
+        let config = stress_config(profile, args.threads, &args.overrides.set)?;
         Ok(run_profile(profile, &config, args.threads, length, seed))
     };
-    super::run_profiles("locks", args.seed, &args.profile, args.json, one, print_table)
+    super::run_profiles("locks", args.seed, &cli::profiles(&args.profile), args.json, one, print_table)
 }
 
 fn print_table(results: &[LockStressResult]) {
