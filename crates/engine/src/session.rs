@@ -6,10 +6,12 @@
 //! Outside `begin`/`commit` every statement is its own transaction: its
 //! heavyweight locks are released when it returns (success or error).
 //! Inside one, locks accumulate until `commit`, as in PostgreSQL. There is
-//! no MVCC and no rollback of data: a statement's effects are visible to
-//! other sessions as soon as it returns; heavyweight locks alone order
-//! readers against DDL. Dropping a session mid-transaction releases
-//! everything it held.
+//! no MVCC: a statement's effects are visible to other sessions as soon as
+//! it returns; heavyweight locks order readers against DDL, and row write
+//! locks order writers of one row ([`crate::txn`]). `rollback` (and a
+//! failed statement outside a transaction block) undoes the writes from an
+//! undo log; DDL is not undone. Dropping a session mid-transaction undoes
+//! its writes and releases everything it held.
 //!
 //! # DDL
 //!
@@ -183,6 +185,8 @@ impl Session {
     pub(crate) fn statement<R>(&mut self, query: &str, body: impl FnOnce(&mut Self) -> Result<R>) -> Result<R> {
         self.activity.set_query(query);
         self.activity.set_state(BackendState::Active);
+        // A cancel that arrived while idle is not for this statement.
+        self.backend.clear_cancel();
         let attached = self.activity.attach();
         let mut out = body(self);
         drop(attached);
@@ -527,7 +531,10 @@ impl Session {
             let my_xid = s.txn.xid;
             let mut buf = Vec::new();
             let result = (|| -> Result<()> {
-                for row in rows {
+                for (n, row) in rows.into_iter().enumerate() {
+                    if n % 1024 == 1023 {
+                        ext.locker().check_cancel()?;
+                    }
                     let leaf = match target.rel.partition_key {
                         None => Arc::clone(&target),
                         Some(key) => {
@@ -592,7 +599,7 @@ impl Session {
                             return Err(e.into());
                         }
                     }
-                    s.txn.log(crate::txn::Undo::Insert { rel: leaf.rel.id, tid });
+                    s.txn.log(crate::txn::Undo::Insert { rel: leaf.rel.id, tid, crc: crc32c::crc32c(&buf) });
                     placed(leaf.rel.id, tid);
                 }
                 Ok(())
@@ -621,7 +628,10 @@ impl Session {
             for id in leaves {
                 s.lock_relation(id, LockMode::AccessShare)?;
                 let pool = s.engine.pool();
-                for item in HeapScan::new(pool, RelFileId::new(s.db, id))? {
+                for (i, item) in HeapScan::new(pool, RelFileId::new(s.db, id))?.enumerate() {
+                    if i % 1024 == 0 {
+                        s.backend.check_cancel()?;
+                    }
                     rows.push(decode_row(&t.column_types, &item?.1)?);
                 }
             }

@@ -11,6 +11,7 @@ pub fn lock_code(l: &LockError) -> &'static str {
         LockError::TooManyBackends { .. } => "53300",
         LockError::NotAvailable { .. } | LockError::Timeout { .. } => "55P03",
         LockError::Deadlock { .. } => "40P01",
+        LockError::Canceled { .. } => "57014",
         other if other.to_string().contains("cancel") => "57014",
         _ => "XX000",
     }

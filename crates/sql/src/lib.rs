@@ -39,14 +39,22 @@
 //! * [`views`] — `pg_locks`, `pg_stat_activity`, `pg_stat_lock`,
 //!   `pg_class`, `pg_namespace`, `pg_database`.
 //!
+//! ## Transactions
+//!
+//! `BEGIN`/`START TRANSACTION` … `COMMIT`/`END`/`ROLLBACK` map to the
+//! engine's transaction (heavyweight locks held to the end). An error
+//! inside a block leaves it failed (`25P02` for everything but the end,
+//! locks kept), as in PostgreSQL. `ROLLBACK` undoes the block's inserts,
+//! updates and deletes through the engine's undo log and warns about DDL,
+//! which is not transactional here and stays.
+//!
 //! ## What is not there (each is an ErrorResponse, never a crash)
 //!
-//! Subqueries, CTEs, set operations, outer joins of tables, self-joins,
-//! window functions: `0A000` naming the construct. UPDATE, DELETE,
-//! TRUNCATE, DROP DATABASE and ROLLBACK's undo need engine support that
-//! is being added (see `SQL_API.md`); until then UPDATE/DELETE/TRUNCATE
-//! answer `0A000`, and ROLLBACK of a transaction that wrote releases its
-//! locks and warns that the writes stay.
+//! Subqueries, CTEs, set operations, outer joins and cross joins of tables,
+//! self-joins, window functions, `ON CONFLICT`, `RETURNING`, savepoints:
+//! `0A000` naming the construct. `VACUUM [FULL] [ANALYZE]` is the
+//! engine's (reclaims dead tuples under PostgreSQL's locks); `ANALYZE`
+//! takes its lock and has no statistics to gather.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
@@ -190,15 +198,19 @@ impl SqlEngine {
 }
 
 /// Cancels the statement a session is running: it fails with `57014`.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct CancelHandle {
     flag: Arc<AtomicBool>,
+    lock: turnstile_lock::CancelHandle,
 }
 
 impl CancelHandle {
-    /// Requests cancellation of the running statement.
+    /// Requests cancellation of the running statement: a heavyweight-lock
+    /// wait ends at once, loops (`pg_sleep`, COPY, `generate_series`) at
+    /// their next check.
     pub fn cancel(&self) {
         self.flag.store(true, Ordering::Release);
+        self.lock.cancel();
     }
 }
 
@@ -708,7 +720,7 @@ impl SqlSession {
             r.retain(|b| b.activity_slot != info.activity_slot);
             r.push(Arc::clone(&info));
         }
-        let cancel = CancelHandle::default();
+        let cancel = CancelHandle { flag: Arc::new(AtomicBool::new(false)), lock: es.backend().cancel_handle() };
         let max_backends = shared.engine.config().lock.max_backends;
         let seed = (now_timestamp() as u64) ^ ((pid as u64) << 32) | 1;
         let ctx = Ctx {
@@ -887,6 +899,16 @@ impl SqlSession {
     pub fn prepare(&mut self, sql: &str, param_types: &[u32]) -> Result<Statement, SqlError> {
         self.notices.clear();
         let pieces = parse::split(sql);
+        if self.tx == TxStatus::Failed {
+            let first = pieces.first().map(|(_, p)| p.trim_start().to_ascii_lowercase()).unwrap_or_default();
+            let exits = ["rollback", "commit", "end", "abort"];
+            if !exits.iter().any(|w| first.starts_with(w)) {
+                return Err(SqlError::new(
+                    "25P02",
+                    "current transaction is aborted, commands ignored until end of transaction block",
+                ));
+            }
+        }
         let r = match pieces.as_slice() {
             [] => self.make_statement(sql, "", 0, param_types, true),
             [(offset, piece)] => self.make_statement(sql, piece, *offset, param_types, true),
@@ -912,6 +934,7 @@ impl SqlSession {
             ));
         }
         self.cancel.flag.store(false, Ordering::Release);
+        self.es.backend().clear_cancel();
         if self.tx == TxStatus::Idle {
             self.ctx.stmt_ts = now_timestamp();
         }
@@ -1048,35 +1071,6 @@ impl SqlSession {
         self.notices.push(Notice { severity, code, message: message.into() });
     }
 
-    /// Runs `f` holding `tables` in `mode` as one short transaction of its
-    /// own (VACUUM, ANALYZE): `25001` inside a transaction block.
-    fn with_table_locks(&mut self, what: &str, tables: &[String], mode: LockMode) -> Result<(), SqlError> {
-        if self.tx != TxStatus::Idle {
-            return Err(SqlError::new("25001", format!("{what} cannot run inside a transaction block")));
-        }
-        let names: Vec<String> = if tables.is_empty() {
-            let cat = self.es.engine().catalog().snapshot();
-            cat.relations
-                .values()
-                .filter(|r| r.db == self.es.database() && r.index.is_none() && r.parent.is_none())
-                .map(|r| r.name.clone())
-                .collect()
-        } else {
-            tables.to_vec()
-        };
-        eng(self.es.begin())?;
-        let mut result = Ok(());
-        for n in &names {
-            if let Err(e) = self.lock_with_partitions(n, mode, Wait::Block) {
-                result = Err(e);
-                break;
-            }
-            plan::check_cancel(&self.ctx)?;
-        }
-        let _ = self.es.commit();
-        result
-    }
-
     fn lock_with_partitions(&mut self, name: &str, mode: LockMode, wait: Wait) -> Result<(), SqlError> {
         let engine = Arc::clone(self.es.engine());
         let db = self.es.database();
@@ -1101,13 +1095,26 @@ impl SqlSession {
                 eng(self.es.engine().flush())?;
                 Self::command("CHECKPOINT")
             }
-            PreStmt::Vacuum { full, analyze: _, tables } => {
-                let mode = if *full { LockMode::AccessExclusive } else { LockMode::ShareUpdateExclusive };
-                self.with_table_locks("VACUUM", tables, mode)?;
+            PreStmt::Vacuum { full, analyze, tables } => {
+                if self.tx != TxStatus::Idle {
+                    return Err(SqlError::new("25001", "VACUUM cannot run inside a transaction block"));
+                }
+                let targets: Vec<Option<&str>> =
+                    if tables.is_empty() { vec![None] } else { tables.iter().map(|t| Some(t.as_str())).collect() };
+                for t in targets {
+                    eng(self.es.vacuum(t, *full))?;
+                    if *analyze {
+                        eng(self.es.analyze(t))?;
+                    }
+                }
                 Self::command("VACUUM")
             }
             PreStmt::Analyze(tables) => {
-                self.with_table_locks("ANALYZE", tables, LockMode::ShareUpdateExclusive)?;
+                let targets: Vec<Option<&str>> =
+                    if tables.is_empty() { vec![None] } else { tables.iter().map(|t| Some(t.as_str())).collect() };
+                for t in targets {
+                    eng(self.es.analyze(t))?;
+                }
                 Self::command("ANALYZE")
             }
             PreStmt::CopyFrom { table, columns, file, freeze: _ } => {
@@ -1725,11 +1732,11 @@ impl SqlSession {
             lines.push(format!("Rows: {}", rows.len()));
             lines.push(format!("Execution Time: {:.3} ms", t.elapsed().as_secs_f64() * 1e3));
         }
-        let n = lines.len();
+
         Ok(Outcome::Rows {
             fields: vec![text_field("QUERY PLAN")],
             rows: lines.into_iter().map(|l| vec![Some(l)]).collect(),
-            tag: format!("EXPLAIN {n}").replace(&format!("EXPLAIN {n}"), &format!("SELECT {n}")),
+            tag: "EXPLAIN".into(),
         })
     }
 }

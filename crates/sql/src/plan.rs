@@ -713,7 +713,7 @@ impl SelectPlan {
                         run.session.query(query, &eparams).map_err(engine_err)?
                     }
                 };
-                out.iter().map(|r| r.iter().map(Datum::from_engine).collect()).collect()
+                out.into_iter().map(|r| r.into_iter().map(Datum::from_engine_owned).collect()).collect()
             }
             Source::Rows(items) => {
                 let mut rows: Vec<Vec<Datum>> = vec![Vec::new()];
@@ -823,20 +823,20 @@ impl SelectPlan {
                 out.push(row);
             }
         } else {
-            out.reserve(input.len());
-            for row in &input {
-                // Fast path: SELECT * keeps the input row as it is.
-                if self.outputs.len() == row.len()
-                    && self.outputs.iter().enumerate().all(|(i, o)| matches!(o, Expr::Col(c) if *c == i))
-                {
-                    out.push(row.clone());
-                    continue;
+            // Fast path: SELECT * keeps the input rows as they are.
+            let identity = self.outputs.len() == self.scope.cols.len()
+                && self.outputs.iter().enumerate().all(|(i, o)| matches!(o, Expr::Col(c) if *c == i));
+            if identity {
+                out = input;
+            } else {
+                out.reserve(input.len());
+                for row in &input {
+                    let mut o = Vec::with_capacity(self.outputs.len());
+                    for x in &self.outputs {
+                        o.push(x.eval(row, &mut run.env)?);
+                    }
+                    out.push(o);
                 }
-                let mut o = Vec::with_capacity(self.outputs.len());
-                for x in &self.outputs {
-                    o.push(x.eval(row, &mut run.env)?);
-                }
-                out.push(o);
             }
         }
         if self.distinct {

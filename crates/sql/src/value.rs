@@ -499,6 +499,14 @@ impl Datum {
         })
     }
 
+    /// The front-end value of an engine value, taking it.
+    pub fn from_engine_owned(v: Value) -> Datum {
+        match v {
+            Value::Text(s) => Datum::Text(s),
+            other => Datum::from_engine(&other),
+        }
+    }
+
     /// The front-end value of an engine value.
     pub fn from_engine(v: &Value) -> Datum {
         match v {

@@ -351,3 +351,80 @@ fn tpcb_like_rollback_truncate_and_w1_update() {
     assert_eq!(one(&mut s, "select count(*) from pgbench_history"), "0");
     assert_eq!(tag(&mut s, "delete from pgbench_tellers where tid > 5 and tbalance >= 0 or tid = 1"), "DELETE 6");
 }
+
+#[test]
+fn cancel_during_a_lock_wait_is_57014() {
+    let (_d, e) = engine();
+    let mut a = session(&e);
+    run(&mut a, "create table t (k int)").unwrap();
+    run(&mut a, "begin; lock table t in access exclusive mode").unwrap();
+    let mut b = session(&e);
+    let h = b.cancel_handle();
+    let waiter = std::thread::spawn(move || {
+        let r = run(&mut b, "select * from t").map(|_| ()).map_err(|e| e.code);
+        (r, one(&mut b, "select 1"))
+    });
+    // Wait until b is seen waiting on a Lock, then cancel it.
+    let mut seen = false;
+    for _ in 0..500 {
+        let w = rows(&mut a, "select count(*) from pg_locks where not granted");
+        if w[0][0].as_deref() == Some("1") {
+            seen = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(seen, "the waiter never showed up in pg_locks");
+    assert_eq!(one(&mut a, "select count(*) from pg_stat_activity where wait_event_type = 'Lock'"), "1");
+    h.cancel();
+    let (r, after) = waiter.join().unwrap();
+    assert_eq!(r, Err("57014"));
+    assert_eq!(after, "1");
+    run(&mut a, "commit").unwrap();
+}
+
+#[test]
+fn w4_copy_to_and_from_a_file_and_out_of_lock_memory() {
+    let (d, e) = engine();
+    let mut s = session(&e);
+    let path = d.path().join("copy_rows.txt");
+    let p = path.display();
+    run(
+        &mut s,
+        "CREATE UNLOGGED TABLE copy_unlogged (data text NOT NULL); CREATE TABLE copy_logged (data text NOT NULL)",
+    )
+    .unwrap();
+    assert_eq!(
+        tag(&mut s, &format!("COPY (SELECT repeat(random()::text, 5) FROM generate_series(1, 50)) TO '{p}'")),
+        "COPY 50"
+    );
+    assert_eq!(tag(&mut s, &format!("COPY copy_unlogged FROM '{p}'")), "COPY 50");
+    assert_eq!(one(&mut s, "select count(*) from copy_unlogged where length(data) > 10"), "50");
+    match run(&mut s, "COPY copy_unlogged TO STDOUT").unwrap() {
+        Outcome::CopyOut { lines, tag, .. } => {
+            assert_eq!(lines.len(), 50);
+            assert_eq!(tag, "COPY 50");
+        }
+        other => panic!("{other:?}"),
+    }
+    // 53200: more strong locks than the shared lock table holds.
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = turnstile_sync::Config::default();
+    cfg.set("lock.max_locks", "64").unwrap();
+    let small = SqlEngine::open(dir.path(), cfg).unwrap();
+    let mut t = session(&small);
+    for i in 0..80 {
+        run(&mut t, &format!("create table t{i} (k int)")).unwrap();
+    }
+    run(&mut t, "begin").unwrap();
+    let mut got = None;
+    for i in 0..80 {
+        if let Err(e) = run(&mut t, &format!("lock table t{i} in access exclusive mode")) {
+            got = Some(e.code);
+            break;
+        }
+    }
+    assert_eq!(got, Some("53200"));
+    run(&mut t, "rollback").unwrap();
+    assert_eq!(one(&mut t, "select count(*) from t1"), "0");
+}
