@@ -4,7 +4,7 @@
 use crate::error::SqlError;
 use crate::value::{Datum, SqlType};
 use sqlparser::ast;
-use std::sync::atomic::{AtomicBool, Ordering};
+use turnstile_sync::sync::counter::{AtomicBool, Ordering};
 
 /// One column visible to an expression.
 #[derive(Clone, Debug)]

@@ -75,12 +75,12 @@ use plan::{CacheMode, Catalog, InsertPlan, Run, SelectPlan};
 use sqlparser::ast;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use turnstile_engine::catalog::{PartitionBound, PartitionStrategy};
 use turnstile_engine::types::{ColumnType, Value};
 use turnstile_engine::{Engine, Session};
 use turnstile_lock::{LockMode, LockTag, Wait};
+use turnstile_sync::sync::counter::{AtomicBool, Ordering};
 use value::{now_timestamp, Datum, SqlType};
 
 /// What every session shares: the engine and the registry of connected
