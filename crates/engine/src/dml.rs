@@ -29,6 +29,7 @@
 //! skipping rows it already changed (PostgreSQL's READ COMMITTED re-check).
 
 use crate::btree::{BTree, BtreeOptions};
+use crate::constraints::check_not_null;
 use crate::catalog::{CatalogError, RelEntry, RelId, RelKind, Relation};
 use crate::error::{EngineError, Result};
 use crate::heap::{self, HeapError, HeapScan};
@@ -57,16 +58,6 @@ enum Action {
     Keep,
     Update(Vec<Value>),
     Delete,
-}
-
-/// Refuses a row with a NULL in a column that refuses them.
-pub(crate) fn check_not_null(rel: &Relation, row: &[Value]) -> Result<()> {
-    for (c, v) in rel.columns.iter().zip(row) {
-        if c.not_null && matches!(v, Value::Null) {
-            return Err(EngineError::NotNullViolation { table: rel.name.clone(), column: c.name.clone() });
-        }
-    }
-    Ok(())
 }
 
 fn sql_eq(a: &Value, b: &Value) -> bool {

@@ -164,6 +164,7 @@
 
 pub mod btree;
 pub mod catalog;
+mod constraints;
 pub mod datetime;
 mod ddl;
 pub mod dml;

@@ -569,7 +569,7 @@ impl Session {
                             }
                         }
                     };
-                    crate::dml::check_not_null(&leaf.rel, &row)?;
+                    crate::constraints::check_not_null(&leaf.rel, &row)?;
                     encode_row_into(&leaf.column_types, &row, &mut buf)?;
                     let file = RelFileId::new(db, leaf.rel.id);
                     let reserve = heap::fillfactor_reserve(leaf.rel.fillfactor);

@@ -36,9 +36,9 @@
 //! for three quarters of the run). No fsync is timed on either
 //! side; the scratch directory (under the system temp dir) is removed.
 
+use crate::cli::{self, CliError, ProfileArg, BOTH_PROFILES};
 use crate::harness::run_workers;
 use crate::report::{f, Section, Table};
-use crate::CliError;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -55,9 +55,9 @@ const RAW_CHUNK_PAGES: usize = 16;
 /// Options of `turnstile micro extend`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
-    /// Print the JSON report (the output contract) instead of tables.
-    #[arg(long)]
-    pub json: bool,
+    /// `--json`.
+    #[command(flatten)]
+    pub output: super::Output,
     /// Writer thread counts to run.
     #[arg(long, value_delimiter = ',', default_values_t = vec![1, 2, 4, 8, 16])]
     pub threads: Vec<usize>,
@@ -73,9 +73,9 @@ pub struct Args {
     /// default run uses.
     #[arg(long, default_value_t = 32)]
     pub max_backends: u32,
-    /// Profiles to run (`classic`, `scalable`).
-    #[arg(long, value_delimiter = ',', default_values_t = vec!["classic".to_string(), "scalable".to_string()])]
-    pub profiles: Vec<String>,
+    /// Profiles to run.
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = BOTH_PROFILES)]
+    pub profiles: Vec<ProfileArg>,
     /// `lwlock.policy` values `scalable` runs under besides its own (every
     /// lock follows it, the free-space map's and the vfd cache's included).
     #[arg(long, value_delimiter = ',', default_values_t = LwLockPolicy::ALL.map(|p| p.name().to_string()).to_vec())]
@@ -99,12 +99,12 @@ impl Args {
     /// The short run `turnstile reproduce` uses.
     pub fn reproduce() -> Args {
         Args {
-            json: false,
+            output: super::Output::default(),
             threads: vec![1, 8],
             seconds: 0.5,
             shared_buffers: 2048,
             max_backends: 32,
-            profiles: vec!["classic".into(), "scalable".into()],
+            profiles: BOTH_PROFILES.to_vec(),
             policies: LwLockPolicy::ALL.map(|p| p.name().to_string()).to_vec(),
             policy_rounds: 2,
             dir: None,
@@ -173,7 +173,7 @@ pub fn run(args: &Args) -> Result<Section, CliError> {
     if args.threads.is_empty() || args.threads.contains(&0) {
         return Err("--threads needs positive thread counts".into());
     }
-    let profiles = args.profiles.iter().map(|p| Profile::parse(p)).collect::<Result<Vec<_>, _>>()?;
+    let profiles = cli::profiles(&args.profiles);
     let policies = args
         .policies
         .iter()

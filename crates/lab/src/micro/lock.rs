@@ -29,9 +29,9 @@
 //! over all slices is `txn_per_s_mean`). Per-transaction counters are exact
 //! deltas over every measured slice.
 
+use crate::cli::CliError;
 use crate::harness::run_workers;
 use crate::report::{Section, Table};
-use crate::CliError;
 use serde_json::json;
 use std::hint::black_box;
 use std::sync::{Arc, Barrier, Mutex};
@@ -43,9 +43,9 @@ use turnstile_sync::sync::counter::{AtomicBool, AtomicU64, Ordering};
 /// Options of `turnstile micro lock`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Print JSON instead of tables.
-    #[arg(long)]
-    pub json: bool,
+    /// `--json`.
+    #[command(flatten)]
+    pub output: super::Output,
     /// Relations locked per transaction.
     #[arg(long, value_delimiter = ',', default_values_t = vec![1, 16, 100, 1000, 2000])]
     pub relations: Vec<usize>,
@@ -76,7 +76,7 @@ impl Args {
     /// The quick default of `turnstile reproduce`.
     pub fn reproduce() -> Args {
         Args {
-            json: false,
+            output: super::Output::default(),
             relations: vec![1, 100, 1000],
             threads: vec![1, 2, 8],
             measure_ms: 150,

@@ -17,9 +17,9 @@
 //!    ([`crate::harness::run_workers`]): worker 0 is the writer, the others
 //!    are the readers.
 
+use crate::cli::CliError;
 use crate::harness::run_workers;
 use crate::report::{f, Section, Table};
-use crate::CliError;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use std::hint::black_box;
@@ -30,9 +30,9 @@ use turnstile_sync::{LwLock, LwLockPolicy, Tranche};
 /// Options of `turnstile micro lwlock`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
-    /// Print the JSON report (the output contract) instead of tables.
-    #[arg(long)]
-    pub json: bool,
+    /// `--json`.
+    #[command(flatten)]
+    pub output: super::Output,
     /// Lock+unlock pairs per timing round of the uncontended test.
     #[arg(long, default_value_t = 2_000_000)]
     pub iterations: u64,
@@ -57,7 +57,7 @@ impl Args {
     /// The short run `turnstile reproduce` uses.
     pub fn reproduce() -> Args {
         Args {
-            json: false,
+            output: super::Output::default(),
             iterations: 1_000_000,
             rounds: 3,
             readers: 8,

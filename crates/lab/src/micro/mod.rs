@@ -52,15 +52,15 @@ pub enum MicroBench {
 pub fn run(bench: MicroBench) -> Result<(), CliError> {
     let section = match bench {
         MicroBench::Lwlock(args) => {
-            let json = args.json;
+            let json = args.output.json;
             (lwlock::run(&args)?, json)
         }
         MicroBench::Lock(args) => {
-            let json = args.json;
+            let json = args.output.json;
             (lock::run(&args)?, json)
         }
         MicroBench::Extend(args) => {
-            let json = args.json;
+            let json = args.output.json;
             (extend::run(&args)?, json)
         }
         MicroBench::Plan(args) => {

@@ -154,7 +154,7 @@ fn run_point(
         engine.flush()?;
     }
     let point = PointResult {
-        profile: profile.name().into(),
+        profile,
         params: variant.params,
         clients,
         tps: outcome.tps(),
@@ -252,10 +252,10 @@ struct ClientTotals {
 /// `per_partition_us` for one-client W1 points: `(latency(P) − latency(0)) / P`.
 fn fill_per_partition(results: &mut [PointResult]) {
     let lat = |r: &PointResult| 1e6 / r.tps.max(1e-9);
-    let bases: Vec<(String, Option<ModeArg>, f64)> = results
+    let bases: Vec<(Profile, Option<ModeArg>, f64)> = results
         .iter()
         .filter(|r| r.clients == 1 && r.params.partitions == Some(0))
-        .map(|r| (r.profile.clone(), r.params.mode, lat(r)))
+        .map(|r| (r.profile, r.params.mode, lat(r)))
         .collect();
     for r in results.iter_mut().filter(|r| r.clients == 1) {
         let Some(p) = r.params.partitions.filter(|&p| p > 0) else { continue };

@@ -10,6 +10,7 @@ use crate::report::{f, Table};
 use serde_json::{json, Value as Json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use turnstile_sync::Profile;
 
 /// The CSV columns, in order.
 const CSV_HEADER: [&str; 18] = [
@@ -60,7 +61,7 @@ impl RunReport {
         for r in &self.results {
             let p = &r.per_txn;
             w.write_record([
-                r.profile.clone(),
+                r.profile.to_string(),
                 r.params.label(),
                 r.clients.to_string(),
                 f(r.tps, 1),
@@ -108,23 +109,23 @@ fn render(workload: WorkloadId, results: &[PointResult]) -> String {
     let header_ref: Vec<&str> = header.iter().map(String::as_str).collect();
     let mut t = Table::new(format!("{} — transactions per second", workload.title()), &header_ref);
     for label in &labels {
-        let mut profiles: Vec<&str> = Vec::new();
+        let mut profiles: Vec<Profile> = Vec::new();
         for r in results.iter().filter(|r| r.params.label() == *label) {
-            if !profiles.contains(&r.profile.as_str()) {
-                profiles.push(&r.profile);
+            if !profiles.contains(&r.profile) {
+                profiles.push(r.profile);
             }
         }
-        let tps = |p: &str, c: usize| {
+        let tps = |p: Profile, c: usize| {
             results.iter().find(|r| r.params.label() == *label && r.profile == p && r.clients == c).map(|r| r.tps)
         };
-        for p in &profiles {
-            let mut row = vec![label.clone(), (*p).to_owned()];
+        for &p in &profiles {
+            let mut row = vec![label.clone(), p.to_string()];
             row.extend(clients.iter().map(|&c| tps(p, c).map_or("-".into(), |v| f(v, 0))));
             t.row(row);
         }
-        if profiles.contains(&"classic") && profiles.contains(&"scalable") {
+        if profiles.contains(&Profile::Classic) && profiles.contains(&Profile::Scalable) {
             let mut row = vec![label.clone(), "speedup".into()];
-            row.extend(clients.iter().map(|&c| match (tps("scalable", c), tps("classic", c)) {
+            row.extend(clients.iter().map(|&c| match (tps(Profile::Scalable, c), tps(Profile::Classic, c)) {
                 (Some(s), Some(k)) if k > 0.0 => format!("{:.2}x", s / k),
                 _ => "-".into(),
             }));
@@ -155,7 +156,7 @@ fn render(workload: WorkloadId, results: &[PointResult]) -> String {
         let p = &r.per_txn;
         c.row(vec![
             r.params.label(),
-            r.profile.clone(),
+            r.profile.to_string(),
             r.clients.to_string(),
             f(p.relation_locks, 1),
             f(p.fastpath_locks, 1),
@@ -174,7 +175,7 @@ fn render(workload: WorkloadId, results: &[PointResult]) -> String {
     let mut events: BTreeMap<(String, String), f64> = BTreeMap::new();
     for r in results {
         for (k, v) in &r.wait_events {
-            *events.entry((r.profile.clone(), k.clone())).or_default() += v;
+            *events.entry((r.profile.to_string(), k.clone())).or_default() += v;
         }
     }
     let mut w = Table::new(
@@ -291,7 +292,7 @@ fn render_extra(workload: WorkloadId, results: &[PointResult]) -> Option<String>
     };
     let mut t = Table::new(title, header);
     for r in results {
-        let mut row = vec![r.params.label(), r.profile.clone(), r.clients.to_string()];
+        let mut row = vec![r.params.label(), r.profile.to_string(), r.clients.to_string()];
         row.extend(cols.iter().map(|(value, digits)| cell(value(r), *digits)));
         if workload == WorkloadId::W3 {
             row.push(f(r.latency_us.p50, 0));
@@ -318,7 +319,7 @@ fn render_extra(workload: WorkloadId, results: &[PointResult]) -> Option<String>
 /// `scalable / classic` tps) and `W?-tps.png` into `dir`.
 fn plots(dir: &Path, workload: WorkloadId, results: &[PointResult]) -> Result<Vec<PathBuf>, CliError> {
     let mut labels: Vec<String> = Vec::new();
-    let mut profiles: Vec<String> = Vec::new();
+    let mut profiles: Vec<Profile> = Vec::new();
     let mut clients: Vec<usize> = results.iter().map(|r| r.clients).collect();
     clients.sort_unstable();
     clients.dedup();
@@ -328,16 +329,16 @@ fn plots(dir: &Path, workload: WorkloadId, results: &[PointResult]) -> Result<Ve
             labels.push(l);
         }
         if !profiles.contains(&r.profile) {
-            profiles.push(r.profile.clone());
+            profiles.push(r.profile);
         }
     }
-    let tps = |label: &str, profile: &str, c: usize| {
+    let tps = |label: &str, profile: Profile, c: usize| {
         results.iter().find(|r| r.clients == c && r.profile == profile && r.params.label() == label).map(|r| r.tps)
     };
     let mut written = Vec::new();
-    let baseline = if profiles.iter().any(|p| p == "classic") { "classic" } else { profiles[0].as_str() };
+    let baseline = if profiles.contains(&Profile::Classic) { Profile::Classic } else { profiles[0] };
     let name = workload.name();
-    for other in profiles.iter().filter(|p| p.as_str() != baseline) {
+    for &other in profiles.iter().filter(|&&p| p != baseline) {
         let cells = labels
             .iter()
             .map(|l| {
@@ -356,17 +357,17 @@ fn plots(dir: &Path, workload: WorkloadId, results: &[PointResult]) -> Result<Ve
             cols: clients.iter().map(|c| format!("{c} clients")).collect(),
             cells,
         };
-        let suffix = if other == "scalable" { String::new() } else { format!("-{other}") };
+        let suffix = if other == Profile::Scalable { String::new() } else { format!("-{other}") };
         let path = dir.join(format!("{name}-speedup{suffix}.png"));
         plot::heat_map(&path, &map)?;
         written.push(path);
     }
     let mut series = Vec::new();
     for (group, l) in labels.iter().enumerate() {
-        for p in &profiles {
+        for &p in &profiles {
             let values: Vec<Option<f64>> = clients.iter().map(|&c| tps(l, p, c)).collect();
             if values.iter().any(Option::is_some) {
-                let name = if l.is_empty() { p.clone() } else { format!("{l} {p}") };
+                let name = if l.is_empty() { p.to_string() } else { format!("{l} {p}") };
                 series.push(plot::Series { name, group, baseline: p == baseline, values });
             }
         }

@@ -11,6 +11,7 @@ use serde::Serialize;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 use turnstile_engine::Session;
+use turnstile_sync::Profile;
 
 /// What one client of a workload does per transaction.
 pub type Txn<'a> = Box<dyn FnMut(&mut Session) -> Result<(), CliError> + 'a>;
@@ -56,8 +57,8 @@ pub struct Extra {
 /// One measured point.
 #[derive(Clone, Debug, Serialize)]
 pub struct PointResult {
-    /// `classic` or `scalable`.
-    pub profile: String,
+    /// The profile it ran under (reported by name).
+    pub profile: Profile,
     /// The variant's parameters.
     pub params: Params,
     /// Client threads.
