@@ -5,6 +5,8 @@
 //!                                        every workload (W1-W6) and micro-benchmark, both
 //!                                        profiles: tables, then JSON/CSV/PNG in DIR
 //! turnstile run W1..W6 [--clients 1,8] [--plot DIR] [--json|--csv]   one workload
+//! turnstile compare [--quick] [--workloads W1,…] [--json|--csv] [--plot DIR]
+//!                                        PostgreSQL 15, classic and scalable through pgbench
 //! turnstile micro lwlock|lock|… [--json] micro-benchmarks (ratios against reference primitives)
 //! turnstile stress locks [--threads 16] [--seconds 10] [--seed N] [--json]   lock-manager torture test
 //! turnstile config [--profile P] [--set k=v]…   print the effective configuration
@@ -14,6 +16,7 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 use turnstile_sync::config::{Config, Profile};
 
+mod compare;
 mod harness;
 mod micro;
 mod plot;
@@ -41,6 +44,9 @@ enum Command {
     /// Run one seed workload under both profiles over lists of parameters
     /// and client counts (e.g. `turnstile run W1 --partitions 0,100 --clients 1,8`).
     Run(run::Args),
+    /// The seeds' pgbench runs against a private PostgreSQL 15 and `turnstile
+    /// serve` under classic and scalable, side by side.
+    Compare(compare::Args),
     /// Micro-benchmarks of single primitives.
     Micro {
         #[command(subcommand)]
@@ -82,6 +88,7 @@ pub type CliError = Box<dyn std::error::Error + Send + Sync>;
 fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Reproduce(args) => reproduce::run(&args),
+        Command::Compare(args) => compare::run(&args),
         Command::Micro { bench } => micro::run(bench),
         Command::Stress { test } => stress::run(test),
         Command::Run(args) => {
