@@ -17,7 +17,8 @@
 //!    removed by the next run.
 //!
 //! `PR_SET_PDEATHSIG` fires when the *thread* that forked the child ends,
-//! so children are spawned from the command's main thread only.
+//! so a thread that spawns a child waits for it before it ends (the
+//! servers are started by the main thread, which lives until the end).
 
 use crate::CliError;
 use std::collections::BTreeMap;

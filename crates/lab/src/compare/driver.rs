@@ -70,7 +70,11 @@ impl Plan {
                 indexes: pick(&args.indexes, &[10], &[1, 10, 60]),
                 modes,
             },
-            sizes: Sizes { scale: args.scale, fact_rows: if q { 10_000 } else { 100_000 }, ..Sizes::DEFAULT },
+            sizes: Sizes {
+                scale: args.scale.unwrap_or(if q { 1 } else { 10 }),
+                fact_rows: if q { 10_000 } else { 100_000 },
+                ..Sizes::DEFAULT
+            },
         };
         if plan.clients.is_empty() || plan.clients.contains(&0) {
             return Err("--clients must list positive counts".into());
@@ -273,13 +277,23 @@ fn write_scripts(dir: &Path, plan: &Plan, run_as: RunAs) -> Result<(), CliError>
 fn run_variant(plan: &Plan, pg: &PgBin, servers: &mut [Server], v: &Variant, bar: &ProgressBar, out: &mut Outcome) {
     let name = v.workload.name();
     let label = v.label();
-    // Load: the same SQL into each server; a server that fails is left out of this variant.
+    // Load: the same SQL into each server, the three at once (loading waits
+    // on fsync and round trips more than on CPU; nothing is measured). A
+    // server that fails is left out of this variant. The loading threads
+    // wait for their clients, so PR_SET_PDEATHSIG never fires early.
+    bar.set_message(format!("{name} {label}: loading"));
+    let results: Vec<(ServerId, Result<(), CliError>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = servers.iter().map(|s| (s.id, scope.spawn(move || load(pg, s, v)))).collect();
+        handles
+            .into_iter()
+            .map(|(id, h)| (id, h.join().unwrap_or_else(|_| Err("the loading thread panicked".into()))))
+            .collect()
+    });
     let mut loaded = Vec::new();
-    for s in servers.iter() {
-        bar.set_message(format!("{name} {label}: loading {}", s.id.label()));
-        match load(pg, s, v) {
-            Ok(()) => loaded.push(s.id),
-            Err(e) => out.errors.push(format!("{} {name} {label} load: {e}", s.id.name())),
+    for (id, r) in results {
+        match r {
+            Ok(()) => loaded.push(id),
+            Err(e) => out.errors.push(format!("{} {name} {label} load: {e}", id.name())),
         }
     }
     let ready: Vec<&Server> = servers.iter().filter(|s| loaded.contains(&s.id)).collect();

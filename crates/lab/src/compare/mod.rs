@@ -68,9 +68,11 @@ pub struct Args {
     /// W1–W3: query modes (`simple`, `prepared`).
     #[arg(long, value_delimiter = ',')]
     pub mode: Option<Vec<String>>,
-    /// W1 and W5: pgbench scale (the seeds used 10).
-    #[arg(long, default_value_t = 1)]
-    pub scale: u32,
+    /// W1 and W5: pgbench scale (default: the seeds' 10, `--quick` 1). Below
+    /// 10, W1 at 1000 partitions has 100 rows per partition and PostgreSQL
+    /// plans sequential scans there (no index locks).
+    #[arg(long)]
+    pub scale: Option<u32>,
     /// Unmeasured seconds of pgbench per variant and server before its points.
     #[arg(long)]
     pub warmup: Option<u32>,

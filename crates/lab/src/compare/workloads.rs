@@ -115,8 +115,8 @@ pub struct Sizes {
 }
 
 impl Sizes {
-    /// The seeds' sizes, scale aside (the seeds used 10; `--scale`).
-    pub const DEFAULT: Sizes = Sizes { scale: 1, fact_rows: 100_000, dim_rows: 100, copy_rows: 10_000 };
+    /// The seeds' sizes.
+    pub const DEFAULT: Sizes = Sizes { scale: 10, fact_rows: 100_000, dim_rows: 100, copy_rows: 10_000 };
 }
 
 /// One step of loading a variant's database.
