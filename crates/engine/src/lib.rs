@@ -72,6 +72,9 @@
 
 pub mod btree;
 pub mod catalog;
+pub mod datetime;
+mod ddl;
+pub mod dml;
 mod engine;
 pub mod error;
 pub mod heap;
@@ -79,8 +82,10 @@ pub mod memory;
 pub mod query;
 pub mod session;
 pub mod tid;
+pub mod txn;
 pub mod types;
 
 pub use engine::Engine;
 pub use error::{EngineError, Result};
 pub use session::Session;
+pub use txn::RollbackReport;

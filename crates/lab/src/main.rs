@@ -24,6 +24,7 @@ mod progress;
 mod report;
 mod reproduce;
 mod run;
+mod serve;
 mod stress;
 
 /// Many-core lock and resource manager lab: reproduces PostgreSQL
@@ -57,6 +58,9 @@ enum Command {
         #[command(subcommand)]
         test: stress::StressTest,
     },
+    /// Serve PostgreSQL's wire protocol for the real pgbench and psql
+    /// (`turnstile serve --data-dir DIR --port 5432 --socket-dir /tmp`).
+    Serve(serve::Args),
     /// Print the effective configuration as TOML.
     Config {
         /// Preset to start from.
@@ -95,6 +99,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
             let json = args.json;
             run::run(&args)?.section.print(json)
         }
+        Command::Serve(args) => serve::run(&args),
         Command::Config { profile, file, set } => {
             let config = build_config(Profile::parse(&profile)?, file.as_deref(), &set)?;
             print!("{}", config.to_toml_string());

@@ -98,7 +98,9 @@ impl Ctx<'_, '_> {
         let mut filters = Vec::with_capacity(table.filters.len());
         for (c, op) in &table.filters {
             let v = operand_value(op, Some(self.params))?.cloned().unwrap_or(Value::Null);
-            filters.push((*c, v));
+            // As stored: `char(n)` blank-padded; a value the column cannot
+            // hold matches nothing.
+            filters.push((*c, v.coerce(table.column_types[*c]).unwrap_or(Value::Null)));
         }
         let mut row = Vec::with_capacity(table.column_types.len());
         for leaf in &table.leaves {
