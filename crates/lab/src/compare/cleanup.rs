@@ -81,7 +81,7 @@ pub fn stopping() -> bool {
 /// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread (and so in
 /// every thread it starts afterwards) and starts the thread that handles
 /// them. Call first thing, from the main thread, before any other thread
-/// exists. Children get an empty signal mask from `std::process`.
+/// exists. [`spawn`] gives children an empty mask again.
 pub fn install() -> Result<(), CliError> {
     static ONCE: Once = Once::new();
     let mut result = Ok(());
@@ -183,9 +183,17 @@ pub fn spawn(cmd: &mut Command, kind: Kind) -> Result<Registered, CliError> {
     let death = kind.death_signal();
     cmd.process_group(0);
     // SAFETY: the closure runs in the forked child before exec and calls
-    // only async-signal-safe functions (prctl, getppid, _exit).
+    // only async-signal-safe functions (sigemptyset, sigprocmask, prctl,
+    // getppid, _exit) on its own stack variables.
     unsafe {
         cmd.pre_exec(move || {
+            // The child inherits compare's mask, which blocks the signals
+            // the signal thread takes: a server would never see SIGTERM.
+            let mut empty = std::mem::MaybeUninit::<libc::sigset_t>::zeroed();
+            libc::sigemptyset(empty.as_mut_ptr());
+            if libc::sigprocmask(libc::SIG_SETMASK, empty.as_ptr(), std::ptr::null_mut()) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
             if libc::prctl(libc::PR_SET_PDEATHSIG, death as libc::c_ulong, 0, 0, 0) != 0 {
                 return Err(std::io::Error::last_os_error());
             }

@@ -136,6 +136,7 @@ pub fn to_json(o: &Outcome) -> Json {
         "per_partition_detail": detail,
         "protocol_floor_tps": per_server(|s| med(o.floor.get(&s))),
         "errors": o.errors,
+        "notes": o.notes,
     });
     if let Some(plan) = &o.plan {
         doc["settings"] = json!({
@@ -329,6 +330,12 @@ pub fn text(o: &Outcome) -> String {
             ratio(g(ServerId::Scalable), g(ServerId::Postgres)),
         ]);
         out.push_str(&t.render());
+    }
+    if !o.notes.is_empty() {
+        out.push_str("\nNotes:\n");
+        for n in &o.notes {
+            out.push_str(&format!("  {n}\n"));
+        }
     }
     if !o.errors.is_empty() {
         out.push_str(&format!("\n{} failure(s):\n", o.errors.len()));
