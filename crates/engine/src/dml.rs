@@ -185,9 +185,16 @@ impl Session {
             let file = |rel| RelFileId::new(self.db, rel);
             let mut step = || -> Result<bool> {
                 Ok(match &u {
-                    Undo::Insert { rel, tid } if live.contains(rel) => {
+                    Undo::Insert { rel, tid, crc } if live.contains(rel) => {
                         report.undone_inserts += 1;
-                        revive(pool, file(*rel), *tid, false)?
+                        match heap::fetch(pool, file(*rel), *tid) {
+                            Ok(bytes) if crc32c::crc32c(&bytes) == *crc => revive(pool, file(*rel), *tid, false)?,
+                            // Deleted by someone since: gone already.
+                            Err(HeapError::NoSuchTuple { .. }) => true,
+                            // Changed by another transaction since: it stays.
+                            Ok(_) => false,
+                            Err(e) => return Err(e.into()),
+                        }
                     }
                     Undo::Update { rel, tid, before } if live.contains(rel) => {
                         report.undone_updates += 1;
@@ -554,8 +561,19 @@ fn revive(pool: &turnstile_storage::BufferPool, file: RelFileId, tid: Tid, alive
 }
 
 impl Session {
-    /// Fails with [`EngineError::Canceled`] if the statement was cancelled.
+    /// A handle that cancels this session's running statement from any
+    /// thread (the server's CancelRequest): a lock wait in progress fails
+    /// at once, and a scan or other long loop fails at its next
+    /// [`Session::check_interrupts`] — both with [`EngineError::Canceled`]
+    /// (`57014`). A cancel that arrives between statements is dropped when
+    /// the next statement starts, as in PostgreSQL.
+    pub fn cancel_handle(&self) -> turnstile_lock::CancelHandle {
+        self.backend.cancel_handle()
+    }
+
+    /// Fails with [`EngineError::Canceled`] if the statement was cancelled
+    /// (consuming the request). Scans and other long loops call it.
     pub fn check_interrupts(&mut self) -> Result<()> {
-        Ok(())
+        self.backend.check_cancel().map_err(|_| EngineError::Canceled)
     }
 }

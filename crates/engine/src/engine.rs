@@ -1,11 +1,11 @@
 //! `Engine`: one data directory's shared state — storage manager, buffer
-//! pool, lock manager, catalog and activity slots — and the factory of
-//! [`Session`]s.
+//! pool, lock manager, catalog and activity slots. Sessions are made by
+//! `Engine::session`, which lives with [`Session`](crate::Session) in
+//! `session.rs`, so that this module does not depend on the session.
 
 use crate::catalog::Catalog;
 use crate::error::Result;
 use crate::memory::MemoryStats;
-use crate::session::Session;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use turnstile_lock::{LockManager, LockRow, LockStats};
@@ -73,16 +73,6 @@ impl Engine {
         Ok(Arc::new(Engine { dir, config, smgr, pool, locks, catalog, activity, txns, db_users, totals }))
     }
 
-    /// A new session on database `postgres`.
-    pub fn session(self: &Arc<Self>) -> Result<Session> {
-        Session::new(Arc::clone(self), "postgres")
-    }
-
-    /// A new session on database `database`.
-    pub fn session_on(self: &Arc<Self>, database: &str) -> Result<Session> {
-        Session::new(Arc::clone(self), database)
-    }
-
     /// Writes every dirty buffer and fsyncs every file: everything inserted
     /// before this call survives a crash (see the README's durability
     /// contract).
@@ -129,6 +119,17 @@ impl Engine {
             }
         }
         Ok(pages)
+    }
+
+    /// Checks the shared invariants of the layers below — the buffer
+    /// pool's ([`BufferPool::check_invariants`]: no pin left, mapping table
+    /// and descriptors agree) and the lock manager's
+    /// ([`LockManager::check_invariants`]) — and panics on a violation.
+    /// Call it at a quiescent point: no session is running a statement
+    /// (idle sessions may exist; their transactions' locks are fine).
+    pub fn check_invariants(&self) {
+        self.pool.check_invariants();
+        self.locks.check_invariants();
     }
 
     /// The data directory.

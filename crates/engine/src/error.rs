@@ -24,9 +24,10 @@ pub enum EngineError {
     #[error(transparent)]
     Catalog(#[from] CatalogError),
     /// A heavyweight lock could not be taken (deadlock, timeout, NOWAIT,
-    /// lock table full, too many backends).
+    /// lock table full, too many backends). A cancelled wait is
+    /// [`EngineError::Canceled`] instead.
     #[error(transparent)]
-    Lock(#[from] LockError),
+    Lock(LockError),
     /// The storage layer failed (I/O, checksum, no free buffer…).
     #[error(transparent)]
     Storage(#[from] StorageError),
@@ -66,6 +67,15 @@ pub enum EngineError {
     /// The statement was cancelled ([`crate::Session::cancel_handle`]).
     #[error("canceling statement due to user request")]
     Canceled,
+}
+
+impl From<LockError> for EngineError {
+    fn from(e: LockError) -> EngineError {
+        match e {
+            LockError::Canceled { .. } => EngineError::Canceled,
+            other => EngineError::Lock(other),
+        }
+    }
 }
 
 impl EngineError {
@@ -146,6 +156,7 @@ fn lock_sqlstate(e: &LockError) -> &'static str {
         LockError::TooManyBackends { .. } => "53300",
         LockError::NotAvailable { .. } | LockError::Timeout { .. } => "55P03",
         LockError::Deadlock { .. } => "40P01",
+        LockError::Canceled { .. } => "57014",
         _ => "XX000",
     }
 }

@@ -23,7 +23,9 @@
 //!
 //! ## What lives here
 //!
-//! * [`types`] — `int4`, `int8`, `text` values and the row codec.
+//! * [`types`] — `int4`, `int8`, `text`, `bool`, `timestamp`, `char(n)`,
+//!   `varchar(n)` values with PostgreSQL's type OIDs, and the row codec
+//!   ([`datetime`] for timestamps' text form).
 //! * [`catalog`] — databases, tables, range/hash partitions, B-tree index
 //!   definitions, persisted atomically; and the per-backend relation cache
 //!   that keeps each relation's index list with each index's column set
@@ -42,11 +44,65 @@
 //! * [`Session`] — a backend: transactions (`begin`/`commit` bound
 //!   heavyweight locks; outside them each statement releases its own),
 //!   DDL under `AccessExclusiveLock`, `insert`/`insert_many` (COPY), and
-//!   queries in simple or prepared mode.
-//! * [`query`] — the typed query API, the planner (partition expansion and
-//!   pruning, index choice with or without the seed-003 prefilter, join
-//!   method) and the executor (index and sequential scans, append, nested
-//!   loop, hash join).
+//!   the statement cycle of queries in simple or prepared mode (with the
+//!   plan cache of prepared statements).
+//! * [`query`] — the typed query API, the [`query::plan::Planner`]
+//!   (partition expansion and pruning, index choice with or without the
+//!   seed-003 prefilter, join method) and the [`query::exec::Executor`]
+//!   (index and sequential scans, append, nested loop, hash join). Each
+//!   borrows a session's relation cache and lock-manager backend (through
+//!   `lmgr`, the relation-locking step shared with the session's DDL) for
+//!   one call.
+//!
+//! Module dependencies run one way: `session` → `query::{plan, exec}` →
+//! `lmgr` → `catalog`, `btree`, `heap` → `turnstile-storage`; `session` →
+//! `engine`. Nothing below the session imports it, and `engine` does not
+//! import the session (`Engine::session` is defined in `session.rs`).
+//! `/work/shared/tools/import-cycles .` checks it.
+//!
+//! ## Writes, rollback and maintenance (DML, undo, VACUUM)
+//!
+//! * **INSERT / COPY** ([`Session::insert`], [`Session::insert_many`]):
+//!   `RowExclusiveLock` on the table, each partition a row goes to, and
+//!   their indexes. Rows honour the table's `fillfactor`
+//!   ([`Session::set_fillfactor`]); primary-key columns refuse NULL.
+//! * **UPDATE / DELETE** ([`Session::update_rows`], [`Session::delete_rows`],
+//!   in [`dml`]): the same relation locks (partitions pruned on an
+//!   equality predicate of the key), then a *row write lock* per row
+//!   changed, held to the end of the transaction; a second writer of the
+//!   row waits on the holder's transaction id, as in PostgreSQL, so a
+//!   read-modify-write never loses an update and deadlocks through rows
+//!   are detected (`40P01`). Index entries follow changed keys; unique
+//!   indexes are checked against live rows. See [`txn`] for the limits
+//!   (inserted rows are not row-locked; lock escalation to
+//!   `ExclusiveLock` after [`txn::ESCALATE_ROWS`] rows; the undo log's
+//!   size limit).
+//! * **ROLLBACK** ([`Session::rollback`]): undoes the transaction's
+//!   inserts (rows marked dead: invisible to scans, their index entries
+//!   skipped), updates (before-images written back; moved rows moved
+//!   back) and deletes (rows revived), newest first, then releases every
+//!   lock. **Not undone:** DDL (`CREATE`, `ALTER`, `DROP`, `TRUNCATE`,
+//!   `ADD PRIMARY KEY`, fillfactor) — each is named in
+//!   [`RollbackReport::kept_ddl`] — and writes beyond the undo log's limit
+//!   ([`RollbackReport::kept_writes`]). A statement that fails outside a
+//!   transaction block is undone the same way; a session dropped inside a
+//!   block rolls it back.
+//! * **TRUNCATE** ([`Session::truncate`]): `AccessExclusiveLock` on the
+//!   tables, partitions and indexes; files cut to zero blocks, indexes
+//!   rebuilt empty. **ADD PRIMARY KEY** ([`Session::add_primary_key`]):
+//!   `<table>_pkey`, cascading to partitions. Range partitions take
+//!   `MINVALUE`/`MAXVALUE` bounds ([`catalog::PartitionBound::range`]).
+//!   **CREATE/DROP DATABASE** ([`Session::create_database`],
+//!   [`Session::drop_database`], [`Engine::databases`]).
+//! * **VACUUM / ANALYZE** ([`Session::vacuum`], [`Session::analyze`], in
+//!   [`vacuum`]): `ShareUpdateExclusiveLock` (FULL: `AccessExclusiveLock`);
+//!   VACUUM removes dead tuples no open transaction can bring back, their
+//!   index entries, and records the freed space in the free-space map;
+//!   ANALYZE gathers no statistics (the planner uses none).
+//! * **Cancel** ([`Session::cancel_handle`], [`Session::check_interrupts`]):
+//!   a lock wait, scan, COPY or DML loop fails with
+//!   [`EngineError::Canceled`] (`57014`). Every [`EngineError`] has a
+//!   SQLSTATE ([`EngineError::sqlstate`]).
 //!
 //! ## Lock order
 //!
@@ -66,6 +122,42 @@
 //! | a backend's relation cache, with its cached B-tree roots (`rd_amcache`) | nothing: it is backend-local; invalidated by the published catalog generation; a cached root is re-checked under the root page's lock on every descent ([`btree::root_cache`]) |
 //! | a backend's memory contexts and block cache | nothing: backend-local |
 //! | heap and index pages | buffer content `LwLock`s (see [`heap`], [`btree`]) |
+//!
+//! ## Invariants
+//!
+//! * **Locks bound statements.** Outside `begin`/`commit` a session holds
+//!   no heavyweight lock between statements: `Session::statement`
+//!   releases them all, on success and on error; inside a transaction
+//!   they last until `commit`; dropping the session releases everything.
+//! * **Lock before read.** A relation's definition is read only after the
+//!   lock that protects it is granted: the planner locks each table
+//!   `AccessShare` and re-resolves its name (retrying if DDL replaced it)
+//!   before reading its partitions and indexes; DDL holds
+//!   `AccessExclusive` on every existing relation it changes before it
+//!   touches the catalog.
+//! * **A plan is re-locked on every execution.** The executor takes
+//!   `AccessShare` on every relation and index of `Plan::executor_locks`
+//!   before it reads a page, so a prepared plan never scans a relation
+//!   DDL could be changing; a prepared plan whose `generation` differs
+//!   from the catalog's published generation is re-made first.
+//! * **Caches never outlive the catalog generation.** Relation-cache
+//!   entries and cached B-tree roots belong to the generation they were
+//!   built at and are dropped when it changes; a cached root is only a
+//!   hint, verified under the root page's content lock on every descent.
+//! * **No pin or content lock outlives a statement.** Scans, inserts and
+//!   COPY's bulk inserter release their pins and content locks before the
+//!   statement returns; a B-tree walk holds one content lock at a time
+//!   (except a split: left, new right, then parent), and moves right while
+//!   its key is at or beyond a page's high key (Lehman–Yao).
+//! * **Unique means one live entry.** A unique index holds at most one
+//!   entry per key without NULLs that points at a live heap tuple: the
+//!   check and the insert run under one exclusive leaf lock, and a row
+//!   whose index insert failed is marked dead in the heap.
+//!
+//! Executed: [`Engine::check_invariants`] (the buffer pool's and the lock
+//! manager's checks) runs at quiescent points of the engine's integration
+//! tests; `BTree::check` verifies a tree's structure; debug builds assert
+//! the pin and I/O hand-offs in the buffer pool.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
@@ -78,12 +170,14 @@ pub mod dml;
 mod engine;
 pub mod error;
 pub mod heap;
+mod lmgr;
 pub mod memory;
 pub mod query;
 pub mod session;
 pub mod tid;
 pub mod txn;
 pub mod types;
+pub mod vacuum;
 
 pub use engine::Engine;
 pub use error::{EngineError, Result};

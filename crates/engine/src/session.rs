@@ -6,10 +6,12 @@
 //! Outside `begin`/`commit` every statement is its own transaction: its
 //! heavyweight locks are released when it returns (success or error).
 //! Inside one, locks accumulate until `commit`, as in PostgreSQL. There is
-//! no MVCC and no rollback of data: a statement's effects are visible to
-//! other sessions as soon as it returns; heavyweight locks alone order
-//! readers against DDL. Dropping a session mid-transaction releases
-//! everything it held.
+//! no MVCC: a statement's effects are visible to other sessions as soon as
+//! it returns; heavyweight locks order readers against DDL, and row write
+//! locks order writers of one row ([`crate::txn`]). `rollback` (and a
+//! failed statement outside a transaction block) undoes the writes from an
+//! undo log; DDL is not undone. Dropping a session mid-transaction undoes
+//! its writes and releases everything it held.
 //!
 //! # DDL
 //!
@@ -23,17 +25,26 @@
 //!
 //! Names are resolved, locked, then resolved again: if DDL replaced the
 //! relation in between, the lock is dropped and the look-up retried
-//! (PostgreSQL's `RangeVarGetRelidExtended`).
+//! (PostgreSQL's `RangeVarGetRelidExtended`, in `lmgr.rs`).
+//!
+//! # Queries
+//!
+//! The session owns the statement cycle (activity, transaction, lock
+//! release) and the plan cache of prepared statements; planning and
+//! execution are a [`Planner`] and an [`Executor`] that borrow the
+//! session's relation cache, backend and block cache for one call.
 
 use crate::btree::{BTree, BtreeOptions, CachedRoot, RootCacheStats};
 use crate::catalog::{
-    AmCache, CatalogError, DbId, PartitionBound, PartitionStrategy, RelCache, RelEntry, RelId, RelKind, Relation,
+    CatalogError, DbId, PartitionBound, PartitionStrategy, RelCache, RelEntry, RelId, RelKind, Relation,
 };
 use crate::engine::Engine;
 use crate::error::{EngineError, Result};
 use crate::heap::{self, BulkInserter, HeapScan};
+use crate::lmgr::RelLocker;
 use crate::memory::{BlockCache, MemoryStats};
-use crate::query::plan::Plan;
+use crate::query::exec::Executor;
+use crate::query::plan::{Plan, Planner};
 use crate::query::{Query, QueryMode};
 use crate::tid::Tid;
 use crate::types::{decode_row, encode_row_into, ColumnType, Value};
@@ -43,10 +54,6 @@ use turnstile_lock::{Backend, LockMode, LockTag, Wait};
 use turnstile_storage::rel::{Fork, RelFileId};
 use turnstile_storage::{Extender, ExtensionStats, Ring};
 use turnstile_sync::activity::{ActivityHandle, BackendState};
-
-/// How often a name look-up is retried when DDL keeps replacing the
-/// relation between look-up and lock.
-const RESOLVE_RETRIES: usize = 100;
 
 /// One client's session.
 #[derive(Debug)]
@@ -82,6 +89,18 @@ impl Prepared {
     /// The cached plan.
     pub fn plan(&self) -> &Plan {
         &self.plan
+    }
+}
+
+impl Engine {
+    /// A new session on database `postgres`.
+    pub fn session(self: &Arc<Self>) -> Result<Session> {
+        Session::new(Arc::clone(self), "postgres")
+    }
+
+    /// A new session on database `database`.
+    pub fn session_on(self: &Arc<Self>, database: &str) -> Result<Session> {
+        Session::new(Arc::clone(self), database)
     }
 }
 
@@ -166,6 +185,8 @@ impl Session {
     pub(crate) fn statement<R>(&mut self, query: &str, body: impl FnOnce(&mut Self) -> Result<R>) -> Result<R> {
         self.activity.set_query(query);
         self.activity.set_state(BackendState::Active);
+        // A cancel that arrived while idle is not for this statement.
+        self.backend.clear_cancel();
         let attached = self.activity.attach();
         let mut out = body(self);
         drop(attached);
@@ -201,24 +222,31 @@ impl Session {
     /// of after the lock was granted. The lock lasts until the statement
     /// (or transaction) ends.
     pub(crate) fn lock_by_name(&mut self, name: &str, mode: LockMode) -> Result<Arc<RelEntry>> {
-        for _ in 0..RESOLVE_RETRIES {
-            let before = self.relcache.resolve(self.engine.catalog(), self.db, name)?;
-            self.lock_relation(before.rel.id, mode)?;
-            match self.relcache.resolve(self.engine.catalog(), self.db, name) {
-                Ok(after) if after.rel.id == before.rel.id => return Ok(after),
-                other => {
-                    // Replaced or dropped while we waited: let go and retry.
-                    self.backend.unlock(LockTag::relation(self.db, before.rel.id), mode)?;
-                    other?;
-                }
-            }
-        }
-        Err(EngineError::State(format!("relation \"{name}\" kept changing while it was being locked")))
+        self.rels().lock_by_name(name, mode)
     }
 
     /// The cache entry of relation `id` (no lock is taken; callers lock first).
     pub fn rel_entry(&mut self, id: RelId) -> Result<Arc<RelEntry>> {
-        Ok(self.relcache.get(self.engine.catalog(), id)?)
+        self.rels().entry(id)
+    }
+
+    /// The session's relation locks and relation cache, for one step of a
+    /// statement.
+    fn rels(&mut self) -> RelLocker<'_> {
+        RelLocker::new(self.engine.catalog(), &mut self.relcache, &mut self.backend, self.db)
+    }
+
+    /// The planner, over this session's relation cache and backend.
+    fn planner(&mut self) -> Planner<'_> {
+        let rels = RelLocker::new(self.engine.catalog(), &mut self.relcache, &mut self.backend, self.db);
+        Planner::new(rels, self.engine.config())
+    }
+
+    /// The executor, over this session's relation cache, backend and block
+    /// cache.
+    fn executor(&mut self) -> Executor<'_> {
+        let rels = RelLocker::new(self.engine.catalog(), &mut self.relcache, &mut self.backend, self.db);
+        Executor::new(rels, self.engine.pool(), self.engine.config(), &mut self.memory)
     }
 
     fn file(&self, id: RelId) -> RelFileId {
@@ -359,9 +387,9 @@ impl Session {
     pub fn query(&mut self, query: &Query, params: &[Value]) -> Result<Vec<Vec<Value>>> {
         self.statement(&query.to_string(), |s| {
             let started = std::time::Instant::now();
-            let plan = s.plan_query(query, Some(params))?;
+            let plan = s.planner().plan(query, Some(params))?;
             s.last_planning = started.elapsed();
-            s.execute_plan(&plan, params)
+            s.executor().run(&plan, params)
         })
     }
 
@@ -370,7 +398,7 @@ impl Session {
     pub fn prepare(&mut self, query: &Query) -> Result<Prepared> {
         self.statement(&format!("PREPARE {query}"), |s| {
             let started = std::time::Instant::now();
-            let plan = s.plan_query(query, None)?;
+            let plan = s.planner().plan(query, None)?;
             s.last_planning = started.elapsed();
             Ok(Prepared { query: query.clone(), plan })
         })
@@ -384,12 +412,12 @@ impl Session {
         self.statement(&text, |s| {
             if prepared.plan.generation != s.engine.catalog().published_generation() {
                 let started = std::time::Instant::now();
-                prepared.plan = s.plan_query(&prepared.query, None)?;
+                prepared.plan = s.planner().plan(&prepared.query, None)?;
                 s.last_planning = started.elapsed();
             } else {
                 s.last_planning = std::time::Duration::ZERO;
             }
-            s.execute_plan(&prepared.plan, params)
+            s.executor().run(&prepared.plan, params)
         })
     }
 
@@ -418,7 +446,7 @@ impl Session {
     /// The plan `query` would get now (takes the planner's locks for the
     /// duration of the call).
     pub fn explain(&mut self, query: &Query) -> Result<String> {
-        self.statement(&format!("EXPLAIN {query}"), |s| Ok(s.plan_query(query, None)?.explain()))
+        self.statement(&format!("EXPLAIN {query}"), |s| Ok(s.planner().plan(query, None)?.explain()))
     }
 
     /// How long the last `query`/`prepare`/`execute` spent planning (zero
@@ -430,13 +458,6 @@ impl Session {
     /// This session's per-query memory counters (`memory_stats`).
     pub fn memory_stats(&self) -> MemoryStats {
         self.memory.stats()
-    }
-
-    /// What the executor keeps per backend: the block cache its memory
-    /// contexts draw from, and the cached index roots (checked against the
-    /// catalog generation now).
-    pub(crate) fn executor_caches(&mut self) -> (&mut BlockCache, &mut AmCache) {
-        (&mut self.memory, self.relcache.amcache(self.engine.catalog()))
     }
 
     /// The root this session has cached for index `index` (its
@@ -510,7 +531,10 @@ impl Session {
             let my_xid = s.txn.xid;
             let mut buf = Vec::new();
             let result = (|| -> Result<()> {
-                for row in rows {
+                for (n, row) in rows.into_iter().enumerate() {
+                    if n % 1024 == 1023 {
+                        ext.locker().check_cancel()?;
+                    }
                     let leaf = match target.rel.partition_key {
                         None => Arc::clone(&target),
                         Some(key) => {
@@ -575,7 +599,7 @@ impl Session {
                             return Err(e.into());
                         }
                     }
-                    s.txn.log(crate::txn::Undo::Insert { rel: leaf.rel.id, tid });
+                    s.txn.log(crate::txn::Undo::Insert { rel: leaf.rel.id, tid, crc: crc32c::crc32c(&buf) });
                     placed(leaf.rel.id, tid);
                 }
                 Ok(())
@@ -604,7 +628,10 @@ impl Session {
             for id in leaves {
                 s.lock_relation(id, LockMode::AccessShare)?;
                 let pool = s.engine.pool();
-                for item in HeapScan::new(pool, RelFileId::new(s.db, id))? {
+                for (i, item) in HeapScan::new(pool, RelFileId::new(s.db, id))?.enumerate() {
+                    if i % 1024 == 0 {
+                        s.backend.check_cancel()?;
+                    }
                     rows.push(decode_row(&t.column_types, &item?.1)?);
                 }
             }

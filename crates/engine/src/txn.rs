@@ -5,7 +5,7 @@
 //!
 //! * **Row write locks.** A transaction that updates or deletes a row first
 //!   takes the row's write lock, a `(relation, TID) → xid` entry in a shared,
-//!   sharded map ([`RowLocks`]), kept until the transaction ends. A second
+//!   sharded map ([`Transactions`]), kept until the transaction ends. A second
 //!   writer that finds the entry waits exactly as PostgreSQL's
 //!   `heap_update` does: it takes the heavyweight *tuple* lock
 //!   (`LockTag::tuple`, exclusive; it orders the waiters), then waits for the
@@ -31,7 +31,8 @@
 //!
 //! * Inserted rows are not write-locked (COPY would fill the map): another
 //!   transaction may update or delete a row inserted by a transaction still
-//!   open; if that one rolls back, the row goes, and the later change with it.
+//!   open. If that one rolls back, an unchanged row goes; a row changed
+//!   since by another transaction stays (its insert is then not undone).
 //! * A unique-index check treats an entry whose tuple is dead but
 //!   write-locked by another open transaction (a delete or key update not
 //!   yet committed) as a conflict, where PostgreSQL would wait for that
@@ -88,7 +89,7 @@ fn shard(key: &RowKey) -> usize {
 }
 
 impl Transactions {
-    /// A new transaction id (wraps past `u32::MAX` to [`FIRST_XID`]; ids
+    /// A new transaction id (wraps past `u32::MAX` to 3; ids
     /// only name running transactions, so reuse after 4 billion is harmless).
     pub fn assign_xid(&self) -> u32 {
         loop {
@@ -144,8 +145,12 @@ impl Transactions {
 /// One logged change.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Undo {
-    /// A row inserted at `tid`: undone by marking it dead.
-    Insert { rel: RelId, tid: Tid },
+    /// A row inserted at `tid` (its encoded bytes have checksum `crc`):
+    /// undone by marking it dead — if the tuple there still has those
+    /// bytes (inserted rows are not row-locked, so another transaction may
+    /// have changed it, or deleted it and let VACUUM give the slot to
+    /// another row).
+    Insert { rel: RelId, tid: Tid, crc: u32 },
     /// A row changed in place: undone by writing `before` back.
     Update { rel: RelId, tid: Tid, before: Vec<u8> },
     /// A row moved from `old` (now dead) to `new`: undone by killing `new`
@@ -296,7 +301,7 @@ mod tests {
         let big = vec![0u8; UNDO_LIMIT / 2];
         txn.log(Undo::Update { rel: 1, tid: Tid::new(0, 0), before: big.clone() });
         txn.log(Undo::Update { rel: 1, tid: Tid::new(0, 1), before: big });
-        txn.log(Undo::Insert { rel: 1, tid: Tid::new(0, 2) });
+        txn.log(Undo::Insert { rel: 1, tid: Tid::new(0, 2), crc: 0 });
         assert_eq!(txn.undo.len(), 1);
         assert_eq!(txn.kept_writes, 2, "after the first dropped write, every later one is dropped");
         assert!(txn.wrote());

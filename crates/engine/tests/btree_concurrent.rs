@@ -43,8 +43,12 @@ fn open(dir: &Path, buffers: usize) -> (Arc<Smgr>, BufferPool) {
 /// The pool's content locks use `policy` (`lwlock.policy`: the classic
 /// profile pairs `barging` with `share_then_exclusive`).
 fn open_with(dir: &Path, buffers: usize, policy: LwLockPolicy) -> (Arc<Smgr>, BufferPool) {
-    let smgr =
-        Smgr::open_with(dir, SmgrOptions { segment_blocks: 1024, max_open_files: 16 }, Arc::new(OsIo)).expect("smgr");
+    let smgr = Smgr::open_with(
+        dir,
+        SmgrOptions { segment_blocks: 1024, max_open_files: 16, ..Default::default() },
+        Arc::new(OsIo),
+    )
+    .expect("smgr");
     let options = PoolOptions { shared_buffers: buffers, mapping_partitions: 16, policy };
     let pool = BufferPool::with_options(options, smgr.clone()).expect("pool");
     for rel in [REL, REL2] {
@@ -246,6 +250,7 @@ fn concurrent_oracle(lock: LeafInsertLock) {
     let types = vec![ColumnType::Int8, ColumnType::Text];
     let tree = BTree::open(&pool, REL, options("oracle_idx", types, false, lock)).unwrap();
     assert_eq!(check_all(&tree), report);
+    pool.check_invariants();
 }
 
 #[test]
@@ -307,6 +312,7 @@ fn unique_race(lock: LeafInsertLock) {
     assert_eq!(tree.search(&[Value::Null]).unwrap(), vec![Tid::new(9, 1), Tid::new(9, 2)]);
     let err = tree.insert(&mut ext, &[Value::Int4(5)], Tid::new(9, 3)).unwrap_err();
     assert_eq!(err.to_string(), "duplicate key value violates unique constraint \"pk\": Key (5) already exists");
+    pool.check_invariants();
 }
 
 #[test]
@@ -370,6 +376,7 @@ fn bulk_build_finds_every_key_and_accepts_inserts_after() {
     let err = BTree::build(&pool, REL2, options("u", vec![ColumnType::Int8], true, LeafInsertLock::Exclusive), dup)
         .unwrap_err();
     assert!(matches!(err, BtreeError::UniqueViolation { .. }), "{err}");
+    pool.check_invariants();
 }
 
 /// Range bounds: inclusive, exclusive, prefixes of a two-column key,
@@ -412,6 +419,7 @@ fn range_bounds_and_prefixes() {
         tree.insert(&mut ext, &[Value::Int4(1), Value::Text("a".into())], Tid::new(0, 1)),
         Err(BtreeError::DuplicateEntry { .. })
     ));
+    pool.check_invariants();
 }
 
 /// Large keys (near the entry limit) force splits of pages holding only a
@@ -433,6 +441,7 @@ fn maximal_entries_split_on_every_level() {
     let report = tree.check().unwrap();
     assert_eq!(report.entries, 200);
     assert!(report.pages_per_level.len() >= 3, "{report:?}");
+    pool.check_invariants();
 }
 
 /// A page whose checksum no longer matches is reported as a typed error
@@ -479,6 +488,7 @@ fn corrupted_pages_are_reported() {
     let err = tree.search(&[Value::Int8(0)]).unwrap_err();
     assert!(matches!(err, BtreeError::Corrupt { block: 1, .. }), "{err}");
     assert!(err.to_string().contains("magic"), "{err}");
+    pool.check_invariants();
 }
 
 /// The load figure for the index half: bulk build over 1 000 000
@@ -505,6 +515,7 @@ fn bulk_build_of_one_million_keys_finds_every_key() {
         assert_eq!(tree.search(&[Value::Int8(k)]).unwrap(), vec![Tid::new((k / 100) as u32, (k % 100) as u16)]);
     }
     println!("built {N} keys in {built:?} ({report:?}); looked every key up in {:?}", started.elapsed());
+    pool.check_invariants();
 }
 
 /// A full disk while a split allocates its page is a typed error, not a
@@ -516,8 +527,12 @@ fn a_full_disk_during_a_split_is_an_error_and_loses_nothing() {
     use turnstile_storage::FileError;
     let dir = tempfile::tempdir().unwrap();
     let io = Arc::new(FaultyIo::new());
-    let smgr =
-        Smgr::open_with(dir.path(), SmgrOptions { segment_blocks: 1024, max_open_files: 16 }, io.clone()).unwrap();
+    let smgr = Smgr::open_with(
+        dir.path(),
+        SmgrOptions { segment_blocks: 1024, max_open_files: 16, ..Default::default() },
+        io.clone(),
+    )
+    .unwrap();
     let pool_options = PoolOptions { shared_buffers: 64, mapping_partitions: 16, policy: LwLockPolicy::Fair };
     let pool = BufferPool::with_options(pool_options, smgr.clone()).unwrap();
     smgr.create(REL, Fork::Main).unwrap();
@@ -555,4 +570,5 @@ fn a_full_disk_during_a_split_is_an_error_and_loses_nothing() {
     // A failure while a split inserts its downlink leaves that downlink
     // missing (searches move right instead); the structure check reports it.
     println!("full disk at insert {at}; structure check afterwards: {:?}", tree.check().map(|r| r.entries));
+    pool.check_invariants();
 }

@@ -20,8 +20,12 @@ use turnstile_sync::{tranche_stats, Config, LwLockPolicy, Tranche};
 #[test]
 fn the_classic_leaf_lock_takes_one_more_content_lock_per_insert() {
     let dir = tempfile::tempdir().unwrap();
-    let smgr =
-        Smgr::open_with(dir.path(), SmgrOptions { segment_blocks: 1024, max_open_files: 8 }, Arc::new(OsIo)).unwrap();
+    let smgr = Smgr::open_with(
+        dir.path(),
+        SmgrOptions { segment_blocks: 1024, max_open_files: 8, ..Default::default() },
+        Arc::new(OsIo),
+    )
+    .unwrap();
     let options = PoolOptions { shared_buffers: 1024, mapping_partitions: 16, policy: LwLockPolicy::Fair };
     let pool = BufferPool::with_options(options, smgr.clone()).unwrap();
     let locks = LockManager::new(&Config::default()).unwrap();
@@ -58,5 +62,6 @@ fn the_classic_leaf_lock_takes_one_more_content_lock_per_insert() {
         // root, so no insert read the metapage.
         assert_eq!(tree.root_cache_stats().metapage_reads, 0);
         assert_eq!(taken, inserts * ((levels - 1) + per_level), "{lock:?} with {levels} levels");
+        pool.check_invariants();
     }
 }

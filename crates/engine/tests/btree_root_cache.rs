@@ -38,8 +38,12 @@ fn seed(test: &str) -> u64 {
 }
 
 fn open(dir: &Path) -> BufferPool {
-    let smgr =
-        Smgr::open_with(dir, SmgrOptions { segment_blocks: 1024, max_open_files: 16 }, Arc::new(OsIo)).expect("smgr");
+    let smgr = Smgr::open_with(
+        dir,
+        SmgrOptions { segment_blocks: 1024, max_open_files: 16, ..Default::default() },
+        Arc::new(OsIo),
+    )
+    .expect("smgr");
     let options = PoolOptions { shared_buffers: 2048, mapping_partitions: 16, policy: LwLockPolicy::Fair };
     let pool = BufferPool::with_options(options, smgr.clone()).expect("pool");
     smgr.create(REL, Fork::Main).expect("create the index relation");
@@ -137,6 +141,7 @@ fn stale_roots_are_refreshed(lock: LeafInsertLock) {
         expected.push(tid(k));
     }
     assert_eq!(writer.check().unwrap().entries, u64::from(n) + roots.len() as u64 - 1);
+    pool.check_invariants();
 }
 
 #[test]
@@ -208,6 +213,7 @@ fn readers_with_their_own_cached_roots_find_every_key_while_the_root_splits() {
         assert!(st.stale_roots <= u64::from(real.level), "seed {seed}: {st:?} after {lookups} lookups");
     }
     assert_eq!(writer.check().unwrap().entries, u64::from(n));
+    pool.check_invariants();
 }
 
 /// Flips the metapage's magic number through the pool (so its checksum
@@ -263,6 +269,7 @@ fn a_corrupt_metapage_is_reported_by_the_first_read_that_needs_it() {
     let bogus =
         BTree::attach(&pool, REL, options(lock)).unwrap().with_cached_root(Some(CachedRoot { root: 1, level: 0 }));
     assert!(matches!(bogus.search(&key(n - 1)), Err(BtreeError::Corrupt { block: 0, .. })));
+    pool.check_invariants();
 }
 
 /// `accounts(aid int4, name text)` with a unique index on the wide `name`;
@@ -326,6 +333,7 @@ fn a_session_s_cached_root_is_refreshed_after_another_session_splits_it() {
     let refreshed = s1.root_cache_stats();
     assert_eq!(refreshed.stale_roots, 1, "{refreshed:?}");
     assert_eq!(refreshed.metapage_reads, warm.metapage_reads + 1, "{refreshed:?}");
+    engine.check_invariants();
 }
 
 /// A cached root belongs to one relation file: DDL (here `DROP INDEX` and
@@ -368,4 +376,5 @@ fn dropping_and_recreating_an_index_forgets_its_cached_root() {
     assert_eq!(s2.cached_index_root(old), None);
     let rows = s1.run(QueryMode::Prepared, &q, &mut slot, &key(1_599)).unwrap();
     assert_eq!(rows, vec![vec![Value::Int4(1_599)]]);
+    engine.check_invariants();
 }

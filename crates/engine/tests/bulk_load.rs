@@ -44,6 +44,7 @@ fn load_and_check(rows: i32) {
         (flushed - indexed).as_secs_f64(),
         (checked - flushed).as_secs_f64()
     );
+    engine.check_invariants();
 }
 
 #[test]

@@ -58,6 +58,7 @@ fn create_index_waits_for_a_reader_then_proceeds_in_both_profiles() {
         assert_eq!(entry.indexes.len(), 1, "{profile}: the reader's relation cache saw the new index");
         reader.commit().unwrap();
         assert!(engine.locks().locks().is_empty(), "{profile}: commit left locks behind");
+        engine.check_invariants();
     }
 }
 
@@ -112,6 +113,7 @@ fn a_dropped_session_frees_its_locks_and_slot() {
     let mut c = engine.session().unwrap();
     c.begin().unwrap();
     c.lock_table("t", LockMode::AccessExclusive).unwrap();
+    engine.check_invariants();
 }
 
 #[test]
@@ -128,6 +130,7 @@ fn a_partition_created_after_its_parents_index_is_usable_at_once() {
     }
     let q = turnstile_engine::query::Query::from("acc").filter("aid_parent", 42).select(&["aid"]);
     assert_eq!(s.query(&q, &[]).unwrap(), vec![vec![turnstile_engine::types::Value::Int4(21)]]);
+    engine.check_invariants();
 }
 
 /// `INSERT` opens every index it writes with `RowExclusiveLock`, as
@@ -159,4 +162,5 @@ fn an_insert_locks_the_indexes_it_writes() {
     assert_eq!(locked, 5, "plain, its index, acc, acc_1 and acc_1's index: {rows:?}");
     s.commit().unwrap();
     assert!(engine.locks().locks().is_empty());
+    engine.check_invariants();
 }

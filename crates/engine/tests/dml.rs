@@ -320,3 +320,55 @@ fn dml_on_a_partitioned_table_locks_only_the_touched_partitions_and_their_indexe
     assert_eq!(s.delete_rows(&Query::from("p"), &[], &mut |r| Ok(r[0].as_i64().unwrap() % 2 == 0)).unwrap(), 200);
     assert_eq!(s.scan_all("p").unwrap().len(), 200);
 }
+
+#[test]
+fn a_waiting_writer_follows_a_row_moved_by_the_holder() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::open(dir.path(), Config::default()).unwrap();
+    let mut a = accounts(&engine, 2000);
+    a.begin().unwrap();
+    // Grows the row past what its page has free: it moves to a new TID.
+    a.update_rows(&by_aid(3), &[], &mut |row| {
+        let mut new = row.to_vec();
+        new[2] = Value::Text("y".repeat(3000));
+        Ok(Some(new))
+    })
+    .unwrap();
+    std::thread::scope(|scope| {
+        let waiter = scope.spawn(|| {
+            let mut b = engine.session().unwrap();
+            b.update_rows(&by_aid(3), &[], &mut add(7)).unwrap()
+        });
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !engine.locks_view().iter().any(|r| !r.granted && r.locktype == "transactionid") {
+            assert!(std::time::Instant::now() < deadline, "the second writer never waited");
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        a.commit().unwrap();
+        assert_eq!(waiter.join().unwrap(), 1, "the waiter lost the moved row");
+    });
+    let rows = a.query(&by_aid(3), &[]).unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0][1], Value::Int8(7));
+    assert_eq!(rows[0][2], Value::Text("y".repeat(3000)));
+}
+
+#[test]
+fn a_big_update_escalates_to_an_exclusive_table_lock_instead_of_row_locks() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::open(dir.path(), Config::default()).unwrap();
+    let n = turnstile_engine::txn::ESCALATE_ROWS as i32 + 2000;
+    let mut s = accounts(&engine, n);
+    s.begin().unwrap();
+    assert_eq!(s.update_rows(&Query::from("acc"), &[], &mut add(1)).unwrap(), n as u64);
+    assert_eq!(engine.txns().row_locks_held(), turnstile_engine::txn::ESCALATE_ROWS);
+    let table = engine.catalog().relation(s.database(), "acc").unwrap().id;
+    assert!(engine
+        .locks_view()
+        .iter()
+        .any(|r| r.relation == Some(table) && r.mode == LockMode::Exclusive && r.granted));
+    let report = s.rollback().unwrap();
+    assert_eq!(report.undone_updates, n as u64);
+    assert_eq!(engine.txns().row_locks_held(), 0);
+    assert_eq!(balance(&mut s, n - 1), Some(0));
+}

@@ -61,5 +61,6 @@ fn copy_and_insert_into_partitions_survive_reopen_under_both_profiles() {
         let plain = s.scan_all("plain").unwrap();
         assert_eq!(plain.len(), 3000);
         assert_eq!(plain[1234], account(1234), "{profile}: COPY reordered or changed rows");
+        engine.check_invariants();
     }
 }

@@ -60,6 +60,7 @@ fn lock_table_full_is_a_typed_error_and_the_engine_goes_on() {
     config.lock.max_locks = 128;
     let engine = Engine::open(dir.path(), config).unwrap();
     assert_eq!(count_v3(&mut engine.session().unwrap()).unwrap(), expected);
+    engine.check_invariants();
 }
 
 #[test]
@@ -78,6 +79,7 @@ fn max_backends_reached_is_a_typed_error_until_a_session_ends() {
     a.create_table("t", &[("a", Int4)], None).unwrap();
     c.insert("t", &[Value::Int4(1)]).unwrap();
     assert_eq!(a.scan_all("t").unwrap(), vec![vec![Value::Int4(1)]]);
+    engine.check_invariants();
 }
 
 #[test]
@@ -99,6 +101,7 @@ fn max_open_files_below_the_relations_of_one_query_still_answers_it() {
     let after = engine.fd_stats();
     assert!(after.closes > before.closes, "the vfd cache closed no file: {before:?} → {after:?}");
     assert!(after.open_now <= 4, "more files open than storage.max_open_files: {after:?}");
+    engine.check_invariants();
 }
 
 #[test]
@@ -131,6 +134,7 @@ fn every_buffer_pinned_is_a_typed_error_and_unpinning_recovers() {
     drop(pins);
     assert_eq!(s.scan_all("small").unwrap(), vec![vec![Value::Int4(7)]]);
     assert_eq!(s.scan_all("big").unwrap().len(), 160);
+    engine.check_invariants();
 }
 
 #[test]
@@ -175,4 +179,5 @@ fn a_corrupted_catalog_is_refused_with_what_to_do_and_a_restored_one_opens() {
     std::fs::write(&path, &good).unwrap();
     let engine = Engine::open(dir.path(), Config::default()).unwrap();
     assert_eq!(engine.session().unwrap().scan_all("kept").unwrap(), vec![vec![Value::Int4(42)]]);
+    engine.check_invariants();
 }

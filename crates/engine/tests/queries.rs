@@ -103,6 +103,7 @@ fn joins_match_the_oracle_in_every_variant() {
                 let q = Query::from("accounts").filter("aid", 1234).select(&["aid_parent"]);
                 assert_eq!(s.query(&q, &[]).unwrap(), vec![vec![Value::Int4(aid_parent(1234))]]);
                 assert!(engine.locks().locks().is_empty());
+                engine.check_invariants();
             }
         }
     }
@@ -142,6 +143,7 @@ fn lock_counts_follow_postgresqls_shapes() {
                 assert_eq!(d.shared_acquires, 0, "scalable: everything on the fast path");
             }
         }
+        engine.check_invariants();
     }
 }
 
@@ -166,6 +168,7 @@ fn bad_queries_are_typed_errors() {
     let err = s.query(&Query::from("accounts").join("branches", "bid", "bid").select(&["filler"]), &[]).unwrap_err();
     assert!(matches!(err, EngineError::Query(QueryError::AmbiguousColumn(_))), "{err}");
     assert!(engine.locks().locks().is_empty(), "a failed query kept its locks");
+    engine.check_invariants();
 }
 
 #[test]
@@ -181,6 +184,7 @@ fn a_prepared_plan_is_remade_after_ddl() {
     let rows = s.execute(&mut p, &[Value::Int4(aid_parent(42))]).unwrap();
     assert_eq!(rows, vec![vec![Value::Int4(42)]]);
     assert!(p.plan().explain().contains("Index Scan using ap"), "{}", p.plan().explain());
+    engine.check_invariants();
 }
 
 #[test]
@@ -210,6 +214,7 @@ fn views_report_the_work_done() {
     assert!(l.fast_path_acquires > 0 && l.strong_acquires > 0, "{l:?}");
     assert!(engine.locks_view().is_empty());
     assert!(engine.activity().is_empty(), "ended sessions left activity rows");
+    engine.check_invariants();
 }
 
 #[test]
@@ -224,6 +229,7 @@ fn a_unique_violation_takes_the_row_back_and_keeps_the_indexes_consistent() {
     assert_eq!(s.scan_all("accounts").unwrap().len(), N as usize, "the failed row is visible to scans");
     let by_parent = Query::from("accounts").filter("aid_parent", aid_parent(7)).select(&["aid"]);
     assert_eq!(s.query(&by_parent, &[]).unwrap(), vec![vec![Value::Int4(7)]], "a dead tuple came back by index");
+    engine.check_invariants();
 }
 
 #[test]
@@ -243,6 +249,7 @@ fn a_generic_plan_locks_every_partition_and_prunes_at_executor_start() {
     assert!(s.execute(&mut p, &[Value::Int4(N + 1)]).unwrap().is_empty());
     let custom = s.explain(&Query::from("accounts").filter("aid", 5)).unwrap();
     assert!(custom.contains("(1 relations)"), "a constant on the partition key did not prune: {custom}");
+    engine.check_invariants();
 }
 
 #[test]
@@ -279,4 +286,5 @@ fn hash_joins_and_text_keys_match_the_oracle() {
     assert!(s.explain(&by_name).unwrap().contains("Index Scan using tellers_name"));
     assert_eq!(s.query(&by_name, &[]).unwrap(), vec![vec![Value::Int4(42)]]);
     assert!(s.query(&Query::from("tellers").filter("name", "nobody"), &[]).unwrap().is_empty());
+    engine.check_invariants();
 }

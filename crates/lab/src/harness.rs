@@ -9,7 +9,7 @@
 //! descheduled makes every waiter wait, which is how contention shows on a
 //! 2-core machine.
 
-use crate::CliError;
+use crate::cli::CliError;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -189,7 +189,6 @@ where
 /// error or panic still reaches the barrier), and runs its work. Returns
 /// each thread's result in thread order, or the first error (a panic
 /// becomes an error naming the thread).
-#[allow(dead_code)] // the micro benchmarks move onto it (issue 12)
 pub fn run_workers<T, S, W>(workers: usize, setup: S) -> Result<Vec<T>, CliError>
 where
     T: Send,

@@ -9,13 +9,13 @@
 //!                                        PostgreSQL 15, classic and scalable through pgbench
 //! turnstile micro lwlock|lock|… [--json] micro-benchmarks (ratios against reference primitives)
 //! turnstile stress locks [--threads 16] [--seconds 10] [--seed N] [--json]   lock-manager torture test
-//! turnstile config [--profile P] [--set k=v]…   print the effective configuration
+//! turnstile config [--profile P] [--config FILE] [--set k=v]…   print the effective configuration
 //! ```
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
-use turnstile_sync::config::{Config, Profile};
 
+mod cli;
 mod compare;
 mod harness;
 mod micro;
@@ -62,17 +62,7 @@ enum Command {
     /// (`turnstile serve --data-dir DIR --port 5432 --socket-dir /tmp`).
     Serve(serve::Args),
     /// Print the effective configuration as TOML.
-    Config {
-        /// Preset to start from.
-        #[arg(long, default_value = "scalable")]
-        profile: String,
-        /// TOML file applied on top of the preset.
-        #[arg(long)]
-        file: Option<std::path::PathBuf>,
-        /// Override one knob, e.g. `--set lock.partitions=64` (repeatable).
-        #[arg(long = "set", value_name = "KEY=VALUE")]
-        set: Vec<String>,
-    },
+    Config(cli::ConfigArgs),
 }
 
 fn main() -> ExitCode {
@@ -86,8 +76,9 @@ fn main() -> ExitCode {
     }
 }
 
-/// Any failure of a command, printed as one line.
-pub type CliError = Box<dyn std::error::Error + Send + Sync>;
+/// The shared types live in `cli`; also nameable from the crate root, as
+/// before they moved.
+pub use cli::{build_config, CliError};
 
 fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
@@ -95,27 +86,11 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Compare(args) => compare::run(&args),
         Command::Micro { bench } => micro::run(bench),
         Command::Stress { test } => stress::run(test),
-        Command::Run(args) => {
-            let json = args.json;
-            run::run(&args)?.section.print(json)
-        }
+        Command::Run(args) => run::print(&args),
         Command::Serve(args) => serve::run(&args),
-        Command::Config { profile, file, set } => {
-            let config = build_config(Profile::parse(&profile)?, file.as_deref(), &set)?;
-            print!("{}", config.to_toml_string());
+        Command::Config(args) => {
+            print!("{}", args.build()?.to_toml_string());
             Ok(())
         }
     }
-}
-
-/// A profile's preset, then a TOML file, then `--set` overrides.
-pub fn build_config(profile: Profile, file: Option<&std::path::Path>, set: &[String]) -> Result<Config, CliError> {
-    let mut config = match file {
-        Some(path) => Config::from_toml_file(profile, path)?,
-        None => Config::preset(profile),
-    };
-    for assignment in set {
-        config.apply_override(assignment)?;
-    }
-    Ok(config)
 }

@@ -6,7 +6,7 @@
 //! compiled into the binary (`assets/DejaVuSans.ttf`, licence beside it),
 //! so writing a PNG needs no fontconfig, freetype or installed font.
 
-use crate::CliError;
+use crate::cli::CliError;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};

@@ -1,6 +1,6 @@
 //! Report output: aligned text tables in the seeds' form, and JSON.
 
-use crate::CliError;
+use crate::cli::CliError;
 
 /// One benchmark's output: a JSON document (the contract other tools
 /// parse) and the same figures as text tables for people.

@@ -10,9 +10,10 @@
 //! `report.txt` and `reproduce.json` (everything in one document, also what
 //! `--json` prints).
 
+use crate::cli::CliError;
 use crate::report::Section;
 use crate::run::{self, WorkloadId};
-use crate::{micro, progress, CliError};
+use crate::{micro, progress};
 use clap::Parser;
 use serde_json::{json, Value as Json};
 use std::path::{Path, PathBuf};
@@ -89,16 +90,17 @@ pub fn run(args: &Args) -> Result<(), CliError> {
         parsed.data_dir = Some(data.clone());
         let report = run::run(&parsed)?;
         let name = w.name();
+        let report_json = report.json();
         let json_path = args.out.join(format!("{name}.json"));
-        std::fs::write(&json_path, serde_json::to_string_pretty(&report.section.json)?)?;
+        std::fs::write(&json_path, serde_json::to_string_pretty(&report_json)?)?;
         let csv_path = args.out.join(format!("{name}.csv"));
-        std::fs::write(&csv_path, &report.csv)?;
+        std::fs::write(&csv_path, report.csv()?)?;
         files.extend([json_path, csv_path]);
         files.extend(report.plot(&args.out)?);
-        let block = format!("$ {command}\n\n{}\n", report.section.text);
+        let block = format!("$ {command}\n\n{}\n", report.tables());
         emit(args.json, &block);
         text.push_str(&block);
-        workloads.push(json!({ "command": command, "report": report.section.json }));
+        workloads.push(json!({ "command": command, "report": report_json }));
     }
     let spinner = progress::spinner("micro", "micro-benchmarks".into());
     let sections = micro::reproduce_sections()?;

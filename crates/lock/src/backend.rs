@@ -2,15 +2,18 @@
 //! (PostgreSQL's `PGPROC` plus its `LOCALLOCK` table): acquiring,
 //! releasing, waiting.
 
+use crate::cancel::CancelHandle;
 use crate::deadlock::{self, GraphLock, Outcome, WaitGraph};
 use crate::error::{DeadlockEdge, LockError};
 use crate::fastpath::{group_of, FastPath, Grant, SLOTS_PER_GROUP};
 use crate::local::{local_hash, LocalLock, LocalTable, Via};
-use crate::manager::{BackendSlot, LockManager, GRANTED, IDLE, WAITING};
+use crate::lockfree::{held_modes, OwnerSlots, Place, SlotArray, GENERATION, GENERATION_ONE, HELD, PENDING};
+use crate::manager::LockManager;
 use crate::mode::LockMode;
 use crate::partition::{PartitionTable, Request, Waiter};
+use crate::slot::{BackendSlot, GRANTED, IDLE, WAITING};
 use crate::stats::{Counter, LockStats};
-use crate::sync::atomic::Ordering;
+use crate::sync::atomic::{fence, Ordering};
 use crate::sync::thread::{self, Thread};
 // The manager handle is a std `Arc` even under loom: it only keeps the
 // manager alive, takes part in no handshake, and loom's `Arc` cannot be a
@@ -21,6 +24,7 @@ use hashbrown::hash_table::Entry;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use turnstile_sync::activity::report_wait;
+use turnstile_sync::config::FastPathProtocol;
 use turnstile_sync::{LwLockExclusiveGuard, WaitEvent};
 
 /// A registered backend: takes and releases heavyweight locks for one
@@ -59,6 +63,13 @@ pub struct Backend {
     /// Local entries granted by the fast path (some may have been moved to
     /// the shared table since).
     fp_local: usize,
+    /// The `lockfree` protocol's slots, as the owner sees them, with the
+    /// local counts of the locks they granted; `None` under the `lwlock`
+    /// protocol.
+    lockfree: Option<OwnerSlots>,
+    /// Weak relation locks in the local hash table (granted through the
+    /// shared table): while 0, the `lockfree` fast path need not probe it.
+    weak_shared: usize,
     lock_timeout: Option<Duration>,
     deadlock_timeout: Duration,
     baseline: LockStats,
@@ -68,7 +79,7 @@ pub struct Backend {
 
 impl std::fmt::Debug for Backend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Backend").field("id", &self.id).field("held", &self.local.len()).finish_non_exhaustive()
+        f.debug_struct("Backend").field("id", &self.id).field("held", &self.held_count()).finish_non_exhaustive()
     }
 }
 
@@ -81,24 +92,62 @@ enum FastPathResult {
     StrongLockPresent,
 }
 
+impl LockManager {
+    /// Registers a new backend (PostgreSQL's `InitProcess`). Fails with
+    /// [`LockError::TooManyBackends`] when `lock.max_backends` are
+    /// registered; dropping a [`Backend`] frees its slot.
+    pub fn register(self: &Arc<Self>) -> Result<Backend, LockError> {
+        for (id, slot) in self.backends.iter().enumerate() {
+            if slot.in_use.compare_exchange(false, true, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+                return Ok(Backend::new(Arc::clone(self), id));
+            }
+        }
+        Err(LockError::TooManyBackends { max_backends: self.config.max_backends })
+    }
+}
+
+// A backend handle moves between threads.
+const _: () = {
+    const fn send<T: Send>() {}
+    send::<Backend>();
+};
+
 impl Backend {
     pub(crate) fn new(manager: Arc<LockManager>, id: usize) -> Backend {
         let slot = &manager.backends[id];
         let groups = manager.fast_path_groups;
-        {
-            let mut fp = slot.fast_path.lock_exclusive();
-            assert_eq!(fp.used(), 0, "a free backend slot has no fast-path locks");
-            if fp.groups() != groups {
-                *fp = FastPath::new(groups);
+        let at_max = groups >= manager.fast_path_groups_max;
+        let lockfree = match manager.config.fast_path_protocol {
+            FastPathProtocol::Lwlock => {
+                let mut fp = slot.fast_path.lock_exclusive();
+                assert_eq!(fp.used(), 0, "a free backend slot has no fast-path locks");
+                if fp.groups() != groups {
+                    *fp = FastPath::new(groups);
+                }
+                None
             }
-        }
+            FastPathProtocol::Lockfree => {
+                let mut array = slot.lockfree.lock_exclusive();
+                assert_eq!(array.used(), 0, "a free backend slot has no fast-path locks");
+                if array.groups() != groups {
+                    *array = Arc::new(SlotArray::new(groups));
+                }
+                Some(OwnerSlots::new(Arc::clone(&array), at_max))
+            }
+        };
         slot.wait_status.store(IDLE, Ordering::Relaxed);
+        // A new registration: clears any pending cancel and invalidates the
+        // handles of the slot's earlier backends.
+        let registration = (slot.cancel.load(Ordering::Relaxed) | 1).wrapping_add(1);
+        slot.cancel.store(registration, Ordering::SeqCst);
         let mut baseline = LockStats::default();
         slot.counters.sum_into(&mut baseline);
         let config = &manager.config;
         Backend {
             fp_log2: groups.trailing_zeros(),
-            fp_at_max: groups >= manager.fast_path_groups_max,
+            fp_at_max: at_max,
+            lockfree,
+            weak_shared: 0,
             fp_used: vec![0; groups],
             fp_local: 0,
             lock_timeout: (config.lock_timeout_ms > 0).then(|| Duration::from_millis(config.lock_timeout_ms)),
@@ -134,14 +183,49 @@ impl Backend {
         self.deadlock_timeout = timeout;
     }
 
+    /// A handle another thread can use to cancel this backend's lock waits
+    /// (see [`CancelHandle`]).
+    pub fn cancel_handle(&self) -> CancelHandle {
+        let registration = self.slot().cancel.load(Ordering::Relaxed) & !1;
+        CancelHandle { manager: Arc::clone(&self.manager), id: self.id, registration }
+    }
+
+    /// Consumes a pending cancel request: [`LockError::Canceled`] (with no
+    /// lock named) if there was one, `Ok` otherwise. For statement loops
+    /// (PostgreSQL's `CHECK_FOR_INTERRUPTS`).
+    pub fn check_cancel(&self) -> Result<(), LockError> {
+        if self.take_cancel() {
+            return Err(LockError::Canceled { waiting_for: None });
+        }
+        Ok(())
+    }
+
+    /// Drops a pending cancel request, if any (the start of a statement: a
+    /// cancel aimed at the previous one must not hit this one).
+    pub fn clear_cancel(&self) {
+        self.slot().cancel.fetch_and(!1, Ordering::SeqCst);
+    }
+
+    /// Consumes the pending cancel bit; `true` if it was set.
+    fn take_cancel(&self) -> bool {
+        let slot = self.slot();
+        slot.cancel.load(Ordering::Relaxed) & 1 != 0 && slot.cancel.fetch_and(!1, Ordering::SeqCst) & 1 != 0
+    }
+
     /// Whether this backend holds `tag` in `mode`.
     pub fn holds(&self, tag: &LockTag, mode: LockMode) -> bool {
+        if let Some(owner) = self.lockfree.as_ref().filter(|_| tag.is_relation() && mode.is_fast_path_eligible()) {
+            if owner.find(tag.fast_path_key()).is_some_and(|s| owner.counts[s][mode as usize - 1] > 0) {
+                return true;
+            }
+        }
         self.local.holds(tag, mode)
     }
 
     /// Number of distinct `(tag, mode)` this backend holds.
     pub fn held_count(&self) -> usize {
-        self.local.len()
+        // Under `lockfree`, the fast path's locks are counted in its slots.
+        self.local.len() + if self.lockfree.is_some() { self.fp_local } else { 0 }
     }
 
     /// This backend's counters since it registered.
@@ -180,6 +264,16 @@ impl Backend {
     /// imposes the same rule.
     #[inline]
     pub fn lock(&mut self, tag: LockTag, mode: LockMode, wait: Wait) -> Result<Acquired, LockError> {
+        if self.lockfree.is_some() && tag.is_relation() && mode.is_fast_path_eligible() {
+            return self.lock_weak_lock_free(tag, mode, wait);
+        }
+        self.lock_local_table(tag, mode, wait)
+    }
+
+    /// [`Self::lock`] through the local hash table: every request but a
+    /// weak relation lock under the `lockfree` protocol.
+    #[inline(never)]
+    fn lock_local_table(&mut self, tag: LockTag, mode: LockMode, wait: Wait) -> Result<Acquired, LockError> {
         let hash = tag.hash_code();
         let entry = self.local.table.entry(
             local_hash(hash, mode),
@@ -212,6 +306,148 @@ impl Backend {
         self.lock_slow(tag, mode, hash, wait)
     }
 
+    /// [`Self::lock`] of a weak relation mode under the `lockfree` protocol.
+    /// The slots are the local table of the locks they granted: a held lock
+    /// is found by one search of the relation's group, with no hash; only
+    /// weak relation locks that went to the shared table live in the local
+    /// hash table, which is not even probed while it has none.
+    #[inline(always)]
+    fn lock_weak_lock_free(&mut self, tag: LockTag, mode: LockMode, wait: Wait) -> Result<Acquired, LockError> {
+        let key = tag.fast_path_key();
+        let Some(owner) = self.lockfree.as_mut() else { unreachable!("checked by the caller") };
+        let place = owner.place(key);
+        if let Place::Existing(s) = place {
+            let count = &mut owner.counts[s][mode as usize - 1];
+            if *count > 0 {
+                *count += 1;
+                return Ok(Acquired::AlreadyHeld);
+            }
+        }
+        if self.weak_shared > 0 || place == Place::GroupFull {
+            return self.lock_weak_lock_free_slow(tag, mode, wait, place);
+        }
+        let hash = tag.hash_code();
+        let manager: &LockManager = &self.manager;
+        let slot = &manager.backends[self.id];
+        // The handshake with strong lockers (crate documentation): publish
+        // as pending, fence, read the counter, keep or back out.
+        let (s, published) = owner.publish(place, key, mode);
+        fence(Ordering::SeqCst);
+        // Acquire: a counter read back at 0 after a strong lock's release
+        // shows everything done under that lock.
+        let free = manager.strong_counter(hash).load(Ordering::Acquire) == 0;
+        owner.resolve(s, published, mode, free);
+        if free {
+            self.fp_local += 1;
+            slot.counters.add(Counter::FastPathAcquires, 1);
+            return Ok(Acquired::New);
+        }
+        self.lock_slow(tag, mode, hash, wait)
+    }
+
+    /// The rarer cases of [`Self::lock_weak_lock_free`]: the local hash
+    /// table holds weak relation locks (granted through the shared table),
+    /// or the relation's group is full.
+    #[inline(never)]
+    fn lock_weak_lock_free_slow(
+        &mut self,
+        tag: LockTag,
+        mode: LockMode,
+        wait: Wait,
+        place: Place,
+    ) -> Result<Acquired, LockError> {
+        let hash = tag.hash_code();
+        if self.weak_shared > 0 {
+            if let Some(held) = self.local.table.find_mut(local_hash(hash, mode), |l| l.tag == tag && l.mode == mode) {
+                held.count += 1;
+                return Ok(Acquired::AlreadyHeld);
+            }
+        }
+        if place != Place::GroupFull {
+            // Not held anywhere: the fast path proper, which no longer
+            // needs the hash table.
+            let weak_shared = std::mem::take(&mut self.weak_shared);
+            let result = self.lock_weak_lock_free(tag, mode, wait);
+            self.weak_shared += weak_shared;
+            return result;
+        }
+        if self.lockfree.as_ref().is_some_and(|o| o.at_max) {
+            self.slot().counters.add(Counter::FastPathOverflows, 1);
+            return self.lock_slow(tag, mode, hash, wait);
+        }
+        self.grow_lock_free();
+        self.lock(tag, mode, wait)
+    }
+
+    /// Doubles the `lockfree` protocol's slot array (its relation's group
+    /// was full below `lock.fast_path_slots_max`), holding the own
+    /// `LockFastPath` lock exclusively so that no strong locker scans
+    /// meanwhile. Local entries follow their slots; an entry whose mode a
+    /// strong locker claimed is in the shared table and becomes `Shared`.
+    #[cold]
+    fn grow_lock_free(&mut self) {
+        let slot = &self.manager.backends[self.id];
+        let owner = self.lockfree.as_mut().expect("the lockfree protocol");
+        let mut guard = slot.lockfree.lock_exclusive();
+        let old = &*owner.array;
+        let new = SlotArray::new(old.groups() * 2);
+        let mut taken = vec![0u16; new.groups()];
+        let mut moved = vec![u32::MAX; old.words.len()];
+        for (s, to) in moved.iter_mut().enumerate() {
+            // Relaxed: strong lockers are excluded, and the owner wrote the rest.
+            let word = old.words[s].load(Ordering::Relaxed);
+            debug_assert_eq!(word & PENDING, 0, "only the owner publishes, and it is here");
+            if word & HELD == 0 {
+                continue;
+            }
+            let key = old.keys[s].load(Ordering::Relaxed);
+            let base = new.group_base(key);
+            let group = base / SLOTS_PER_GROUP;
+            let free = (!taken[group]).trailing_zeros() as usize;
+            assert!(free < SLOTS_PER_GROUP, "re-hashing one group cannot overflow a new one");
+            taken[group] |= 1 << free;
+            new.keys[base + free].store(key, Ordering::Relaxed);
+            new.words[base + free].store(GENERATION_ONE | (word & HELD), Ordering::Relaxed);
+            *to = (base + free) as u32;
+        }
+        let mut fresh = OwnerSlots::new(Arc::new(new), false);
+        for (s, &to) in moved.iter().enumerate() {
+            let counts = owner.counts[s];
+            if counts == [0; 3] {
+                continue;
+            }
+            let word = if to == u32::MAX { 0 } else { fresh.array.words[to as usize].load(Ordering::Relaxed) };
+            for (m, &count) in counts.iter().enumerate().filter(|(_, &c)| c > 0) {
+                if word & (1 << m) != 0 {
+                    let to = to as usize;
+                    fresh.counts[to][m] = count;
+                    fresh.occupied[to / SLOTS_PER_GROUP] |= 1 << (to % SLOTS_PER_GROUP);
+                    continue;
+                }
+                // Claimed by a strong locker: granted in the shared table,
+                // so it joins the local hash table as a shared-table lock.
+                let key = old.keys[s].load(Ordering::Relaxed);
+                let tag = LockTag::relation((key >> 32) as u32, key as u32);
+                let mode = LockMode::ALL[m];
+                self.local.insert(LocalLock {
+                    tag,
+                    mode,
+                    hash: tag.hash_code(),
+                    count,
+                    via: Via::Shared,
+                    strong: false,
+                });
+                self.weak_shared += 1;
+                self.fp_local -= 1;
+            }
+        }
+        fresh.at_max = fresh.array.groups() >= self.manager.fast_path_groups_max;
+        *guard = Arc::clone(&fresh.array);
+        drop(guard);
+        *owner = fresh;
+        slot.counters.add(Counter::FastPathGrows, 1);
+    }
+
     /// The shared-table path of [`Self::lock`]: taken when the request is
     /// not a weak relation lock, or the fast path refused it.
     #[inline(never)]
@@ -236,6 +472,9 @@ impl Backend {
         match ctx.acquire_shared(tag, mode, hash, no_wait, timeout, self.deadlock_timeout) {
             Ok(()) => {
                 self.local.insert(LocalLock { tag, mode, hash, count: 1, via: Via::Shared, strong });
+                if tag.is_relation() && mode.is_fast_path_eligible() {
+                    self.weak_shared += 1;
+                }
                 Ok(Acquired::New)
             }
             Err(e) => {
@@ -252,12 +491,48 @@ impl Backend {
     /// hold it.
     #[inline]
     pub fn unlock(&mut self, tag: LockTag, mode: LockMode) -> Result<(), LockError> {
+        let weak_relation = tag.is_relation() && mode.is_fast_path_eligible();
+        if let Some(owner) = self.lockfree.as_mut().filter(|_| weak_relation) {
+            if let Some(s) = owner.find(tag.fast_path_key()) {
+                let count = &mut owner.counts[s][mode as usize - 1];
+                if *count > 0 {
+                    *count -= 1;
+                    if *count > 0 {
+                        return Ok(());
+                    }
+                    self.fp_local -= 1;
+                    if !owner.release(s, mode) {
+                        // Claimed by a strong locker: in the shared table.
+                        self.unlock_claimed(tag, mode);
+                    }
+                    return Ok(());
+                }
+            }
+        }
+        self.unlock_local_table(tag, mode)
+    }
+
+    /// Releases a `lockfree` fast-path lock that a strong locker moved to
+    /// the shared table.
+    #[cold]
+    fn unlock_claimed(&mut self, tag: LockTag, mode: LockMode) {
+        let hash = tag.hash_code();
+        self.unlock_shared(LocalLock { tag, mode, hash, count: 0, via: Via::Shared, strong: false });
+    }
+
+    /// [`Self::unlock`] through the local hash table.
+    #[inline(never)]
+    fn unlock_local_table(&mut self, tag: LockTag, mode: LockMode) -> Result<(), LockError> {
+        let weak_relation = tag.is_relation() && mode.is_fast_path_eligible();
         let hash = tag.hash_code();
         let held = match self.local.release(&tag, mode, hash) {
             None => return Err(LockError::NotHeld { tag, mode }),
             Some(None) => return Ok(()),
             Some(Some(held)) => held,
         };
+        if weak_relation && held.via == Via::Shared {
+            self.weak_shared -= 1;
+        }
         if held.via == Via::FastPath {
             self.fp_local -= 1;
             let slot = &self.manager.backends[self.id];
@@ -300,11 +575,49 @@ impl Backend {
     /// fast-path lock, shared-table locks partition by partition with one
     /// acquisition of each partition lock involved.
     pub fn release_all(&mut self) {
-        if self.local.len() == 0 {
+        if self.held_count() == 0 {
             return;
         }
         let mut shared = std::mem::take(&mut self.scratch);
-        {
+        if let Some(owner) = self.lockfree.as_mut() {
+            if self.fp_local > 0 {
+                let slot = &self.manager.backends[self.id];
+                // Holding the own lock exclusively shuts strong lockers out,
+                // so plain loads and stores suffice: no claim can intervene.
+                let guard = slot.lockfree.lock_exclusive();
+                for (group, occupied) in owner.occupied.iter_mut().enumerate() {
+                    let mut rest = std::mem::take(occupied);
+                    while rest != 0 {
+                        let s = group * SLOTS_PER_GROUP + rest.trailing_zeros() as usize;
+                        rest &= rest - 1;
+                        let word = &owner.array.words[s];
+                        let w = word.load(Ordering::Relaxed);
+                        let mut clear = 0;
+                        for (m, count) in owner.counts[s].iter_mut().enumerate() {
+                            if std::mem::take(count) == 0 {
+                                continue;
+                            }
+                            if w & (1 << m) != 0 {
+                                clear |= 1 << m;
+                                continue;
+                            }
+                            // Claimed by a strong locker: in the shared table.
+                            let key = owner.array.keys[s].load(Ordering::Relaxed);
+                            let tag = LockTag::relation((key >> 32) as u32, key as u32);
+                            let (mode, hash) = (LockMode::ALL[m], tag.hash_code());
+                            shared.push(LocalLock { tag, mode, hash, count: 0, via: Via::Shared, strong: false });
+                        }
+                        // Relaxed: published to strong lockers by the unlock.
+                        word.store(w & !clear, Ordering::Relaxed);
+                    }
+                }
+                debug_assert!(owner.array.used() == 0, "slot clear: every held slot emptied");
+                drop(guard);
+                self.fp_local = 0;
+            }
+            shared.extend(self.local.table.drain());
+            self.weak_shared = 0;
+        } else {
             let slot = &self.manager.backends[self.id];
             let mut fp = (self.fp_local > 0).then(|| slot.fast_path.lock_exclusive());
             // Each of our fast-path locks still in our slots is one mode bit
@@ -528,6 +841,9 @@ impl<'a> Ctx<'a> {
     /// released the entry before (and the scan misses nothing it holds) or
     /// will find it in the shared table when it releases.
     fn transfer_fast_path_locks(&self, tag: &LockTag, hash: u64) -> Result<(), LockError> {
+        if self.manager.config.fast_path_protocol == FastPathProtocol::Lockfree {
+            return self.transfer_lock_free(tag, hash);
+        }
         let key = tag.fast_path_key();
         let shared = &self.manager.shared;
         let p = shared.partition_of(hash);
@@ -547,6 +863,65 @@ impl<'a> Ctx<'a> {
             drop(table);
             fp.clear(key);
             self.slot.counters.add(Counter::Transfers, u64::from(modes.count_ones()));
+        }
+        Ok(())
+    }
+
+    /// The `lockfree` protocol's transfer: after the counter increment and a
+    /// `SeqCst` fence (the other half of the weak locker's handshake), scan
+    /// each backend's group of the relation holding its `LockFastPath`
+    /// lock shared (so its array cannot be replaced meanwhile), wait out a
+    /// pending mode, and claim each held slot of the relation with a CAS
+    /// made under the partition lock — so an owner that finds its mode
+    /// claimed and goes to the shared table finds it granted there.
+    fn transfer_lock_free(&self, tag: &LockTag, hash: u64) -> Result<(), LockError> {
+        fence(Ordering::SeqCst);
+        let key = tag.fast_path_key();
+        let shared = &self.manager.shared;
+        let p = shared.partition_of(hash);
+        for (backend, slot) in self.manager.backends.iter().enumerate() {
+            let array = slot.lockfree.lock_shared();
+            let base = array.group_base(key);
+            for s in base..base + SLOTS_PER_GROUP {
+                let word = &array.words[s];
+                let mut spins = 0u32;
+                loop {
+                    let w = word.load(Ordering::Acquire);
+                    if w & PENDING != 0 {
+                        // The owner is between its publish and its decision:
+                        // a few instructions, none of which waits.
+                        spins += 1;
+                        if spins % 64 == 0 {
+                            thread::yield_now();
+                        } else {
+                            turnstile_sync::sync::spin_loop();
+                        }
+                        continue;
+                    }
+                    if w & HELD == 0 || array.keys[s].load(Ordering::Acquire) != key {
+                        break;
+                    }
+                    let mut table = self.lock_partition(p);
+                    let Some(lock) = table.get_or_create(tag, hash, || shared.reserve(p)) else {
+                        return Err(LockError::OutOfLockMemory { max_locks: shared.capacity.max() });
+                    };
+                    // AcqRel: the claim reads the owner's grant (and what it
+                    // did before), and the owner's failed release CAS reads
+                    // the claim.
+                    if word.compare_exchange(w, w & GENERATION, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+                        let modes = held_modes(w);
+                        for mode in LockMode::in_mask(modes) {
+                            lock.grant(backend as u32, mode);
+                        }
+                        self.slot.counters.add(Counter::Transfers, u64::from(modes.count_ones()));
+                        break;
+                    }
+                    // The owner changed the word: look again.
+                    if table.remove_if_unused(tag, hash) {
+                        shared.release_unit(p);
+                    }
+                }
+            }
         }
         Ok(())
     }
@@ -573,6 +948,17 @@ impl<'a> Ctx<'a> {
                     self.slot.counters.add(Counter::SharedAcquires, 1);
                     return Ok(());
                 }
+                // NOWAIT never reports a deadlock: PostgreSQL's
+                // `LockAcquireExtended` with `dontWait` answers "not
+                // available" before it would wait, and only a caller
+                // willing to wait learns of a deadlock.
+                Request::Wait { .. } | Request::Deadlock { .. } if no_wait => {
+                    if table.remove_if_unused(&tag, hash) {
+                        shared.release_unit(p);
+                    }
+                    self.slot.counters.add(Counter::NotAvailable, 1);
+                    return Err(LockError::NotAvailable { tag, mode });
+                }
                 Request::Deadlock { blocker, blocker_mode } => {
                     self.slot.counters.add(Counter::Deadlocks, 1);
                     let me = self.id as usize;
@@ -583,13 +969,6 @@ impl<'a> Ctx<'a> {
                             DeadlockEdge { backend: blocker, tag, mode: blocker_mode, blocked_by: me, soft: false },
                         ],
                     });
-                }
-                Request::Wait { .. } if no_wait => {
-                    if table.remove_if_unused(&tag, hash) {
-                        shared.release_unit(p);
-                    }
-                    self.slot.counters.add(Counter::NotAvailable, 1);
-                    return Err(LockError::NotAvailable { tag, mode });
                 }
                 Request::Wait { position } => {
                     self.slot.wait_status.store(WAITING, Ordering::Relaxed);
@@ -621,14 +1000,27 @@ impl<'a> Ctx<'a> {
         let timers = !cfg!(loom);
         let timeout_at = timeout.filter(|_| timers).map(|d| started + d);
         let mut deadlock_at = (timers && kind != LockTagKind::RelationExtend).then(|| started + deadlock_timeout);
+        // Publish the parked thread for a canceller before the first look at
+        // the cancel bit (see `cancel.rs`).
+        *self.slot.waiter.lock().unwrap_or_else(|e| e.into_inner()) = Some(thread::current());
         let result = loop {
             if self.slot.wait_status.load(Ordering::Acquire) == GRANTED {
                 break Ok(());
             }
+            if self.slot.cancel.load(Ordering::SeqCst) & 1 != 0 {
+                if self.cancel_wait(&tag, hash) {
+                    // Granted before we could leave: keep the lock, and
+                    // leave the request pending for the statement's next
+                    // `check_cancel`.
+                    break Ok(());
+                }
+                self.slot.cancel.fetch_and(!1, Ordering::SeqCst);
+                break Err(LockError::Canceled { waiting_for: Some((tag, mode)) });
+            }
             let now = Instant::now();
             if deadlock_at.is_some_and(|at| now >= at) {
                 deadlock_at = None;
-                match self.check_deadlock(tag, mode, hash) {
+                match self.check_deadlock(tag, hash) {
                     Ok(()) => continue,
                     Err(e) => break Err(e),
                 }
@@ -646,6 +1038,7 @@ impl<'a> Ctx<'a> {
             };
             park_until(next);
         };
+        *self.slot.waiter.lock().unwrap_or_else(|e| e.into_inner()) = None;
         self.slot.wait_status.store(IDLE, Ordering::Relaxed);
         self.slot.counters.add_wait(kind, started.elapsed().as_nanos() as u64);
         if result.is_ok() {
@@ -654,7 +1047,7 @@ impl<'a> Ctx<'a> {
         result
     }
 
-    /// Leaves the wait queue of `tag` after a timeout. `true` if the lock
+    /// Leaves the wait queue of `tag` after a timeout or a cancel. `true` if the lock
     /// was granted in the meantime (then it is kept).
     fn cancel_wait(&self, tag: &LockTag, hash: u64) -> bool {
         let shared = &self.manager.shared;
@@ -707,8 +1100,7 @@ impl<'a> Ctx<'a> {
     /// through this backend (possibly after re-ordering wait queues);
     /// `Err(Deadlock)` after removing this backend's request.
     #[cold]
-    fn check_deadlock(&self, tag: LockTag, mode: LockMode, hash: u64) -> Result<(), LockError> {
-        let _ = mode;
+    fn check_deadlock(&self, tag: LockTag, hash: u64) -> Result<(), LockError> {
         self.slot.counters.add(Counter::DeadlockChecks, 1);
         let shared = &self.manager.shared;
         let mut guards: Vec<_> = (0..shared.partitions.len()).map(|p| self.lock_partition(p)).collect();

@@ -87,6 +87,17 @@ pub enum LockError {
         /// How long the backend waited.
         waited: Duration,
     },
+    /// The wait was cancelled through the backend's
+    /// [`CancelHandle`](crate::CancelHandle) (PostgreSQL's "canceling
+    /// statement due to user request", SQLSTATE 57014). The request was
+    /// removed from the queue; the backend's other locks are still held.
+    #[error("canceling statement due to user request{}", DisplayWait(.waiting_for))]
+    Canceled {
+        /// The lock and mode whose wait was cancelled; `None` when the
+        /// request was consumed by [`Backend::check_cancel`](crate::Backend::check_cancel)
+        /// outside any wait.
+        waiting_for: Option<(LockTag, LockMode)>,
+    },
     /// Granting the request would close a cycle of waiting backends; this
     /// backend's request was cancelled to break it. Its other locks are
     /// still held: end the transaction with `release_all`.
@@ -106,6 +117,17 @@ pub enum LockError {
     /// The configuration cannot be used.
     #[error(transparent)]
     Config(#[from] ConfigError),
+}
+
+struct DisplayWait<'a>(&'a Option<(LockTag, LockMode)>);
+
+impl fmt::Display for DisplayWait<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some((tag, mode)) => write!(f, " (while waiting for {mode} on {tag})"),
+            None => Ok(()),
+        }
+    }
 }
 
 struct DisplayCycle<'a>(&'a [DeadlockEdge]);

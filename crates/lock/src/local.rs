@@ -17,8 +17,10 @@ use hashbrown::hash_table::{Entry, HashTable};
 /// Where the shared state of a held lock lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Via {
-    /// Granted in the backend's fast-path slots — or moved from there to
-    /// the shared table by a strong locker since (release finds out).
+    /// Granted in the backend's fast-path slots under the `lwlock` protocol
+    /// — or moved from there to the shared table by a strong locker since
+    /// (release finds out). (Under `lockfree` the slots keep their own
+    /// counts, `src/lockfree.rs`, and only `Shared` entries are here.)
     FastPath,
     /// Granted in the shared table.
     Shared,

@@ -1,43 +1,22 @@
 //! [`LockManager`]: the shared state — partitions, strong-lock counters,
 //! backend slots — and the views over it.
 
-use crate::backend::Backend;
 use crate::error::LockError;
-use crate::fastpath::{FastPath, SLOTS_PER_GROUP};
+use crate::fastpath::SLOTS_PER_GROUP;
 use crate::mode::LockMode;
 use crate::partition::SharedTable;
-use crate::stats::{CounterBlock, LockStats};
-use crate::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use crate::slot::{BackendSlot, WAITING};
+use crate::stats::LockStats;
+use crate::sync::atomic::{AtomicU32, Ordering};
+use crate::tag::LockTag;
+use crate::view::LockRow;
 // The manager handle is a std `Arc` even under loom: it only keeps the
 // manager alive, takes part in no handshake, and loom's `Arc` cannot be a
 // method receiver (`self: &Arc<Self>`).
-use crate::tag::LockTag;
-use crate::view::LockRow;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use turnstile_sync::config::LockConfig;
-use turnstile_sync::{CachePadded, Config, LwLock, LwLockPolicy, Tranche};
-
-/// `wait_status` of a backend slot: not queued anywhere.
-pub(crate) const IDLE: u32 = 0;
-/// Queued on a lock (set by the backend under the partition lock).
-pub(crate) const WAITING: u32 = 1;
-/// Granted by another backend on its behalf (under the partition lock),
-/// then unparked.
-pub(crate) const GRANTED: u32 = 2;
-
-/// The shared state of one backend (PostgreSQL's `PGPROC`, lock part).
-#[derive(Debug)]
-pub(crate) struct BackendSlot {
-    /// A `Backend` handle owns this slot.
-    pub(crate) in_use: AtomicBool,
-    /// Its fast-path slots, behind its own `LockFastPath` lock.
-    pub(crate) fast_path: LwLock<FastPath>,
-    /// `IDLE`, `WAITING` or `GRANTED`.
-    pub(crate) wait_status: AtomicU32,
-    /// Counters, written only by the owner.
-    pub(crate) counters: CounterBlock,
-}
+use turnstile_sync::config::{FastPathProtocol, LockConfig};
+use turnstile_sync::{CachePadded, Config, LwLockPolicy};
 
 /// The heavyweight lock manager. See the crate documentation for its model.
 ///
@@ -103,16 +82,7 @@ impl LockManager {
     fn build(config: LockConfig, policy: LwLockPolicy) -> LockManager {
         let shared = SharedTable::new(config.partitions as usize, config.max_locks, policy);
         let strong = (0..config.strong_lock_counters).map(|_| AtomicU32::new(0)).collect();
-        let backends = (0..config.max_backends)
-            .map(|_| {
-                CachePadded::new(BackendSlot {
-                    in_use: AtomicBool::new(false),
-                    fast_path: LwLock::new(Tranche::LockFastPath, policy, FastPath::default()),
-                    wait_status: AtomicU32::new(IDLE),
-                    counters: CounterBlock::new(),
-                })
-            })
-            .collect();
+        let backends = (0..config.max_backends).map(|_| CachePadded::new(BackendSlot::new(policy))).collect();
         LockManager {
             fast_path_groups: config.fast_path_slots as usize / SLOTS_PER_GROUP,
             fast_path_groups_max: config.fast_path_slots_max as usize / SLOTS_PER_GROUP,
@@ -127,18 +97,6 @@ impl LockManager {
     /// The configuration in force.
     pub fn config(&self) -> &LockConfig {
         &self.config
-    }
-
-    /// Registers a new backend (PostgreSQL's `InitProcess`). Fails with
-    /// [`LockError::TooManyBackends`] when `lock.max_backends` are
-    /// registered; dropping a [`Backend`] frees its slot.
-    pub fn register(self: &Arc<Self>) -> Result<Backend, LockError> {
-        for (id, slot) in self.backends.iter().enumerate() {
-            if slot.in_use.compare_exchange(false, true, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
-                return Ok(Backend::new(Arc::clone(self), id));
-            }
-        }
-        Err(LockError::TooManyBackends { max_backends: self.config.max_backends })
     }
 
     /// The strong-lock counter of a tag hash.
@@ -183,12 +141,15 @@ impl LockManager {
             if !slot.in_use.load(Ordering::Acquire) {
                 continue;
             }
-            let fp = slot.fast_path.lock_shared();
-            for (key, modes) in fp.entries() {
+            let mut row = |key: u64, modes| {
                 let tag = LockTag::relation((key >> 32) as u32, key as u32);
                 for mode in LockMode::in_mask(modes) {
                     rows.push(LockRow::new(tag, mode, true, true, backend, None));
                 }
+            };
+            match self.config.fast_path_protocol {
+                FastPathProtocol::Lwlock => slot.fast_path.lock_shared().entries().for_each(|(k, m)| row(k, m)),
+                FastPathProtocol::Lockfree => slot.lockfree.lock_shared().entries().for_each(|(k, m)| row(k, m)),
             }
         }
         let guards: Vec<_> = self.shared.partitions.iter().map(|p| p.lock.lock_shared()).collect();
@@ -212,7 +173,10 @@ impl LockManager {
     pub fn occupancy(&self) -> Occupancy {
         let mut o = Occupancy::default();
         for slot in self.backends.iter() {
-            o.fast_path_entries += slot.fast_path.lock_shared().used();
+            o.fast_path_entries += match self.config.fast_path_protocol {
+                FastPathProtocol::Lwlock => slot.fast_path.lock_shared().used(),
+                FastPathProtocol::Lockfree => slot.lockfree.lock_shared().used(),
+            };
             o.backends += usize::from(slot.in_use.load(Ordering::Acquire));
         }
         let mut spare = 0;
@@ -227,7 +191,7 @@ impl LockManager {
 
     /// Checks every shared invariant (tests and the stress checker): lock
     /// objects' counts agree with their holders and queues, no object is
-    /// unused, capacity adds up.
+    /// unused, capacity adds up, no `lockfree` slot is left pending.
     ///
     /// Call it only while no backend is locking or releasing: it reads the
     /// partitions one after another, so concurrent traffic can move
@@ -250,6 +214,14 @@ impl LockManager {
             u64::from(self.shared.capacity.max()),
             "capacity units lost or invented"
         );
+        // `lockfree`: a pending mode lives only inside one fast-path call.
+        if self.config.fast_path_protocol == FastPathProtocol::Lockfree {
+            for (b, slot) in self.backends.iter().enumerate() {
+                let array = slot.lockfree.lock_shared();
+                let pending = array.words.iter().any(|w| w.load(Ordering::Acquire) & crate::lockfree::PENDING != 0);
+                assert!(!pending, "backend {b} left a pending fast-path mode");
+            }
+        }
     }
 
     /// Time since the manager was created (the origin of `wait_start`).
@@ -258,11 +230,9 @@ impl LockManager {
     }
 }
 
-// A backend handle moves between threads; the manager is shared by all.
+// The manager is shared by every backend's thread.
 const _: () = {
-    const fn send<T: Send>() {}
     const fn send_sync<T: Send + Sync>() {}
-    send::<Backend>();
     send_sync::<LockManager>();
 };
 

@@ -144,6 +144,8 @@ impl LockObject {
         }
         self.granted[mode as usize] += 1;
         self.grant_mask |= bit;
+        // Paired with `ungrant`'s: the grant is visible in all three places.
+        debug_assert!(self.held_by(backend) & bit != 0 && self.granted[mode as usize] > 0);
     }
 
     /// Removes `mode` from `backend`'s holdings; `false` if not held.
@@ -162,6 +164,10 @@ impl LockObject {
         if *count == 0 {
             self.grant_mask &= !bit;
         }
+        // Paired with `grant`'s: the grant is gone from the holder, and the
+        // mask still says whether anyone else holds the mode.
+        debug_assert!(self.held_by(backend) & bit == 0);
+        debug_assert_eq!(self.grant_mask & bit != 0, self.granted[mode as usize] > 0);
         true
     }
 

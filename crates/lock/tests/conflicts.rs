@@ -74,5 +74,7 @@ fn a_backend_never_conflicts_with_itself() {
         b.lock(t, mode, Wait::NoWait).unwrap();
     }
     assert_eq!(b.held_count(), 8);
+    manager.check_invariants();
     b.release_all();
+    manager.check_invariants();
 }

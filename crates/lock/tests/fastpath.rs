@@ -4,12 +4,33 @@
 mod common;
 
 use common::*;
+use std::sync::Arc;
+use std::thread;
 use std::time::Duration;
 use turnstile_lock::{LockError, LockManager, LockMode::*, LockTag, Wait};
-use turnstile_sync::{Config, Profile};
+use turnstile_sync::sync::counter::{AtomicBool, AtomicU32, Ordering};
+use turnstile_sync::{Config, FastPathProtocol, Profile};
 
-fn preset(profile: Profile) -> std::sync::Arc<LockManager> {
+fn preset(profile: Profile) -> Arc<LockManager> {
     LockManager::new(&Config::preset(profile)).unwrap()
+}
+
+/// `profile` with the fast path run by `protocol`.
+fn with_protocol(profile: Profile, protocol: FastPathProtocol) -> Arc<LockManager> {
+    let mut c = Config::preset(profile);
+    c.lock.fast_path_protocol = protocol;
+    LockManager::new(&c).unwrap()
+}
+
+/// Every profile with every protocol.
+fn every_combination() -> Vec<(String, Arc<LockManager>)> {
+    let mut all = Vec::new();
+    for profile in Profile::ALL {
+        for protocol in FastPathProtocol::ALL {
+            all.push((format!("{profile}/{protocol}"), with_protocol(profile, protocol)));
+        }
+    }
+    all
 }
 
 #[test]
@@ -32,7 +53,12 @@ fn classic_keeps_sixteen_locks_on_the_fast_path_and_counts_the_overflow() {
 
 #[test]
 fn scalable_grows_until_two_thousand_relations_stay_on_the_fast_path() {
-    let m = preset(Profile::Scalable);
+    for protocol in FastPathProtocol::ALL {
+        grows_until_two_thousand(with_protocol(Profile::Scalable, protocol));
+    }
+}
+
+fn grows_until_two_thousand(m: Arc<LockManager>) {
     let mut b = m.register().unwrap();
     for r in 0..2000 {
         b.lock(rel(r), RowExclusive, Wait::Block).unwrap();
@@ -55,6 +81,97 @@ fn scalable_grows_until_two_thousand_relations_stay_on_the_fast_path() {
     assert_eq!(strong.stats().transfers, 1);
     b.release_all();
     strong.lock(rel(3), Share, Wait::NoWait).unwrap();
+    strong.release_all();
+    m.check_invariants();
+    let o = m.occupancy();
+    assert_eq!((o.lock_objects, o.fast_path_entries, o.strong_locks), (0, 0, 0));
+}
+
+/// Growth with locks already claimed by a strong locker: the claimed ones
+/// are released from the shared table, once, the others from the slots.
+#[test]
+fn growth_after_a_transfer_keeps_every_lock_released_once() {
+    for protocol in FastPathProtocol::ALL {
+        let mut c = Config::preset(Profile::Scalable);
+        c.lock.fast_path_protocol = protocol;
+        c.lock.fast_path_slots = 16;
+        let m = LockManager::new(&c).unwrap();
+        let (mut owner, mut strong) = (m.register().unwrap(), m.register().unwrap());
+        for r in 0..8 {
+            owner.lock(rel(r), AccessShare, Wait::Block).unwrap();
+        }
+        // Exclusive coexists with AccessShare: transferred, then granted.
+        strong.lock(rel(3), Exclusive, Wait::Block).unwrap();
+        for r in 8..100 {
+            owner.lock(rel(r), AccessShare, Wait::Block).unwrap();
+        }
+        assert!(owner.stats().fast_path_grows >= 2, "{protocol}");
+        owner.unlock(rel(3), AccessShare).unwrap();
+        assert!(matches!(owner.unlock(rel(3), AccessShare), Err(LockError::NotHeld { .. })));
+        m.check_invariants();
+        owner.release_all();
+        strong.release_all();
+        m.check_invariants();
+        let o = m.occupancy();
+        assert_eq!((o.lock_objects, o.fast_path_entries, o.strong_locks), (0, 0, 0), "{protocol}");
+    }
+}
+
+/// Real threads: weak lockers take and release AccessShare (fast path)
+/// on a few relations while strong lockers take AccessExclusive on them;
+/// a weak and a strong holder are never inside together, and every lock
+/// ends released once.
+#[test]
+fn weak_and_strong_lockers_exclude_each_other_under_load() {
+    for (name, m) in every_combination() {
+        // Per relation: weak holders, and 1 << 16 while a strong one holds.
+        let inside: Arc<Vec<AtomicU32>> = Arc::new((0..4).map(|_| AtomicU32::new(0)).collect());
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut threads = Vec::new();
+        for w in 0..3u32 {
+            let (m, inside, stop) = (Arc::clone(&m), Arc::clone(&inside), Arc::clone(&stop));
+            threads.push(thread::spawn(move || {
+                let mut b = m.register().unwrap();
+                let mut i = w;
+                while !stop.load(Ordering::Relaxed) {
+                    let r = i % 4;
+                    i = i.wrapping_mul(7).wrapping_add(3);
+                    b.lock(rel(r), AccessShare, Wait::Block).unwrap();
+                    let before = inside[r as usize].fetch_add(1, Ordering::SeqCst);
+                    assert!(before < 1 << 16, "a weak lock granted while a strong one is held");
+                    inside[r as usize].fetch_sub(1, Ordering::SeqCst);
+                    if i % 3 == 0 {
+                        b.release_all();
+                    } else {
+                        b.unlock(rel(r), AccessShare).unwrap();
+                    }
+                }
+            }));
+        }
+        let strong = {
+            let (m, inside) = (Arc::clone(&m), Arc::clone(&inside));
+            thread::spawn(move || {
+                let mut b = m.register().unwrap();
+                for round in 0..300u32 {
+                    let r = round % 4;
+                    b.lock(rel(r), AccessExclusive, Wait::Block).unwrap();
+                    let before = inside[r as usize].swap(1 << 16, Ordering::SeqCst);
+                    assert_eq!(before, 0, "a strong lock granted while a weak one is held");
+                    inside[r as usize].store(0, Ordering::SeqCst);
+                    b.unlock(rel(r), AccessExclusive).unwrap();
+                }
+            })
+        };
+        strong.join().unwrap_or_else(|_| panic!("{name}: strong locker failed"));
+        stop.store(true, Ordering::Relaxed);
+        for t in threads {
+            t.join().unwrap_or_else(|_| panic!("{name}: weak locker failed"));
+        }
+        m.check_invariants();
+        let o = m.occupancy();
+        assert_eq!((o.lock_objects, o.fast_path_entries, o.strong_locks), (0, 0, 0), "{name}");
+        assert!(m.stats().fast_path_acquires > 0, "{name}");
+    }
 }
 
 #[test]
@@ -76,8 +193,7 @@ fn a_growing_fast_path_stops_at_its_maximum() {
 
 #[test]
 fn a_strong_lock_moves_weak_fast_path_locks_and_their_owner_releases_them_once() {
-    for profile in Profile::ALL {
-        let m = preset(profile);
+    for (name, m) in every_combination() {
         let (weak, strong) = (Session::new(&m, "weak"), Session::new(&m, "strong"));
         let t = rel(77);
         weak.lock(t, AccessShare).ok();
@@ -92,7 +208,7 @@ fn a_strong_lock_moves_weak_fast_path_locks_and_their_owner_releases_them_once()
         assert!(on_t.iter().all(|r| !r.fastpath && r.backend == weak.id));
         let waiting: Vec<_> = rows.iter().filter(|r| !r.granted).collect();
         assert_eq!(waiting.len(), 1);
-        assert!(waiting[0].wait_start.is_some() && waiting[0].mode == AccessExclusive);
+        assert!(waiting[0].wait_start.is_some() && waiting[0].mode == AccessExclusive, "{name}");
         assert!(rows.iter().any(|r| r.tag == rel(78) && r.fastpath), "other relations stay");
         // Releasing finds the moved locks in the shared table, once.
         weak.step(move |b| b.unlock(t, AccessShare)).ok();
@@ -119,7 +235,12 @@ fn a_strong_lock_moves_weak_fast_path_locks_and_their_owner_releases_them_once()
 
 #[test]
 fn release_all_notices_a_transferred_lock_among_many() {
-    let m = preset(Profile::Scalable);
+    for protocol in FastPathProtocol::ALL {
+        release_all_notices(with_protocol(Profile::Scalable, protocol));
+    }
+}
+
+fn release_all_notices(m: Arc<LockManager>) {
     let (weak, strong) = (Session::new(&m, "weak"), Session::new(&m, "strong"));
     weak.step(|b| {
         for r in 0..500 {
@@ -181,7 +302,12 @@ fn views_show_every_kind_of_tag() {
 /// the owner released them (PostgreSQL recounts the group on release).
 #[test]
 fn a_group_emptied_by_transfers_is_usable_again_after_release() {
-    let m = preset(Profile::Classic);
+    for protocol in FastPathProtocol::ALL {
+        group_emptied(with_protocol(Profile::Classic, protocol));
+    }
+}
+
+fn group_emptied(m: Arc<LockManager>) {
     let mut owner = m.register().unwrap();
     let mut strong = m.register().unwrap();
     for r in 0..16 {
@@ -212,4 +338,44 @@ fn a_group_emptied_by_transfers_is_usable_again_after_release() {
     owner.lock(rel(200), AccessShare, Wait::Block).unwrap();
     assert_eq!(owner.stats().since(&before).fast_path_acquires, 1);
     m.check_invariants();
+}
+
+/// Re-acquisitions are counted wherever the lock lives: in a fast-path
+/// slot, in the shared table because a strong lock was present, or in the
+/// shared table after a transfer; `holds`, `held_count` and the releases
+/// agree, and each lock is released from where it is, once.
+#[test]
+fn reacquired_locks_are_counted_wherever_they_live() {
+    for (name, m) in every_combination() {
+        let (mut a, mut strong) = (m.register().unwrap(), m.register().unwrap());
+        let (fast, shared, moved) = (rel(1), rel(2), rel(3));
+        strong.lock(shared, Exclusive, Wait::Block).unwrap(); // AccessShare coexists
+        for _ in 0..3 {
+            a.lock(fast, AccessShare, Wait::Block).unwrap();
+            a.lock(shared, AccessShare, Wait::Block).unwrap();
+            a.lock(moved, RowExclusive, Wait::Block).unwrap();
+        }
+        strong.lock(moved, Share, Wait::NoWait).unwrap_err(); // transfers, then refuses
+        assert_eq!(a.held_count(), 3, "{name}");
+        assert!(a.holds(&fast, AccessShare) && a.holds(&shared, AccessShare) && a.holds(&moved, RowExclusive));
+        assert!(!a.holds(&fast, RowShare), "{name}");
+        let s = a.stats();
+        assert_eq!((s.fast_path_acquires, s.shared_acquires), (2, 1), "{name}: {s:?}");
+        for _ in 0..2 {
+            for (t, mode) in [(fast, AccessShare), (shared, AccessShare), (moved, RowExclusive)] {
+                a.unlock(t, mode).unwrap();
+                assert!(a.holds(&t, mode), "{name}");
+            }
+        }
+        for (t, mode) in [(fast, AccessShare), (shared, AccessShare), (moved, RowExclusive)] {
+            a.unlock(t, mode).unwrap();
+            assert!(!a.holds(&t, mode), "{name}");
+            assert!(matches!(a.unlock(t, mode), Err(LockError::NotHeld { .. })), "{name}");
+        }
+        assert_eq!(a.held_count(), 0, "{name}");
+        strong.release_all();
+        m.check_invariants();
+        let o = m.occupancy();
+        assert_eq!((o.lock_objects, o.fast_path_entries, o.strong_locks), (0, 0, 0), "{name}");
+    }
 }

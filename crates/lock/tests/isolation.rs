@@ -172,6 +172,40 @@ fn nowait() {
     m.check_invariants();
 }
 
+/// Regression (issue 15 item 4, found by a test written outside the
+/// project): a NOWAIT request whose wait would close a deadlock cycle got
+/// `Deadlock` and was counted in `stats().deadlocks`. Two sessions hold
+/// Share, one queues for Exclusive, and the other asks for Exclusive with
+/// NOWAIT: PostgreSQL's `LockAcquireExtended` with `dontWait` answers "not
+/// available", and reports a deadlock only to a caller willing to wait.
+#[test]
+fn nowait_that_would_close_a_deadlock_cycle_is_not_available() {
+    for profile in turnstile_sync::Profile::ALL {
+        let m = manager(|c| {
+            let lock = c.lock.clone();
+            *c = turnstile_sync::Config::preset(profile);
+            c.lock.deadlock_timeout_ms = lock.deadlock_timeout_ms;
+            c.lock.max_backends = lock.max_backends;
+        });
+        let (s1, s2) = (Session::new(&m, "s1"), Session::new(&m, "s2"));
+        let t = rel(1);
+        s1.lock(t, Share).ok();
+        s2.lock(t, Share).ok();
+        s1.lock(t, Exclusive).waiting();
+        let err = s2.step(move |b| b.lock(t, Exclusive, Wait::NoWait).map(|_| ())).err();
+        assert_eq!(err, LockError::NotAvailable { tag: t, mode: Exclusive }, "{profile}");
+        let stats = m.stats();
+        assert_eq!((stats.deadlocks, stats.not_available), (0, 1), "{profile}: {stats:?}");
+        // The refused request left nothing behind: s2's transaction,
+        // aborted by the error, released its Share, and s1 is granted.
+        s1.completed().unwrap();
+        m.check_invariants();
+        s1.commit().ok();
+        m.check_invariants();
+        assert_eq!(m.occupancy().lock_objects, 0, "{profile}");
+    }
+}
+
 /// Lock timeout: the wait ends with `Timeout` after the configured time;
 /// leaving the queue wakes a request it was holding back.
 #[test]

@@ -82,6 +82,10 @@ fn registering_past_max_backends_is_an_error_and_dropping_frees_the_slot_and_the
     backends[0].lock(t, AccessExclusive, Wait::NoWait).unwrap();
     backends[0].lock(LockTag::relation(1, 2), AccessExclusive, Wait::NoWait).unwrap();
     assert_eq!(again.stats().fast_path_acquires, 0, "per-backend counters start at registration");
+    m.check_invariants();
+    drop((backends, again));
+    m.check_invariants();
+    assert_eq!(m.occupancy().lock_objects, 0);
 }
 
 #[test]

@@ -1,10 +1,16 @@
 //! loom models of the fast-path / strong-lock handshake (the central
-//! correctness argument of the crate documentation), run on the real code:
+//! correctness argument of the crate documentation), run on the real code
+//! of both protocols (`lock.fast_path_protocol = lwlock | lockfree`):
 //!
 //! ```text
-//! RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 \
+//! RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 \
 //!     cargo test --release -p turnstile-lock --test loom_fastpath --target-dir target/loom
 //! ```
+//!
+//! 1. a weak locker and a strong locker never both hold;
+//! 2. a transferred lock is released exactly once;
+//! 3. a strong locker's transfer races the owner's `release_all`;
+//! 4. the array grows while a strong locker scans.
 //!
 //! The configuration is tiny (one partition, one group of 16 slots, one
 //! strong-lock counter, two backends) so every interleaving is explored
@@ -17,13 +23,14 @@ use turnstile_lock::{LockError, LockManager, LockMode, LockTag, Wait};
 use turnstile_sync::config::LockConfig;
 use turnstile_sync::sync::atomic::{AtomicBool, Ordering};
 use turnstile_sync::sync::thread;
-use turnstile_sync::LwLockPolicy;
+use turnstile_sync::{FastPathProtocol, LwLockPolicy};
 
-fn tiny(fast_path_slots_max: u32) -> Arc<LockManager> {
+fn tiny(fast_path_slots_max: u32, fast_path_protocol: FastPathProtocol) -> Arc<LockManager> {
     let config = LockConfig {
         partitions: 1,
         fast_path_slots: 16,
         fast_path_slots_max,
+        fast_path_protocol,
         strong_lock_counters: 1,
         max_locks: 8,
         max_backends: 2,
@@ -43,8 +50,14 @@ fn assert_empty(m: &LockManager) {
 /// inside their critical sections.
 #[test]
 fn weak_and_strong_lockers_never_both_hold() {
-    loom::model(|| {
-        let m = tiny(16);
+    for protocol in FastPathProtocol::ALL {
+        weak_and_strong(protocol);
+    }
+}
+
+fn weak_and_strong(protocol: FastPathProtocol) {
+    loom::model(move || {
+        let m = tiny(16, protocol);
         let t = LockTag::relation(1, 1);
         let weak_in = Arc::new(AtomicBool::new(false));
         let strong_in = Arc::new(AtomicBool::new(false));
@@ -76,8 +89,14 @@ fn weak_and_strong_lockers_never_both_hold() {
 /// there first, from the shared table otherwise.
 #[test]
 fn a_transferred_lock_is_released_exactly_once() {
-    loom::model(|| {
-        let m = tiny(16);
+    for protocol in FastPathProtocol::ALL {
+        released_once(protocol);
+    }
+}
+
+fn released_once(protocol: FastPathProtocol) {
+    loom::model(move || {
+        let m = tiny(16, protocol);
         let t = LockTag::relation(1, 1);
         let mut owner = m.register().unwrap();
         owner.lock(t, LockMode::RowExclusive, Wait::Block).unwrap();
@@ -99,8 +118,19 @@ fn a_transferred_lock_is_released_exactly_once() {
 /// with.
 #[test]
 fn a_scan_during_growth_still_finds_the_lock() {
-    loom::model(|| {
-        let m = tiny(32);
+    for protocol in FastPathProtocol::ALL {
+        scan_during_growth(protocol);
+    }
+}
+
+fn scan_during_growth(protocol: FastPathProtocol) {
+    // Seventeen locks, a growth re-hashing every slot and the views' scans
+    // are many atomic operations in one execution: more than loom's
+    // default branch budget, though few of them can interleave.
+    let mut model = loom::model::Builder::new();
+    model.max_branches = 20_000;
+    model.check(move || {
+        let m = tiny(32, protocol);
         let mut weak = m.register().unwrap();
         // Fill the only group, then let the 17th lock grow the array.
         for r in 0..16 {
@@ -121,6 +151,39 @@ fn a_scan_during_growth_still_finds_the_lock() {
         assert!(s.fast_path_grows <= 1);
         weak.release_all();
         drop((weak, strong));
+        assert_empty(&m);
+    });
+}
+
+/// A strong locker transfers a fast-path lock while its owner ends its
+/// transaction with `release_all` (which, under `lockfree`, clears its
+/// slots with plain stores while holding its own fast-path lock): the lock
+/// is released exactly once, the owner's other fast-path lock too, and
+/// the strong locker is granted.
+#[test]
+fn a_transfer_races_release_all() {
+    for protocol in FastPathProtocol::ALL {
+        transfer_vs_release_all(protocol);
+    }
+}
+
+fn transfer_vs_release_all(protocol: FastPathProtocol) {
+    loom::model(move || {
+        let m = tiny(16, protocol);
+        let (t, other) = (LockTag::relation(1, 1), LockTag::relation(1, 2));
+        let mut owner = m.register().unwrap();
+        owner.lock(t, LockMode::AccessShare, Wait::Block).unwrap();
+        owner.lock(other, LockMode::RowExclusive, Wait::Block).unwrap();
+        let ender = thread::spawn(move || {
+            owner.release_all();
+            assert_eq!(owner.held_count(), 0);
+            owner
+        });
+        let mut strong = m.register().unwrap();
+        strong.lock(t, LockMode::Share, Wait::Block).unwrap();
+        strong.unlock(t, LockMode::Share).unwrap();
+        let owner = ender.join().unwrap();
+        drop((owner, strong));
         assert_empty(&m);
     });
 }

@@ -5,7 +5,7 @@
 //! kinds, relation-extension locks, strong locks that force fast-path
 //! transfers, `NoWait`, lock timeouts and deadlocks — and report every
 //! grant and release to a checker that keeps **its own** record of who
-//! holds what (not the lock manager's bookkeeping). The checker asserts:
+//! holds what (not the lock manager's bookkeeping). The test asserts:
 //!
 //! * no two backends ever hold conflicting modes on one tag at once (a
 //!   record is made after a grant and dropped before the release, so
@@ -14,162 +14,35 @@
 //!   requesting exactly that lock, its blocker held a conflicting mode
 //!   (hard edge) or requested one (soft edge) while the victim waited,
 //!   and the edges close a cycle through the victim;
+//! * at quiescent points during the run (every thread parked between two
+//!   transactions) and at the end, `LockManager::check_invariants` holds;
 //! * at the end everything is released: no lock objects, fast-path
 //!   entries or strong-lock counts remain, and capacity adds up.
+//!
+//! The checker, the quiescent points and the mode weights are
+//! `turnstile_lock::testing` (the `testing` feature), shared with the
+//! lab's `turnstile stress locks`.
 //!
 //! The seed is printed; set `TURNSTILE_STRESS_SEED` to replay a run's
 //! choices and `TURNSTILE_STRESS_SECS` to change its length (default 5 s).
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
-use turnstile_lock::{Acquired, Backend, DeadlockEdge, LockError, LockManager, LockMode, LockTag, Wait};
+use turnstile_lock::testing::{random_mode, Checker, Quiescer, QuiescerMember};
+use turnstile_lock::{Acquired, Backend, LockError, LockManager, LockMode, LockTag, Wait};
 use turnstile_sync::Config;
 
 const THREADS: usize = 8;
 
-/// An interval of the checker's sequence numbers; `end == None` while open.
-#[derive(Clone, Copy, Debug)]
-struct Interval {
-    backend: usize,
-    tag: LockTag,
-    mode: LockMode,
-    start: u64,
-    end: Option<u64>,
-}
-
-impl Interval {
-    fn overlaps(&self, from: u64, to: u64) -> bool {
-        self.start <= to && self.end.is_none_or(|end| end >= from)
-    }
-}
-
-#[derive(Default)]
-struct Record {
-    seq: u64,
-    /// Open holds, per tag.
-    held: HashMap<LockTag, Vec<Interval>>,
-    /// Open requests, per backend.
-    pending: HashMap<usize, Interval>,
-    /// Closed holds and requests still needed to judge a deadlock report.
-    closed_holds: Vec<Interval>,
-    closed_requests: Vec<Interval>,
-    closings: u64,
-}
-
-/// The independent checker.
-#[derive(Default)]
-struct Checker {
-    record: Mutex<Record>,
-}
-
-impl Checker {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Record> {
-        self.record.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn begin_request(&self, backend: usize, tag: LockTag, mode: LockMode) {
-        let mut r = self.lock();
-        r.seq += 1;
-        let start = r.seq;
-        let previous = r.pending.insert(backend, Interval { backend, tag, mode, start, end: None });
-        assert!(previous.is_none(), "backend {backend} has two requests open");
-    }
-
-    fn end_request(&self, backend: usize) {
-        let mut r = self.lock();
-        r.seq += 1;
-        let end = r.seq;
-        let mut request = r.pending.remove(&backend).expect("an open request");
-        request.end = Some(end);
-        r.closed_requests.push(request);
-        r.prune();
-    }
-
-    /// Records a grant; panics if another backend holds a conflicting mode.
-    fn granted(&self, backend: usize, tag: LockTag, mode: LockMode) {
-        let mut r = self.lock();
-        r.seq += 1;
-        let start = r.seq;
-        let holders = r.held.entry(tag).or_default();
-        for h in holders.iter() {
-            assert!(
-                h.backend == backend || !h.mode.conflicts_with(mode),
-                "CONFLICT: backend {backend} granted {mode} on {tag} while backend {} holds {}",
-                h.backend,
-                h.mode
-            );
-        }
-        holders.push(Interval { backend, tag, mode, start, end: None });
-    }
-
-    /// Drops the record of a hold, before the lock manager releases it.
-    fn releasing(&self, backend: usize, tag: LockTag, mode: LockMode) {
-        let mut r = self.lock();
-        r.seq += 1;
-        let end = r.seq;
-        let holders = r.held.get_mut(&tag).expect("a recorded tag");
-        let i = holders.iter().position(|h| h.backend == backend && h.mode == mode).expect("a recorded hold");
-        let mut hold = holders.swap_remove(i);
-        if holders.is_empty() {
-            r.held.remove(&tag);
-        }
-        hold.end = Some(end);
-        r.closed_holds.push(hold);
-        r.prune();
-    }
-
-    /// Checks a deadlock report received by `victim`.
-    fn check_cycle(&self, victim: usize, cycle: &[DeadlockEdge]) {
-        let r = self.lock();
-        let mine = r.pending.get(&victim).expect("the victim's request is open");
-        let (from, to) = (mine.start, r.seq);
-        assert!(cycle.len() >= 2, "a cycle has at least two edges: {cycle:?}");
-        assert_eq!(cycle[0].backend, victim, "the cycle starts at the victim: {cycle:?}");
-        assert_eq!((cycle[0].tag, cycle[0].mode), (mine.tag, mine.mode), "the victim's edge is its request");
-        for (i, edge) in cycle.iter().enumerate() {
-            let next = &cycle[(i + 1) % cycle.len()];
-            assert_eq!(edge.blocked_by, next.backend, "edges chain into a cycle: {cycle:?}");
-            assert_ne!(edge.backend, edge.blocked_by);
-            let requests = r.pending.values().chain(r.closed_requests.iter());
-            let requested = requests
-                .clone()
-                .any(|q| q.backend == edge.backend && q.tag == edge.tag && q.mode == edge.mode && q.overlaps(from, to));
-            assert!(requested, "edge {edge}: the waiter never requested that lock while the victim waited");
-            let blocking = if edge.soft {
-                requests.clone().any(|q| {
-                    q.backend == edge.blocked_by
-                        && q.tag == edge.tag
-                        && q.mode.conflicts_with(edge.mode)
-                        && q.overlaps(from, to)
-                })
-            } else {
-                r.held.get(&edge.tag).into_iter().flatten().chain(r.closed_holds.iter()).any(|h| {
-                    h.backend == edge.blocked_by
-                        && h.tag == edge.tag
-                        && h.mode.conflicts_with(edge.mode)
-                        && h.overlaps(from, to)
-                })
-            };
-            assert!(blocking, "edge {edge}: the blocker neither held nor requested a conflicting mode: {cycle:?}");
-        }
-    }
-}
-
-impl Record {
-    /// Forgets closed intervals that ended before every open request began.
-    fn prune(&mut self) {
-        self.closings += 1;
-        if self.closings % 4096 != 0 {
-            return;
-        }
-        let oldest = self.pending.values().map(|p| p.start).min().unwrap_or(self.seq);
-        self.closed_holds.retain(|h| h.end.is_none_or(|e| e >= oldest));
-        self.closed_requests.retain(|h| h.end.is_none_or(|e| e >= oldest));
-    }
-}
+/// How often the main thread stops the stress threads between two
+/// transactions and runs `check_invariants` while nothing moves.
+const QUIESCE_EVERY: Duration = Duration::from_millis(500);
+/// How long it waits for every thread to get there (a thread may be
+/// waiting out a lock timeout of up to 800 ms).
+const QUIESCE_PATIENCE: Duration = Duration::from_secs(5);
 
 fn seed() -> u64 {
     std::env::var("TURNSTILE_STRESS_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
@@ -194,21 +67,6 @@ fn random_tag(rng: &mut SmallRng) -> LockTag {
     }
 }
 
-/// A mode: weak ones most often, so the fast path is busy and strong
-/// requests have something to transfer.
-fn random_mode(rng: &mut SmallRng) -> LockMode {
-    match rng.random_range(0..100) {
-        0..=34 => LockMode::AccessShare,
-        35..=49 => LockMode::RowShare,
-        50..=69 => LockMode::RowExclusive,
-        70..=74 => LockMode::ShareUpdateExclusive,
-        75..=81 => LockMode::Share,
-        82..=85 => LockMode::ShareRowExclusive,
-        86..=91 => LockMode::Exclusive,
-        _ => LockMode::AccessExclusive,
-    }
-}
-
 #[derive(Default, Debug)]
 struct Tally {
     granted: u64,
@@ -218,7 +76,13 @@ struct Tally {
     extensions: u64,
 }
 
-fn run_backend(mut backend: Backend, checker: &Checker, seed: u64, until: Instant) -> Tally {
+fn run_backend(
+    mut backend: Backend,
+    checker: &Checker,
+    member: &QuiescerMember<'_>,
+    seed: u64,
+    until: Instant,
+) -> Tally {
     let me = backend.id();
     let mut rng = SmallRng::seed_from_u64(seed);
     let mut tally = Tally::default();
@@ -239,7 +103,7 @@ fn run_backend(mut backend: Backend, checker: &Checker, seed: u64, until: Instan
             let first = rng.random_range(4..200);
             for r in first..first + rng.random_range(20..100) {
                 let (tag, mode) = (LockTag::relation(1, r), LockMode::AccessShare);
-                checker.begin_request(me, tag, mode);
+                checker.begin_request(me, tag, mode, None);
                 let result = backend.lock(tag, mode, Wait::NoWait);
                 checker.end_request(me);
                 match result {
@@ -264,7 +128,7 @@ fn run_backend(mut backend: Backend, checker: &Checker, seed: u64, until: Instan
                         70..=84 => Wait::NoWait,
                         _ => Wait::Timeout(Duration::from_millis(rng.random_range(1..30))),
                     };
-                    checker.begin_request(me, tag, mode);
+                    checker.begin_request(me, tag, mode, None);
                     let result = backend.lock(tag, mode, wait);
                     match &result {
                         Ok(Acquired::New) => {
@@ -298,7 +162,7 @@ fn run_backend(mut backend: Backend, checker: &Checker, seed: u64, until: Instan
                 87..=94 => {
                     // The extension lock: taken, used, released at once.
                     let ext = LockTag::relation_extend(1, rng.random_range(0..2));
-                    checker.begin_request(me, ext, LockMode::Exclusive);
+                    checker.begin_request(me, ext, LockMode::Exclusive, None);
                     backend.lock(ext, LockMode::Exclusive, Wait::Block).expect("extension locks never deadlock");
                     checker.end_request(me);
                     checker.granted(me, ext, LockMode::Exclusive);
@@ -314,6 +178,8 @@ fn run_backend(mut backend: Backend, checker: &Checker, seed: u64, until: Instan
             }
         }
         release_all(&mut backend, &mut held);
+        // Holding nothing, waiting for nothing: a quiescent point.
+        member.checkpoint();
     }
     tally
 }
@@ -331,16 +197,30 @@ fn stress_many_backends_random_locks_independent_checker() {
     config.lock.max_backends = THREADS as u32 + 2;
     let manager = LockManager::new(&config).unwrap();
     let checker = Arc::new(Checker::default());
+    let quiescer = Arc::new(Quiescer::new(THREADS));
     let until = Instant::now() + length;
     let handles: Vec<_> = (0..THREADS)
         .map(|t| {
-            let (manager, checker) = (Arc::clone(&manager), Arc::clone(&checker));
+            let (manager, checker, quiescer) = (Arc::clone(&manager), Arc::clone(&checker), Arc::clone(&quiescer));
             std::thread::spawn(move || {
+                let member = quiescer.member();
                 let backend = manager.register().unwrap();
-                run_backend(backend, &checker, seed.wrapping_add(t as u64 * 0x9E37_79B9), until)
+                run_backend(backend, &checker, &member, seed.wrapping_add(t as u64 * 0x9E37_79B9), until)
             })
         })
         .collect();
+    // While they run: the shared invariants at quiescent points.
+    let mut quiescent_checks = 0u32;
+    while let Some(left) = until.checked_duration_since(Instant::now()) {
+        std::thread::sleep(QUIESCE_EVERY.min(left));
+        let checked =
+            quiescer.quiesce(QUIESCE_PATIENCE, || catch_unwind(AssertUnwindSafe(|| manager.check_invariants())));
+        match checked {
+            Some(Ok(())) => quiescent_checks += 1,
+            Some(Err(panic)) => resume_unwind(panic),
+            None => {}
+        }
+    }
     let mut total = Tally::default();
     for h in handles {
         let t = h.join().expect("a stress thread panicked (see above)");
@@ -362,6 +242,10 @@ fn stress_many_backends_random_locks_independent_checker() {
         stats.deadlock_checks,
         stats.soft_deadlocks_resolved
     );
+    let (violations, texts) = checker.violations();
+    assert_eq!(violations, 0, "the checker found violations: {texts:#?}");
+    println!("stress: check_invariants passed at {quiescent_checks} quiescent points");
+    assert!(quiescent_checks > 0, "no quiescent point was reached in {length:?}");
     manager.check_invariants();
     let o = manager.occupancy();
     assert_eq!((o.lock_objects, o.fast_path_entries, o.strong_locks, o.backends), (0, 0, 0, 0), "{o:?}");

@@ -1,10 +1,6 @@
 //! Errors and notices with PostgreSQL's SQLSTATEs.
 
 use std::fmt;
-use turnstile_engine::btree::BtreeError;
-use turnstile_engine::catalog::CatalogError;
-use turnstile_engine::query::QueryError;
-use turnstile_engine::types::CodecError;
 use turnstile_engine::EngineError;
 use turnstile_lock::LockError;
 
@@ -15,6 +11,7 @@ pub fn lock_code(l: &LockError) -> &'static str {
         LockError::TooManyBackends { .. } => "53300",
         LockError::NotAvailable { .. } | LockError::Timeout { .. } => "55P03",
         LockError::Deadlock { .. } => "40P01",
+        LockError::Canceled { .. } => "57014",
         other if other.to_string().contains("cancel") => "57014",
         _ => "XX000",
     }
@@ -71,50 +68,9 @@ impl SqlError {
     pub fn from_engine(e: EngineError) -> SqlError {
         let msg = e.to_string();
         let code = match &e {
-            EngineError::Catalog(c) => match c {
-                CatalogError::UnknownDatabase(_) => "3D000",
-                CatalogError::UnknownRelation(_) => "42P01",
-                CatalogError::UnknownColumn { .. } => "42703",
-                CatalogError::DuplicateDatabase(_) => "42P04",
-                CatalogError::DuplicateRelation(_) => "42P07",
-                CatalogError::DuplicateColumn { .. } => "42701",
-                CatalogError::UnknownType(_) => "42704",
-                CatalogError::WrongKind { .. } => "42809",
-                CatalogError::Invalid(_) => "42P17",
-                CatalogError::Corrupted { .. } => "XX001",
-                CatalogError::Io { .. } => "58030",
-                _ => "XX000",
-            },
-            EngineError::Lock(l) => lock_code(l),
-            EngineError::Query(q) => match q {
-                QueryError::UnknownColumn(_) => "42703",
-                QueryError::AmbiguousColumn(_) => "42702",
-                QueryError::DuplicateTable(_) => "42712",
-                QueryError::MissingParam(_) | QueryError::ParamCount { .. } => "08P01",
-                QueryError::TypeMismatch { .. } | QueryError::JoinTypeMismatch { .. } => "42883",
-                QueryError::NotATable(_) => "42809",
-                _ => "XX000",
-            },
-            EngineError::Index(BtreeError::UniqueViolation { .. }) => "23505",
-            EngineError::Index(_) => "XX000",
-            EngineError::Codec(CodecError::TooLong(_)) => "54000",
-            EngineError::Codec(CodecError::Type { .. }) => "22P02",
-            EngineError::Codec(CodecError::Arity { .. }) => "42601",
-            EngineError::Codec(_) => "XX001",
-            EngineError::TooManySessions(_) => "53300",
-            EngineError::Config(_) => "22023",
-            EngineError::Storage(_) | EngineError::Heap(_) => {
-                if msg.contains("No space left") {
-                    "53100"
-                } else {
-                    "58030"
-                }
-            }
             EngineError::State(s) if s.starts_with("no partition of") => "23514",
-            EngineError::State(s) if s.contains("transaction") => "25000",
-            EngineError::State(_) => "55000",
-            _ if msg.contains("cancel") => "57014",
-            _ => "XX000",
+            _ if msg.contains("cancel") && e.sqlstate() == "XX000" => "57014",
+            _ => e.sqlstate(),
         };
         let message = match code {
             "40P01" => "deadlock detected".to_owned(),

@@ -39,14 +39,22 @@
 //! * [`views`] — `pg_locks`, `pg_stat_activity`, `pg_stat_lock`,
 //!   `pg_class`, `pg_namespace`, `pg_database`.
 //!
+//! ## Transactions
+//!
+//! `BEGIN`/`START TRANSACTION` … `COMMIT`/`END`/`ROLLBACK` map to the
+//! engine's transaction (heavyweight locks held to the end). An error
+//! inside a block leaves it failed (`25P02` for everything but the end,
+//! locks kept), as in PostgreSQL. `ROLLBACK` undoes the block's inserts,
+//! updates and deletes through the engine's undo log and warns about DDL,
+//! which is not transactional here and stays.
+//!
 //! ## What is not there (each is an ErrorResponse, never a crash)
 //!
-//! Subqueries, CTEs, set operations, outer joins of tables, self-joins,
-//! window functions: `0A000` naming the construct. UPDATE, DELETE,
-//! TRUNCATE, DROP DATABASE and ROLLBACK's undo need engine support that
-//! is being added (see `SQL_API.md`); until then UPDATE/DELETE/TRUNCATE
-//! answer `0A000`, and ROLLBACK of a transaction that wrote releases its
-//! locks and warns that the writes stay.
+//! Subqueries, CTEs, set operations, outer joins and cross joins of tables,
+//! self-joins, window functions, `ON CONFLICT`, `RETURNING`, savepoints:
+//! `0A000` naming the construct. `VACUUM`/`ANALYZE` take their locks
+//! (`ShareUpdateExclusiveLock`, `AccessExclusiveLock` for `FULL`) and
+//! report success; there are no statistics to gather.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
@@ -190,15 +198,19 @@ impl SqlEngine {
 }
 
 /// Cancels the statement a session is running: it fails with `57014`.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct CancelHandle {
     flag: Arc<AtomicBool>,
+    lock: turnstile_lock::CancelHandle,
 }
 
 impl CancelHandle {
-    /// Requests cancellation of the running statement.
+    /// Requests cancellation of the running statement: a heavyweight-lock
+    /// wait ends at once, loops (`pg_sleep`, COPY, `generate_series`) at
+    /// their next check.
     pub fn cancel(&self) {
         self.flag.store(true, Ordering::Release);
+        self.lock.cancel();
     }
 }
 
@@ -233,8 +245,9 @@ pub struct FieldInfo {
 /// What a statement compiles to (cached in the [`Statement`]).
 #[derive(Debug)]
 enum Compiled {
-    Select(SelectPlan),
+    Select(Box<SelectPlan>),
     Insert(InsertPlan),
+    Modify(plan::ModifyPlan),
 }
 
 /// A parsed (and, once executed, planned) statement. Cheap to clone.
@@ -425,7 +438,7 @@ fn parse_ms(v: &str) -> Option<u64> {
         _ => return None,
     };
     let ms = n * mult;
-    (ms >= 0.0 && ms < 2_147_483_647.0).then_some(ms as u64)
+    (0.0..2_147_483_647.0).contains(&ms).then_some(ms as u64)
 }
 
 fn format_ms(ms: u64) -> String {
@@ -707,7 +720,7 @@ impl SqlSession {
             r.retain(|b| b.activity_slot != info.activity_slot);
             r.push(Arc::clone(&info));
         }
-        let cancel = CancelHandle::default();
+        let cancel = CancelHandle { flag: Arc::new(AtomicBool::new(false)), lock: es.backend().cancel_handle() };
         let max_backends = shared.engine.config().lock.max_backends;
         let seed = (now_timestamp() as u64) ^ ((pid as u64) << 32) | 1;
         let ctx = Ctx {
@@ -800,7 +813,10 @@ impl SqlSession {
             // Describe needs parameter types and result columns now.
             match &st.parsed {
                 Parsed::Ast(a) => match a.as_ref() {
-                    ast::Statement::Query(_) | ast::Statement::Insert(_) => {
+                    ast::Statement::Query(_)
+                    | ast::Statement::Insert(_)
+                    | ast::Statement::Update(_)
+                    | ast::Statement::Delete(_) => {
                         let (compiled, params) = self.compile(&st)?;
                         st.param_types =
                             params.iter().map(|t| if *t == SqlType::Unknown { 25 } else { t.oid() }).collect();
@@ -836,8 +852,10 @@ impl SqlSession {
         let mut params = st.declared.clone();
         let compiled = match &st.parsed {
             Parsed::Ast(a) => match a.as_ref() {
-                ast::Statement::Query(q) => Compiled::Select(plan::compile_select(&cat, q, &mut params)?),
+                ast::Statement::Query(q) => Compiled::Select(Box::new(plan::compile_select(&cat, q, &mut params)?)),
                 ast::Statement::Insert(i) => Compiled::Insert(plan::compile_insert(&cat, i, &mut params)?),
+                ast::Statement::Update(u) => Compiled::Modify(plan::compile_update(&cat, u, &mut params)?),
+                ast::Statement::Delete(d) => Compiled::Modify(plan::compile_delete(&cat, d, &mut params)?),
                 other => return Err(SqlError::unsupported(&stmt_kind(other))),
             },
             _ => return Err(SqlError::new("XX000", "not a compilable statement")),
@@ -881,6 +899,16 @@ impl SqlSession {
     pub fn prepare(&mut self, sql: &str, param_types: &[u32]) -> Result<Statement, SqlError> {
         self.notices.clear();
         let pieces = parse::split(sql);
+        if self.tx == TxStatus::Failed {
+            let first = pieces.first().map(|(_, p)| p.trim_start().to_ascii_lowercase()).unwrap_or_default();
+            let exits = ["rollback", "commit", "end", "abort"];
+            if !exits.iter().any(|w| first.starts_with(w)) {
+                return Err(SqlError::new(
+                    "25P02",
+                    "current transaction is aborted, commands ignored until end of transaction block",
+                ));
+            }
+        }
         let r = match pieces.as_slice() {
             [] => self.make_statement(sql, "", 0, param_types, true),
             [(offset, piece)] => self.make_statement(sql, piece, *offset, param_types, true),
@@ -906,6 +934,7 @@ impl SqlSession {
             ));
         }
         self.cancel.flag.store(false, Ordering::Release);
+        self.es.backend().clear_cancel();
         if self.tx == TxStatus::Idle {
             self.ctx.stmt_ts = now_timestamp();
         }
@@ -999,6 +1028,24 @@ impl SqlSession {
                     let n = plan.run(&mut run)?;
                     self.wrote = true;
                     Ok(Outcome::Command { tag: format!("INSERT 0 {n}") })
+                }
+                ast::Statement::Update(_) | ast::Statement::Delete(_) => {
+                    let delete = matches!(a.as_ref(), ast::Statement::Delete(_));
+                    let compiled = self.compiled(stmt)?;
+                    let Compiled::Modify(plan) = compiled.as_ref() else {
+                        return Err(SqlError::new("XX000", "statement compiled to the wrong kind"));
+                    };
+                    let values = self.typed_params(stmt, params)?;
+                    let cache_mode = self.cache_mode();
+                    let mut run = Run {
+                        session: &mut self.es,
+                        env: EvalEnv { params: &values, aggs: &[], services: &mut self.ctx },
+                        cache_mode,
+                        one_shot: !stmt.inner.saved,
+                    };
+                    let n = plan.run(&mut run, delete)?;
+                    self.wrote = true;
+                    Ok(Outcome::Command { tag: format!("{} {n}", if delete { "DELETE" } else { "UPDATE" }) })
                 }
                 other => self.run_other(other, params),
             },
@@ -1278,14 +1325,17 @@ impl SqlSession {
                 Self::command("COMMIT")
             }
             _ => {
-                let wrote = std::mem::take(&mut self.wrote);
+                self.wrote = false;
                 self.tx = TxStatus::Idle;
-                eng(self.es.commit())?;
-                if wrote {
+                let report = eng(self.es.rollback())?;
+                for ddl in &report.kept_ddl {
+                    self.notice("WARNING", "01000", format!("{ddl} is not transactional in turnstile: it stays"));
+                }
+                if report.kept_writes > 0 {
                     self.notice(
                         "WARNING",
                         "01000",
-                        "turnstile cannot undo yet: this transaction's writes stay (its locks are released)",
+                        format!("{} writes could not be undone (undo log full): they stay", report.kept_writes),
                     );
                 }
                 Self::command("ROLLBACK")
@@ -1368,13 +1418,13 @@ impl SqlSession {
                     return Err(SqlError::new("25001", "CREATE DATABASE cannot run inside a transaction block"));
                 }
                 let name = object_name(db_name)?;
-                match self.es.engine().catalog().create_database(&name) {
+                match self.es.create_database(&name).map_err(SqlError::from_engine) {
                     Ok(_) => Self::command("CREATE DATABASE"),
-                    Err(turnstile_engine::catalog::CatalogError::DuplicateDatabase(_)) if *if_not_exists => {
+                    Err(e) if e.code == "42P04" && *if_not_exists => {
                         self.notice("NOTICE", "42P04", format!("database \"{name}\" already exists, skipping"));
                         Self::command("CREATE DATABASE")
                     }
-                    Err(e) => Err(SqlError::from_engine(e.into())),
+                    Err(e) => Err(e),
                 }
             }
             S::Lock(l) => {
@@ -1448,9 +1498,13 @@ impl SqlSession {
                 Self::command("DEALLOCATE")
             }
             S::Explain { analyze, statement, .. } => self.explain(*analyze, statement),
-            S::Update(_) => Err(SqlError::unsupported("UPDATE (engine support pending)")),
-            S::Delete(_) => Err(SqlError::unsupported("DELETE (engine support pending)")),
-            S::Truncate(_) => Err(SqlError::unsupported("TRUNCATE (engine support pending)")),
+            S::Truncate(t) => {
+                let names = t.table_names.iter().map(|n| object_name(&n.name)).collect::<Result<Vec<_>, _>>()?;
+                let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+                eng(self.es.truncate(&refs))?;
+                self.wrote = true;
+                Self::command("TRUNCATE TABLE")
+            }
             other => Err(SqlError::unsupported(&stmt_kind(other))),
         }
     }
@@ -1508,7 +1562,7 @@ impl SqlSession {
             self.notice("NOTICE", "42P07", format!("relation \"{name}\" already exists, skipping"));
             return Self::command("CREATE TABLE");
         }
-        check_table_options(&ct.table_options)?;
+        let fillfactor = table_fillfactor(&ct.table_options)?;
         if let Some(parent) = &ct.partition_of {
             let parent = object_name(parent)?;
             let bound = match &ct.for_values {
@@ -1525,6 +1579,9 @@ impl SqlSession {
                 _ => return Err(SqlError::unsupported("multi-column partition bounds")),
             };
             eng(self.es.create_partition(&parent, &name, bound))?;
+            if fillfactor.is_some() {
+                eng(self.es.set_fillfactor(&name, fillfactor))?;
+            }
             return Self::command("CREATE TABLE");
         }
         let mut cols: Vec<(String, ColumnType)> = Vec::new();
@@ -1556,9 +1613,12 @@ impl SqlSession {
         let col_refs: Vec<(&str, ColumnType)> = cols.iter().map(|(n, t)| (n.as_str(), *t)).collect();
         let pb = partition_by.as_ref().map(|(s, c)| (*s, c.as_str()));
         eng(self.es.create_table(&name, &col_refs, pb))?;
+        if fillfactor.is_some() {
+            eng(self.es.set_fillfactor(&name, fillfactor))?;
+        }
         if let Some(cols) = pk {
             let refs: Vec<&str> = cols.iter().map(String::as_str).collect();
-            eng(self.es.create_index(&name, &format!("{name}_pkey"), &refs, true))?;
+            eng(self.es.add_primary_key(&name, &refs))?;
         }
         Self::command("CREATE TABLE")
     }
@@ -1630,8 +1690,10 @@ impl SqlSession {
                     let cols: Vec<String> =
                         p.columns.iter().map(|c| c.to_string().trim_matches('"').to_ascii_lowercase()).collect();
                     let refs: Vec<&str> = cols.iter().map(String::as_str).collect();
-                    let name = p.name.as_ref().map(expr::ident_name).unwrap_or_else(|| format!("{table}_pkey"));
-                    eng(self.es.create_index(&table, &name, &refs, true))?;
+                    if p.name.is_some() {
+                        return Err(SqlError::unsupported("a named primary key constraint"));
+                    }
+                    eng(self.es.add_primary_key(&table, &refs))?;
                 }
                 other => return Err(SqlError::unsupported(&format!("ALTER TABLE … {other}"))),
             }
@@ -1690,7 +1752,7 @@ impl SqlSession {
         Ok(Outcome::Rows {
             fields: vec![text_field("QUERY PLAN")],
             rows: lines.into_iter().map(|l| vec![Some(l)]).collect(),
-            tag: format!("EXPLAIN {n}").replace(&format!("EXPLAIN {n}"), &format!("SELECT {n}")),
+            tag: "EXPLAIN".into(),
         })
     }
 }
@@ -1759,23 +1821,26 @@ fn partition_spec(e: &ast::Expr) -> Result<(PartitionStrategy, String), SqlError
     Ok((strategy, col))
 }
 
-fn check_table_options(o: &ast::CreateTableOptions) -> Result<(), SqlError> {
+fn table_fillfactor(o: &ast::CreateTableOptions) -> Result<Option<u8>, SqlError> {
     let opts = match o {
-        ast::CreateTableOptions::None => return Ok(()),
+        ast::CreateTableOptions::None => return Ok(None),
         ast::CreateTableOptions::With(v) => v,
         other => return Err(SqlError::unsupported(&format!("table options {other}"))),
     };
+    let mut ff = None;
     for opt in opts {
         let text = opt.to_string().to_ascii_lowercase().replace(' ', "");
-        match text.as_str() {
-            // The engine fills pages completely: fillfactor=100 is its behaviour.
-            "fillfactor=100" => {}
-            other => {
-                return Err(SqlError::unsupported(&format!("the storage parameter {other} (engine support pending)")))
+        match text.strip_prefix("fillfactor=") {
+            Some(v) => {
+                let n: u8 = v.parse().ok().filter(|n| (10..=100).contains(n)).ok_or_else(|| {
+                    SqlError::new("22023", format!("value {v} out of bounds for option \"fillfactor\""))
+                })?;
+                ff = Some(n);
             }
+            None => return Err(SqlError::unsupported(&format!("the storage parameter {text}"))),
         }
     }
-    Ok(())
+    Ok(ff)
 }
 
 impl Drop for SqlSession {

@@ -350,8 +350,48 @@ pub fn char_pos(sql: &str, byte: usize) -> u32 {
     sql[..b].chars().count() as u32 + 1
 }
 
+/// For `COPY (query) …`: the query's text and what follows it.
+fn copy_query(text: &str) -> Option<(String, String)> {
+    let t = text.trim_start();
+    let after = t.get(4..)?.trim_start();
+    if !t[..4].eq_ignore_ascii_case("copy") || !after.starts_with('(') {
+        return None;
+    }
+    let b = after.as_bytes();
+    let mut depth = 0;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\'' | b'"' => {
+                let q = b[i];
+                i += 1;
+                while i < b.len() && b[i] != q {
+                    i += 1;
+                }
+            }
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some((after[1..i].to_owned(), after[i + 1..].to_owned()));
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
 fn preparse(word: &str, piece: &str) -> Result<PreStmt, SqlError> {
-    let text = strip_comments(piece);
+    let mut text = strip_comments(piece);
+    let mut inner_query = None;
+    if word == "copy" {
+        if let Some((q, rest)) = copy_query(&text) {
+            inner_query = Some(q);
+            text = format!("copy (q) {rest}");
+        }
+    }
     let toks = tokenize(&text)?;
     let rest = &toks[1..];
     match word {
@@ -408,7 +448,10 @@ fn preparse(word: &str, piece: &str) -> Result<PreStmt, SqlError> {
             }
             Ok(PreStmt::Vacuum { full, analyze, tables: name_list(&rest[i..])? })
         }
-        _ => preparse_copy(rest),
+        _ => match (preparse_copy(rest)?, inner_query) {
+            (PreStmt::CopyTo { file, .. }, Some(query)) => Ok(PreStmt::CopyTo { query, file }),
+            (other, _) => Ok(other),
+        },
     }
 }
 

@@ -36,7 +36,7 @@ pub enum Source {
         /// Engine parameter `$k+1` = this expression, coerced to the column type.
         pushed: Vec<(Expr, ColumnType)>,
         /// Plan cache state.
-        cache: Mutex<PlanCache>,
+        cache: Box<Mutex<PlanCache>>,
     },
     /// Materialised sources (views, `generate_series`) joined in a nested loop.
     Rows(Vec<RowItem>),
@@ -157,7 +157,7 @@ fn field(name: &str, ty: SqlType) -> FieldInfo {
         table_oid: 0,
         column: 0,
         type_oid: ty.oid(),
-        type_len: ty.len(),
+        type_len: ty.type_len(),
         type_modifier: ty.modifier(),
     }
 }
@@ -380,7 +380,7 @@ pub fn compile_select(cat: &Catalog<'_>, q: &ast::Query, params: &mut Vec<SqlTyp
             residual.push(p);
         }
         residual.extend(on_residual);
-        Source::Engine { query, pushed, cache: Mutex::new(PlanCache::default()) }
+        Source::Engine { query, pushed, cache: Box::default() }
     } else {
         let mut row_items = Vec::new();
         for (item, cond) in &items {
@@ -713,7 +713,7 @@ impl SelectPlan {
                         run.session.query(query, &eparams).map_err(engine_err)?
                     }
                 };
-                out.iter().map(|r| r.iter().map(Datum::from_engine).collect()).collect()
+                out.into_iter().map(|r| r.into_iter().map(Datum::from_engine_owned).collect()).collect()
             }
             Source::Rows(items) => {
                 let mut rows: Vec<Vec<Datum>> = vec![Vec::new()];
@@ -823,20 +823,20 @@ impl SelectPlan {
                 out.push(row);
             }
         } else {
-            out.reserve(input.len());
-            for row in &input {
-                // Fast path: SELECT * keeps the input row as it is.
-                if self.outputs.len() == row.len()
-                    && self.outputs.iter().enumerate().all(|(i, o)| matches!(o, Expr::Col(c) if *c == i))
-                {
-                    out.push(row.clone());
-                    continue;
+            // Fast path: SELECT * keeps the input rows as they are.
+            let identity = self.outputs.len() == self.scope.cols.len()
+                && self.outputs.iter().enumerate().all(|(i, o)| matches!(o, Expr::Col(c) if *c == i));
+            if identity {
+                out = input;
+            } else {
+                out.reserve(input.len());
+                for row in &input {
+                    let mut o = Vec::with_capacity(self.outputs.len());
+                    for x in &self.outputs {
+                        o.push(x.eval(row, &mut run.env)?);
+                    }
+                    out.push(o);
                 }
-                let mut o = Vec::with_capacity(self.outputs.len());
-                for x in &self.outputs {
-                    o.push(x.eval(row, &mut run.env)?);
-                }
-                out.push(o);
             }
         }
         if self.distinct {
@@ -1146,5 +1146,167 @@ impl InsertPlan {
             out.push(self.engine_row(r)?);
         }
         run.session.insert_many(&self.table, out).map_err(engine_err)
+    }
+}
+
+/// A compiled UPDATE or DELETE of one table.
+#[derive(Debug)]
+pub struct ModifyPlan {
+    /// The engine query naming the table and its pushed-down filters.
+    pub query: Query,
+    /// Engine parameter `$k+1` = this expression.
+    pub pushed: Vec<(Expr, ColumnType)>,
+    /// WHERE minus what was pushed down.
+    pub residual: Option<Expr>,
+    /// `SET column = expr` (UPDATE); empty for DELETE.
+    pub assignments: Vec<(usize, Expr)>,
+    /// Column types (engine and front end).
+    pub types: Vec<ColumnType>,
+    /// Front-end column types.
+    pub sql_types: Vec<SqlType>,
+}
+
+/// What `modify_target` resolves: scope, table, query, pushed filters, residual.
+type ModifyTarget = (Scope, TableDef, Query, Vec<(Expr, ColumnType)>, Option<Expr>);
+
+fn modify_target(
+    cat: &Catalog<'_>,
+    name: &ast::ObjectName,
+    alias: Option<String>,
+    selection: Option<&ast::Expr>,
+    params: &mut Vec<SqlType>,
+) -> Result<ModifyTarget, SqlError> {
+    let table = object_name(name)?;
+    if View::named(&table).is_some() {
+        return Err(SqlError::new("42809", format!("cannot change system view \"{table}\"")));
+    }
+    let def = cat.table(&table)?;
+    let qual = alias.unwrap_or_else(|| table.clone());
+    let mut scope = Scope::default();
+    for (k, (n, t)) in def.names.iter().zip(&def.sql_types).enumerate() {
+        scope.cols.push(ScopeCol {
+            qual: qual.clone(),
+            name: n.clone(),
+            ty: *t,
+            table_oid: def.oid,
+            attnum: (k + 1) as i16,
+        });
+    }
+    let mut parts = Vec::new();
+    if let Some(w) = selection {
+        conjuncts(w, &mut parts);
+    }
+    let mut query = Query::from(table.clone());
+    let mut pushed = Vec::new();
+    let mut residual = Vec::new();
+    for p in parts {
+        if let Some((col, value)) = pushable(&scope, &p, params)? {
+            let ty = scope.cols[col].ty.to_column()?;
+            pushed.push((value, ty));
+            query = query.filter(format!("{table}.{}", scope.cols[col].name), Operand::Param(pushed.len()));
+        } else {
+            residual.push(compiler(&scope, params, None).boolean(&p)?);
+        }
+    }
+    Ok((scope, def, query, pushed, and_all(residual)))
+}
+
+/// Compiles an UPDATE.
+pub fn compile_update(cat: &Catalog<'_>, u: &ast::Update, params: &mut Vec<SqlType>) -> Result<ModifyPlan, SqlError> {
+    if u.from.is_some() || !u.table.joins.is_empty() {
+        return Err(SqlError::unsupported("UPDATE … FROM"));
+    }
+    if u.returning.is_some() {
+        return Err(SqlError::unsupported("UPDATE … RETURNING"));
+    }
+    let (name, alias) = match &u.table.relation {
+        ast::TableFactor::Table { name, alias, args: None, .. } => (name, alias.as_ref().map(|a| ident_name(&a.name))),
+        other => return Err(SqlError::unsupported(&format!("UPDATE of {other}"))),
+    };
+    let (scope, def, query, pushed, residual) = modify_target(cat, name, alias, u.selection.as_ref(), params)?;
+    let mut assignments = Vec::new();
+    for a in &u.assignments {
+        let col = match &a.target {
+            ast::AssignmentTarget::ColumnName(n) => object_name(n)?,
+            ast::AssignmentTarget::Tuple(_) => return Err(SqlError::unsupported("UPDATE SET (a, b) = …")),
+        };
+        let k = def.names.iter().position(|n| *n == col).ok_or_else(|| {
+            SqlError::new("42703", format!("column \"{col}\" of relation \"{}\" does not exist", query.tables()[0]))
+        })?;
+        let (x, t) = compiler(&scope, params, None).compile(&a.value, Some(def.sql_types[k]))?;
+        check_assignable(t, def.sql_types[k], &col)?;
+        assignments.push((k, x));
+    }
+    Ok(ModifyPlan { query, pushed, residual, assignments, types: def.types, sql_types: def.sql_types })
+}
+
+/// Compiles a DELETE.
+pub fn compile_delete(cat: &Catalog<'_>, d: &ast::Delete, params: &mut Vec<SqlType>) -> Result<ModifyPlan, SqlError> {
+    if d.using.is_some() || d.returning.is_some() || !d.tables.is_empty() {
+        return Err(SqlError::unsupported("DELETE … USING/RETURNING"));
+    }
+    let from = match &d.from {
+        ast::FromTable::WithFromKeyword(f) | ast::FromTable::WithoutKeyword(f) => f,
+    };
+    let [twj] = from.as_slice() else { return Err(SqlError::unsupported("DELETE from several tables")) };
+    if !twj.joins.is_empty() {
+        return Err(SqlError::unsupported("DELETE with a join"));
+    }
+    let (name, alias) = match &twj.relation {
+        ast::TableFactor::Table { name, alias, args: None, .. } => (name, alias.as_ref().map(|a| ident_name(&a.name))),
+        other => return Err(SqlError::unsupported(&format!("DELETE from {other}"))),
+    };
+    let (_, def, query, pushed, residual) = modify_target(cat, name, alias, d.selection.as_ref(), params)?;
+    Ok(ModifyPlan { query, pushed, residual, assignments: Vec::new(), types: def.types, sql_types: def.sql_types })
+}
+
+impl ModifyPlan {
+    fn decide(&self, row: &[Value], env: &mut EvalEnv<'_>) -> Result<Option<Vec<Datum>>, SqlError> {
+        let datums: Vec<Datum> = row.iter().map(Datum::from_engine).collect();
+        if let Some(r) = &self.residual {
+            if !r.test(&datums, env)? {
+                return Ok(None);
+            }
+        }
+        Ok(Some(datums))
+    }
+
+    /// Runs the UPDATE (or DELETE when there are no assignments): rows affected.
+    pub fn run(&self, run: &mut Run<'_, '_>, delete: bool) -> Result<u64, SqlError> {
+        let mut eparams = Vec::with_capacity(self.pushed.len());
+        for (x, ty) in &self.pushed {
+            eparams.push(x.eval(&[], &mut run.env)?.to_engine(*ty)?);
+        }
+        let mut failure: Option<SqlError> = None;
+        let env = &mut run.env;
+        let result = if delete {
+            run.session.delete_rows(&self.query, &eparams, &mut |row| match self.decide(row, env) {
+                Ok(d) => Ok(d.is_some()),
+                Err(e) => {
+                    failure = Some(e);
+                    Err(turnstile_engine::EngineError::State("statement failed".into()))
+                }
+            })
+        } else {
+            run.session.update_rows(&self.query, &eparams, &mut |row| {
+                let out = (|| -> Result<Option<Vec<Value>>, SqlError> {
+                    let Some(datums) = self.decide(row, env)? else { return Ok(None) };
+                    let mut new = row.to_vec();
+                    for (k, x) in &self.assignments {
+                        let v = x.eval(&datums, env)?.cast(self.sql_types[*k])?;
+                        new[*k] = v.to_engine(self.types[*k])?;
+                    }
+                    Ok(Some(new))
+                })();
+                out.map_err(|e| {
+                    failure = Some(e);
+                    turnstile_engine::EngineError::State("statement failed".into())
+                })
+            })
+        };
+        match (result, failure) {
+            (_, Some(e)) => Err(e),
+            (r, None) => r.map_err(engine_err),
+        }
     }
 }

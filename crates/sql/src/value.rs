@@ -67,7 +67,7 @@ impl SqlType {
     }
 
     /// `typlen`.
-    pub const fn len(self) -> i16 {
+    pub const fn type_len(self) -> i16 {
         match self {
             SqlType::Bool | SqlType::QChar => 1,
             SqlType::Int2 => 2,
@@ -497,6 +497,14 @@ impl Datum {
             }
             (d, t) => return d.clone().cast(SqlType::of_column(t))?.to_engine(t),
         })
+    }
+
+    /// The front-end value of an engine value, taking it.
+    pub fn from_engine_owned(v: Value) -> Datum {
+        match v {
+            Value::Text(s) => Datum::Text(s),
+            other => Datum::from_engine(&other),
+        }
     }
 
     /// The front-end value of an engine value.

@@ -304,3 +304,127 @@ fn cancel_stops_pg_sleep_with_57014() {
     t.join().unwrap();
     assert_eq!(one(&mut s, "select 1"), "1");
 }
+
+#[test]
+fn tpcb_like_rollback_truncate_and_w1_update() {
+    let (_d, e) = engine();
+    let mut s = session(&e);
+    pgbench_init_client_side(&mut s);
+    let script = [
+        "UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2;",
+        "SELECT abalance FROM pgbench_accounts WHERE aid = $1",
+        "UPDATE pgbench_tellers SET tbalance = tbalance + $1 WHERE tid = $2;",
+        "UPDATE pgbench_branches SET bbalance = bbalance + $1 WHERE bid = $2;",
+        "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES ($1, $2, $3, $4, CURRENT_TIMESTAMP);",
+    ];
+    let st: Vec<_> = script.iter().map(|q| s.prepare(q, &[]).unwrap()).collect();
+    assert_eq!(st[0].param_types(), &[23, 23]);
+    for i in 1..=8i64 {
+        let (aid, tid, delta) = (i * 97 % 1000 + 1, i % 10 + 1, i * 10 - 40);
+        let p = |v: &[i64]| v.iter().map(|x| Some(x.to_string())).collect::<Vec<_>>();
+        run(&mut s, "BEGIN").unwrap();
+        assert!(matches!(s.execute(&st[0], &p(&[delta, aid])).unwrap(), Outcome::Command { tag } if tag == "UPDATE 1"));
+        s.execute(&st[1], &p(&[aid])).unwrap();
+        s.execute(&st[2], &p(&[delta, tid])).unwrap();
+        s.execute(&st[3], &p(&[delta, 1])).unwrap();
+        s.execute(&st[4], &p(&[tid, 1, aid, delta])).unwrap();
+        run(&mut s, "END").unwrap();
+    }
+    let a = one(&mut s, "select sum(abalance) from pgbench_accounts");
+    assert_eq!(a, one(&mut s, "select sum(tbalance) from pgbench_tellers"));
+    assert_eq!(a, one(&mut s, "select sum(bbalance) from pgbench_branches"));
+    assert_eq!(a, one(&mut s, "select sum(delta) from pgbench_history"));
+    assert_eq!(one(&mut s, "select count(*) from pgbench_history"), "8");
+    // ROLLBACK undoes the writes.
+    run(&mut s, "begin; update pgbench_branches set bbalance = 999 where bid = 1; delete from pgbench_history")
+        .unwrap();
+    assert_eq!(one(&mut s, "select count(*) from pgbench_history"), "0");
+    run(&mut s, "rollback").unwrap();
+    assert_eq!(one(&mut s, "select count(*) from pgbench_history"), "8");
+    assert_eq!(a, one(&mut s, "select sum(bbalance) from pgbench_branches"));
+    // The W1 setup.
+    run(&mut s, "ALTER TABLE pgbench_accounts ADD COLUMN aid_parent INT").unwrap();
+    assert_eq!(tag(&mut s, "UPDATE pgbench_accounts SET aid_parent = aid"), "UPDATE 1000");
+    run(&mut s, "CREATE INDEX ON pgbench_accounts(aid_parent); VACUUM FULL pgbench_accounts; VACUUM ANALYZE").unwrap();
+    assert_eq!(one(&mut s, "select aid from pgbench_accounts where aid_parent = 640"), "640");
+    assert_eq!(tag(&mut s, "truncate pgbench_history"), "TRUNCATE TABLE");
+    assert_eq!(one(&mut s, "select count(*) from pgbench_history"), "0");
+    assert_eq!(tag(&mut s, "delete from pgbench_tellers where tid > 5 and tbalance >= 0 or tid = 1"), "DELETE 6");
+}
+
+#[test]
+fn cancel_during_a_lock_wait_is_57014() {
+    let (_d, e) = engine();
+    let mut a = session(&e);
+    run(&mut a, "create table t (k int)").unwrap();
+    run(&mut a, "begin; lock table t in access exclusive mode").unwrap();
+    let mut b = session(&e);
+    let h = b.cancel_handle();
+    let waiter = std::thread::spawn(move || {
+        let r = run(&mut b, "select * from t").map(|_| ()).map_err(|e| e.code);
+        (r, one(&mut b, "select 1"))
+    });
+    // Wait until b is seen waiting on a Lock, then cancel it.
+    let mut seen = false;
+    for _ in 0..500 {
+        let w = rows(&mut a, "select count(*) from pg_locks where not granted");
+        if w[0][0].as_deref() == Some("1") {
+            seen = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(seen, "the waiter never showed up in pg_locks");
+    assert_eq!(one(&mut a, "select count(*) from pg_stat_activity where wait_event_type = 'Lock'"), "1");
+    h.cancel();
+    let (r, after) = waiter.join().unwrap();
+    assert_eq!(r, Err("57014"));
+    assert_eq!(after, "1");
+    run(&mut a, "commit").unwrap();
+}
+
+#[test]
+fn w4_copy_to_and_from_a_file_and_out_of_lock_memory() {
+    let (d, e) = engine();
+    let mut s = session(&e);
+    let path = d.path().join("copy_rows.txt");
+    let p = path.display();
+    run(
+        &mut s,
+        "CREATE UNLOGGED TABLE copy_unlogged (data text NOT NULL); CREATE TABLE copy_logged (data text NOT NULL)",
+    )
+    .unwrap();
+    assert_eq!(
+        tag(&mut s, &format!("COPY (SELECT repeat(random()::text, 5) FROM generate_series(1, 50)) TO '{p}'")),
+        "COPY 50"
+    );
+    assert_eq!(tag(&mut s, &format!("COPY copy_unlogged FROM '{p}'")), "COPY 50");
+    assert_eq!(one(&mut s, "select count(*) from copy_unlogged where length(data) > 10"), "50");
+    match run(&mut s, "COPY copy_unlogged TO STDOUT").unwrap() {
+        Outcome::CopyOut { lines, tag, .. } => {
+            assert_eq!(lines.len(), 50);
+            assert_eq!(tag, "COPY 50");
+        }
+        other => panic!("{other:?}"),
+    }
+    // 53200: more strong locks than the shared lock table holds.
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = turnstile_sync::Config::default();
+    cfg.set("lock.max_locks", "64").unwrap();
+    let small = SqlEngine::open(dir.path(), cfg).unwrap();
+    let mut t = session(&small);
+    for i in 0..80 {
+        run(&mut t, &format!("create table t{i} (k int)")).unwrap();
+    }
+    run(&mut t, "begin").unwrap();
+    let mut got = None;
+    for i in 0..80 {
+        if let Err(e) = run(&mut t, &format!("lock table t{i} in access exclusive mode")) {
+            got = Some(e.code);
+            break;
+        }
+    }
+    assert_eq!(got, Some("53200"));
+    run(&mut t, "rollback").unwrap();
+    assert_eq!(one(&mut t, "select count(*) from t1"), "0");
+}

@@ -30,21 +30,20 @@
 //! | data | protected by |
 //! |---|---|
 //! | relation → per-relation map | an `LwLock` (tranche `FreeSpaceMap`, `lwlock.policy`), shared for lookups |
-//! | one relation's tree and page count | that relation's own `LwLock` (same tranche, always `barging`) |
+//! | one relation's tree and page count | that relation's own `LwLock` (same tranche, same policy) |
 //! | the relation's `max_free` hint | written under that `LwLock`, read without it |
 //!
 //! A relation's own lock is taken exclusively by every claim and record
 //! (shared only by [`FreeSpaceMap::pages`], a statistic), for well under
-//! a microsecond. With no stream of shared lockers there is nothing for
-//! seed 004's `fair` policy to protect, and what is left of it — a
-//! release *hands* the lock to the sleeping head waiter — turns this lock
-//! into a convoy when inserters outnumber the cores: every hand-over waits
-//! for a wake-up while runnable backends queue behind it (W4 at 16 clients
-//! on 2 cores, `bulk`: 14.8 of 16 backends in `LWLock:FreeSpaceMap`).
-//! Under `barging` the running backend takes the free lock and the woken
-//! one retries. The directory keeps the configured policy: it is shared
-//! for every lookup and exclusive only to add a relation, the pattern
-//! `fair` exists for.
+//! a microsecond. Both locks follow `lwlock.policy`. Under `fair` and
+//! `barging` a release wakes the head waiter to retry while the running
+//! backend may take the free lock, as PostgreSQL's LWLocks do; under
+//! `handoff` a release hands the lock to the sleeping head waiter, and on
+//! this exclusive-only lock that forms a convoy when inserters outnumber
+//! the cores — every hand-over waits for a wake-up while runnable
+//! backends queue behind it (W4 at 16 clients on 2 cores: 14.8 of 16
+//! backends in `LWLock:FreeSpaceMap`). `turnstile micro extend` reports
+//! which policy the map followed.
 //!
 //! `max_free = tree[1]` whenever the relation's lock is not held
 //! exclusively: a claim that the hint already rules out (`max_free <
@@ -108,22 +107,27 @@ pub struct FreeSpaceMap {
 }
 
 impl FreeSpaceMap {
-    /// An empty map whose relation directory's lock uses `policy` (each
-    /// relation's own lock is `barging`: see the module docs).
+    /// An empty map whose locks (the relation directory's and each
+    /// relation's) use `policy` (`lwlock.policy`).
     pub fn new(policy: LwLockPolicy) -> FreeSpaceMap {
         FreeSpaceMap { rels: LwLock::new(Tranche::FreeSpaceMap, policy, HashMap::new()) }
+    }
+
+    /// The admission policy the map's locks follow.
+    pub fn policy(&self) -> LwLockPolicy {
+        self.rels.policy()
     }
 
     fn rel(&self, rel: RelFileId) -> Arc<RelMap> {
         if let Some(m) = self.rels.lock_shared().get(&rel) {
             return Arc::clone(m);
         }
+        let policy = self.policy();
         let mut rels = self.rels.lock_exclusive();
         Arc::clone(rels.entry(rel).or_insert_with(|| {
             Arc::new(RelMap {
                 max_free: AtomicU16::new(0),
-                // Exclusive-only: see "What protects what".
-                space: LwLock::new(Tranche::FreeSpaceMap, LwLockPolicy::Barging, RelSpace::new()),
+                space: LwLock::new(Tranche::FreeSpaceMap, policy, RelSpace::new()),
             })
         }))
     }

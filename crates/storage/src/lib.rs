@@ -69,6 +69,14 @@
 //!   every page read is verified before `VALID` is set.
 //! * Vfd cache entries `≤ max_open_files`.
 //!
+//! Executed: [`BufferPool::check_invariants`] checks the first three (and
+//! that no pin, header, content or I/O lock is left) at quiescent points of
+//! this crate's and the engine's integration tests. Debug builds assert
+//! the hand-offs in pairs: a pin is taken on a buffer mapped to its tag
+//! and still holds that tag when it is dropped; a victim is pinned by its
+//! chooser alone when it is installed; `IO_IN_PROGRESS` is still set when
+//! the I/O lock's holder clears it.
+//!
 //! ## Memory ordering
 //!
 //! Pins are `Acquire` CASes, unpins `Release`; the header lock is taken

@@ -131,7 +131,14 @@ pub fn init(page: &mut PageBuf, special_size: usize) {
     put_u16(page, SPECIAL, special);
 }
 
-/// The page's flags (free for the access method).
+/// Header flag set by [`remove_items`] when it leaves unused line pointers
+/// behind, cleared by [`add_item_reusing`] when none is left (PostgreSQL's
+/// `PD_HAS_FREE_LINES`): inserts skip the search on pages without any.
+/// The other flag bits are free for the access method.
+pub const FLAG_HAS_FREE_LINES: u16 = 0x8000;
+
+/// The page's flags (free for the access method, but
+/// [`FLAG_HAS_FREE_LINES`]).
 pub fn flags(page: &PageBuf) -> u16 {
     get_u16(page, FLAGS)
 }
@@ -209,7 +216,11 @@ pub fn add_item_reusing(page: &mut PageBuf, data: &[u8]) -> Option<usize> {
     if is_new_header(page) || data.is_empty() {
         return None;
     }
+    if flags(page) & FLAG_HAS_FREE_LINES == 0 {
+        return add_item(page, data);
+    }
     let Some(slot) = (0..item_count(page)).find(|&s| item_unused(page, s)) else {
+        set_flags(page, flags(page) & !FLAG_HAS_FREE_LINES);
         return add_item(page, data);
     };
     let h = header(page);
@@ -282,6 +293,9 @@ pub fn remove_items(page: &mut PageBuf, slots: &[usize]) {
         count -= 1;
     }
     put_u16(page, LOWER, (HEADER_SIZE + count * ITEM_ID_SIZE) as u16);
+    if (0..count).any(|s| item_unused(page, s)) {
+        set_flags(page, flags(page) | FLAG_HAS_FREE_LINES);
+    }
 }
 
 /// Moves every item's bytes together at the end of the item area.

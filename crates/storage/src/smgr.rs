@@ -61,12 +61,20 @@ pub struct SmgrOptions {
     pub segment_blocks: u32,
     /// Descriptors the vfd cache keeps open (`storage.max_open_files`).
     pub max_open_files: usize,
+    /// Admission policy of the storage manager's `LwLock`s, the vfd
+    /// cache's and the fork directory's (`lwlock.policy`).
+    pub policy: LwLockPolicy,
 }
 
 impl SmgrOptions {
-    /// 1 GiB segments and `config`'s `storage.max_open_files`.
+    /// 1 GiB segments, `config`'s `storage.max_open_files` and
+    /// `lwlock.policy`.
     pub fn from_config(config: &Config) -> SmgrOptions {
-        SmgrOptions { segment_blocks: DEFAULT_SEGMENT_BLOCKS, max_open_files: config.storage.max_open_files as usize }
+        SmgrOptions {
+            segment_blocks: DEFAULT_SEGMENT_BLOCKS,
+            max_open_files: config.storage.max_open_files as usize,
+            policy: config.lwlock.policy,
+        }
     }
 }
 
@@ -111,11 +119,11 @@ impl Smgr {
         let dir = dir.as_ref().to_path_buf();
         io.create_dir_all(&dir.join("base")).map_err(|e| FileError::from_io(&dir, FileOp::CreateDir, e))?;
         Ok(Arc::new(Smgr {
-            vfd: VfdCache::new(Arc::clone(&io), options.max_open_files),
+            vfd: VfdCache::new(Arc::clone(&io), options.max_open_files, options.policy),
             dir,
             io,
             segment_blocks: options.segment_blocks,
-            forks: LwLock::new(Tranche::RelCache, LwLockPolicy::Fair, HashMap::new()),
+            forks: LwLock::new(Tranche::RelCache, options.policy, HashMap::new()),
         }))
     }
 
@@ -142,6 +150,11 @@ impl Smgr {
     /// The path of the segment holding `block`.
     pub fn block_path(&self, rel: RelFileId, fork: Fork, block: BlockNumber) -> PathBuf {
         self.segment_path(rel, fork, block / self.segment_blocks)
+    }
+
+    /// The admission policy of the vfd cache's lock (`lwlock.policy`).
+    pub fn vfd_policy(&self) -> LwLockPolicy {
+        self.vfd.policy()
     }
 
     /// The vfd cache's counters (`fd_stats`).

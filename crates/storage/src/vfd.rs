@@ -9,7 +9,7 @@
 //!
 //! | data | protected by |
 //! |---|---|
-//! | the key → file map and the LRU order | the cache's `LwLock` (tranche `FileCache`, `barging` in every profile: it is only ever taken exclusive), exclusive for every lookup (a hit moves the entry to the LRU tail) |
+//! | the key → file map and the LRU order | the cache's `LwLock` (tranche `FileCache`, `lwlock.policy`), exclusive for every lookup (a hit moves the entry to the LRU tail) |
 //! | hits, misses, opens | the same lock |
 //! | closes, descriptors open now | atomics, updated when a [`VfdFile`] is dropped |
 //!
@@ -145,17 +145,24 @@ pub struct VfdCache {
 }
 
 impl VfdCache {
-    /// A cache of at most `max_open` descriptors (at least 1).
-    pub fn new(io: Arc<dyn StorageIo>, max_open: usize) -> VfdCache {
+    /// A cache of at most `max_open` descriptors (at least 1) whose lock
+    /// follows `policy` (`lwlock.policy`). The lock is only ever taken
+    /// exclusive, so no policy has shared lockers to hold back; what tells
+    /// them apart here is the release: `fair` and `barging` wake a waiter
+    /// to retry, `handoff` hands the lock to it (a convoy when backends
+    /// outnumber the cores).
+    pub fn new(io: Arc<dyn StorageIo>, max_open: usize, policy: LwLockPolicy) -> VfdCache {
         VfdCache {
             io,
             max_open: max_open.max(1),
-            // Exclusive-only, so a queue-order hand-off buys no fairness
-            // (no shared locker can pass anyone) and only forms convoys:
-            // waiters are woken to retry, as PostgreSQL's LWLocks do.
-            inner: LwLock::new(Tranche::FileCache, LwLockPolicy::Barging, Inner::default()),
+            inner: LwLock::new(Tranche::FileCache, policy, Inner::default()),
             counters: Arc::new(CloseCounters::default()),
         }
+    }
+
+    /// The admission policy of the cache's lock.
+    pub fn policy(&self) -> LwLockPolicy {
+        self.inner.policy()
     }
 
     /// The open file for `key` at `path`, opening it (and creating it if

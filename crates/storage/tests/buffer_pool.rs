@@ -1,6 +1,8 @@
 //! The buffer pool over real files: hits and misses, dirty write-back,
 //! checksums, the all-pinned error, fault injection, and a concurrent
-//! pin / evict stress test with an invariant checker.
+//! pin / evict stress test with an invariant checker. Every test ends (and
+//! the stress test's threads are joined) at a quiescent point where the
+//! pool's own `check_invariants` runs.
 
 mod common;
 
@@ -20,7 +22,8 @@ fn pool(smgr: &Arc<Smgr>, buffers: usize, partitions: usize) -> BufferPool {
 }
 
 fn smgr(dir: &Scratch, io: Arc<FaultyIo>) -> Arc<Smgr> {
-    Smgr::open_with(dir.path(), SmgrOptions { segment_blocks: 64, max_open_files: 16 }, io).unwrap()
+    Smgr::open_with(dir.path(), SmgrOptions { segment_blocks: 64, max_open_files: 16, ..Default::default() }, io)
+        .unwrap()
 }
 
 /// Writes `payload(writer, block)` as the single item of `block`.
@@ -49,6 +52,7 @@ fn dirty_victims_are_written_back_and_read_again_intact() {
     for b in 0..100 {
         fill(&pool, BufferTag::new(rel, Fork::Main, b), 1);
     }
+    pool.check_invariants();
     let s = pool.stats();
     assert_eq!(s.misses, 100);
     assert_eq!(s.evictions, 100 - 16);
@@ -65,6 +69,8 @@ fn dirty_victims_are_written_back_and_read_again_intact() {
         check(&fresh, BufferTag::new(rel, Fork::Main, b), 1);
     }
     assert!(fresh.stats().mapping_acquisitions >= 200, "{:?}", fresh.stats());
+    pool.check_invariants();
+    fresh.check_invariants();
 }
 
 #[test]
@@ -98,6 +104,7 @@ fn a_corrupted_page_is_reported_with_relation_fork_block_and_file() {
     assert!(msg.contains("block 66") && msg.contains("base/3/77") && msg.contains("main"), "{msg}");
     // Still an error on retry (the bad page is not cached as valid).
     assert!(fresh.read_buffer(BufferTag::new(rel, Fork::Main, 66)).is_err());
+    fresh.check_invariants();
 }
 
 #[test]
@@ -115,7 +122,9 @@ fn every_buffer_pinned_is_a_clear_error_not_a_hang() {
     // A pinned block is still readable (a hit), and unpinning frees room.
     assert_eq!(pool.read_buffer(BufferTag::new(rel, Fork::Main, 2)).unwrap().block(), 2);
     drop(pins);
+    pool.check_invariants();
     assert_eq!(pool.read_buffer(BufferTag::new(rel, Fork::Main, 4)).unwrap().block(), 4);
+    pool.check_invariants();
 }
 
 /// Issue §6: a write-back that fails with ENOSPC or EIO returns an error
@@ -147,6 +156,7 @@ fn failed_writes_name_the_file_and_earlier_pages_survive() {
         };
         assert!(expected_name.ends_with("base/4/40"), "{expected_name:?}");
         assert!(err.to_string().contains("base/4/40"), "{err}");
+        pool.check_invariants();
         // Pages flushed before the failure are on disk, intact.
         let fresh = self::pool(&smgr, 64, 8);
         let mut intact = 0;
@@ -168,6 +178,7 @@ fn failed_writes_name_the_file_and_earlier_pages_survive() {
         assert_eq!(intact, 24, "errno {errno}");
         // The failed page stayed dirty; a retry completes the flush.
         pool.flush_all().unwrap();
+        pool.check_invariants();
         let fresh = self::pool(&smgr, 64, 8);
         for &b in &blocks {
             check(&fresh, BufferTag::new(rel, Fork::Main, b), 3);
@@ -193,7 +204,9 @@ fn a_failed_write_run_keeps_all_its_pages_dirty() {
     io.inject(IoFault::new(IoOp::Write, writes + 1, IoFault::EIO).partial());
     assert!(matches!(pool.flush_all(), Err(StorageError::File(FileError::Io { .. }))));
     assert_eq!(io.calls(IoOp::Write), writes + 1, "30 consecutive pages are one pwritev");
+    pool.check_invariants();
     pool.flush_all().unwrap();
+    pool.check_invariants();
     let fresh = self::pool(&smgr, 64, 8);
     for b in 0..30 {
         check(&fresh, BufferTag::new(rel, Fork::Main, b), 4);
@@ -225,6 +238,7 @@ fn a_ring_keeps_a_bulk_write_inside_its_own_buffers() {
         check(&pool, BufferTag::new(hot, Fork::Main, b), 1);
     }
     assert_eq!(pool.stats().hits - before.hits, 32, "the bulk write evicted the hot pages");
+    pool.check_invariants();
 }
 
 /// Many threads read, modify and re-read random blocks of a relation much
@@ -297,7 +311,9 @@ fn concurrent_pin_and_evict_stress() {
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
+    pool.check_invariants();
     pool.flush_all().unwrap();
+    pool.check_invariants();
     let fresh = self::pool(&smgr, 16, 4);
     for b in 0..BLOCKS {
         let want: u32 = increments.iter().map(|m| m[b as usize]).sum();
@@ -306,6 +322,7 @@ fn concurrent_pin_and_evict_stress() {
         let item = page::item(&page, 0).unwrap();
         assert_eq!(u32::from_le_bytes(item[4..8].try_into().unwrap()), want, "seed {seed}: lost update on block {b}");
     }
+    fresh.check_invariants();
     let s = pool.stats();
     assert!(s.evictions > 1000 && s.dirty_writebacks > 0, "{s:?}");
 }
@@ -326,7 +343,9 @@ fn truncation_drops_buffers_and_refuses_pinned_ones() {
     let err = pool.truncate_relation(&smgr, rel, Fork::Main, 10).unwrap_err();
     assert!(matches!(err, StorageError::BufferPinned { .. }), "{err:?}");
     drop(pinned);
+    pool.check_invariants();
     pool.truncate_relation(&smgr, rel, Fork::Main, 10).unwrap();
+    pool.check_invariants();
     assert_eq!(smgr.nblocks(rel, Fork::Main).unwrap(), 10);
     assert_eq!(pool.fsm().pages(rel), 10);
     assert!(matches!(
@@ -340,5 +359,7 @@ fn truncation_drops_buffers_and_refuses_pinned_ones() {
     smgr.extend(rel, Fork::Main, 10).unwrap();
     let buf = pool.read_buffer(BufferTag::new(rel, Fork::Main, 12)).unwrap();
     assert!(page::is_new(&buf.lock_shared()));
+    drop(buf);
     check(&pool, BufferTag::new(rel, Fork::Main, 9), 6);
+    pool.check_invariants();
 }

@@ -22,7 +22,7 @@ use turnstile_sync::config::ExtendStrategy;
 use turnstile_sync::LwLockPolicy;
 
 fn setup(dir: &Scratch, buffers: usize) -> (Arc<Smgr>, BufferPool) {
-    let options = SmgrOptions { segment_blocks: 256, max_open_files: 8 };
+    let options = SmgrOptions { segment_blocks: 256, max_open_files: 8, ..Default::default() };
     let smgr = Smgr::open_with(dir.path(), options, Arc::new(FaultyIo::new())).unwrap();
     let options = PoolOptions { shared_buffers: buffers, mapping_partitions: 16, policy: LwLockPolicy::Fair };
     let pool = BufferPool::with_options(options, smgr.clone()).unwrap();
@@ -60,6 +60,7 @@ fn an_uncontended_classic_extension_adds_exactly_one_block() {
     assert_eq!(pool.fsm().pages(rel), 0);
     assert_eq!(smgr.nblocks(rel, Fork::Main).unwrap(), 5);
     assert!(s.lock_held >= s.filesystem + s.buffer_search, "{s:?}");
+    pool.check_invariants();
 }
 
 /// The extender waits behind a holder with one more backend queued
@@ -107,6 +108,7 @@ fn a_contended_classic_extension_adds_twenty_blocks_per_waiter() {
         assert_eq!(pool.fsm().claim(rel, MAX_ITEM_SIZE), Some(b), "extra block {b} is offered with a whole page free");
     }
     const { assert!(CLASSIC_EXTRA_BLOCKS_MAX == 512 && CLASSIC_EXTRA_BLOCKS_PER_WAITER == 20) };
+    pool.check_invariants();
 }
 
 /// While the extender waited, the holder added a page and recorded it:
@@ -142,6 +144,7 @@ fn a_classic_waiter_uses_the_page_added_while_it_waited() {
     assert_eq!((stats.extensions, stats.blocks_added, stats.pages_from_fsm), (1, 0, 1), "{stats:?}");
     assert_eq!(smgr.nblocks(rel, Fork::Main).unwrap(), 1);
     assert_eq!(pool.fsm().pages(rel), 0);
+    pool.check_invariants();
 }
 
 /// N threads insert whole-page items concurrently through bulk-write
@@ -208,7 +211,9 @@ fn concurrent_classic_inserters_get_extra_blocks_and_lose_none() {
     }
     assert_eq!(used.len() + free.len(), nblocks as usize, "blocks neither handed out nor free");
     assert!(used.iter().chain(&free).all(|&b| b < nblocks));
+    pool.check_invariants();
     pool.flush_all().unwrap();
+    pool.check_invariants();
     let handed = handed.iter().map(|(t, blocks, _)| (*t, &blocks[..]));
     common::assert_payloads_on_disk(smgr.clone(), rel, MAX_ITEM_SIZE, handed, "classic");
 }

@@ -20,7 +20,9 @@ use turnstile_sync::LwLockPolicy;
 const ITEM: usize = MAX_ITEM_SIZE;
 
 fn setup(dir: &Scratch, io: Arc<FaultyIo>, buffers: usize) -> (Arc<Smgr>, BufferPool) {
-    let smgr = Smgr::open_with(dir.path(), SmgrOptions { segment_blocks: 256, max_open_files: 8 }, io).unwrap();
+    let smgr =
+        Smgr::open_with(dir.path(), SmgrOptions { segment_blocks: 256, max_open_files: 8, ..Default::default() }, io)
+            .unwrap();
     let options = PoolOptions { shared_buffers: buffers, mapping_partitions: 16, policy: LwLockPolicy::Fair };
     let pool = BufferPool::with_options(options, smgr.clone()).unwrap();
     (smgr, pool)
@@ -73,7 +75,9 @@ fn run(strategy: ExtendStrategy) {
     let nblocks = smgr.nblocks(rel, Fork::Main).unwrap();
     let spare = pool.fsm().pages(rel) as u32;
     assert_eq!(seen.len() as u32 + spare, nblocks, "{strategy:?}: blocks neither handed out nor free");
+    pool.check_invariants();
     pool.flush_all().unwrap();
+    pool.check_invariants();
     let handed = handed.iter().map(|(t, blocks, _)| (*t, &blocks[..]));
     common::assert_payloads_on_disk(smgr.clone(), rel, ITEM, handed, &format!("{strategy:?}"));
 }
@@ -111,6 +115,7 @@ fn bulk_extension_grows_with_its_history_up_to_the_cap() {
     let s = ext.stats();
     assert_eq!((s.extensions, s.blocks_added), (7, 95));
     assert!(s.lock_held >= s.filesystem);
+    pool.check_invariants();
 }
 
 /// A failed extension (ENOSPC) under either strategy returns the error,
@@ -142,10 +147,13 @@ fn a_failed_extension_claims_nothing_and_leaks_no_buffer() {
         );
         assert_eq!(smgr.nblocks(rel, Fork::Main).unwrap(), before, "{strategy:?}");
         assert_eq!(std::fs::metadata(dir.path().join("base/1/502")).unwrap().len(), u64::from(before) * 8192);
+        pool.check_invariants();
         // No victim leaked a pin: all but the two victims a bulk extension
         // needs can be pinned at once.
         let pins: Vec<_> = (0..30).map(|_| ext.extend(rel).unwrap()).collect();
         assert_eq!(pins.len(), 30);
+        drop(pins);
+        pool.check_invariants();
     }
 }
 
@@ -192,6 +200,7 @@ fn bulk_extension_grows_with_the_waiters_on_the_heavyweight_lock() {
         assert!(stats.lock_wait > std::time::Duration::ZERO);
     });
     assert_eq!(smgr.nblocks(rel, Fork::Main).unwrap(), 2);
+    pool.check_invariants();
 }
 
 /// A bulk extension pins at most the backend's share of the pool,
@@ -201,9 +210,12 @@ fn bulk_extension_grows_with_the_waiters_on_the_heavyweight_lock() {
 #[test]
 fn bulk_extension_pins_at_most_the_backends_share_of_the_pool() {
     let dir = Scratch::new("pinshare");
-    let smgr =
-        Smgr::open_with(dir.path(), SmgrOptions { segment_blocks: 256, max_open_files: 8 }, Arc::new(FaultyIo::new()))
-            .unwrap();
+    let smgr = Smgr::open_with(
+        dir.path(),
+        SmgrOptions { segment_blocks: 256, max_open_files: 8, ..Default::default() },
+        Arc::new(FaultyIo::new()),
+    )
+    .unwrap();
     let mut config = turnstile_sync::Config::default();
     config.buffer.shared_buffers = 256;
     config.buffer.mapping_partitions = 16;
@@ -226,4 +238,5 @@ fn bulk_extension_pins_at_most_the_backends_share_of_the_pool() {
         stats.extensions
     );
     assert!(stats.blocks_added > stats.extensions, "the ramp never grew past one block: {stats:?}");
+    pool.check_invariants();
 }

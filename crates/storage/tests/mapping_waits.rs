@@ -12,9 +12,12 @@ use turnstile_storage::{BufferPool, BufferTag, Fork, PoolOptions, RelFileId, Smg
 use turnstile_sync::LwLockPolicy;
 
 fn setup(dir: &Scratch, blocks: u32, buffers: usize, partitions: usize, policy: LwLockPolicy) -> BufferPool {
-    let smgr =
-        Smgr::open_with(dir.path(), SmgrOptions { segment_blocks: 64, max_open_files: 16 }, Arc::new(FaultyIo::new()))
-            .unwrap();
+    let smgr = Smgr::open_with(
+        dir.path(),
+        SmgrOptions { segment_blocks: 64, max_open_files: 16, ..Default::default() },
+        Arc::new(FaultyIo::new()),
+    )
+    .unwrap();
     smgr.create(RelFileId::new(1, 1), Fork::Main).unwrap();
     smgr.extend(RelFileId::new(1, 1), Fork::Main, blocks).unwrap();
     let options = PoolOptions { shared_buffers: buffers, mapping_partitions: partitions, policy };
@@ -36,6 +39,7 @@ fn a_single_reader_counts_each_miss_and_eviction_and_records_no_wait() {
     assert_eq!(s.exclusive_mapping_acquisitions, s.misses + s.evictions, "{s:?}");
     assert_eq!((s.exclusive_mapping_waits, s.exclusive_mapping_wait_ns), (0, 0), "{s:?}");
     assert!(pool.exclusive_mapping_waits().is_empty());
+    pool.check_invariants();
 }
 
 /// Several threads missing on one partition: whatever waited is in the
@@ -73,5 +77,6 @@ fn concurrent_misses_agree_between_counters_and_histogram() {
             assert!(phase.max() > 0);
             assert!(s.exclusive_mapping_wait_ns >= s.exclusive_mapping_waits, "{policy}: {s:?}");
         }
+        pool.check_invariants();
     }
 }

@@ -11,7 +11,7 @@ use turnstile_storage::page::{self, PageBuf, PAGE_SIZE};
 use turnstile_storage::{FileError, Fork, RelFileId, Smgr, SmgrOptions, StorageError};
 
 fn options(segment_blocks: u32, max_open_files: usize) -> SmgrOptions {
-    SmgrOptions { segment_blocks, max_open_files }
+    SmgrOptions { segment_blocks, max_open_files, ..Default::default() }
 }
 
 fn filled(byte: u8) -> Box<PageBuf> {

@@ -86,6 +86,39 @@ pub enum LeafInsertLock {
     Exclusive,
 }
 
+/// How a weak relation lock is recorded in its backend's fast-path slots
+/// and handed over to a strong locker (seeds 000 and 002, issue 15).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FastPathProtocol {
+    /// PostgreSQL's: the weak locker and a strong locker's transfer both
+    /// work under the backend's `LockFastPath` LWLock.
+    Lwlock,
+    /// A handshake of atomics: the weak locker publishes its slot and reads
+    /// the strong-lock counter behind a fence; a strong locker claims each
+    /// slot with a CAS (`turnstile-lock`'s crate documentation).
+    Lockfree,
+}
+
+impl FastPathProtocol {
+    /// Both protocols, PostgreSQL's first.
+    pub const ALL: [FastPathProtocol; 2] = [FastPathProtocol::Lwlock, FastPathProtocol::Lockfree];
+
+    /// The knob's value name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            FastPathProtocol::Lwlock => "lwlock",
+            FastPathProtocol::Lockfree => "lockfree",
+        }
+    }
+}
+
+impl fmt::Display for FastPathProtocol {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// The heavyweight lock manager (`turnstile-lock`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -101,6 +134,10 @@ pub struct LockConfig {
     /// overflows (beyond PostgreSQL, whose slot count is fixed at start).
     /// Equal to `fast_path_slots` means fixed. Seed 000.
     pub fast_path_slots_max: u32,
+    /// How weak lockers and strong lockers meet in the fast-path slots.
+    /// `lwlock` is PostgreSQL's; `lockfree` costs the weak locker one fence
+    /// instead of an LWLock round trip (issue 15, seeds 000 and 002).
+    pub fast_path_protocol: FastPathProtocol,
     /// Strong-lock counters that tell weak lockers a strong lock may exist
     /// (`FAST_PATH_STRONG_LOCK_HASH_PARTITIONS`). Seed 002: 1024.
     pub strong_lock_counters: u32,
@@ -121,12 +158,14 @@ pub struct LockConfig {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LwLockConfig {
-    /// Whether shared lockers may pass a queued exclusive waiter. Seed 004:
-    /// `barging` starved exclusive lockers of `BufferMapping`; `fair` fixed it.
-    /// Applies to every lock that is taken in both modes; the locks only
-    /// ever taken exclusive (the free-space map's, the vfd cache's) are
-    /// `barging` in every profile, since queue-order hand-off there only
-    /// forms convoys.
+    /// Whether shared lockers may pass a queued exclusive waiter, and
+    /// whether a release hands the lock over or wakes waiters to retry.
+    /// Seed 004: `barging` (PostgreSQL 15) starved exclusive lockers of
+    /// `BufferMapping`; `fair` is the seed's patch (shared lockers queue
+    /// behind a queued exclusive one; woken waiters retry, as PostgreSQL's
+    /// do); `handoff` hands the lock over in strict queue order. Every
+    /// `LwLock` follows it, the free-space map's and the vfd cache's
+    /// included.
     pub policy: LwLockPolicy,
 }
 
@@ -220,12 +259,13 @@ pub const KNOBS: &[Knob] = &[
     Knob { key: "lock.partitions", allowed: "a power of two from 1 to 1024" },
     Knob { key: "lock.fast_path_slots", allowed: "16 × a power of two, from 16 to 65536" },
     Knob { key: "lock.fast_path_slots_max", allowed: "16 × a power of two, from lock.fast_path_slots to 65536" },
+    Knob { key: "lock.fast_path_protocol", allowed: "lwlock or lockfree" },
     Knob { key: "lock.strong_lock_counters", allowed: "a power of two from 1 to 65536" },
     Knob { key: "lock.max_locks", allowed: "an integer from 1 to 16777216" },
     Knob { key: "lock.max_backends", allowed: "an integer from 1 to 4096" },
     Knob { key: "lock.deadlock_timeout_ms", allowed: "an integer from 1 to 3600000" },
     Knob { key: "lock.lock_timeout_ms", allowed: "0 (wait forever) or an integer up to 3600000" },
-    Knob { key: "lwlock.policy", allowed: "fair or barging" },
+    Knob { key: "lwlock.policy", allowed: "fair, handoff or barging" },
     Knob { key: "buffer.mapping_partitions", allowed: "a power of two from 1 to 4096, at most buffer.shared_buffers" },
     Knob { key: "buffer.shared_buffers", allowed: "an integer from 16 to 4194304 (8 kB buffers)" },
     Knob { key: "storage.extend", allowed: "classic or bulk" },
@@ -291,6 +331,7 @@ impl Config {
                 partitions: if classic { 16 } else { 64 },
                 fast_path_slots: if classic { 16 } else { 1024 },
                 fast_path_slots_max: if classic { 16 } else { 16384 },
+                fast_path_protocol: if classic { FastPathProtocol::Lwlock } else { FastPathProtocol::Lockfree },
                 strong_lock_counters: 1024,
                 max_locks: 64 * 1024,
                 max_backends: 256,
@@ -475,6 +516,7 @@ mod tests {
         let c = Config::preset(Profile::Classic);
         assert_eq!((c.lock.partitions, c.lock.fast_path_slots, c.lock.fast_path_slots_max), (16, 16, 16));
         assert_eq!(c.lwlock.policy, LwLockPolicy::Barging);
+        assert_eq!(c.lock.fast_path_protocol, FastPathProtocol::Lwlock);
         assert_eq!(c.buffer.mapping_partitions, 128);
         assert_eq!(c.storage.extend, ExtendStrategy::Classic);
         assert_eq!(c.btree.leaf_insert_lock, LeafInsertLock::ShareThenExclusive);
@@ -482,6 +524,7 @@ mod tests {
         let s = Config::default();
         assert_eq!((s.lock.partitions, s.lock.fast_path_slots, s.lock.fast_path_slots_max), (64, 1024, 16384));
         assert_eq!(s.lwlock.policy, LwLockPolicy::Fair);
+        assert_eq!(s.lock.fast_path_protocol, FastPathProtocol::Lockfree);
         assert_eq!(s.buffer.mapping_partitions, 512);
         assert_eq!(s.storage.extend, ExtendStrategy::Bulk);
         assert_eq!(s.btree.leaf_insert_lock, LeafInsertLock::Exclusive);
@@ -523,7 +566,13 @@ mod tests {
         c.apply_override("planner.index_prefilter = off").unwrap();
         c.apply_override("btree.leaf_insert_lock=share_then_exclusive").unwrap();
         c.apply_override("lock.fast_path_slots=16").unwrap();
+        c.apply_override("lock.fast_path_protocol=lwlock").unwrap();
+        assert_eq!(c.lock.fast_path_protocol, FastPathProtocol::Lwlock);
+        assert!(c.set("lock.fast_path_protocol", "spinlock").unwrap_err().to_string().contains("lwlock or lockfree"));
         assert_eq!(c.lwlock.policy, LwLockPolicy::Barging);
+        c.apply_override("lwlock.policy=handoff").unwrap();
+        assert_eq!(c.lwlock.policy, LwLockPolicy::Handoff);
+        c.apply_override("lwlock.policy=barging").unwrap();
         assert!(!c.planner.index_prefilter);
         assert_eq!(c.btree.leaf_insert_lock, LeafInsertLock::ShareThenExclusive);
         assert_eq!(c.lock.fast_path_slots, 16);
@@ -539,7 +588,7 @@ mod tests {
             ("lock.fast_path_slots", "0", "16 ×"),
             ("lock.fast_path_slots", "40", "16 ×"),
             ("lock.fast_path_slots_max", "512", "from lock.fast_path_slots"),
-            ("lwlock.policy", "polite", "fair or barging"),
+            ("lwlock.policy", "polite", "fair, handoff or barging"),
             ("storage.extend", "7", "classic or bulk"),
             ("planner.index_prefilter", "maybe", "true or false"),
             ("buffer.mapping_partitions", "-4", "power of two"),

@@ -7,12 +7,14 @@
 //! ## What lives here
 //!
 //! * [`LwLock`] — PostgreSQL's lightweight lock: one atomic state word
-//!   (shared count, exclusive bit, waiter flags), a FIFO wait queue, and
-//!   two admission policies ([`LwLockPolicy::Barging`], the pre-fix
-//!   behaviour that starves exclusive lockers in seed 004, and
-//!   [`LwLockPolicy::Fair`]). Every lock belongs to a [`Tranche`] whose
-//!   counters ([`stats::tranche_stats`]) count acquisitions, waits and
-//!   wait time.
+//!   (shared count, exclusive bit, waiter and wake-up flags), a wait queue,
+//!   and three admission policies: [`LwLockPolicy::Barging`] (PostgreSQL
+//!   15, which starves exclusive lockers in seed 004),
+//!   [`LwLockPolicy::Fair`] (seed 004's patch: a shared locker does not
+//!   pass a queued exclusive one; woken waiters retry, as PostgreSQL's do)
+//!   and [`LwLockPolicy::Handoff`] (strict queue order, the lock handed to
+//!   the head waiter). Every lock belongs to a [`Tranche`] whose counters
+//!   ([`stats::tranche_stats`]) count acquisitions, waits and wait time.
 //! * [`activity`] — per-backend slots (`state`, `wait_event_type`,
 //!   `wait_event`, query text) readable by any thread without a lock; an
 //!   `LwLock` wait publishes `LWLock` / `<tranche>` there.
@@ -26,7 +28,8 @@
 //! |---|---|
 //! | `LwLock` holder bits | CAS on the state word (acquire) / `fetch_sub` (release) |
 //! | `LwLock` waiter flags and wait queue | the lock's queue mutex; flags change by CAS under it |
-//! | a waiter's grant | its own atomic, written once by the releaser, then `unpark` |
+//! | `LwLock` wake-up flags (`WAKING`, `EXCLUSIVE_WAKING`) | set by a releaser's CAS under the queue mutex; cleared by the woken waiter's granting or re-queueing CAS |
+//! | a waiter's wake-up (`GRANTED` under `handoff`, `RETRY` otherwise) | its own atomic, written once per queueing by the releaser that dequeued it, then `unpark` |
 //! | activity `state`, wait event | single atomic words written only by the owning backend |
 //! | activity query text | a sequence counter (even ⇔ stable), written only by the owner |
 //! | tranche counters | one block per thread, written only by that thread |
@@ -35,6 +38,30 @@
 //! lock of the system; nothing is acquired while holding it, and waiters
 //! are unparked after it is released.
 //!
+//! ## Invariants
+//!
+//! For every `LwLock` (the state word's layout is in [`lwlock`], checked at
+//! compile time):
+//!
+//! * holders: `EXCLUSIVE` set ⇒ shared count `== 0`; the shared count is the
+//!   number of live shared guards, `EXCLUSIVE` ⇔ one live exclusive guard.
+//! * queue: `WAITERS` ⇔ the queue is non-empty; `EXCLUSIVE_WAITING` ⇔ it
+//!   holds an exclusive waiter (the queue's `exclusive` count `> 0`).
+//! * wake-ups: `EXCLUSIVE_WAKING` ⇒ `WAKING`; at most one exclusive waiter
+//!   is woken and not yet retried, and it is the one `EXCLUSIVE_WAKING`
+//!   stands for; `handoff` never sets either flag.
+//! * no lost wake-up: a waiter is queued only while a holder, a queued or
+//!   woken exclusive waiter, or a pending release is bound to process the
+//!   queue after it (the argument is in [`lwlock`]; loom checks it).
+//! * fairness (`fair`, `handoff`): no shared request that began after an
+//!   exclusive waiter queued is granted before that waiter.
+//! * quiescence: once no thread holds, waits for or is releasing a lock,
+//!   its state word is `0` ([`LwLock::is_idle`]; the unit and loom tests
+//!   check it after every run).
+//! * a thread's tranche counters and activity slot are written only by
+//!   that thread; an `LwLock` wait shows `LWLock` / `<tranche>` in the slot
+//!   exactly while the thread is in the slow path.
+//!
 //! ## Memory ordering
 //!
 //! Grants use `Acquire` CAS, releases `Release` `fetch_sub`; a hand-off
@@ -42,6 +69,8 @@
 //! continues the release sequence of the previous holder) followed by a
 //! `Release` store of the waiter's grant flag, which the waiter reads with
 //! `Acquire` — so the waiter sees everything every previous holder wrote.
+//! A woken waiter that retries takes the lock by its own `Acquire` CAS,
+//! like any other locker.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
@@ -54,7 +83,7 @@ pub mod sync;
 pub mod wait_event;
 
 pub use activity::{ActivityHandle, ActivityRow, ActivityTable, BackendState};
-pub use config::{Config, ConfigError, Profile};
+pub use config::{Config, ConfigError, FastPathProtocol, Profile};
 pub use crossbeam_utils::{Backoff, CachePadded};
 pub use lwlock::{LwLock, LwLockExclusiveGuard, LwLockPolicy, LwLockSharedGuard};
 pub use stats::{tranche_stats, TrancheStats};

@@ -1,42 +1,64 @@
 //! `LwLock`: PostgreSQL's lightweight lock — a shared/exclusive lock on one
-//! atomic state word, with a FIFO wait queue for the slow path and two
+//! atomic state word, with a wait queue for the slow path and three
 //! admission policies (seed 004).
 //!
 //! # State word
 //!
-//! | bits    | name                | meaning and invariant |
-//! |---------|---------------------|-----------------------|
-//! | 0..24   | shared count        | number of shared holders; `> 0` ⇒ `EXCLUSIVE` clear |
-//! | 24      | [`EXCLUSIVE`]       | one exclusive holder; set ⇒ shared count `== 0` |
-//! | 25      | [`WAITERS`]         | set ⇔ the wait queue is non-empty (changed only under the queue mutex) |
-//! | 26      | [`EXCLUSIVE_WAITING`] | set ⇔ an exclusive waiter is in the queue (changed only under the queue mutex) |
+//! | bits    | name                  | meaning and invariant |
+//! |---------|-----------------------|-----------------------|
+//! | 0..24   | shared count          | number of shared holders; `> 0` ⇒ `EXCLUSIVE` clear |
+//! | 24      | [`EXCLUSIVE`]         | one exclusive holder; set ⇒ shared count `== 0` |
+//! | 25      | [`WAITERS`]           | set ⇔ the wait queue is non-empty (changed only under the queue mutex) |
+//! | 26      | [`EXCLUSIVE_WAITING`] | set ⇔ an exclusive waiter is in the queue (changed only under the queue mutex); set ⇒ `WAITERS` |
+//! | 27      | [`WAKING`]            | a release woke waiters that have not yet retried; releases wake no one else meanwhile (PostgreSQL's `LW_FLAG_RELEASE_OK` cleared). Never set under `handoff` |
+//! | 28      | [`EXCLUSIVE_WAKING`]  | the woken waiter is exclusive, and has not retried yet; set ⇒ `WAKING` |
+//! | 29..32  | —                     | always zero |
 //!
 //! Holder bits change by CAS (acquire) or `fetch_sub` (release) without the
-//! queue mutex; flag bits change only under it, by CAS, so a flag update
-//! that raced a holder change fails and is retried on fresh state.
+//! queue mutex. The queue flags and the setting of the wake flags happen
+//! only under the mutex; a woken waiter clears the wake flags in the same
+//! CAS that grants it the lock or sets `WAITERS` for its re-queueing. Every
+//! change is a CAS on the whole word, so one that raced another change
+//! fails and is retried on fresh state. The layout is checked at compile
+//! time below the constants.
 //!
 //! # Policies
 //!
-//! | | shared request | exclusive request | release with waiters |
+//! | | shared request | exclusive request | release that finds waiters |
 //! |---|---|---|---|
-//! | `barging` (PostgreSQL ≤ 2018, `classic`) | granted whenever no exclusive holder, even past queued exclusive waiters | granted whenever free | the head waiter(s) are woken and **retry**; a woken waiter that loses re-queues at the tail |
-//! | `fair` (seed 004's fix, `scalable`) | not granted while an exclusive waiter is queued | not granted while anyone is queued | the lock is **handed** to the head waiter(s) in queue order |
+//! | `barging` (PostgreSQL 15, `classic`) | granted whenever no exclusive holder, even past queued exclusive waiters | granted whenever no holder | wakes the head exclusive waiter, or every queued shared waiter; they **retry**, and one that loses re-queues at the tail |
+//! | `fair` (seed 004's patch, `scalable`) | not granted while an exclusive waiter is queued or woken — unless the requester is itself a woken waiter, which was ahead of it | granted whenever no holder | wakes the head exclusive waiter, or the shared waiters at the head of the queue (up to the first exclusive one); they **retry**, and one that loses re-queues at the head |
+//! | `handoff` (strict queue order) | not granted while an exclusive waiter is queued | not granted while anyone is queued | the lock is **handed** to the head waiter(s) in queue order |
 //!
 //! Under `barging` a steady stream of shared lockers keeps the shared count
 //! above zero and a queued exclusive waiter can wait forever — the hang seed
 //! 004 diagnosed on `BufferMapping`. Under `fair` it waits for the holders
-//! present when it queued, no more.
+//! present when it queued, no more: later shared lockers queue behind it,
+//! also in the gap between its wake-up and its retry (`EXCLUSIVE_WAKING`).
+//! Under `fair` no release picks the next holder, as in PostgreSQL: the
+//! lock is free when the releaser leaves, a running thread may take it,
+//! and the woken waiter retries. On a lock taken only exclusively (the
+//! free-space map's, the vfd cache's) that is what keeps it from forming a
+//! convoy: under `handoff` every release leaves the lock owned by a
+//! sleeping thread until the scheduler runs it, while runnable threads
+//! queue behind it. The [`WAKING`] gate, PostgreSQL's `RELEASE_OK`, keeps
+//! releases from waking a second waiter while the first has not run yet.
 //!
 //! # No lost wake-up
 //!
 //! A waiter enqueues itself under the queue mutex, setting `WAITERS` with a
-//! CAS that also validates the holder bits it saw were still there. A
-//! release that starts after that CAS sees `WAITERS` and processes the
-//! queue; a release that finished before it made the CAS fail, and the
-//! waiter retries and finds the lock free. Processing the queue only ever
-//! stops early when a holder remains, and that holder's own release will
-//! see `WAITERS`. The loom models in `tests/loom_lwlock.rs` check this for
-//! both policies.
+//! CAS that also validates the state it judged. It queues only if its
+//! request was refused by a holder — whose release will see `WAITERS` — or
+//! by `EXCLUSIVE_WAITING` / `EXCLUSIVE_WAKING`, i.e. by an exclusive waiter
+//! that is itself queued or woken and will, once it holds the lock, release
+//! it. A release that sees `WAITERS` processes the queue unless `WAKING` is
+//! set; then a woken waiter has still to run, and its CAS (which clears
+//! `WAKING`) either grants it the lock, so its own release processes the
+//! queue, or queues it behind holders whose releases will. Processing the
+//! queue stops early only when a holder remains, and that holder's release
+//! will come here itself. A woken waiter never queues when the lock is
+//! free: it is refused only by holders. The loom models in
+//! `tests/loom_lwlock.rs` check this for every policy.
 //!
 //! ```
 //! use turnstile_sync::{LwLock, LwLockPolicy, Tranche};
@@ -65,13 +87,31 @@ pub const WAITERS: u32 = 1 << 25;
 /// An exclusive waiter is queued. Changed only under the queue mutex.
 /// Invariant: set ⇒ `WAITERS` set.
 pub const EXCLUSIVE_WAITING: u32 = 1 << 26;
+/// Waiters were woken to retry and none of them has retried yet; a release
+/// meanwhile wakes no one (PostgreSQL's `LW_FLAG_RELEASE_OK`, inverted).
+/// Set under the queue mutex by a release; cleared by a woken waiter's CAS.
+pub const WAKING: u32 = 1 << 27;
+/// The woken waiter is exclusive and has not retried yet: under `fair`, new
+/// shared lockers do not pass it. Invariant: set ⇒ `WAKING` set; at most one
+/// waiter is woken exclusive at a time (no release wakes while `WAKING`).
+pub const EXCLUSIVE_WAKING: u32 = 1 << 28;
 const HOLDERS: u32 = EXCLUSIVE | SHARED_MASK;
-const FLAGS: u32 = WAITERS | EXCLUSIVE_WAITING;
+const QUEUE_FLAGS: u32 = WAITERS | EXCLUSIVE_WAITING;
+const WAKE_FLAGS: u32 = WAKING | EXCLUSIVE_WAKING;
 
 /// The most shared holders one lock can count.
 pub const MAX_SHARED: u32 = SHARED_MASK;
-const _: () = assert!(SHARED_MASK & (EXCLUSIVE | WAITERS | EXCLUSIVE_WAITING) == 0);
-const _: () = assert!(EXCLUSIVE & FLAGS == 0);
+// Layout: the count is the low bits, a carry out of it would be `EXCLUSIVE`
+// (so the count must never overflow: debug-asserted on every grant), and
+// each flag is one bit of its own above it.
+const _: () = assert!(EXCLUSIVE == SHARED_MASK + 1);
+const _: () = assert!(EXCLUSIVE.is_power_of_two() && WAITERS.is_power_of_two());
+const _: () = assert!(EXCLUSIVE_WAITING.is_power_of_two() && WAKING.is_power_of_two());
+const _: () = assert!(EXCLUSIVE_WAKING.is_power_of_two());
+const _: () = assert!(HOLDERS & (QUEUE_FLAGS | WAKE_FLAGS) == 0 && QUEUE_FLAGS & WAKE_FLAGS == 0);
+const USED_BITS: u32 = HOLDERS | QUEUE_FLAGS | WAKE_FLAGS;
+const _: () = assert!(USED_BITS.count_ones() == 24 + 5);
+const _: () = assert!(USED_BITS.leading_zeros() == 3, "bits 29..32 are unused");
 
 /// How many times the slow path re-tries the lock, with a short pure spin
 /// (at most a few hundred pause instructions) between tries, before it
@@ -88,21 +128,34 @@ const SPIN_TRIES: u32 = 0;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LwLockPolicy {
-    /// A queued exclusive waiter blocks later shared requests; releases hand
-    /// the lock over in queue order.
+    /// Seed 004's patch: a shared request does not pass a queued (or woken)
+    /// exclusive waiter; releases wake waiters to retry, as PostgreSQL's do.
     Fair,
+    /// Strict queue order: nobody passes a queued waiter, and releases hand
+    /// the lock to the head waiter(s).
+    Handoff,
     /// Shared requests pass queued exclusive waiters (PostgreSQL before the
-    /// fix); releases wake the head waiter(s) to retry.
+    /// patch); releases wake waiters to retry.
     Barging,
 }
 
 impl LwLockPolicy {
+    /// Every policy, in the order reports list them.
+    pub const ALL: [LwLockPolicy; 3] = [LwLockPolicy::Fair, LwLockPolicy::Handoff, LwLockPolicy::Barging];
+
     /// The name used in configuration and reports.
     pub const fn name(self) -> &'static str {
         match self {
             LwLockPolicy::Fair => "fair",
+            LwLockPolicy::Handoff => "handoff",
             LwLockPolicy::Barging => "barging",
         }
+    }
+
+    /// Whether a release hands the lock over instead of waking waiters to
+    /// retry.
+    const fn hands_off(self) -> bool {
+        matches!(self, LwLockPolicy::Handoff)
     }
 }
 
@@ -131,15 +184,16 @@ impl Mode {
 }
 
 const WAITING: u8 = 0;
-/// The releaser granted the lock to the waiter (fair): it now holds it.
+/// The releaser granted the lock to the waiter (`handoff`): it now holds it.
 const GRANTED: u8 = 1;
-/// The releaser woke the waiter to try again (barging).
+/// The releaser woke the waiter to try again (`fair`, `barging`).
 const RETRY: u8 = 2;
 
 struct Waiter {
     thread: thread::Thread,
     mode: Mode,
-    /// `WAITING`, then `GRANTED` or `RETRY`, set once by the releaser.
+    /// `WAITING`, then `GRANTED` or `RETRY`, set once per queueing by the
+    /// releaser that dequeued it.
     state: AtomicU8,
 }
 
@@ -203,15 +257,24 @@ impl<T> LwLock<T> {
         self.state.load(Ordering::Relaxed) & HOLDERS != 0
     }
 
-    /// Whether an exclusive waiter is queued right now (a racy hint).
+    /// Whether an exclusive waiter is queued, or woken and not yet retried,
+    /// right now (a racy hint).
     pub fn has_exclusive_waiter(&self) -> bool {
-        self.state.load(Ordering::Relaxed) & EXCLUSIVE_WAITING != 0
+        self.state.load(Ordering::Relaxed) & (EXCLUSIVE_WAITING | EXCLUSIVE_WAKING) != 0
+    }
+
+    /// Whether the state word is all zero: no holder, no waiter, no wake-up
+    /// in flight. A racy hint, exact once every thread using the lock has
+    /// returned from it — which is when tests check it (the invariant
+    /// "quiescent ⇒ idle").
+    pub fn is_idle(&self) -> bool {
+        self.state.load(Ordering::Relaxed) == 0
     }
 
     /// Acquires the lock in shared mode, waiting as long as needed.
     #[inline]
     pub fn lock_shared(&self) -> LwLockSharedGuard<'_, T> {
-        if !self.try_acquire(Mode::Shared) {
+        if !self.try_acquire(Mode::Shared, false) {
             self.acquire_slow(Mode::Shared);
         }
         stats::count_acquisition(self.tranche);
@@ -229,8 +292,8 @@ impl<T> LwLock<T> {
     ///
     /// `wait_ns == 0` ⇔ the fast path granted the lock at once; that path
     /// reads no clock and costs what `lock_exclusive` costs. Otherwise it
-    /// is the slow path's wait — spinning, queueing and sleeping, from
-    /// entering the slow path to holding the lock — as the tranche's
+    /// is the slow path's wait — spinning, queueing, sleeping and retrying,
+    /// from entering the slow path to holding the lock — as the tranche's
     /// `wait_ns` counter accumulates it, and at least 1 even when the clock
     /// is too coarse to see it (under loom, which has no clock, exactly 1).
     /// A caller that keeps a histogram of exclusive waits (the buffer pool
@@ -246,7 +309,7 @@ impl<T> LwLock<T> {
     /// ```
     #[inline]
     pub fn lock_exclusive_timed(&self) -> (LwLockExclusiveGuard<'_, T>, u64) {
-        let wait_ns = if self.try_acquire(Mode::Exclusive) { 0 } else { self.acquire_slow(Mode::Exclusive) };
+        let wait_ns = if self.try_acquire(Mode::Exclusive, false) { 0 } else { self.acquire_slow(Mode::Exclusive) };
         stats::count_acquisition(self.tranche);
         (LwLockExclusiveGuard { lock: self, ptr: ManuallyDrop::new(self.data.ptr_mut()) }, wait_ns)
     }
@@ -254,7 +317,7 @@ impl<T> LwLock<T> {
     /// Acquires the lock in shared mode if the policy allows it right now.
     #[inline]
     pub fn try_lock_shared(&self) -> Option<LwLockSharedGuard<'_, T>> {
-        if !self.try_acquire(Mode::Shared) {
+        if !self.try_acquire(Mode::Shared, false) {
             return None;
         }
         stats::count_acquisition(self.tranche);
@@ -264,7 +327,7 @@ impl<T> LwLock<T> {
     /// Acquires the lock in exclusive mode if the policy allows it right now.
     #[inline]
     pub fn try_lock_exclusive(&self) -> Option<LwLockExclusiveGuard<'_, T>> {
-        if !self.try_acquire(Mode::Exclusive) {
+        if !self.try_acquire(Mode::Exclusive, false) {
             return None;
         }
         stats::count_acquisition(self.tranche);
@@ -272,27 +335,50 @@ impl<T> LwLock<T> {
     }
 
     /// Whether `mode` may be granted in `state` under this lock's policy.
+    /// `woken`: the requester is a waiter woken to retry, so it was ahead
+    /// of every exclusive waiter queued now; under `fair` only holders
+    /// refuse it.
     #[inline(always)]
-    fn admits(&self, state: u32, mode: Mode) -> bool {
-        match (mode, self.policy) {
-            (Mode::Shared, LwLockPolicy::Barging) => state & EXCLUSIVE == 0,
-            (Mode::Shared, LwLockPolicy::Fair) => state & (EXCLUSIVE | EXCLUSIVE_WAITING) == 0,
-            (Mode::Exclusive, LwLockPolicy::Barging) => state & HOLDERS == 0,
-            (Mode::Exclusive, LwLockPolicy::Fair) => state & (HOLDERS | WAITERS) == 0,
+    fn admits(&self, state: u32, mode: Mode, woken: bool) -> bool {
+        let refused_by = match (mode, self.policy) {
+            (Mode::Shared, LwLockPolicy::Barging) => EXCLUSIVE,
+            (Mode::Shared, LwLockPolicy::Fair) if woken => EXCLUSIVE,
+            (Mode::Shared, LwLockPolicy::Fair) => EXCLUSIVE | EXCLUSIVE_WAITING | EXCLUSIVE_WAKING,
+            (Mode::Shared, LwLockPolicy::Handoff) => EXCLUSIVE | EXCLUSIVE_WAITING,
+            (Mode::Exclusive, LwLockPolicy::Barging | LwLockPolicy::Fair) => HOLDERS,
+            (Mode::Exclusive, LwLockPolicy::Handoff) => HOLDERS | WAITERS,
+        };
+        state & refused_by == 0
+    }
+
+    /// The wake flags a woken waiter's CAS clears (see [`WAKING`]): an
+    /// exclusive one owns both; a shared one re-opens the gate unless it is
+    /// held for a woken exclusive waiter, which was woken after it and must
+    /// keep its place.
+    #[inline(always)]
+    const fn wake_flags_cleared_by(state: u32, mode: Mode, woken: bool) -> u32 {
+        match mode {
+            _ if !woken => 0,
+            Mode::Exclusive => WAKE_FLAGS,
+            Mode::Shared if state & EXCLUSIVE_WAKING == 0 => WAKING,
+            Mode::Shared => 0,
         }
     }
 
-    /// The fast path: CAS the grant into the state word while the policy
-    /// admits it. Fails only when the policy says no.
+    /// CAS the grant into the state word while the policy admits it: one
+    /// load and one CAS when uncontended, no clock. Fails only when the
+    /// policy says no. A woken waiter's grant also clears the wake flags it
+    /// owns.
     #[inline(always)]
-    fn try_acquire(&self, mode: Mode) -> bool {
+    fn try_acquire(&self, mode: Mode, woken: bool) -> bool {
         let mut state = self.state.load(Ordering::Relaxed);
         loop {
-            if !self.admits(state, mode) {
+            if !self.admits(state, mode, woken) {
                 return false;
             }
             debug_assert!(mode == Mode::Exclusive || state & SHARED_MASK < MAX_SHARED, "shared count overflow");
-            match self.state.compare_exchange_weak(state, state + mode.delta(), Ordering::Acquire, Ordering::Relaxed) {
+            let new = (state & !Self::wake_flags_cleared_by(state, mode, woken)) + mode.delta();
+            match self.state.compare_exchange_weak(state, new, Ordering::Acquire, Ordering::Relaxed) {
                 Ok(_) => return true,
                 Err(now) => state = now,
             }
@@ -308,13 +394,14 @@ impl<T> LwLock<T> {
         let _wait_event = report_wait(WaitEvent::LwLock(self.tranche));
         let clock = WaitClock::start();
         let waiter = Arc::new(Waiter { thread: thread::current(), mode, state: AtomicU8::new(WAITING) });
+        let mut woken = false;
         loop {
             // Phase 1: re-try a bounded number of times before sleeping.
             let backoff = crossbeam_utils::Backoff::new();
             #[allow(clippy::reversed_empty_ranges)] // SPIN_TRIES is 0 under loom
             for _ in 0..SPIN_TRIES {
                 backoff.spin();
-                if self.try_acquire(mode) {
+                if self.try_acquire(mode, woken) {
                     return self.finish_wait(&clock);
                 }
             }
@@ -323,11 +410,13 @@ impl<T> LwLock<T> {
                 let mut queue = self.lock_queue();
                 let mut state = self.state.load(Ordering::Relaxed);
                 loop {
-                    let (new, queued) = if self.admits(state, mode) {
-                        (state + mode.delta(), false)
+                    let kept = state & !Self::wake_flags_cleared_by(state, mode, woken);
+                    let (new, queued) = if self.admits(state, mode, woken) {
+                        (kept + mode.delta(), false)
                     } else {
+                        debug_assert!(!woken || state & HOLDERS != 0, "a woken waiter queued on a free lock");
                         let flag = if mode == Mode::Exclusive { WAITERS | EXCLUSIVE_WAITING } else { WAITERS };
-                        (state | flag, true)
+                        (kept | flag, true)
                     };
                     match self.state.compare_exchange(state, new, Ordering::Acquire, Ordering::Relaxed) {
                         Ok(_) if !queued => return self.finish_wait(&clock),
@@ -336,7 +425,14 @@ impl<T> LwLock<T> {
                     }
                 }
                 waiter.state.store(WAITING, Ordering::Relaxed);
-                queue.waiters.push_back(Arc::clone(&waiter));
+                // A woken `fair` waiter keeps its place ahead of those who
+                // queued while it was retrying; PostgreSQL (`barging`)
+                // re-queues at the tail.
+                if woken && self.policy == LwLockPolicy::Fair {
+                    queue.waiters.push_front(Arc::clone(&waiter));
+                } else {
+                    queue.waiters.push_back(Arc::clone(&waiter));
+                }
                 if mode == Mode::Exclusive {
                     queue.exclusive += 1;
                 }
@@ -349,6 +445,7 @@ impl<T> LwLock<T> {
                     _ => break,
                 }
             }
+            woken = true;
         }
     }
 
@@ -379,24 +476,30 @@ impl<T> LwLock<T> {
             },
             "released an LwLock that was not held in that mode"
         );
-        if previous & WAITERS != 0 {
+        if previous & (WAITERS | WAKING) == WAITERS {
             self.release_slow();
         }
     }
 
-    /// Processes the wait queue after a release that saw `WAITERS`: grants
-    /// (fair) or wakes (barging) the head exclusive waiter, or every shared
-    /// waiter at the head, if the remaining holders allow it. If they do not,
-    /// one of them is still to release and will come here itself.
+    /// Processes the wait queue after a release that saw `WAITERS` and not
+    /// `WAKING`: if the remaining holders allow it, the head exclusive
+    /// waiter, or the shared waiters at the head (under `barging`: every
+    /// shared waiter, as PostgreSQL's `LWLockWakeup`), are granted the lock
+    /// (`handoff`) or woken to retry (`fair`, `barging`). If the holders do
+    /// not allow it, one of them is still to release and will come here
+    /// itself; if `WAKING` is set by now, a woken waiter is still to retry.
     #[cold]
     #[inline(never)]
     fn release_slow(&self) {
         let mut queue = self.lock_queue();
-        let mut woken: Vec<Arc<Waiter>> = Vec::new();
+        let hands_off = self.policy.hands_off();
         let mut state = self.state.load(Ordering::Relaxed);
-        loop {
+        let (count, exclusive, head_mode) = loop {
+            if state & WAKING != 0 {
+                return;
+            }
             let Some(head) = queue.waiters.front() else {
-                debug_assert!(state & FLAGS == 0, "flags set with an empty queue");
+                debug_assert!(state & QUEUE_FLAGS == 0, "queue flags set with an empty queue");
                 return;
             };
             let head_mode = head.mode;
@@ -404,38 +507,48 @@ impl<T> LwLock<T> {
                 Mode::Exclusive if state & HOLDERS != 0 => return,
                 Mode::Exclusive => (1, 1),
                 Mode::Shared if state & EXCLUSIVE != 0 => return,
+                Mode::Shared if self.policy == LwLockPolicy::Barging => (queue.waiters.len() - queue.exclusive, 0),
                 Mode::Shared => (queue.waiters.iter().take_while(|w| w.mode == Mode::Shared).count(), 0),
             };
-            let remaining = queue.waiters.len() - count;
             let remaining_exclusive = queue.exclusive - exclusive;
-            let mut new = state & !FLAGS;
-            if remaining > 0 {
+            let mut new = state & !QUEUE_FLAGS;
+            if queue.waiters.len() > count {
                 new |= WAITERS;
             }
             if remaining_exclusive > 0 {
                 new |= EXCLUSIVE_WAITING;
             }
-            if self.policy == LwLockPolicy::Fair {
-                // Hand-off: the grant is made here, on the waiter's behalf.
-                new += match head_mode {
-                    Mode::Exclusive => EXCLUSIVE,
-                    Mode::Shared => count as u32,
-                };
-            }
+            new += match (hands_off, head_mode) {
+                // Hand-off: the grant is made here, on the waiters' behalf.
+                (true, Mode::Exclusive) => EXCLUSIVE,
+                (true, Mode::Shared) => count as u32,
+                (false, Mode::Exclusive) => WAKING | EXCLUSIVE_WAKING,
+                (false, Mode::Shared) => WAKING,
+            };
             match self.state.compare_exchange(state, new, Ordering::AcqRel, Ordering::Relaxed) {
-                Ok(_) => {
-                    woken.extend(queue.waiters.drain(..count));
-                    queue.exclusive = remaining_exclusive;
-                    break;
-                }
+                Ok(_) => break (count, exclusive, head_mode),
                 Err(now) => state = now,
             }
-        }
-        drop(queue);
-        let outcome = match self.policy {
-            LwLockPolicy::Fair => GRANTED,
-            LwLockPolicy::Barging => RETRY,
         };
+        let woken: Vec<Arc<Waiter>> = if head_mode == Mode::Shared && self.policy == LwLockPolicy::Barging {
+            // Every shared waiter, exclusive ones keeping their places.
+            let mut taken = Vec::with_capacity(count);
+            let mut rest = VecDeque::with_capacity(queue.waiters.len() - count);
+            for w in queue.waiters.drain(..) {
+                if w.mode == Mode::Shared && taken.len() < count {
+                    taken.push(w);
+                } else {
+                    rest.push_back(w);
+                }
+            }
+            queue.waiters = rest;
+            taken
+        } else {
+            queue.waiters.drain(..count).collect()
+        };
+        queue.exclusive -= exclusive;
+        drop(queue);
+        let outcome = if hands_off { GRANTED } else { RETRY };
         for waiter in woken {
             // Clone the handle first: once `state` is stored the waiter may
             // return and drop its own reference.
@@ -483,6 +596,9 @@ impl<T> fmt::Debug for LwLock<T> {
             .field("shared", &(state & SHARED_MASK))
             .field("exclusive", &(state & EXCLUSIVE != 0))
             .field("waiters", &(state & WAITERS != 0))
+            .field("exclusive_waiting", &(state & EXCLUSIVE_WAITING != 0))
+            .field("waking", &(state & WAKING != 0))
+            .field("exclusive_waking", &(state & EXCLUSIVE_WAKING != 0))
             .finish_non_exhaustive()
     }
 }
@@ -566,13 +682,13 @@ mod tests {
     use crate::sync::counter::AtomicBool;
     use std::time::Duration;
 
-    fn both() -> [LwLockPolicy; 2] {
-        [LwLockPolicy::Fair, LwLockPolicy::Barging]
+    fn all() -> [LwLockPolicy; 3] {
+        LwLockPolicy::ALL
     }
 
     #[test]
     fn try_variants_respect_holders() {
-        for policy in both() {
+        for policy in all() {
             let lock = LwLock::new(Tranche::Test, policy, 5);
             let s1 = lock.try_lock_shared().unwrap();
             let s2 = lock.try_lock_shared().unwrap();
@@ -588,7 +704,7 @@ mod tests {
 
     #[test]
     fn fair_blocks_new_readers_behind_a_queued_writer_and_barging_does_not() {
-        for policy in both() {
+        for policy in all() {
             let lock = Arc::new(LwLock::new(Tranche::Test, policy, 0));
             let reader = lock.lock_shared();
             let writer = {
@@ -600,7 +716,9 @@ mod tests {
             }
             let late_reader = lock.try_lock_shared();
             match policy {
-                LwLockPolicy::Fair => assert!(late_reader.is_none(), "fair let a reader pass a queued writer"),
+                LwLockPolicy::Fair | LwLockPolicy::Handoff => {
+                    assert!(late_reader.is_none(), "{policy} let a reader pass a queued writer")
+                }
                 LwLockPolicy::Barging => assert!(late_reader.is_some(), "barging queued a reader behind a writer"),
             }
             drop(late_reader);
@@ -631,7 +749,7 @@ mod tests {
     #[test]
     fn timed_exclusive_reports_zero_uncontended_and_the_wait_behind_a_holder() {
         const HELD: Duration = Duration::from_millis(30);
-        for policy in both() {
+        for policy in all() {
             let lock = Arc::new(LwLock::new(Tranche::Test, policy, 0u64));
             let (mut g, wait_ns) = lock.lock_exclusive_timed();
             assert_eq!(wait_ns, 0, "{policy}: uncontended acquisition reported a wait");
@@ -696,7 +814,7 @@ mod tests {
     /// section: an exclusive holder is alone, shared holders see no writer.
     #[test]
     fn stress_mutual_exclusion_both_policies() {
-        for policy in both() {
+        for policy in all() {
             let lock = Arc::new(LwLock::new(Tranche::Test, policy, (0u64, 0u64)));
             let readers_inside = Arc::new(AtomicU32::new(0));
             let threads: Vec<_> = (0..8)
@@ -722,9 +840,11 @@ mod tests {
             for t in threads {
                 t.join().unwrap();
             }
+            assert!(lock.is_idle(), "{policy}: flags left behind at quiescence: {lock:?}");
             let g = lock.lock_shared();
             assert_eq!(g.0, 8 * 5_000 / 4, "{policy}: lost exclusive sections");
             assert!(!lock.has_exclusive_waiter());
+            assert!(!lock.is_idle(), "{policy}: a holder that the state word does not show");
         }
     }
 }

@@ -11,11 +11,18 @@
 //! [`UnsafeCell`] has loom's closure API (`with`, `with_mut`) in both
 //! builds, so loom can check every access to lock-protected data.
 //!
+//! Outside loom the atomics are std's behind transparent wrappers
+//! (`sync/std_atomic.rs`), so that the `clippy::disallowed_types` lint can
+//! reject std's atomic types everywhere else.
+//!
 //! [loom]: https://docs.rs/loom
+
+pub mod std_atomic;
 
 #[cfg(not(loom))]
 mod imp {
-    pub use std::sync::atomic;
+    /// std's atomics, as the facade's own types (see `std_atomic.rs`: why).
+    pub use super::std_atomic as atomic;
     pub use std::sync::{Arc, Condvar, Mutex, MutexGuard};
     pub use std::thread;
 
@@ -236,7 +243,7 @@ pub use imp::*;
 /// does not spend its state space on them. Use [`atomic`] for anything a
 /// correctness argument relies on.
 pub mod counter {
-    pub use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+    pub use super::std_atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 }
 
 /// Spin-wait hint that loom understands: under loom it yields to the model

@@ -12,7 +12,7 @@ use turnstile_sync::sync::atomic::{AtomicUsize, Ordering};
 use turnstile_sync::sync::{thread, Arc};
 use turnstile_sync::{LwLock, LwLockPolicy, Tranche};
 
-const POLICIES: [LwLockPolicy; 2] = [LwLockPolicy::Fair, LwLockPolicy::Barging];
+const POLICIES: [LwLockPolicy; 3] = LwLockPolicy::ALL;
 
 /// Holder bookkeeping independent of the lock: `exclusive`, `shared`.
 #[derive(Default)]
@@ -49,7 +49,33 @@ fn exclusive_lockers_never_lose_a_wakeup() {
             };
             exclusive_section(&lock, &holders);
             t.join().unwrap();
+            assert!(lock.is_idle(), "{policy}: flags left at quiescence");
             assert_eq!(*lock.lock_shared(), 2);
+        });
+    }
+}
+
+/// Three exclusive lockers: a woken waiter retries while another barges
+/// (`fair`, `barging`), and the `WAKING` gate keeps a release from waking a
+/// second waiter before the first has run — still nobody is left asleep.
+#[test]
+fn three_exclusive_lockers_never_lose_a_wakeup() {
+    for policy in POLICIES {
+        loom::model(move || {
+            let lock = Arc::new(LwLock::new(Tranche::Test, policy, 0usize));
+            let holders = Arc::new(Holders::default());
+            let threads: Vec<_> = (0..2)
+                .map(|_| {
+                    let (lock, holders) = (lock.clone(), holders.clone());
+                    thread::spawn(move || exclusive_section(&lock, &holders))
+                })
+                .collect();
+            exclusive_section(&lock, &holders);
+            for t in threads {
+                t.join().unwrap();
+            }
+            assert!(lock.is_idle(), "{policy}: flags left at quiescence");
+            assert_eq!(*lock.lock_shared(), 3);
         });
     }
 }
@@ -71,8 +97,8 @@ fn shared_and_exclusive_lockers_are_mutually_exclusive_and_all_finish() {
             shared_section(&lock, &holders);
             reader.join().unwrap();
             writer.join().unwrap();
+            assert!(lock.is_idle(), "{policy}: flags left at quiescence");
             assert_eq!(*lock.lock_shared(), 1);
-            assert!(!lock.has_exclusive_waiter());
         });
     }
 }
@@ -98,35 +124,70 @@ fn try_lock_never_breaks_exclusion() {
     }
 }
 
-/// Under `fair`, once an exclusive waiter is queued, a shared request that
-/// arrives later is granted only after it.
+/// Under `fair` (and `handoff`), once an exclusive waiter is queued, a
+/// shared request that arrives later is granted only after it — also when
+/// it arrives between the writer's wake-up and its retry (loom runs the
+/// reader at every point of the release and the wake-up).
 #[test]
-fn fair_grants_a_queued_writer_before_a_later_reader() {
+fn a_queued_writer_is_not_passed_by_a_later_reader() {
+    for policy in [LwLockPolicy::Fair, LwLockPolicy::Handoff] {
+        loom::model(move || {
+            let lock = Arc::new(LwLock::new(Tranche::Test, policy, 0usize));
+            let ticket = Arc::new(AtomicUsize::new(0));
+            let held = lock.lock_shared();
+            let writer = {
+                let (lock, ticket) = (lock.clone(), ticket.clone());
+                thread::spawn(move || {
+                    let _g = lock.lock_exclusive();
+                    ticket.fetch_add(1, Ordering::SeqCst)
+                })
+            };
+            while !lock.has_exclusive_waiter() {
+                thread::yield_now();
+            }
+            let reader = {
+                let (lock, ticket) = (lock.clone(), ticket.clone());
+                thread::spawn(move || {
+                    let _g = lock.lock_shared();
+                    ticket.fetch_add(1, Ordering::SeqCst)
+                })
+            };
+            drop(held);
+            let w = writer.join().unwrap();
+            let r = reader.join().unwrap();
+            assert!(w < r, "{policy}: the later reader was granted before the queued writer");
+            assert!(lock.is_idle(), "{policy}: flags left at quiescence");
+        });
+    }
+}
+
+/// Under `fair` an exclusive newcomer may take the lock between a queued
+/// writer's wake-up and its retry (no hand-off, so no convoy); the writer
+/// then re-queues at the head, and a reader that came after it (here the
+/// main thread, once it has released) still does not pass it.
+#[test]
+fn fair_a_barging_writer_does_not_let_a_later_reader_pass_the_woken_one() {
     loom::model(|| {
         let lock = Arc::new(LwLock::new(Tranche::Test, LwLockPolicy::Fair, 0usize));
-        let ticket = Arc::new(AtomicUsize::new(0));
         let held = lock.lock_shared();
         let writer = {
-            let (lock, ticket) = (lock.clone(), ticket.clone());
-            thread::spawn(move || {
-                let _g = lock.lock_exclusive();
-                ticket.fetch_add(1, Ordering::SeqCst)
-            })
+            let lock = lock.clone();
+            thread::spawn(move || *lock.lock_exclusive() += 1)
         };
         while !lock.has_exclusive_waiter() {
             thread::yield_now();
         }
-        let reader = {
-            let (lock, ticket) = (lock.clone(), ticket.clone());
-            thread::spawn(move || {
-                let _g = lock.lock_shared();
-                ticket.fetch_add(1, Ordering::SeqCst)
-            })
+        let barger = {
+            let lock = lock.clone();
+            thread::spawn(move || *lock.lock_exclusive() += 10)
         };
         drop(held);
-        let w = writer.join().unwrap();
-        let r = reader.join().unwrap();
-        assert!(w < r, "the later reader was granted before the queued writer");
+        let seen = *lock.lock_shared();
+        assert_eq!(seen % 10, 1, "the later reader passed the queued writer (saw {seen})");
+        writer.join().unwrap();
+        barger.join().unwrap();
+        assert!(lock.is_idle(), "flags left at quiescence");
+        assert_eq!(*lock.lock_shared(), 11);
     });
 }
 

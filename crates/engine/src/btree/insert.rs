@@ -120,11 +120,8 @@ impl<'p> BTree<'p> {
             }
             let bad = |r: Bad| self.corrupt(block, r);
             let op = self.tree_page(&g, block, 0)?;
-            if page::beyond_high_key(&g, &op, probe).map_err(bad)? {
-                let right = op.right.expect("a page with a high key has a right link");
-                drop(g);
-                self.count_move(&mut moves, block)?;
-                d.leaf = self.pin(right)?;
+            if let Some(right) = self.right_of(&g, &op, block, probe)? {
+                d.leaf = self.move_right(g, block, right, &mut moves)?;
                 continue;
             }
             if check_unique {
@@ -214,11 +211,8 @@ impl<'p> BTree<'p> {
                 continue;
             }
             let op = self.tree_page(&p, block, 0)?;
-            if page::beyond_high_key(&p, &op, probe).map_err(|r| self.corrupt(block, r))? {
-                let right = op.right.expect("a page with a high key has a right link");
-                drop(p);
-                self.count_move(&mut moves, block)?;
-                d.leaf = self.pin(right)?;
+            if let Some(right) = self.right_of(&p, &op, block, probe)? {
+                d.leaf = self.move_right(p, block, right, &mut moves)?;
                 continue;
             }
             return Ok(());
@@ -388,12 +382,9 @@ impl<'p> BTree<'p> {
             }
             let p = ppin.lock_exclusive();
             let pop = self.tree_page(&p, pblock, level)?;
-            if page::beyond_high_key(&p, &pop, &separator).map_err(|r| self.corrupt(pblock, r))? {
-                let next = pop.right.expect("a page with a high key has a right link");
-                drop(p);
-                self.count_move(&mut moves, pblock)?;
+            if let Some(next) = self.right_of(&p, &pop, pblock, &separator)? {
+                ppin = self.move_right(p, pblock, next, &mut moves)?;
                 pblock = next;
-                ppin = self.pin(pblock)?;
                 continue;
             }
             break (p, pop);

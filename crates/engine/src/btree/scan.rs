@@ -174,14 +174,13 @@ impl<'t, 'p> RawScan<'t, 'p> {
                 continue;
             }
             let op = self.tree.tree_page(&p, block, 0)?;
-            if let Some(probe) = probe {
-                if page::beyond_high_key(&p, &op, probe).map_err(bad)? {
-                    let right = op.right.expect("a page with a high key has a right link");
-                    drop(p);
-                    self.tree.count_move(&mut self.moves, block)?;
-                    pin = self.tree.pin(right)?;
-                    continue;
-                }
+            let right = match probe {
+                Some(probe) => self.tree.right_of(&p, &op, block, probe)?,
+                None => None,
+            };
+            if let Some(right) = right {
+                pin = self.tree.move_right(p, block, right, &mut self.moves)?;
+                continue;
             }
             let start = match probe {
                 Some(probe) => page::lower_bound(&p, probe).map_err(bad)?,

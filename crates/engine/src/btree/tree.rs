@@ -264,6 +264,40 @@ impl<'p> BTree<'p> {
         Ok(())
     }
 
+    /// The Lehman–Yao test every walk makes on a page it has locked (`p`,
+    /// block `block`, special space `op`): `None` if the page covers
+    /// `probe`, else — `probe ≥` its high key, so the page split after
+    /// whoever pointed here read it — the right sibling to move to with
+    /// [`BTree::move_right`].
+    pub(super) fn right_of(
+        &self,
+        p: &PageBuf,
+        op: &Opaque,
+        block: BlockNumber,
+        probe: &[u8],
+    ) -> Result<Option<BlockNumber>> {
+        if page::beyond_high_key(p, op, probe).map_err(|r| self.corrupt(block, r))? {
+            return Ok(Some(op.right.expect("a page with a high key has a right link")));
+        }
+        Ok(None)
+    }
+
+    /// The right-move of a walk, from `block` (locked by `guard`, shared
+    /// or exclusive) to `right`: releases the page, counts the move
+    /// (failing on a right-link cycle), and pins `right` for the caller to
+    /// lock. Never holds two content locks.
+    pub(super) fn move_right<G>(
+        &self,
+        guard: G,
+        block: BlockNumber,
+        right: BlockNumber,
+        moves: &mut u32,
+    ) -> Result<PinnedBuffer<'p>> {
+        drop(guard);
+        self.count_move(moves, block)?;
+        self.pin(right)
+    }
+
     /// Descends from the root to the leaf level for `probe`, holding one
     /// shared content lock at a time (L&Y): on each inner page, move right
     /// while `probe ≥ high key` (the page split after its parent was
@@ -315,12 +349,9 @@ impl<'p> BTree<'p> {
                 return self.descend_refreshed(probe);
             }
             let op = self.tree_page(&p, block, level)?;
-            if page::beyond_high_key(&p, &op, probe).map_err(|r| self.corrupt(block, r))? {
-                let right = op.right.expect("a page with a high key has a right link");
-                drop(p);
-                self.count_move(&mut moves, block)?;
+            if let Some(right) = self.right_of(&p, &op, block, probe)? {
+                pin = self.move_right(p, block, right, &mut moves)?;
                 block = right;
-                pin = self.pin(block)?;
                 continue;
             }
             let (_, child) = page::child_for(&p, probe).map_err(|r| self.corrupt(block, r))?;
@@ -370,8 +401,12 @@ mod tests {
     #[test]
     fn create_refuses_a_used_relation_and_open_checks_the_definition() {
         let dir = tempfile::tempdir().unwrap();
-        let smgr =
-            Smgr::open_with(dir.path(), SmgrOptions { segment_blocks: 64, max_open_files: 4 }, Arc::new(OsIo)).unwrap();
+        let smgr = Smgr::open_with(
+            dir.path(),
+            SmgrOptions { segment_blocks: 64, max_open_files: 4, ..Default::default() },
+            Arc::new(OsIo),
+        )
+        .unwrap();
         let options = PoolOptions { shared_buffers: 32, mapping_partitions: 4, policy: LwLockPolicy::Fair };
         let pool = BufferPool::with_options(options, smgr.clone()).unwrap();
         let rel = RelFileId::new(1, 42);

@@ -205,8 +205,12 @@ mod tests {
         let db = c.database("postgres").unwrap();
         c.create_table(db, "t", &[("k", ColumnType::Int4)], None).unwrap();
         let ix = c.create_index(db, "t", "t_k", &["k"], false, false).unwrap()[0].id;
-        let smgr =
-            Smgr::open_with(dir.path(), SmgrOptions { segment_blocks: 64, max_open_files: 4 }, Arc::new(OsIo)).unwrap();
+        let smgr = Smgr::open_with(
+            dir.path(),
+            SmgrOptions { segment_blocks: 64, max_open_files: 4, ..Default::default() },
+            Arc::new(OsIo),
+        )
+        .unwrap();
         let options = PoolOptions { shared_buffers: 16, mapping_partitions: 4, policy: LwLockPolicy::Fair };
         let pool = BufferPool::with_options(options, smgr.clone()).unwrap();
         let file = RelFileId::new(db, ix);

@@ -2,16 +2,25 @@
 //!
 //! A heap page is the storage crate's generic page (line pointers growing
 //! up, tuples growing down, no special space); a tuple is a one-byte header
-//! followed by one encoded row ([`crate::types::encode_row`]). Tuples are
-//! never moved, so a [`Tid`] stays valid for the life of the relation.
+//! followed by one encoded row ([`crate::types::encode_row`]). A tuple
+//! keeps its [`Tid`] while it lives: an update rewrites it on its page
+//! ([`replace_row`], compacting the page if the row grows) or, when keys
+//! change or the page is full, inserts the new row elsewhere and marks the
+//! old one dead (`crate::dml`).
 //!
 //! | tuple byte | meaning |
 //! |---|---|
-//! | 0 | flags: [`DEAD`] — the insert that made it failed later (e.g. a unique violation in an index); scans and fetches skip it |
+//! | 0 | flags: [`DEAD`] — deleted, replaced by a moved update, or the insert that made it failed or was rolled back; scans and fetches skip it |
 //! | 1.. | the row |
 //!
-//! There is no MVCC: `DEAD` is how a statement that fails after its heap
-//! insert takes the row back, the one thing an abort must do here.
+//! There is no MVCC: `DEAD` can be cleared again by the undo of the
+//! transaction that set it (which holds the row's write lock until it
+//! ends). VACUUM (`crate::vacuum`) removes dead tuples that no open
+//! transaction holds: their line pointers become unused (length 0, reused
+//! by later inserts) and the page is compacted.
+//!
+//! `fillfactor` ([`fillfactor_reserve`]): an insert leaves that share of a
+//! page free, unless the page is empty.
 //!
 //! # What protects what
 //!
@@ -439,7 +448,7 @@ mod tests {
     fn setup(dir: &std::path::Path, buffers: usize) -> (Arc<Smgr>, BufferPool) {
         let smgr = Smgr::open_with(
             dir,
-            SmgrOptions { segment_blocks: 64, max_open_files: 16 },
+            SmgrOptions { segment_blocks: 64, max_open_files: 16, ..Default::default() },
             Arc::new(turnstile_storage::io::OsIo),
         )
         .unwrap();

@@ -10,14 +10,14 @@
 //! item positions of one index page, and a page-sized tuple buffer), which
 //! is what makes a query over 100 partitions allocate megabytes (seed 000).
 
-use super::plan::{operand_value, Access, IndexKey, JoinMethod, Leaf, Plan, TablePlan};
+use super::plan::{operand_value, Access, IndexKey, JoinMethod, JoinPlan, Leaf, Plan, TablePlan};
 use super::QueryError;
 use crate::btree::{BTree, BtreeOptions};
 use crate::catalog::AmCache;
 use crate::error::Result;
 use crate::heap::{self, HeapScan};
-use crate::memory::MemoryContext;
-use crate::session::Session;
+use crate::lmgr::RelLocker;
+use crate::memory::{BlockCache, MemoryContext};
 use crate::tid::Tid;
 use crate::types::{decode_row_into, Value};
 use std::cell::RefCell;
@@ -85,6 +85,8 @@ struct Ctx<'a, 'm> {
     /// handle from one and puts back what the handle saw. Borrowed only
     /// around those two steps, never across a scan.
     amcache: RefCell<&'a mut AmCache>,
+    /// For cancel checks ([`crate::Session::check_interrupts`]).
+    backend: &'a turnstile_lock::Backend,
 }
 
 impl Ctx<'_, '_> {
@@ -119,7 +121,10 @@ impl Ctx<'_, '_> {
             };
             match &leaf.access {
                 Access::SeqScan => {
-                    for item in HeapScan::new(self.pool, file)? {
+                    for (i, item) in HeapScan::new(self.pool, file)?.enumerate() {
+                        if i % 1024 == 0 {
+                            self.backend.check_cancel()?;
+                        }
                         emit(&item?.1)?;
                     }
                 }
@@ -204,27 +209,50 @@ impl Ctx<'_, '_> {
     }
 }
 
-impl Session {
+/// The executor of one backend: runs plans over the buffer pool, taking
+/// the executor's heavyweight locks through the backend, drawing each
+/// execution's memory context from the backend's block cache and each
+/// index scan's root from its cached roots.
+#[derive(Debug)]
+pub struct Executor<'a> {
+    rels: RelLocker<'a>,
+    pool: &'a BufferPool,
+    config: &'a Config,
+    block_cache: &'a mut BlockCache,
+}
+
+impl<'a> Executor<'a> {
+    /// An executor over `rels` (the session's relation cache and backend),
+    /// reading through `pool`, with memory from `block_cache`.
+    pub(crate) fn new(
+        rels: RelLocker<'a>,
+        pool: &'a BufferPool,
+        config: &'a Config,
+        block_cache: &'a mut BlockCache,
+    ) -> Executor<'a> {
+        Executor { rels, pool, config, block_cache }
+    }
+
     /// Runs `plan` with `params`: takes the executor's locks, then scans,
     /// joins and projects. Returns the result rows.
-    pub(crate) fn execute_plan(&mut self, plan: &Plan, params: &[Value]) -> Result<Vec<Row>> {
+    pub fn run(&mut self, plan: &Plan, params: &[Value]) -> Result<Vec<Row>> {
         if params.len() != plan.params {
             return Err(QueryError::ParamCount { expected: plan.params, got: params.len() }.into());
         }
         for id in &plan.executor_locks {
-            self.lock_relation(*id, LockMode::AccessShare)?;
+            self.rels.lock(*id, LockMode::AccessShare)?;
         }
-        let engine = std::sync::Arc::clone(self.engine());
-        let db = self.database();
-        let (block_cache, amcache) = self.executor_caches();
-        let memory = MemoryContext::new(block_cache);
+        let db = self.rels.database();
+        let memory = MemoryContext::new(self.block_cache);
+        let (amcache, backend) = self.rels.amcache_and_backend();
         let ctx = Ctx {
-            pool: engine.pool(),
+            pool: self.pool,
             db,
-            config: engine.config(),
+            config: self.config,
             params,
             memory: &memory,
             amcache: RefCell::new(amcache),
+            backend,
         };
         let Some(first) = plan.tables.first() else {
             return Ok(Vec::new());
@@ -233,43 +261,55 @@ impl Session {
         ctx.scan(first, None, &mut rows)?;
         for (i, join) in plan.joins.iter().enumerate() {
             let inner = &plan.tables[i + 1];
-            let mut joined = Vec::new();
-            match join.method {
-                JoinMethod::NestLoop => {
-                    let mut matches = Vec::new();
-                    for outer in rows {
-                        matches.clear();
-                        ctx.scan(inner, Some(&outer[join.outer_column]), &mut matches)?;
-                        for m in &matches {
-                            if sql_eq(&outer[join.outer_column], &m[join.inner_column]) {
-                                let mut r = outer.clone();
-                                r.extend_from_slice(m);
-                                joined.push(r);
-                            }
-                        }
-                    }
-                }
-                JoinMethod::HashJoin => {
-                    let mut build = Vec::new();
-                    ctx.scan(inner, None, &mut build)?;
-                    let mut hash: HashMap<Value, Vec<Row>> = HashMap::new();
-                    for r in build {
-                        if let Some(k) = hash_key(&r[join.inner_column]) {
-                            hash.entry(k).or_default().push(r);
-                        }
-                    }
-                    for outer in rows {
-                        let Some(k) = hash_key(&outer[join.outer_column]) else { continue };
-                        for m in hash.get(&k).into_iter().flatten() {
-                            let mut r = outer.clone();
-                            r.extend_from_slice(m);
-                            joined.push(r);
-                        }
-                    }
-                }
-            }
-            rows = joined;
+            rows = match join.method {
+                JoinMethod::NestLoop => nest_loop(&ctx, rows, inner, join)?,
+                JoinMethod::HashJoin => hash_join(&ctx, rows, inner, join)?,
+            };
         }
         Ok(rows.into_iter().map(|r| plan.output.iter().map(|&i| r[i].clone()).collect()).collect())
     }
+}
+
+/// For each outer row, an index scan of `inner` on the join column.
+fn nest_loop(ctx: &Ctx<'_, '_>, rows: Vec<Row>, inner: &TablePlan, join: &JoinPlan) -> Result<Vec<Row>> {
+    let mut joined = Vec::new();
+    let mut matches = Vec::new();
+    for (i, outer) in rows.into_iter().enumerate() {
+        if i % 256 == 255 {
+            ctx.backend.check_cancel()?;
+        }
+        matches.clear();
+        ctx.scan(inner, Some(&outer[join.outer_column]), &mut matches)?;
+        for m in &matches {
+            if sql_eq(&outer[join.outer_column], &m[join.inner_column]) {
+                let mut r = outer.clone();
+                r.extend_from_slice(m);
+                joined.push(r);
+            }
+        }
+    }
+    Ok(joined)
+}
+
+/// Builds a hash table of `inner` on the join column, probes it with each
+/// outer row.
+fn hash_join(ctx: &Ctx<'_, '_>, rows: Vec<Row>, inner: &TablePlan, join: &JoinPlan) -> Result<Vec<Row>> {
+    let mut joined = Vec::new();
+    let mut build = Vec::new();
+    ctx.scan(inner, None, &mut build)?;
+    let mut hash: HashMap<Value, Vec<Row>> = HashMap::new();
+    for r in build {
+        if let Some(k) = hash_key(&r[join.inner_column]) {
+            hash.entry(k).or_default().push(r);
+        }
+    }
+    for outer in rows {
+        let Some(k) = hash_key(&outer[join.outer_column]) else { continue };
+        for m in hash.get(&k).into_iter().flatten() {
+            let mut r = outer.clone();
+            r.extend_from_slice(m);
+            joined.push(r);
+        }
+    }
+    Ok(joined)
 }

@@ -17,8 +17,13 @@
 //! assert_eq!(q.tables(), ["accounts", "branches"]);
 //! ```
 //!
-//! [`plan`] turns a query into a [`plan::Plan`] (taking the planner's
-//! locks); [`exec`] runs a plan (taking the executor's locks).
+//! A [`plan::Planner`] turns a query into a [`plan::Plan`] (taking the
+//! planner's locks); an [`exec::Executor`] runs a plan (taking the
+//! executor's locks). Both borrow what they need from a session — its
+//! relation cache and lock-manager backend, and for the executor its
+//! block cache — for one call; the [`Session`](crate::Session) owns the
+//! statement cycle around them (activity, transaction, lock release) and
+//! the plan cache of prepared statements. Neither depends on the session.
 
 pub mod exec;
 pub mod plan;

@@ -26,13 +26,14 @@
 //! `ExecInitIndexScan`.
 
 use super::{Operand, Query, QueryError};
-use crate::catalog::{PartitionBound, RelEntry, RelId, RelKind};
+use crate::catalog::{IndexInfo, PartitionBound, RelEntry, RelId, RelKind};
 use crate::error::Result;
-use crate::session::Session;
+use crate::lmgr::RelLocker;
 use crate::types::{ColumnType, Value};
 use std::fmt::Write as _;
 use std::sync::Arc;
 use turnstile_lock::LockMode;
+use turnstile_sync::Config;
 
 /// How one relation is read.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -188,143 +189,60 @@ pub(crate) fn operand_value<'a>(op: &'a Operand, params: Option<&'a [Value]>) ->
     }
 }
 
-impl Session {
+/// A relation a table scans, with its partition bound (`None` for the
+/// table itself).
+type LeafId = (RelId, Option<PartitionBound>);
+
+/// An equality predicate of one table: column number and operand.
+type Filter = (usize, Operand);
+
+/// The planner of one backend: catalog look-ups through the backend's
+/// relation cache, the planner's heavyweight locks through its lock-manager
+/// backend, and `planner.index_prefilter` from the configuration. Each
+/// step of the module documentation is one function (`lock_tables`,
+/// `expand_partitions`, `choose_index`, `join_methods`).
+#[derive(Debug)]
+pub struct Planner<'a> {
+    rels: RelLocker<'a>,
+    prefilter: bool,
+    /// Relation locks taken by the plan being made (for reports).
+    planner_locks: usize,
+    /// What the executor will lock for the plan being made, in plan order.
+    executor_locks: Vec<RelId>,
+}
+
+impl<'a> Planner<'a> {
+    /// A planner over `rels` (the session's relation cache and backend) with
+    /// `config`'s planner settings.
+    pub(crate) fn new(rels: RelLocker<'a>, config: &Config) -> Planner<'a> {
+        Planner { rels, prefilter: config.planner.index_prefilter, planner_locks: 0, executor_locks: Vec::new() }
+    }
+
     /// Plans `query`. `params` are the parameter values of a custom plan
     /// (simple mode), `None` for a generic plan (prepared mode). Takes the
     /// planner's locks (`AccessShareLock`), which last until the statement
     /// or transaction ends.
-    pub(crate) fn plan_query(&mut self, query: &Query, params: Option<&[Value]>) -> Result<Plan> {
-        let generation = self.engine().catalog().published_generation();
-        let prefilter = self.engine().config().planner.index_prefilter;
+    pub fn plan(&mut self, query: &Query, params: Option<&[Value]>) -> Result<Plan> {
+        let generation = self.rels.catalog().published_generation();
+        self.planner_locks = 0;
+        self.executor_locks = Vec::new();
         let names = query.tables();
-        for (i, n) in names.iter().enumerate() {
-            if names[..i].contains(n) {
-                return Err(QueryError::DuplicateTable((*n).into()).into());
-            }
-        }
-        let mut planner_locks = 0usize;
-        let mut entries = Vec::with_capacity(names.len());
-        for name in &names {
-            let e = self.lock_by_name(name, LockMode::AccessShare)?;
-            planner_locks += 1;
-            if !matches!(e.rel.kind, RelKind::Table | RelKind::PartitionedTable) {
-                return Err(QueryError::NotATable((*name).into()).into());
-            }
-            entries.push(e);
-        }
-        // Predicates, by table.
-        let mut filters: Vec<Vec<(usize, Operand)>> = vec![Vec::new(); entries.len()];
-        for p in query.filters() {
-            let (t, c) = resolve_column(&entries, &names, &p.column)?;
-            if let Operand::Const(v) = &p.value {
-                if v.coerce(entries[t].column_types[c]).is_none() {
-                    return Err(QueryError::TypeMismatch { column: p.column.clone(), value: v.to_string() }.into());
-                }
-            }
-            filters[t].push((c, p.value.clone()));
-        }
-        // Joins: the inner table's join column, the outer's position.
-        let offsets: Vec<usize> = entries
-            .iter()
-            .scan(0, |acc, e| {
-                let o = *acc;
-                *acc += e.column_types.len();
-                Some(o)
-            })
-            .collect();
-        let mut join_cols = Vec::with_capacity(query.joins().len());
-        for (i, j) in query.joins().iter().enumerate() {
-            let inner = i + 1;
-            let (lt, lc) = resolve_column(&entries[..inner], &names[..inner], &j.left)?;
-            let rc = entries[inner]
-                .rel
-                .column_number(j.right.rsplit('.').next().unwrap_or(&j.right))
-                .ok_or_else(|| QueryError::UnknownColumn(format!("{}.{}", names[inner], j.right)))?;
-            let (lty, rty) = (entries[lt].column_types[lc], entries[inner].column_types[rc]);
-            if !lty.comparable(rty) {
-                return Err(QueryError::JoinTypeMismatch { left: j.left.clone(), right: j.right.clone() }.into());
-            }
-            join_cols.push((offsets[lt] + lc, rc));
-        }
+        let entries = self.lock_tables(&names)?;
+        let mut filters = predicates(query, &entries, &names)?;
+        let offsets = column_offsets(&entries);
+        let join_cols = join_columns(query, &entries, &names, &offsets)?;
 
         let mut tables = Vec::with_capacity(entries.len());
-        let mut executor_locks = Vec::new();
         for (ti, e) in entries.iter().enumerate() {
-            executor_locks.push(e.rel.id);
+            self.executor_locks.push(e.rel.id);
             let join_col = if ti == 0 { None } else { Some(join_cols[ti - 1].1) };
-            let mut runtime_prune = None;
-            let leaf_ids: Vec<(RelId, Option<PartitionBound>)> = match e.rel.partition_key {
-                None => vec![(e.rel.id, None)],
-                Some(key) => {
-                    let on_key = filters[ti].iter().find(|(c, _)| *c == key.column);
-                    let mut keep = Vec::with_capacity(e.partitions.len());
-                    match on_key {
-                        Some((_, op)) => match operand_value(op, params)? {
-                            Some(v) => keep.extend(
-                                e.partitions.iter().filter(|(_, b)| b.contains(v)).map(|(id, b)| (*id, Some(*b))),
-                            ),
-                            None => {
-                                runtime_prune = Some((key.column, op.clone()));
-                                keep.extend(e.partitions.iter().map(|(id, b)| (*id, Some(*b))));
-                            }
-                        },
-                        None => keep.extend(e.partitions.iter().map(|(id, b)| (*id, Some(*b)))),
-                    }
-                    for (id, _) in &keep {
-                        self.lock_relation(*id, LockMode::AccessShare)?;
-                        planner_locks += 1;
-                        executor_locks.push(*id);
-                    }
-                    keep
-                }
-            };
+            let (leaf_ids, runtime_prune) = self.expand_partitions(e, &filters[ti], params)?;
             let mut leaves = Vec::with_capacity(leaf_ids.len());
             for (id, bound) in leaf_ids {
-                let leaf = if id == e.rel.id { Arc::clone(e) } else { self.rel_entry(id)? };
-                // Columns an index could serve: one pass over the predicates,
-                // so discarding an index is one lookup (seed 003's column sets).
-                let mut useful_cols = vec![false; leaf.column_types.len()];
-                for (c, _) in &filters[ti] {
-                    useful_cols[*c] = true;
-                }
-                if let Some(c) = join_col {
-                    useful_cols[c] = true;
-                }
-                let useful = |leading: usize| useful_cols.get(leading).copied().unwrap_or(false);
-                let mut chosen: Option<(usize, Access)> = None;
-                for ix in &leaf.indexes {
-                    let leading = ix.leading_column();
-                    if prefilter && !useful(leading) {
-                        continue; // seed 003: discarded before it is opened or locked
-                    }
-                    self.lock_relation(ix.id, LockMode::AccessShare)?;
-                    planner_locks += 1;
-                    if !useful(leading) {
-                        continue;
-                    }
-                    let key = match filters[ti].iter().find(|(c, _)| *c == leading) {
-                        Some((_, op)) => IndexKey::Filter(op.clone()),
-                        None => IndexKey::Outer,
-                    };
-                    // Prefer a predicate over a join key, then unique indexes.
-                    let score = usize::from(matches!(key, IndexKey::Filter(_))) * 2 + usize::from(ix.unique);
-                    if chosen.as_ref().is_none_or(|(s, _)| score > *s) {
-                        let key_types = ix.columns.iter().map(|&c| leaf.column_types[c]).collect();
-                        chosen = Some((
-                            score,
-                            Access::IndexScan {
-                                index: ix.id,
-                                name: ix.name.clone(),
-                                key_types,
-                                unique: ix.unique,
-                                key,
-                            },
-                        ));
-                    }
-                }
-                let access = chosen.map_or(Access::SeqScan, |(_, a)| a);
+                let leaf = if id == e.rel.id { Arc::clone(e) } else { self.rels.entry(id)? };
+                let access = self.choose_index(&leaf, &filters[ti], join_col)?;
                 if let Access::IndexScan { index, .. } = &access {
-                    executor_locks.push(*index);
+                    self.executor_locks.push(*index);
                 }
                 leaves.push(Leaf { rel: id, name: leaf.rel.name.clone(), bound, access });
             }
@@ -337,27 +255,215 @@ impl Session {
                 runtime_prune,
             });
         }
-        let joins = join_cols
-            .iter()
-            .enumerate()
-            .map(|(i, &(outer_column, inner_column))| {
-                let inner = &tables[i + 1];
-                let all_indexed =
-                    inner.leaves.iter().all(|l| matches!(&l.access, Access::IndexScan { key: IndexKey::Outer, .. }));
-                JoinPlan {
-                    method: if all_indexed { JoinMethod::NestLoop } else { JoinMethod::HashJoin },
-                    outer_column,
-                    inner_column,
-                }
-            })
-            .collect();
-        let output = match query.projection() {
-            None => (0..offsets.last().map_or(0, |o| o + entries.last().map_or(0, |e| e.column_types.len()))).collect(),
-            Some(cols) => cols
-                .iter()
-                .map(|c| resolve_column(&entries, &names, c).map(|(t, ci)| offsets[t] + ci))
-                .collect::<Result<Vec<_>>>()?,
-        };
-        Ok(Plan { tables, joins, output, executor_locks, planner_locks, params: query.param_count(), generation })
+        let joins = join_methods(&join_cols, &tables);
+        let output = output_columns(query, &entries, &names, &offsets)?;
+        Ok(Plan {
+            tables,
+            joins,
+            output,
+            executor_locks: std::mem::take(&mut self.executor_locks),
+            planner_locks: self.planner_locks,
+            params: query.param_count(),
+            generation,
+        })
     }
+
+    /// Takes `AccessShareLock` on `id` for the planner.
+    fn lock(&mut self, id: RelId) -> Result<()> {
+        self.rels.lock(id, LockMode::AccessShare)?;
+        self.planner_locks += 1;
+        Ok(())
+    }
+
+    /// Step 1: locks every table of the query, in query order, and reads
+    /// its definition after the lock.
+    fn lock_tables(&mut self, names: &[&str]) -> Result<Vec<Arc<RelEntry>>> {
+        for (i, n) in names.iter().enumerate() {
+            if names[..i].contains(n) {
+                return Err(QueryError::DuplicateTable((*n).into()).into());
+            }
+        }
+        let mut entries = Vec::with_capacity(names.len());
+        for name in names {
+            let e = self.rels.lock_by_name(name, LockMode::AccessShare)?;
+            self.planner_locks += 1;
+            if !matches!(e.rel.kind, RelKind::Table | RelKind::PartitionedTable) {
+                return Err(QueryError::NotATable((*name).into()).into());
+            }
+            entries.push(e);
+        }
+        Ok(entries)
+    }
+
+    /// Step 2: the relations table `e` scans — itself, or its partitions:
+    /// those a predicate on the partition key with a value known now keeps
+    /// (plan-time pruning), else all of them, each locked (and recorded
+    /// for the executor). A key predicate on a parameter of a generic plan
+    /// becomes the run-time pruning returned alongside.
+    fn expand_partitions(
+        &mut self,
+        e: &RelEntry,
+        filters: &[(usize, Operand)],
+        params: Option<&[Value]>,
+    ) -> Result<(Vec<LeafId>, Option<Filter>)> {
+        let Some(key) = e.rel.partition_key else {
+            return Ok((vec![(e.rel.id, None)], None));
+        };
+        let mut runtime_prune = None;
+        let on_key = filters.iter().find(|(c, _)| *c == key.column);
+        let mut keep = Vec::with_capacity(e.partitions.len());
+        match on_key {
+            Some((_, op)) => match operand_value(op, params)? {
+                Some(v) => {
+                    keep.extend(e.partitions.iter().filter(|(_, b)| b.contains(v)).map(|(id, b)| (*id, Some(*b))))
+                }
+                None => {
+                    runtime_prune = Some((key.column, op.clone()));
+                    keep.extend(e.partitions.iter().map(|(id, b)| (*id, Some(*b))));
+                }
+            },
+            None => keep.extend(e.partitions.iter().map(|(id, b)| (*id, Some(*b)))),
+        }
+        for (id, _) in &keep {
+            self.lock(*id)?;
+            self.executor_locks.push(*id);
+        }
+        Ok((keep, runtime_prune))
+    }
+
+    /// Step 3: how relation `leaf` is read — an index scan on the best
+    /// index whose leading column has an equality predicate (`filters`) or
+    /// is the join column (`join_col`), else a sequential scan. Without the
+    /// prefilter every index is locked before it is looked at; with it
+    /// (seed 003) only those the column sets keep.
+    fn choose_index(
+        &mut self,
+        leaf: &RelEntry,
+        filters: &[(usize, Operand)],
+        join_col: Option<usize>,
+    ) -> Result<Access> {
+        // Columns an index could serve: one pass over the predicates,
+        // so discarding an index is one lookup (seed 003's column sets).
+        let mut useful_cols = vec![false; leaf.column_types.len()];
+        for (c, _) in filters {
+            useful_cols[*c] = true;
+        }
+        if let Some(c) = join_col {
+            useful_cols[c] = true;
+        }
+        let useful = |leading: usize| useful_cols.get(leading).copied().unwrap_or(false);
+        let mut chosen: Option<(usize, &IndexInfo, IndexKey)> = None;
+        for ix in &leaf.indexes {
+            let leading = ix.leading_column();
+            if self.prefilter && !useful(leading) {
+                continue; // seed 003: discarded before it is opened or locked
+            }
+            self.lock(ix.id)?;
+            if !useful(leading) {
+                continue;
+            }
+            let key = match filters.iter().find(|(c, _)| *c == leading) {
+                Some((_, op)) => IndexKey::Filter(op.clone()),
+                None => IndexKey::Outer,
+            };
+            // Prefer a predicate over a join key, then unique indexes.
+            let score = usize::from(matches!(key, IndexKey::Filter(_))) * 2 + usize::from(ix.unique);
+            if chosen.as_ref().is_none_or(|(s, _, _)| score > *s) {
+                chosen = Some((score, ix, key));
+            }
+        }
+        Ok(match chosen {
+            None => Access::SeqScan,
+            Some((_, ix, key)) => Access::IndexScan {
+                index: ix.id,
+                name: ix.name.clone(),
+                key_types: ix.columns.iter().map(|&c| leaf.column_types[c]).collect(),
+                unique: ix.unique,
+                key,
+            },
+        })
+    }
+}
+
+/// The equality predicates of `query`, by table: column number and
+/// operand. A constant must be of (or coerce to) the column's type.
+fn predicates(query: &Query, entries: &[Arc<RelEntry>], names: &[&str]) -> Result<Vec<Vec<(usize, Operand)>>> {
+    let mut filters: Vec<Vec<(usize, Operand)>> = vec![Vec::new(); entries.len()];
+    for p in query.filters() {
+        let (t, c) = resolve_column(entries, names, &p.column)?;
+        if let Operand::Const(v) = &p.value {
+            if v.coerce(entries[t].column_types[c]).is_none() {
+                return Err(QueryError::TypeMismatch { column: p.column.clone(), value: v.to_string() }.into());
+            }
+        }
+        filters[t].push((c, p.value.clone()));
+    }
+    Ok(filters)
+}
+
+/// Where each table's columns start in the combined (joined) row.
+fn column_offsets(entries: &[Arc<RelEntry>]) -> Vec<usize> {
+    entries
+        .iter()
+        .scan(0, |acc, e| {
+            let o = *acc;
+            *acc += e.column_types.len();
+            Some(o)
+        })
+        .collect()
+}
+
+/// For each join: the outer join column's position in the combined row,
+/// and the inner table's join column.
+fn join_columns(
+    query: &Query,
+    entries: &[Arc<RelEntry>],
+    names: &[&str],
+    offsets: &[usize],
+) -> Result<Vec<(usize, usize)>> {
+    let mut join_cols = Vec::with_capacity(query.joins().len());
+    for (i, j) in query.joins().iter().enumerate() {
+        let inner = i + 1;
+        let (lt, lc) = resolve_column(&entries[..inner], &names[..inner], &j.left)?;
+        let rc = entries[inner]
+            .rel
+            .column_number(j.right.rsplit('.').next().unwrap_or(&j.right))
+            .ok_or_else(|| QueryError::UnknownColumn(format!("{}.{}", names[inner], j.right)))?;
+        let (lty, rty) = (entries[lt].column_types[lc], entries[inner].column_types[rc]);
+        if !lty.comparable(rty) {
+            return Err(QueryError::JoinTypeMismatch { left: j.left.clone(), right: j.right.clone() }.into());
+        }
+        join_cols.push((offsets[lt] + lc, rc));
+    }
+    Ok(join_cols)
+}
+
+/// Step 4: a nested loop when every relation of the inner table is read
+/// by an index scan on the join column, else a hash join.
+fn join_methods(join_cols: &[(usize, usize)], tables: &[TablePlan]) -> Vec<JoinPlan> {
+    join_cols
+        .iter()
+        .enumerate()
+        .map(|(i, &(outer_column, inner_column))| {
+            let inner = &tables[i + 1];
+            let all_indexed =
+                inner.leaves.iter().all(|l| matches!(&l.access, Access::IndexScan { key: IndexKey::Outer, .. }));
+            JoinPlan {
+                method: if all_indexed { JoinMethod::NestLoop } else { JoinMethod::HashJoin },
+                outer_column,
+                inner_column,
+            }
+        })
+        .collect()
+}
+
+/// The projection's positions in the combined row (every column for `*`).
+fn output_columns(query: &Query, entries: &[Arc<RelEntry>], names: &[&str], offsets: &[usize]) -> Result<Vec<usize>> {
+    Ok(match query.projection() {
+        None => (0..offsets.last().map_or(0, |o| o + entries.last().map_or(0, |e| e.column_types.len()))).collect(),
+        Some(cols) => cols
+            .iter()
+            .map(|c| resolve_column(entries, names, c).map(|(t, ci)| offsets[t] + ci))
+            .collect::<Result<Vec<_>>>()?,
+    })
 }

@@ -19,11 +19,11 @@
 //! seed; the scratch directory (under the system temp dir unless `--dir`)
 //! is removed afterwards.
 
+use crate::cli::CliError;
+use crate::harness::run_workers;
 use crate::report::{f, Section, Table};
-use crate::CliError;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
-use std::sync::Barrier;
 use std::time::{Duration, Instant};
 use turnstile_engine::btree::{BTree, BtreeOptions};
 use turnstile_engine::tid::Tid;
@@ -47,9 +47,9 @@ const EXTRA_WINDOW_MAX: Duration = Duration::from_secs(10);
 /// Options of `turnstile micro btree`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
-    /// Print the JSON report (the output contract) instead of tables.
-    #[arg(long)]
-    pub json: bool,
+    /// `--json`.
+    #[command(flatten)]
+    pub output: super::Output,
     /// Inserter thread counts (each point also runs as many readers).
     #[arg(long, value_delimiter = ',', default_values_t = vec![1, 2, 8, 32])]
     pub threads: Vec<usize>,
@@ -75,7 +75,7 @@ impl Args {
     /// The short run `turnstile reproduce` uses.
     pub fn reproduce() -> Args {
         Args {
-            json: false,
+            output: super::Output::default(),
             threads: vec![1, 8],
             seconds: 0.5,
             preload: 20_000,
@@ -169,69 +169,60 @@ fn run_point(args: &Args, lock: LeafInsertLock, threads: usize, dir: &Path) -> R
     let duration = Duration::from_secs_f64(args.seconds);
     let stop = AtomicBool::new(false);
     let (inserts, lookups) = (AtomicU64::new(0), AtomicU64::new(0));
-    let start = Barrier::new(2 * threads + 1);
-    let (elapsed, waits) = std::thread::scope(|s| -> Result<(Duration, u64), CliError> {
-        let mut handles = Vec::new();
-        for t in 0..threads {
-            let (tree, pool, locks, stop, inserts, start) = (&tree, &pool, &locks, &stop, &inserts, &start);
-            handles.push(s.spawn(move || -> Result<(), String> {
-                let backend = locks.register().map_err(|e| e.to_string())?;
-                let mut ext = Extender::new(pool, backend, extend, extend_max_blocks);
-                let mut state = SEED ^ ((t as u64 + 1) << 32);
-                start.wait();
+    let before = tranche_stats(Tranche::BufferContent);
+    // Threads `0..T` insert, `T..2T` look up, and thread `2T` keeps time:
+    // it returns when the window began, the others `None`.
+    type Work<'a> = Box<dyn FnOnce() -> Result<Option<Instant>, CliError> + 'a>;
+    let (tree, pool, locks, stop, inserts, lookups) = (&tree, &pool, &locks, &stop, &inserts, &lookups);
+    let outcomes = run_workers(2 * threads + 1, |i| -> Result<Work<'_>, CliError> {
+        if i < threads {
+            let t = i;
+            let backend = locks.register()?;
+            let mut ext = Extender::new(pool, backend, extend, extend_max_blocks);
+            let mut state = SEED ^ ((t as u64 + 1) << 32);
+            return Ok(Box::new(move || {
                 let mut n = 0u32;
                 while !stop.load(Ordering::Relaxed) {
                     let key = [Value::Int8(next_key(&mut state, args.key_space))];
                     // Heap TIDs past the preload's: block 10^6 + thread.
                     let tid = Tid::new(1_000_000 + t as u32 * 100_000 + n / 1000, (n % 1000) as u16);
-                    tree.insert(&mut ext, &key, tid).map_err(|e| e.to_string())?;
+                    tree.insert(&mut ext, &key, tid)?;
                     inserts.fetch_add(1, Ordering::Relaxed);
                     n += 1;
                 }
-                Ok(())
+                Ok(None)
             }));
         }
-        for t in 0..threads {
-            let (tree, stop, lookups, start) = (&tree, &stop, &lookups, &start);
-            handles.push(s.spawn(move || -> Result<(), String> {
-                let mut state = SEED ^ ((t as u64 + 1) << 48);
-                start.wait();
+        if i < 2 * threads {
+            let t = i - threads;
+            let mut state = SEED ^ ((t as u64 + 1) << 48);
+            return Ok(Box::new(move || {
                 while !stop.load(Ordering::Relaxed) {
                     let key = [Value::Int8(next_key(&mut state, args.key_space))];
-                    std::hint::black_box(tree.search(&key).map_err(|e| e.to_string())?);
+                    std::hint::black_box(tree.search(&key)?);
                     lookups.fetch_add(1, Ordering::Relaxed);
                 }
-                Ok(())
+                Ok(None)
             }));
         }
-        let before = tranche_stats(Tranche::BufferContent);
-        start.wait();
-        let began = Instant::now();
-        std::thread::sleep(duration);
-        // On a loaded 2-core machine a point could end before any thread
-        // ran; extend the window (boundedly) until both sides did work.
-        let deadline = began + duration + EXTRA_WINDOW_MAX;
-        while (inserts.load(Ordering::Relaxed) == 0 || lookups.load(Ordering::Relaxed) == 0)
-            && Instant::now() < deadline
-        {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        stop.store(true, Ordering::Relaxed);
-        let mut failure = None;
-        for h in handles {
-            match h.join() {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => failure = Some(e),
-                Err(_) => failure = Some("a benchmark thread panicked".into()),
+        Ok(Box::new(move || {
+            let began = Instant::now();
+            std::thread::sleep(duration);
+            // On a loaded 2-core machine a point could end before any thread
+            // ran; extend the window (boundedly) until both sides did work.
+            let deadline = began + duration + EXTRA_WINDOW_MAX;
+            while (inserts.load(Ordering::Relaxed) == 0 || lookups.load(Ordering::Relaxed) == 0)
+                && Instant::now() < deadline
+            {
+                std::thread::sleep(Duration::from_millis(10));
             }
-        }
-        let elapsed = began.elapsed();
-        let waits = tranche_stats(Tranche::BufferContent).since(&before).waits;
-        match failure {
-            Some(e) => Err(e.into()),
-            None => Ok((elapsed, waits)),
-        }
+            stop.store(true, Ordering::Relaxed);
+            Ok(Some(began))
+        }))
     })?;
+    let began = outcomes.into_iter().flatten().next().ok_or("the time keeper returned no start")?;
+    let elapsed = began.elapsed();
+    let waits = tranche_stats(Tranche::BufferContent).since(&before).waits;
     let (inserts, lookups) = (inserts.load(Ordering::Relaxed), lookups.load(Ordering::Relaxed));
     let report = tree.check()?;
     if report.entries != args.preload + inserts {

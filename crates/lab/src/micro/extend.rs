@@ -14,6 +14,16 @@
 //! (`bulk`) cleans victims before the lock and extends by many blocks in
 //! one file-system call.
 //!
+//! Every `LwLock` follows `lwlock.policy`, the free-space map's and the
+//! vfd cache's included; each result says which policy they followed
+//! (`lwlock_policy`, `fsm_policy`, `vfd_policy`). Besides its own `fair`,
+//! `scalable` also runs under every other policy of `--policies` (the
+//! `policies` array of the JSON report): on these exclusive-only locks a
+//! queue-order hand-off (`handoff`) forms convoys, and seed 004's `fair`
+//! must do no worse than `barging`.
+//!
+//! Writers run on the lab harness ([`crate::harness::run_workers`]).
+//!
 //! In the same run, as the reference, the same number of threads write the
 //! same bytes with `pwritev` in 128 kB chunks (16 pages) to a scratch file:
 //! the file system's own append rate on this machine.
@@ -27,18 +37,18 @@
 //! for three quarters of the run). No fsync is timed on either
 //! side; the scratch directory (under the system temp dir) is removed.
 
+use crate::harness::run_workers;
 use crate::report::{f, Section, Table};
 use crate::CliError;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
-use std::sync::Barrier;
 use std::time::{Duration, Instant};
 use turnstile_lock::LockManager;
 use turnstile_storage::io::{OsIo, StorageIo};
 use turnstile_storage::page::{self, MAX_ITEM_SIZE, PAGE_SIZE};
 use turnstile_storage::{BufferPool, BufferPoolStats, Extender, ExtensionStats, FdStats, Fork, RelFileId, Ring, Smgr};
 use turnstile_sync::sync::counter::{AtomicU64, Ordering};
-use turnstile_sync::{Config, Profile};
+use turnstile_sync::{Config, LwLockPolicy, Profile};
 
 /// Pages per `pwritev` of the raw reference (128 kB, seed 001).
 const RAW_CHUNK_PAGES: usize = 16;
@@ -67,6 +77,16 @@ pub struct Args {
     /// Profiles to run (`classic`, `scalable`).
     #[arg(long, value_delimiter = ',', default_values_t = vec!["classic".to_string(), "scalable".to_string()])]
     pub profiles: Vec<String>,
+    /// `lwlock.policy` values `scalable` runs under besides its own (every
+    /// lock follows it, the free-space map's and the vfd cache's included).
+    #[arg(long, value_delimiter = ',', default_values_t = LwLockPolicy::ALL.map(|p| p.name().to_string()).to_vec())]
+    pub policies: Vec<String>,
+    /// Rounds of the policy comparison: the policies take turns, and the
+    /// best round of each is reported in `policies`, so that a noisy
+    /// neighbour slows them alike rather than one (`results` keeps the
+    /// first round, as the profiles' own comparison has one).
+    #[arg(long, default_value_t = 2)]
+    pub policy_rounds: u32,
     /// Where the scratch directory goes (default: the system temp dir).
     #[arg(long)]
     pub dir: Option<PathBuf>,
@@ -85,6 +105,8 @@ impl Args {
             shared_buffers: 2048,
             max_backends: 32,
             profiles: vec!["classic".into(), "scalable".into()],
+            policies: LwLockPolicy::ALL.map(|p| p.name().to_string()).to_vec(),
+            policy_rounds: 2,
             dir: None,
             no_raw: false,
         }
@@ -122,6 +144,12 @@ pub struct Phases {
 pub struct RunResult {
     /// `classic` or `scalable`.
     pub profile: &'static str,
+    /// The `lwlock.policy` every `LwLock` of the run followed.
+    pub lwlock_policy: &'static str,
+    /// The policy the free-space map's locks followed.
+    pub fsm_policy: &'static str,
+    /// The policy the vfd cache's lock followed.
+    pub vfd_policy: &'static str,
     /// Writer threads.
     pub threads: usize,
     /// Pages appended per second × 8192 / 10^6.
@@ -146,9 +174,18 @@ pub fn run(args: &Args) -> Result<Section, CliError> {
         return Err("--threads needs positive thread counts".into());
     }
     let profiles = args.profiles.iter().map(|p| Profile::parse(p)).collect::<Result<Vec<_>, _>>()?;
+    let policies = args
+        .policies
+        .iter()
+        .map(|p| {
+            let mut c = Config::default();
+            c.set("lwlock.policy", p).map(|()| c.lwlock.policy)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let scratch = scratch(args.dir.as_deref())?;
     let duration = Duration::from_secs_f64(args.seconds.max(0.05));
     let mut results = Vec::new();
+    let mut by_policy = Vec::new();
     for &threads in &args.threads {
         let raw = if args.no_raw {
             0.0
@@ -156,15 +193,37 @@ pub fn run(args: &Args) -> Result<Section, CliError> {
             raw_reference(&scratch.path().join(format!("raw-{threads}")), threads, duration)?
         };
         for &profile in &profiles {
-            let mut config = Config::preset(profile);
-            config.set("buffer.shared_buffers", &args.shared_buffers.to_string())?;
-            config.set("lock.max_backends", &args.max_backends.to_string())?;
-            let dir = scratch.path().join(format!("{}-{threads}", profile.name()));
-            let mut r = run_extend(&config, &dir, threads, duration)?;
-            r.profile = profile.name();
-            r.raw_mb_per_s = raw;
-            std::fs::remove_dir_all(&dir)?;
-            results.push(r);
+            let preset = Config::preset(profile);
+            // The profile at its own policy first, then `scalable` at the others.
+            let mut runs = vec![preset.lwlock.policy];
+            let mut rounds = 1;
+            if profile == Profile::Scalable {
+                runs.extend(policies.iter().copied().filter(|&p| p != preset.lwlock.policy));
+                rounds = args.policy_rounds.max(1);
+            }
+            let mut best: Vec<Option<RunResult>> = vec![None; runs.len()];
+            for (round, (i, &policy)) in (0..rounds).flat_map(|r| runs.iter().enumerate().map(move |p| (r, p))) {
+                let mut config = preset.clone();
+                config.set("buffer.shared_buffers", &args.shared_buffers.to_string())?;
+                config.set("lock.max_backends", &args.max_backends.to_string())?;
+                config.lwlock.policy = policy;
+                let dir = scratch.path().join(format!("{}-{}-{threads}-{round}", profile.name(), policy.name()));
+                let mut r = run_extend(&config, &dir, threads, duration)?;
+                r.profile = profile.name();
+                r.raw_mb_per_s = raw;
+                std::fs::remove_dir_all(&dir)?;
+                if round == 0 && policy == preset.lwlock.policy {
+                    results.push(r.clone());
+                }
+                if best[i].as_ref().is_none_or(|b| r.mb_per_s > b.mb_per_s) {
+                    best[i] = Some(r);
+                }
+            }
+            if profile == Profile::Scalable {
+                by_policy.extend(
+                    best.into_iter().flatten().filter(|r| policies.iter().any(|p| p.name() == r.lwlock_policy)),
+                );
+            }
         }
     }
     let json = serde_json::json!({
@@ -173,9 +232,11 @@ pub fn run(args: &Args) -> Result<Section, CliError> {
         "shared_buffers": args.shared_buffers,
         "max_backends": args.max_backends,
         "unit": "MB = 10^6 bytes",
+        "policy_rounds": args.policy_rounds,
         "results": results,
+        "policies": by_policy,
     });
-    Ok(Section { json, text: render(args, &results) })
+    Ok(Section { json, text: render(args, &results, &by_policy) })
 }
 
 /// A scratch directory under `parent` (default: the system temp dir),
@@ -200,39 +261,31 @@ fn run_extend(config: &Config, dir: &Path, threads: usize, duration: Duration) -
     let rel = RelFileId::new(1, 16384);
     smgr.create(rel, Fork::Main)?;
     let fd_before = smgr.fd_stats();
-    let barrier = Barrier::new(threads);
-    let outcomes: Vec<Result<(u64, ExtensionStats, Instant, Instant), String>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let (pool, locks, barrier) = (&pool, &locks, &barrier);
-                s.spawn(move || -> Result<(u64, ExtensionStats, Instant, Instant), String> {
-                    let backend = locks.register().map_err(|e| e.to_string())?;
-                    let mut ext = Extender::new(pool, backend, config.storage.extend, config.storage.extend_max_blocks)
-                        .with_ring(Ring::bulk_write(pool.shared_buffers()));
-                    let mut item = vec![0x5a_u8; MAX_ITEM_SIZE];
-                    let mut pages = 0u64;
-                    barrier.wait();
-                    let start = Instant::now();
-                    let deadline = start + duration;
-                    while Instant::now() < deadline {
-                        let buf = ext.get_page(rel, MAX_ITEM_SIZE).map_err(|e| e.to_string())?;
-                        let mut page = buf.lock_exclusive();
-                        fill_item(&mut item, t, pages);
-                        page::add_item(&mut page, &item).ok_or("a fresh page did not take a page-sized item")?;
-                        page.mark_dirty();
-                        pages += 1;
-                    }
-                    Ok((pages, ext.stats(), start, Instant::now()))
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("writer panicked".into()))).collect()
-    });
+    let (pool, locks) = (&pool, &locks);
+    let outcomes = run_workers(threads, |t| {
+        let backend = locks.register()?;
+        let mut ext = Extender::new(pool, backend, config.storage.extend, config.storage.extend_max_blocks)
+            .with_ring(Ring::bulk_write(pool.shared_buffers()));
+        let mut item = vec![0x5a_u8; MAX_ITEM_SIZE];
+        Ok(move || -> Result<(u64, ExtensionStats, Instant, Instant), CliError> {
+            let mut pages = 0u64;
+            let start = Instant::now();
+            let deadline = start + duration;
+            while Instant::now() < deadline {
+                let buf = ext.get_page(rel, MAX_ITEM_SIZE)?;
+                let mut page = buf.lock_exclusive();
+                fill_item(&mut item, t, pages);
+                page::add_item(&mut page, &item).ok_or("a fresh page did not take a page-sized item")?;
+                page.mark_dirty();
+                pages += 1;
+            }
+            Ok((pages, ext.stats(), start, Instant::now()))
+        })
+    })?;
     let mut pages = 0;
     let mut stats = ExtensionStats::default();
     let (mut first, mut last): (Option<Instant>, Option<Instant>) = (None, None);
-    for o in outcomes {
-        let (p, s, start, end) = o?;
+    for (p, s, start, end) in outcomes {
         pages += p;
         stats.add(&s);
         first = Some(first.map_or(start, |f| f.min(start)));
@@ -243,6 +296,7 @@ fn run_extend(config: &Config, dir: &Path, threads: usize, duration: Duration) -
         _ => duration.as_secs_f64(),
     };
     let buffers = pool.stats();
+    let fsm_policy = pool.fsm().policy().name();
     let fd = smgr.fd_stats();
     let fd = FdStats {
         hits: fd.hits - fd_before.hits,
@@ -251,9 +305,12 @@ fn run_extend(config: &Config, dir: &Path, threads: usize, duration: Duration) -
         closes: fd.closes - fd_before.closes,
         ..fd
     };
-    drop(pool);
+    let vfd_policy = smgr.vfd_policy().name();
     Ok(RunResult {
         profile: "",
+        lwlock_policy: config.lwlock.policy.name(),
+        fsm_policy,
+        vfd_policy,
         threads,
         mb_per_s: pages as f64 * PAGE_SIZE as f64 / elapsed / 1e6,
         raw_mb_per_s: 0.0,
@@ -281,43 +338,34 @@ fn run_extend(config: &Config, dir: &Path, threads: usize, duration: Duration) -
 fn raw_reference(path: &Path, threads: usize, duration: Duration) -> Result<f64, CliError> {
     let file = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(path)?;
     let next = AtomicU64::new(0);
-    let barrier = Barrier::new(threads);
-    let outcomes: Vec<Result<(u64, Instant, Instant), String>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let (file, next, barrier) = (&file, &next, &barrier);
-                s.spawn(move || -> Result<(u64, Instant, Instant), String> {
-                    let mut pages: Vec<Vec<u8>> = (0..RAW_CHUNK_PAGES).map(|_| vec![0x5a_u8; PAGE_SIZE]).collect();
-                    let mut written = 0u64;
-                    barrier.wait();
-                    let start = Instant::now();
-                    let deadline = start + duration;
-                    while Instant::now() < deadline {
-                        for (i, p) in pages.iter_mut().enumerate() {
-                            fill_item(&mut p[64..], t, written + i as u64);
-                        }
-                        let chunk = next.fetch_add(1, Ordering::Relaxed);
-                        let offset = chunk * (RAW_CHUNK_PAGES * PAGE_SIZE) as u64;
-                        let slices: Vec<&[u8]> = pages.iter().map(|p| &p[..]).collect();
-                        // One `pwritev` of 16 pages (looping only on a short write).
-                        OsIo.write_at(file, &slices, offset).map_err(|e| e.to_string())?;
-                        written += RAW_CHUNK_PAGES as u64;
-                    }
-                    Ok((written, start, Instant::now()))
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("raw writer panicked".into()))).collect()
-    });
+    let (file, next) = (&file, &next);
+    let outcomes = run_workers(threads, |t| {
+        let mut pages: Vec<Vec<u8>> = (0..RAW_CHUNK_PAGES).map(|_| vec![0x5a_u8; PAGE_SIZE]).collect();
+        Ok(move || -> Result<(u64, Instant, Instant), CliError> {
+            let mut written = 0u64;
+            let start = Instant::now();
+            let deadline = start + duration;
+            while Instant::now() < deadline {
+                for (i, p) in pages.iter_mut().enumerate() {
+                    fill_item(&mut p[64..], t, written + i as u64);
+                }
+                let chunk = next.fetch_add(1, Ordering::Relaxed);
+                let offset = chunk * (RAW_CHUNK_PAGES * PAGE_SIZE) as u64;
+                let slices: Vec<&[u8]> = pages.iter().map(|p| &p[..]).collect();
+                // One `pwritev` of 16 pages (looping only on a short write).
+                OsIo.write_at(file, &slices, offset)?;
+                written += RAW_CHUNK_PAGES as u64;
+            }
+            Ok((written, start, Instant::now()))
+        })
+    })?;
     let mut pages = 0;
     let (mut first, mut last): (Option<Instant>, Option<Instant>) = (None, None);
-    for o in outcomes {
-        let (p, start, end) = o?;
+    for (p, start, end) in outcomes {
         pages += p;
         first = Some(first.map_or(start, |f| f.min(start)));
         last = Some(last.map_or(end, |l| l.max(end)));
     }
-    drop(file);
     std::fs::remove_file(path)?;
     let elapsed = match (first, last) {
         (Some(a), Some(b)) => (b - a).as_secs_f64(),
@@ -326,7 +374,7 @@ fn raw_reference(path: &Path, threads: usize, duration: Duration) -> Result<f64,
     Ok(pages as f64 * PAGE_SIZE as f64 / elapsed / 1e6)
 }
 
-fn render(args: &Args, results: &[RunResult]) -> String {
+fn render(args: &Args, results: &[RunResult], by_policy: &[RunResult]) -> String {
     let header: Vec<String> =
         std::iter::once("".to_string()).chain(args.threads.iter().map(|t| format!("{t} thr"))).collect();
     let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
@@ -373,6 +421,42 @@ fn render(args: &Args, results: &[RunResult]) -> String {
     );
     out.push_str(&mb.render());
     out.push('\n');
+    if !by_policy.is_empty() {
+        let mut pol = Table::new(
+            format!(
+                "scalable under each lwlock.policy: MB/s, best of {} alternating rounds (every LwLock follows it, the \
+                 free-space map's and the vfd cache's included)",
+                args.policy_rounds.max(1)
+            ),
+            &header_refs,
+        );
+        let mut names: Vec<&str> = Vec::new();
+        for r in by_policy {
+            if !names.contains(&r.lwlock_policy) {
+                names.push(r.lwlock_policy);
+            }
+        }
+        let get = |policy: &str, t: usize| by_policy.iter().find(|r| r.lwlock_policy == policy && r.threads == t);
+        for &name in &names {
+            pol.row(
+                std::iter::once(format!("scalable, {name}"))
+                    .chain(args.threads.iter().map(|&t| get(name, t).map_or(String::new(), |r| f(r.mb_per_s, 0))))
+                    .collect(),
+            );
+        }
+        for &name in names.iter().filter(|&&n| n != "fair") {
+            pol.row(
+                std::iter::once(format!("fair / {name}"))
+                    .chain(args.threads.iter().map(|&t| match (get("fair", t), get(name, t)) {
+                        (Some(a), Some(b)) if b.mb_per_s > 0.0 => format!("{}x", f(a.mb_per_s / b.mb_per_s, 2)),
+                        _ => String::new(),
+                    }))
+                    .collect(),
+            );
+        }
+        out.push_str(&pol.render());
+        out.push('\n');
+    }
     let mut held = Table::new(
         "extension lock: held fraction = held s / (threads × duration); busy = held s / duration \
          (seed 001, classic at 1/2/4/8/16 clients: busy 0.16 0.30 0.50 0.76 0.89)",

@@ -2,7 +2,7 @@
 //! starves (seed 004).
 //!
 //! 1. **Uncontended cost.** Shared and exclusive lock+unlock in a tight
-//!    loop, for both policies, with `parking_lot::RwLock` read and write
+//!    loop, for every policy (`fair`, `handoff`, `barging`), with `parking_lot::RwLock` read and write
 //!    lock+unlock timed in the same run as the reference. Rounds alternate
 //!    between the variants and the best round of each is kept, so a noisy
 //!    neighbour slows all variants alike rather than one.
@@ -13,14 +13,16 @@
 //!    holds the lock — the situation of seed 004's 300-core machine, where
 //!    the shared count on a hot `BufferMapping` partition never fell to
 //!    zero. Reported: the writer's wait p50/p99/max and its acquisitions per
-//!    second under each policy.
+//!    second under each policy. The threads run on the lab harness
+//!    ([`crate::harness::run_workers`]): worker 0 is the writer, the others
+//!    are the readers.
 
+use crate::harness::run_workers;
 use crate::report::{f, Section, Table};
 use crate::CliError;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use std::hint::black_box;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 use turnstile_sync::sync::counter::{AtomicBool, Ordering};
 use turnstile_sync::{LwLock, LwLockPolicy, Tranche};
@@ -101,7 +103,7 @@ pub fn run(args: &Args) -> Result<Section, CliError> {
     }
     let costs = uncontended(args);
     let starvation: Vec<StarvationRow> =
-        [LwLockPolicy::Fair, LwLockPolicy::Barging].into_iter().map(|p| probe(args, p)).collect::<Result<_, _>>()?;
+        LwLockPolicy::ALL.into_iter().map(|p| probe(args, p)).collect::<Result<_, _>>()?;
     let json = serde_json::json!({
         "bench": "lwlock",
         "results": costs,
@@ -120,18 +122,26 @@ fn time_loop(iterations: u64, mut op: impl FnMut()) -> f64 {
 }
 
 fn uncontended(args: &Args) -> Vec<CostRow> {
-    let fair = LwLock::new(Tranche::Bench, LwLockPolicy::Fair, 0u64);
-    let barging = LwLock::new(Tranche::Bench, LwLockPolicy::Barging, 0u64);
+    let locks = LwLockPolicy::ALL.map(|p| LwLock::new(Tranche::Bench, p, 0u64));
     let reference = parking_lot::RwLock::new(0u64);
     type Variant<'a> = (&'static str, &'static str, Box<dyn Fn() + 'a>);
-    let variants: Vec<Variant> = vec![
-        ("shared_lock_unlock", "parking_lot", Box::new(|| drop(black_box(reference.read())))),
-        ("shared_lock_unlock", "fair", Box::new(|| drop(black_box(fair.lock_shared())))),
-        ("shared_lock_unlock", "barging", Box::new(|| drop(black_box(barging.lock_shared())))),
-        ("exclusive_lock_unlock", "parking_lot", Box::new(|| drop(black_box(reference.write())))),
-        ("exclusive_lock_unlock", "fair", Box::new(|| drop(black_box(fair.lock_exclusive())))),
-        ("exclusive_lock_unlock", "barging", Box::new(|| drop(black_box(barging.lock_exclusive())))),
-    ];
+    let mut variants: Vec<Variant> =
+        vec![("shared_lock_unlock", "parking_lot", Box::new(|| drop(black_box(reference.read()))))];
+    for lock in &locks {
+        variants.push((
+            "shared_lock_unlock",
+            lock.policy().name(),
+            Box::new(move || drop(black_box(lock.lock_shared()))),
+        ));
+    }
+    variants.push(("exclusive_lock_unlock", "parking_lot", Box::new(|| drop(black_box(reference.write())))));
+    for lock in &locks {
+        variants.push((
+            "exclusive_lock_unlock",
+            lock.policy().name(),
+            Box::new(move || drop(black_box(lock.lock_exclusive()))),
+        ));
+    }
     let mut best = vec![f64::INFINITY; variants.len()];
     for v in &variants {
         time_loop(args.iterations / 10 + 1, &v.2); // warm-up
@@ -161,58 +171,82 @@ fn hold_for(ns: u64) {
     }
 }
 
+/// Sets the flag when dropped.
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// What one probe thread measured.
+enum Measured {
+    Writer { waits: Histogram<u64>, acquisitions: u64, elapsed: f64 },
+    Reader { acquisitions: u64 },
+}
+
 fn probe(args: &Args, policy: LwLockPolicy) -> Result<StarvationRow, CliError> {
-    let lock = Arc::new(LwLock::new(Tranche::Bench, policy, 0u64));
-    let stop = Arc::new(AtomicBool::new(false));
-    let readers: Vec<_> = (0..args.readers)
-        .map(|_| {
-            let (lock, stop, hold_ns) = (Arc::clone(&lock), Arc::clone(&stop), args.hold_ns);
-            std::thread::spawn(move || {
-                let mut n = 0u64;
-                while !stop.load(Ordering::Relaxed) {
-                    let g = lock.lock_shared();
-                    hold_for(hold_ns);
-                    black_box(*g);
-                    drop(g);
-                    n += 1;
-                }
-                n
-            })
-        })
-        .collect();
-    // Bounds, not auto-resize: `saturating_record` clamps to the current range
-    // of an auto-resizing histogram, which would hide the longest waits.
-    let mut waits = Histogram::<u64>::new_with_bounds(1, 3_600_000_000, 3)?;
+    let lock = LwLock::new(Tranche::Bench, policy, 0u64);
+    let stop = AtomicBool::new(false);
     let duration = Duration::from_secs_f64(args.seconds);
     let interval = Duration::from_micros(args.writer_interval_us);
-    let start = Instant::now();
-    let mut next = start;
-    let mut acquisitions = 0u64;
-    while start.elapsed() < duration {
-        next += interval;
-        // Wait for the tick on the CPU, not in the kernel: a sleeping writer
-        // would measure how fast the scheduler wakes it among 8 busy readers,
-        // not how the lock treats it.
-        while Instant::now() < next {
-            std::hint::spin_loop();
-        }
-        let asked = Instant::now();
-        let mut g = lock.lock_exclusive();
-        let waited = asked.elapsed();
-        *g += 1;
-        drop(g);
-        waits.saturating_record(waited.as_micros() as u64);
-        acquisitions += 1;
-        if start.elapsed() >= duration {
-            break;
-        }
-    }
-    let elapsed = start.elapsed().as_secs_f64();
-    stop.store(true, Ordering::Relaxed);
+    let (lock, stop) = (&lock, &stop);
+    let measured =
+        run_workers(args.readers + 1, |i| -> Result<Box<dyn FnOnce() -> Result<Measured, CliError>>, CliError> {
+            if i > 0 {
+                let hold_ns = args.hold_ns;
+                return Ok(Box::new(move || {
+                    let mut acquisitions = 0u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        let g = lock.lock_shared();
+                        hold_for(hold_ns);
+                        black_box(*g);
+                        drop(g);
+                        acquisitions += 1;
+                    }
+                    Ok(Measured::Reader { acquisitions })
+                }));
+            }
+            Ok(Box::new(move || {
+                // However the writer ends (done, error, panic), the readers stop.
+                let _stop_readers = StopOnDrop(stop);
+                // Bounds, not auto-resize: `saturating_record` clamps to the
+                // current range of an auto-resizing histogram, which would hide
+                // the longest waits.
+                let mut waits = Histogram::<u64>::new_with_bounds(1, 3_600_000_000, 3)?;
+                let start = Instant::now();
+                let mut next = start;
+                let mut acquisitions = 0u64;
+                while start.elapsed() < duration {
+                    next += interval;
+                    // Wait for the tick on the CPU, not in the kernel: a sleeping
+                    // writer would measure how fast the scheduler wakes it among 8
+                    // busy readers, not how the lock treats it.
+                    while Instant::now() < next {
+                        std::hint::spin_loop();
+                    }
+                    let asked = Instant::now();
+                    let mut g = lock.lock_exclusive();
+                    let waited = asked.elapsed();
+                    *g += 1;
+                    drop(g);
+                    waits.saturating_record(waited.as_micros() as u64);
+                    acquisitions += 1;
+                }
+                let elapsed = start.elapsed().as_secs_f64();
+                Ok(Measured::Writer { waits, acquisitions, elapsed })
+            }))
+        });
+    let mut writer = None;
     let mut reader_acquisitions = 0u64;
-    for r in readers {
-        reader_acquisitions += r.join().map_err(|_| "a reader thread panicked")?;
+    for m in measured? {
+        match m {
+            Measured::Writer { waits, acquisitions, elapsed } => writer = Some((waits, acquisitions, elapsed)),
+            Measured::Reader { acquisitions } => reader_acquisitions += acquisitions,
+        }
     }
+    let (waits, acquisitions, elapsed) = writer.ok_or("the probe ran no writer")?;
     Ok(StarvationRow {
         policy: policy.name(),
         readers: args.readers,

@@ -9,9 +9,9 @@
 //! blocks served from the cache and from the allocator, the cache's share,
 //! minor page faults of the thread (`getrusage(RUSAGE_THREAD)`), latency.
 
+use crate::cli::CliError;
 use crate::report::{f, Section, Table};
 use crate::run::workloads::{load_accounts, w1_query};
-use crate::CliError;
 use serde::Serialize;
 use std::time::Instant;
 use turnstile_engine::memory::minor_faults;
@@ -23,9 +23,9 @@ use turnstile_sync::{Config, Profile};
 /// Options of `turnstile micro memory`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
-    /// Print the JSON report instead of tables.
-    #[arg(long)]
-    pub json: bool,
+    /// `--json`.
+    #[command(flatten)]
+    pub output: super::Output,
     /// Partitions of `accounts`.
     #[arg(long, default_value_t = 100)]
     pub partitions: i32,
@@ -40,7 +40,7 @@ pub struct Args {
 impl Args {
     /// The short run `turnstile reproduce` uses.
     pub fn reproduce() -> Args {
-        Args { json: false, partitions: 100, rows_per_partition: 10, queries: 500 }
+        Args { output: super::Output::default(), partitions: 100, rows_per_partition: 10, queries: 500 }
     }
 }
 

@@ -1,8 +1,8 @@
 //! Micro-benchmarks: single primitives timed against a reference primitive
 //! in the same run, reported as ratios (DESIGN.md §8).
 
+use crate::cli::CliError;
 use crate::report::Section;
-use crate::CliError;
 use clap::Subcommand;
 
 pub mod btree;
@@ -11,6 +11,14 @@ pub mod lock;
 pub mod lwlock;
 pub mod memory;
 pub mod plan;
+
+/// The options every micro-benchmark takes (`#[command(flatten)]`).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct Output {
+    /// Print the JSON report (the output contract) instead of tables.
+    #[arg(long)]
+    pub json: bool,
+}
 
 /// The micro-benchmarks.
 #[derive(Subcommand, Debug)]
@@ -56,15 +64,15 @@ pub fn run(bench: MicroBench) -> Result<(), CliError> {
             (extend::run(&args)?, json)
         }
         MicroBench::Plan(args) => {
-            let json = args.json;
+            let json = args.output.json;
             (plan::run(&args)?, json)
         }
         MicroBench::Memory(args) => {
-            let json = args.json;
+            let json = args.output.json;
             (memory::run(&args)?, json)
         }
         MicroBench::Btree(args) => {
-            let json = args.json;
+            let json = args.output.json;
             (btree::run(&args)?, json)
         }
     };

@@ -8,9 +8,9 @@
 //! taken per query — without the prefilter the planner opens and locks
 //! every index (61 locks with 60 indexes, as PostgreSQL does); with it, two.
 
+use crate::cli::CliError;
 use crate::harness::{histogram, run_clients, Latency, RunSpec};
 use crate::report::{f, Section, Table};
-use crate::CliError;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use std::sync::{Arc, Mutex};
@@ -24,9 +24,9 @@ use turnstile_sync::{Config, Profile};
 /// Options of `turnstile micro plan`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
-    /// Print the JSON report (the output contract) instead of tables.
-    #[arg(long)]
-    pub json: bool,
+    /// `--json`.
+    #[command(flatten)]
+    pub output: super::Output,
     /// Index counts to measure.
     #[arg(long, value_delimiter = ',', default_values_t = vec![1, 10, 60])]
     pub indexes: Vec<usize>,
@@ -44,7 +44,13 @@ pub struct Args {
 impl Args {
     /// The short run `turnstile reproduce` uses.
     pub fn reproduce() -> Args {
-        Args { json: false, indexes: vec![1, 10, 60], threads: vec![1, 2], seconds: 0.3, warmup: 0.05 }
+        Args {
+            output: super::Output::default(),
+            indexes: vec![1, 10, 60],
+            threads: vec![1, 2],
+            seconds: 0.3,
+            warmup: 0.05,
+        }
     }
 }
 

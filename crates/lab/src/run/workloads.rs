@@ -1,13 +1,13 @@
 //! The seed workloads: how each loads its data and what one transaction of
 //! one client does.
 
-use super::{Args, Txn};
+use super::{Args, Extra, Txn};
+use crate::cli::{CliError, ModeArg};
 use crate::harness::RunOutcome;
-use crate::CliError;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+use serde::Serialize;
 use serde_json::{json, Value as Json};
-use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
@@ -22,6 +22,7 @@ use turnstile_sync::{Config, TrancheStats};
 
 mod starvation;
 use starvation::Starvation;
+pub use starvation::StarvationFigures;
 
 /// The workloads of DESIGN.md §7.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -74,11 +75,63 @@ impl WorkloadId {
         [WorkloadId::W1, WorkloadId::W2, WorkloadId::W3, WorkloadId::W4, WorkloadId::W5, WorkloadId::W6];
 }
 
+/// One point's parameters, as reported: `{"mode":"prepared","partitions":100}`.
+/// Fields are in alphabetical order, the order of the JSON report's keys
+/// and of [`Params::label`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Params {
+    /// W2: dimension tables joined.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dimensions: Option<u32>,
+    /// W3: indexes on the table.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub indexes: Option<u32>,
+    /// W1, W2, W5: the query mode.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<ModeArg>,
+    /// W1: partitions of `accounts`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partitions: Option<u32>,
+    /// W4: the table loaded into.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub table: Option<&'static str>,
+    /// W6: writer sessions asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub writers: Option<u32>,
+}
+
+impl Params {
+    /// `key=value` pairs joined by spaces (`mode=prepared partitions=100`).
+    pub fn label(&self) -> String {
+        let mut parts = Vec::new();
+        let mut num = |key: &str, v: Option<u32>| {
+            if let Some(v) = v {
+                parts.push(format!("{key}={v}"));
+            }
+        };
+        num("dimensions", self.dimensions);
+        num("indexes", self.indexes);
+        if let Some(m) = self.mode {
+            parts.push(format!("mode={}", mode_name(m.into())));
+        }
+        if let Some(p) = self.partitions {
+            parts.push(format!("partitions={p}"));
+        }
+        if let Some(t) = self.table {
+            parts.push(format!("table={t}"));
+        }
+        if let Some(w) = self.writers {
+            parts.push(format!("writers={w}"));
+        }
+        parts.join(" ")
+    }
+}
+
 /// One point of a workload's parameter lists.
 #[derive(Clone, Debug)]
 pub struct Variant {
-    /// The parameters, as reported (`{"partitions":100,"mode":"prepared"}`).
-    pub params: Json,
+    /// The parameters, as reported.
+    pub params: Params,
     partitions: u32,
     mode: QueryMode,
     count: u32,
@@ -86,7 +139,7 @@ pub struct Variant {
 
 impl fmt::Display for Variant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", super::variant_label(&self.params))
+        f.write_str(&self.params.label())
     }
 }
 
@@ -99,7 +152,7 @@ pub trait Workload: Sync {
     /// Which data directory the variant runs on: variants with the same key
     /// share their data (e.g. W1's two modes over the same partitions).
     fn data_key(&self, variant: &Variant) -> String {
-        super::variant_label(&variant.params).replace([' ', '='], "_")
+        variant.params.label().replace([' ', '='], "_")
     }
     /// Loads the variant's data into a fresh directory.
     fn load(&self, dir: &Path, variant: &Variant) -> Result<(), CliError>;
@@ -120,8 +173,8 @@ pub trait Workload: Sync {
     /// One client's transaction.
     fn client<'a>(&'a self, ctx: &ClientCtx, variant: &'a Variant) -> Result<Txn<'a>, CliError>;
     /// Workload-specific figures of a point.
-    fn extra(&self, _point: &PointFigures<'_>) -> Result<BTreeMap<String, Json>, CliError> {
-        Ok(BTreeMap::new())
+    fn extra(&self, _point: &PointFigures<'_>) -> Result<Extra, CliError> {
+        Ok(Extra::default())
     }
 }
 
@@ -149,7 +202,7 @@ pub struct PointFigures<'a> {
 
 /// The workload `args` asks for.
 pub fn make(args: &Args) -> Result<Box<dyn Workload>, CliError> {
-    let modes = args.modes()?;
+    let modes: Vec<QueryMode> = args.mode.iter().map(|&m| m.into()).collect();
     let accounts = ((args.scale * 100_000.0).round() as i64).clamp(1, i64::from(i32::MAX)) as i32;
     Ok(match args.workload {
         WorkloadId::W1 => Box::new(PartitionedJoin { accounts, partitions: args.partitions.clone(), modes }),
@@ -175,7 +228,7 @@ fn with_loader(dir: &Path, body: impl FnOnce(&mut Session) -> Result<(), CliErro
     Ok(())
 }
 
-fn variant(params: Json, partitions: u32, mode: QueryMode, count: u32) -> Variant {
+fn variant(params: Params, partitions: u32, mode: QueryMode, count: u32) -> Variant {
     Variant { params, partitions, mode, count }
 }
 
@@ -184,6 +237,14 @@ fn mode_name(m: QueryMode) -> &'static str {
         QueryMode::Simple => "simple",
         QueryMode::Prepared => "prepared",
     }
+}
+
+/// The reported form of a query mode.
+fn mode_param(m: QueryMode) -> Option<ModeArg> {
+    Some(match m {
+        QueryMode::Simple => ModeArg::Simple,
+        QueryMode::Prepared => ModeArg::Prepared,
+    })
 }
 
 /// Creates pgbench-like `accounts` (optionally range-partitioned on `aid`,
@@ -282,7 +343,8 @@ impl Workload for PartitionedJoin {
         let mut out = Vec::new();
         for &p in &self.partitions {
             for &m in &self.modes {
-                out.push(variant(json!({"partitions": p, "mode": mode_name(m)}), p, m, 0));
+                let params = Params { partitions: Some(p), mode: mode_param(m), ..Params::default() };
+                out.push(variant(params, p, m, 0));
             }
         }
         Ok(out)
@@ -321,7 +383,8 @@ impl Workload for StarJoin {
                 return Err("--dimensions takes 1 to 200".into());
             }
             for &m in &self.modes {
-                out.push(variant(json!({"dimensions": d, "mode": mode_name(m)}), 0, m, d));
+                let params = Params { dimensions: Some(d), mode: mode_param(m), ..Params::default() };
+                out.push(variant(params, 0, m, d));
             }
         }
         Ok(out)
@@ -380,7 +443,7 @@ impl Workload for ManyIndexes {
                 if n == 0 || n > 60 {
                     Err("--indexes takes 1 to 60".into())
                 } else {
-                    Ok(variant(json!({"indexes": n}), 0, QueryMode::Simple, n))
+                    Ok(variant(Params { indexes: Some(n), ..Params::default() }, 0, QueryMode::Simple, n))
                 }
             })
             .collect()
@@ -424,7 +487,7 @@ impl Workload for Extension {
     }
 
     fn variants(&self) -> Result<Vec<Variant>, CliError> {
-        Ok(vec![variant(json!({"table": "unindexed"}), 0, QueryMode::Simple, 0)])
+        Ok(vec![variant(Params { table: Some("unindexed"), ..Params::default() }, 0, QueryMode::Simple, 0)])
     }
 
     fn load(&self, dir: &Path, _v: &Variant) -> Result<(), CliError> {
@@ -473,29 +536,55 @@ impl Workload for Extension {
         }))
     }
 
-    fn extra(&self, point: &PointFigures<'_>) -> Result<BTreeMap<String, Json>, CliError> {
+    fn extra(&self, point: &PointFigures<'_>) -> Result<Extra, CliError> {
         let (before, after) = &point.extension;
         let outcome = point.outcome;
         let secs = outcome.elapsed.as_secs_f64().max(1e-9);
         let rows = outcome.transactions as f64 * f64::from(self.batch);
         let d = |a: std::time::Duration, b: std::time::Duration| a.saturating_sub(b).as_secs_f64();
         let held = d(after.lock_held, before.lock_held);
-        let mut m = BTreeMap::new();
-        m.insert("mb_per_s".into(), json!(rows * W4_ROW_BYTES / secs / 1e6));
-        m.insert(
-            "extension".into(),
-            json!({
-                "lock_wait_s": d(after.lock_wait, before.lock_wait),
-                "lock_held_s": held,
-                "filesystem_s": d(after.filesystem, before.filesystem),
-                "buffer_search_s": d(after.buffer_search, before.buffer_search),
-                "extensions": after.extensions.saturating_sub(before.extensions),
-                "blocks_added": after.blocks_added.saturating_sub(before.blocks_added),
-            }),
-        );
-        m.insert("held_seconds_per_second".into(), json!(held / secs));
-        Ok(m)
+        let figures = ExtensionFigures {
+            mb_per_s: rows * W4_ROW_BYTES / secs / 1e6,
+            extension: ExtensionPhases {
+                lock_wait_s: d(after.lock_wait, before.lock_wait),
+                lock_held_s: held,
+                filesystem_s: d(after.filesystem, before.filesystem),
+                buffer_search_s: d(after.buffer_search, before.buffer_search),
+                extensions: after.extensions.saturating_sub(before.extensions),
+                blocks_added: after.blocks_added.saturating_sub(before.blocks_added),
+            },
+            held_seconds_per_second: held / secs,
+        };
+        Ok(Extra { extension: Some(figures), ..Extra::default() })
     }
+}
+
+/// W4's figures of a point.
+#[derive(Clone, Debug, Serialize)]
+pub struct ExtensionFigures {
+    /// Rows loaded, in MB of encoded rows per second.
+    pub mb_per_s: f64,
+    /// The extension phases over the measured phase, summed over clients.
+    pub extension: ExtensionPhases,
+    /// Seconds the extension lock was held per second of the phase.
+    pub held_seconds_per_second: f64,
+}
+
+/// Where relation extension spent its time (seed 001's breakdown).
+#[derive(Clone, Debug, Serialize)]
+pub struct ExtensionPhases {
+    /// Waiting for the extension lock.
+    pub lock_wait_s: f64,
+    /// Holding it.
+    pub lock_held_s: f64,
+    /// In the filesystem (`pwritev`, `fallocate`).
+    pub filesystem_s: f64,
+    /// Finding and clearing victim buffers.
+    pub buffer_search_s: f64,
+    /// Extensions done.
+    pub extensions: u64,
+    /// Blocks added by them.
+    pub blocks_added: u64,
 }
 
 struct SelectOnly {
@@ -513,7 +602,7 @@ impl Workload for SelectOnly {
     }
 
     fn variants(&self) -> Result<Vec<Variant>, CliError> {
-        Ok(self.modes.iter().map(|&m| variant(json!({"mode": mode_name(m)}), 0, m, 0)).collect())
+        Ok(self.modes.iter().map(|&m| variant(Params { mode: mode_param(m), ..Params::default() }, 0, m, 0)).collect())
     }
 
     fn load(&self, dir: &Path, _v: &Variant) -> Result<(), CliError> {

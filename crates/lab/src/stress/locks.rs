@@ -18,20 +18,22 @@
 //! * deliberate deadlock cycles: two or three threads meet at a rendezvous,
 //!   each holding one lock of a ring, then each requests the next one.
 //!
-//! Every call is reported to the independent [`Checker`]; a watchdog
+//! Every call is reported to the independent [`Checker`] (shared with the
+//! lock crate's own stress test: `turnstile_lock::testing`); a watchdog
 //! thread samples it every `deadlock_timeout / 2` and counts a hang when a
 //! waiter makes no progress for 10 × `deadlock_timeout`: it stays stalled
 //! (everything holding it back waits too, or it is past its own timeout)
 //! and neither it nor any waiter holding it back gets its request answered
 //! in that time. A waiter behind a long transaction whose holder keeps
 //! waiting, being answered (granted, refused, chosen as a deadlock victim)
-//! and waiting again is making progress, however long it waits. After the run the
-//! lock table, the fast-path slots and the strong-lock counters must be
-//! empty. The seed is printed; `--seed` replays a run's choices (not its
+//! and waiting again is making progress, however long it waits. Every
+//! [`QUIESCE_EVERY`] the watchdog parks every thread between two
+//! transactions ([`Quiescer`]) and runs `LockManager::check_invariants`
+//! while nothing moves. After the run the lock table, the fast-path slots
+//! and the strong-lock counters must be empty. The seed is printed; `--seed` replays a run's choices (not its
 //! interleaving).
 
-use super::checker::Checker;
-use crate::CliError;
+use crate::cli::{self, CliError, Overrides, ProfileArg, BOTH_PROFILES};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
@@ -39,6 +41,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
+use turnstile_lock::testing::{random_mode, Checker, Quiescer, QuiescerMember};
 use turnstile_lock::{Acquired, Backend, LockError, LockManager, LockMode, LockTag, Wait};
 use turnstile_sync::config::{Config, Profile};
 use turnstile_sync::sync::counter::{AtomicU64, Ordering};
@@ -60,6 +63,13 @@ const WIDE_QUERY_MAX: u32 = 1200;
 /// How long a deadlock-cycle participant waits at the rendezvous for its
 /// partners before going on alone (then no cycle forms, only a wait).
 const RENDEZVOUS_PATIENCE: Duration = Duration::from_millis(100);
+/// How often the watchdog stops the threads at a quiescent point to run
+/// `LockManager::check_invariants`.
+pub const QUIESCE_EVERY: Duration = Duration::from_secs(1);
+/// How long it waits for every thread to reach the quiescent point (a
+/// thread waiting out a lock timeout may take most of a second) before it
+/// lets them go on without a check.
+const QUIESCE_PATIENCE: Duration = Duration::from_secs(2);
 /// Database id of the deliberate cycles' advisory locks (no other request
 /// uses it).
 const CYCLE_DB: u32 = 7;
@@ -81,12 +91,12 @@ pub struct Args {
     #[arg(long)]
     pub seed: Option<u64>,
     /// Profiles to run, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "classic,scalable")]
-    pub profile: Vec<String>,
-    /// Override one knob on top of the profile and the stress defaults,
-    /// e.g. `--set lock.deadlock_timeout_ms=50` (repeatable).
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    pub set: Vec<String>,
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = BOTH_PROFILES)]
+    pub profile: Vec<ProfileArg>,
+    /// Knobs overridden on top of the profile and the stress defaults,
+    /// e.g. `--set lock.deadlock_timeout_ms=50`.
+    #[command(flatten)]
+    pub overrides: Overrides,
     /// Print `{"results":[…]}` as JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -142,6 +152,11 @@ pub struct LockStressResult {
     pub deadlock_timeout_ms: u64,
     /// The first violations and hangs, described.
     pub violation_texts: Vec<String>,
+    /// `LockManager::check_invariants` runs that passed: at the quiescent
+    /// points during the run and once after it (standard error only; not
+    /// part of the JSON contract).
+    #[serde(skip)]
+    pub invariant_checks: u64,
 }
 
 impl super::Outcome for LockStressResult {
@@ -156,8 +171,14 @@ impl super::Outcome for LockStressResult {
 
     fn summary(&self) -> String {
         format!(
-            "ops {} deadlocks {} timeouts {} violations {} hangs {} leaked {}",
-            self.ops, self.deadlocks, self.timeouts, self.violations, self.hangs, self.leaked_locks
+            "ops {} deadlocks {} timeouts {} violations {} hangs {} leaked {} invariant checks {}",
+            self.ops,
+            self.deadlocks,
+            self.timeouts,
+            self.violations,
+            self.hangs,
+            self.leaked_locks,
+            self.invariant_checks
         )
     }
 
@@ -170,10 +191,10 @@ impl super::Outcome for LockStressResult {
 pub fn run(args: &Args) -> Result<(), CliError> {
     let length = Duration::from_secs_f64(args.seconds.max(0.0));
     let one = |profile, seed| {
-        let config = stress_config(profile, args.threads, &args.set)?;
+        let config = stress_config(profile, args.threads, &args.overrides.set)?;
         Ok(run_profile(profile, &config, args.threads, length, seed))
     };
-    super::run_profiles("locks", args.seed, &args.profile, args.json, one, print_table)
+    super::run_profiles("locks", args.seed, &cli::profiles(&args.profile), args.json, one, print_table)
 }
 
 fn print_table(results: &[LockStressResult]) {
@@ -265,21 +286,24 @@ pub fn run_profile(profile: Profile, config: &Config, threads: usize, length: Du
     let deadlock_timeout = Duration::from_millis(config.lock.deadlock_timeout_ms);
     let hang_after = deadlock_timeout * HANG_TIMEOUTS;
     let checker = Arc::new(Checker::default());
+    let quiescer = Arc::new(Quiescer::new(threads));
     let rings = Arc::new(Rings::default());
     let started = Instant::now();
     let until = started + length;
     let (done_tx, done_rx) = mpsc::channel::<Tally>();
     for t in 0..threads {
-        let (manager, checker, rings, done) =
-            (Arc::clone(&manager), Arc::clone(&checker), Arc::clone(&rings), done_tx.clone());
+        let (manager, checker, quiescer, rings, done) =
+            (Arc::clone(&manager), Arc::clone(&checker), Arc::clone(&quiescer), Arc::clone(&rings), done_tx.clone());
         let thread_seed = seed.wrapping_add((t as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
         std::thread::Builder::new()
             .name(format!("stress-{t}"))
             .spawn(move || {
+                let member = quiescer.member();
                 let body = catch_unwind(AssertUnwindSafe(|| {
                     let backend = manager.register().map_err(|e| format!("register: {e}"))?;
-                    Ok::<Tally, String>(Worker::new(backend, &checker, &rings, thread_seed, t).run(until))
+                    Ok::<Tally, String>(Worker::new(backend, &checker, &rings, thread_seed, t).run(until, &member))
                 }));
+                drop(member);
                 let tally = match body {
                     Ok(Ok(tally)) => tally,
                     Ok(Err(text)) => {
@@ -311,6 +335,8 @@ pub fn run_profile(profile: Profile, config: &Config, threads: usize, length: Du
     // longest legitimate wait (a lock timeout) and the hang bound on top.
     let give_up = until + Duration::from_secs(10) + hang_after * 2;
     let sample = (deadlock_timeout / 2).max(Duration::from_millis(1));
+    let mut next_check = started + QUIESCE_EVERY;
+    let mut invariant_checks = 0u64;
     while finished < threads && Instant::now() < give_up {
         match done_rx.recv_timeout(sample) {
             Ok(tally) => {
@@ -320,6 +346,20 @@ pub fn run_profile(profile: Profile, config: &Config, threads: usize, length: Du
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
             Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        if Instant::now() >= next_check && Instant::now() < until {
+            let checked =
+                quiescer.quiesce(QUIESCE_PATIENCE, || catch_unwind(AssertUnwindSafe(|| manager.check_invariants())));
+            match checked {
+                Some(Ok(())) => invariant_checks += 1,
+                Some(Err(panic)) => {
+                    checker.report(format!("invariant broken at a quiescent point: {}", panic_text(&panic)))
+                }
+                None => {} // a thread did not arrive in time; the watchdog judges it
+            }
+            next_check = Instant::now() + QUIESCE_EVERY;
+            // The next sample sees the gap and starts its stall runs over.
+            continue;
         }
         let now = Instant::now();
         if now.duration_since(last_sample) > sample * 4 {
@@ -375,8 +415,9 @@ pub fn run_profile(profile: Profile, config: &Config, threads: usize, length: Du
 
     let mut leaked = 0u64;
     if unfinished == 0 {
-        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| manager.check_invariants())) {
-            checker.report(format!("invariant broken after the run: {}", panic_text(&panic)));
+        match catch_unwind(AssertUnwindSafe(|| manager.check_invariants())) {
+            Ok(()) => invariant_checks += 1,
+            Err(panic) => checker.report(format!("invariant broken after the run: {}", panic_text(&panic))),
         }
         let o = manager.occupancy();
         let rows = manager.locks();
@@ -421,6 +462,7 @@ pub fn run_profile(profile: Profile, config: &Config, threads: usize, length: Du
         soft_deadlocks_resolved: stats.soft_deadlocks_resolved,
         deadlock_timeout_ms: config.lock.deadlock_timeout_ms,
         violation_texts,
+        invariant_checks,
     }
 }
 
@@ -518,10 +560,12 @@ impl<'a> Worker<'a> {
         }
     }
 
-    fn run(mut self, until: Instant) -> Tally {
+    fn run(mut self, until: Instant, member: &QuiescerMember<'_>) -> Tally {
         while Instant::now() < until {
             self.transaction();
             self.release_all();
+            // Holding nothing, waiting for nothing: a quiescent point.
+            member.checkpoint();
         }
         self.tally
     }
@@ -549,7 +593,7 @@ impl<'a> Worker<'a> {
         for _ in 0..steps {
             match self.rng.random_range(0..100) {
                 0..=59 => {
-                    let (tag, mode) = (self.random_tag(), self.random_mode());
+                    let (tag, mode) = (self.random_tag(), random_mode(&mut self.rng));
                     let wait = match self.rng.random_range(0..100) {
                         0..=69 => Wait::Block,
                         70..=84 => Wait::NoWait,
@@ -762,21 +806,6 @@ impl<'a> Worker<'a> {
             _ => LockTag::advisory(1, rng.random_range(0..4)),
         }
     }
-
-    /// A mode: weak ones most often, so the fast path is busy and strong
-    /// requests have something to transfer.
-    fn random_mode(&mut self) -> LockMode {
-        match self.rng.random_range(0..100) {
-            0..=34 => LockMode::AccessShare,
-            35..=49 => LockMode::RowShare,
-            50..=69 => LockMode::RowExclusive,
-            70..=74 => LockMode::ShareUpdateExclusive,
-            75..=81 => LockMode::Share,
-            82..=85 => LockMode::ShareRowExclusive,
-            86..=91 => LockMode::Exclusive,
-            _ => LockMode::AccessExclusive,
-        }
-    }
 }
 
 #[cfg(test)]
@@ -801,6 +830,7 @@ mod tests {
             assert_eq!(r.leaked_locks, 0, "{profile}: leaked locks");
             assert!(r.deadlocks >= 1, "{profile}: no deadlock found: {r:?}");
             assert!(r.granted > 1000 && r.transfers > 0, "{profile}: too little work: {r:?}");
+            assert!(r.invariant_checks >= 1, "{profile}: check_invariants never ran: {r:?}");
         }
     }
 }

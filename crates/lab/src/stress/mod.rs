@@ -1,11 +1,10 @@
 //! `turnstile stress`: torture tests with independent checkers (issue 7).
 
-use crate::CliError;
+use crate::cli::CliError;
 use clap::Subcommand;
 use serde::Serialize;
 use turnstile_sync::Profile;
 
-pub mod checker;
 pub mod locks;
 pub mod storage;
 
@@ -56,7 +55,7 @@ pub fn clock_seed() -> u64 {
 pub(crate) fn run_profiles<R: Outcome>(
     name: &str,
     seed: Option<u64>,
-    profiles: &[String],
+    profiles: &[Profile],
     json: bool,
     mut one: impl FnMut(Profile, u64) -> Result<R, CliError>,
     table: impl FnOnce(&[R]),
@@ -64,8 +63,8 @@ pub(crate) fn run_profiles<R: Outcome>(
     let seed = seed.unwrap_or_else(clock_seed);
     eprintln!("stress {name}: seed {seed} (--seed {seed} replays the choices)");
     let mut results = Vec::new();
-    for profile in profiles {
-        let r = one(Profile::parse(profile)?, seed)?;
+    for &profile in profiles {
+        let r = one(profile, seed)?;
         eprintln!("stress {name}: {} {}", r.profile(), r.summary());
         for text in r.violation_texts() {
             eprintln!("stress {name}: {}: {text}", r.profile());

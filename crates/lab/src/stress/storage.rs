@@ -23,7 +23,7 @@
 //! every durable row is in the heap and found through the primary key,
 //! and the reopened engine accepts inserts.
 
-use crate::CliError;
+use crate::cli::{self, CliError, ProfileArg, BOTH_PROFILES};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
@@ -67,8 +67,8 @@ pub struct Args {
     #[arg(long)]
     pub seed: Option<u64>,
     /// Profiles to run, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "classic,scalable")]
-    pub profile: Vec<String>,
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = BOTH_PROFILES)]
+    pub profile: Vec<ProfileArg>,
     /// Milliseconds between two planned faults.
     #[arg(long, default_value_t = 20)]
     pub fault_every_ms: u64,
@@ -172,7 +172,7 @@ pub fn run(args: &Args) -> Result<(), CliError> {
         };
         Ok(run_profile(profile, parent.path(), args, length, seed))
     };
-    super::run_profiles("storage", args.seed, &args.profile, args.json, one, print_table)
+    super::run_profiles("storage", args.seed, &cli::profiles(&args.profile), args.json, one, print_table)
 }
 
 fn print_table(results: &[StorageStressResult]) {
@@ -417,6 +417,12 @@ pub fn run_profile(
     }
     if !flushed {
         run.violations.report(format!("no flush completed in {FINAL_FLUSH_TRIES} tries after the faults stopped"));
+    }
+    // A quiescent point: every worker has ended. The buffer pool's and the
+    // lock manager's invariants must hold however the faults fell.
+    if let Err(panic) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run.engine.check_invariants())) {
+        let what = panic.downcast_ref::<String>().map(String::as_str).or(panic.downcast_ref::<&str>().copied());
+        run.violations.report(format!("invariant check after the run: {}", what.unwrap_or("(no message)")));
     }
     let durable = &acked[..run.durable.load(Ordering::Relaxed) as usize];
     result.durable_rows = durable.len() as u64;

@@ -41,6 +41,11 @@ impl BufferMapping {
         &self.partitions[(tag.hash_code() % self.partitions.len() as u64) as usize]
     }
 
+    /// Every partition lock, in order (for the invariant check).
+    pub(crate) fn partitions(&self) -> impl Iterator<Item = &LwLock<Partition>> {
+        self.partitions.iter().map(|p| &**p)
+    }
+
     /// Number of partitions.
     pub(crate) fn len(&self) -> usize {
         self.partitions.len()

@@ -1,12 +1,27 @@
 //! The shared buffer pool (DESIGN.md §5): descriptors, the partitioned
 //! mapping table, clock-sweep victim selection, rings, pins.
+//!
+//! | file | what |
+//! |---|---|
+//! | [`pool`] | options, counters, the pool's shared state, exclusive mapping acquisitions, the lock order |
+//! | `read` | the read path: hit, miss, read-in and checksum check; mapping new blocks |
+//! | `victim` | victim selection (ring, clock sweep) and write-back |
+//! | `flush` | flush, drop and truncate a relation's buffers |
+//! | [`guard`] | pins and content-lock guards |
+//! | [`desc`], `mapping`, [`clock`], [`ring`] | descriptors and their state word, the mapping table, the clock, rings |
 
 pub mod clock;
 pub mod desc;
+mod flush;
+pub mod guard;
 pub(crate) mod mapping;
 pub mod pool;
+mod read;
 pub mod ring;
+mod victim;
 
 pub use desc::BufferId;
-pub use pool::{BufferPool, BufferPoolStats, PageReadGuard, PageWriteGuard, PinnedBuffer, PoolOptions};
+pub use guard::{PageReadGuard, PageWriteGuard, PinnedBuffer};
+pub use pool::{BufferPool, BufferPoolStats, PoolOptions};
 pub use ring::Ring;
+pub use victim::MAX_WRITE_RUN;

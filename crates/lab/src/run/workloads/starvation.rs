@@ -28,14 +28,14 @@
 //!   mostly missed) and mixing the writers' shared and exclusive waits; kept
 //!   as an outside cross-check of `exclusive_wait_us`.
 
-use super::{variant, with_loader, ClientCtx, PointFigures, Txn, Variant, Workload};
+use super::{variant, with_loader, ClientCtx, Extra, Params, PointFigures, Txn, Variant, Workload};
+use crate::cli::CliError;
 use crate::harness::{histogram, Latency};
-use crate::CliError;
 use hdrhistogram::Histogram;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+use serde::Serialize;
 use serde_json::{json, Value as Json};
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -142,7 +142,7 @@ impl Workload for Starvation {
                 if w == 0 {
                     Err("--writers takes counts of at least 1".into())
                 } else {
-                    Ok(variant(json!({ "writers": w }), 0, QueryMode::Prepared, w))
+                    Ok(variant(Params { writers: Some(w), ..Params::default() }, 0, QueryMode::Prepared, w))
                 }
             })
             .collect()
@@ -240,47 +240,98 @@ impl Workload for Starvation {
         }))
     }
 
-    fn extra(&self, point: &PointFigures<'_>) -> Result<BTreeMap<String, Json>, CliError> {
+    fn extra(&self, point: &PointFigures<'_>) -> Result<Extra, CliError> {
         let inserts = lock(&self.point.inserts_ns).take().unwrap_or_else(histogram);
         let secs = point.outcome.elapsed.as_secs_f64().max(1e-9);
         let insert_latency = Latency::from_ns_histogram(&inserts);
         let reads = point.outcome.transactions.saturating_sub(inserts.len());
-        let mut m = BTreeMap::new();
-        m.insert("writers_running".into(), json!(lock(&self.point.writer_slots).len()));
         let exclusive =
             lock(&self.point.exclusive).take().ok_or("W6: the measured phase's exclusive waits were not read")?;
         let l = Latency::from_ns_histogram(&exclusive.waits_ns);
-        m.insert(
-            "exclusive_wait_us".into(),
-            json!({
-                "p50": l.p50, "p99": l.p99, "max": l.max,
-                "count": exclusive.waits_ns.len(),
-                "acquisitions": exclusive.acquisitions,
-            }),
-        );
-        m.insert("insert_latency_us".into(), json!(insert_latency));
-        m.insert("insert_latency_us_max".into(), json!(insert_latency.max));
-        m.insert("inserts_per_s".into(), json!(inserts.len() as f64 / secs));
-        m.insert("reads_per_s".into(), json!(reads as f64 / secs));
         let map = point.mapping;
-        m.insert("mapping_waits".into(), json!(map.waits));
-        m.insert(
-            "mapping_wait_us_mean".into(),
-            json!(if map.waits > 0 { map.wait_ns as f64 / map.waits as f64 / 1000.0 } else { 0.0 }),
-        );
-        if let Some((episodes, poll)) = lock(&self.point.episodes).take() {
+        let episodes = lock(&self.point.episodes).take().map(|(episodes, poll)| {
             let l = Latency::from_ns_histogram(&episodes);
-            m.insert(
-                "inserter_mapping_wait_us".into(),
-                json!({
-                    "p50": l.p50, "p99": l.p99, "max": l.max,
-                    "episodes": episodes.len(),
-                    "resolution_us": poll.as_secs_f64() * 1e6,
-                }),
-            );
-        }
-        Ok(m)
+            EpisodeFigures {
+                p50: l.p50,
+                p99: l.p99,
+                max: l.max,
+                episodes: episodes.len(),
+                resolution_us: poll.as_secs_f64() * 1e6,
+            }
+        });
+        let figures = StarvationFigures {
+            writers_running: lock(&self.point.writer_slots).len(),
+            exclusive_wait_us: ExclusiveWaitFigures {
+                p50: l.p50,
+                p99: l.p99,
+                max: l.max,
+                count: exclusive.waits_ns.len(),
+                acquisitions: exclusive.acquisitions,
+            },
+            insert_latency_us: insert_latency,
+            insert_latency_us_max: insert_latency.max,
+            inserts_per_s: inserts.len() as f64 / secs,
+            reads_per_s: reads as f64 / secs,
+            mapping_waits: map.waits,
+            mapping_wait_us_mean: if map.waits > 0 { map.wait_ns as f64 / map.waits as f64 / 1000.0 } else { 0.0 },
+            inserter_mapping_wait_us: episodes,
+        };
+        Ok(Extra { starvation: Some(figures), ..Extra::default() })
     }
+}
+
+/// W6's figures of a point (see the module documentation).
+#[derive(Clone, Debug, Serialize)]
+pub struct StarvationFigures {
+    /// Writer sessions that inserted.
+    pub writers_running: usize,
+    /// Waits of exclusive `BufferMapping` acquisitions (all sessions).
+    pub exclusive_wait_us: ExclusiveWaitFigures,
+    /// Every measured insert's latency.
+    pub insert_latency_us: Latency,
+    /// The slowest insert.
+    pub insert_latency_us_max: f64,
+    /// Inserts per second.
+    pub inserts_per_s: f64,
+    /// Reader lookups per second.
+    pub reads_per_s: f64,
+    /// `BufferMapping` waits over the measured phase (both modes).
+    pub mapping_waits: u64,
+    /// Their mean length.
+    pub mapping_wait_us_mean: f64,
+    /// The writers' wait episodes seen by the sampler.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inserter_mapping_wait_us: Option<EpisodeFigures>,
+}
+
+/// `exclusive_wait_us`: over the acquisitions that waited.
+#[derive(Clone, Debug, Serialize)]
+pub struct ExclusiveWaitFigures {
+    /// Median wait.
+    pub p50: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// Longest.
+    pub max: f64,
+    /// Acquisitions that waited.
+    pub count: u64,
+    /// Exclusive acquisitions in all.
+    pub acquisitions: u64,
+}
+
+/// `inserter_mapping_wait_us`: the sampler's wait episodes.
+#[derive(Clone, Debug, Serialize)]
+pub struct EpisodeFigures {
+    /// Median episode.
+    pub p50: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// Longest.
+    pub max: f64,
+    /// Episodes seen.
+    pub episodes: u64,
+    /// The sampler's mean poll interval.
+    pub resolution_us: f64,
 }
 
 /// Polls the writers' activity slots until `stop`, timing each run of

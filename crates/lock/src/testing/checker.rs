@@ -1,7 +1,8 @@
-//! The lock torture test's independent checker: its own record of who
-//! holds and who requests what, kept by the stress threads around every
-//! call into the lock manager — never read from the lock manager's
-//! bookkeeping, so a bug there cannot hide itself.
+//! The lock torture tests' independent checker (the lock crate's
+//! `tests/stress.rs` and the lab's `turnstile stress locks`): its own
+//! record of who holds and who requests what, kept by the stress threads
+//! around every call into the lock manager — never read from the lock
+//! manager's bookkeeping, so a bug there cannot hide itself.
 //!
 //! ## The record
 //!
@@ -34,10 +35,10 @@
 //! Violations are counted and described, not panicked on, so a run reports
 //! everything it found.
 
+use crate::{DeadlockEdge, LockMode, LockTag};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
-use turnstile_lock::{DeadlockEdge, LockMode, LockTag};
 
 /// Descriptions kept of violations (the count is exact; the text is for
 /// the first few).

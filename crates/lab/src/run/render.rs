@@ -1,0 +1,385 @@
+//! Rendering `turnstile run`'s report: the JSON document (the output
+//! contract), the text tables in the seeds' form, CSV (one line per point,
+//! through the `csv` crate) and the PNG figures. Nothing here measures.
+
+use super::result::{PointResult, RunReport};
+use super::workloads::{ExtensionFigures, StarvationFigures, WorkloadId};
+use crate::cli::CliError;
+use crate::plot;
+use crate::report::{f, Table};
+use serde_json::{json, Value as Json};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The CSV columns, in order.
+const CSV_HEADER: [&str; 18] = [
+    "profile",
+    "params",
+    "clients",
+    "tps",
+    "latency_p50_us",
+    "latency_p99_us",
+    "latency_max_us",
+    "relation_locks",
+    "fastpath_locks",
+    "shared_lock_acquires",
+    "partition_lock_waits",
+    "fastpath_overflows",
+    "mapping_partition_waits",
+    "fd_opens",
+    "cache_allocs",
+    "minor_faults",
+    "per_partition_us",
+    "extra",
+];
+
+impl RunReport {
+    /// The JSON document of `run --json` (the output contract).
+    pub fn json(&self) -> Json {
+        json!({
+            "workload": self.workload.name(),
+            "params": self.params,
+            "results": self.results,
+        })
+    }
+
+    /// The text tables, then the engine views of the last point.
+    pub fn tables(&self) -> String {
+        let mut text = render(self.workload, &self.results);
+        if let Some((label, stat)) = &self.last_stat {
+            text.push('\n');
+            text.push_str(&stat.render(&format!("turnstile stat — engine views of the last point ({label})")));
+        }
+        text
+    }
+
+    /// One CSV line per point, after a header line.
+    pub fn csv(&self) -> Result<String, CliError> {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        w.write_record(CSV_HEADER)?;
+        for r in &self.results {
+            let p = &r.per_txn;
+            w.write_record([
+                r.profile.clone(),
+                r.params.label(),
+                r.clients.to_string(),
+                f(r.tps, 1),
+                f(r.latency_us.p50, 1),
+                f(r.latency_us.p99, 1),
+                f(r.latency_us.max, 1),
+                f(p.relation_locks, 2),
+                f(p.fastpath_locks, 2),
+                f(p.shared_lock_acquires, 2),
+                f(p.partition_lock_waits, 3),
+                f(p.fastpath_overflows, 2),
+                f(p.mapping_partition_waits, 3),
+                f(p.fd_opens, 3),
+                f(p.cache_allocs, 2),
+                f(p.minor_faults, 2),
+                r.per_partition_us.map_or(String::new(), |v| f(v, 3)),
+                serde_json::to_value(&r.extra)?.to_string(),
+            ])?;
+        }
+        Ok(String::from_utf8(w.into_inner().map_err(|e| e.into_error())?)?)
+    }
+
+    /// Writes the heat map and the line chart of this run into `dir`;
+    /// returns the files written.
+    pub fn plot(&self, dir: &Path) -> Result<Vec<PathBuf>, CliError> {
+        std::fs::create_dir_all(dir)?;
+        plots(dir, self.workload, &self.results)
+    }
+}
+
+fn render(workload: WorkloadId, results: &[PointResult]) -> String {
+    let mut out = String::new();
+    let mut labels: Vec<String> = Vec::new();
+    for r in results {
+        let l = r.params.label();
+        if !labels.contains(&l) {
+            labels.push(l);
+        }
+    }
+    let mut clients: Vec<usize> = results.iter().map(|r| r.clients).collect();
+    clients.sort_unstable();
+    clients.dedup();
+    let mut header: Vec<String> = vec!["variant".into(), "profile".into()];
+    header.extend(clients.iter().map(|c| format!("{c} clients")));
+    let header_ref: Vec<&str> = header.iter().map(String::as_str).collect();
+    let mut t = Table::new(format!("{} — transactions per second", workload.title()), &header_ref);
+    for label in &labels {
+        let mut profiles: Vec<&str> = Vec::new();
+        for r in results.iter().filter(|r| r.params.label() == *label) {
+            if !profiles.contains(&r.profile.as_str()) {
+                profiles.push(&r.profile);
+            }
+        }
+        let tps = |p: &str, c: usize| {
+            results.iter().find(|r| r.params.label() == *label && r.profile == p && r.clients == c).map(|r| r.tps)
+        };
+        for p in &profiles {
+            let mut row = vec![label.clone(), (*p).to_owned()];
+            row.extend(clients.iter().map(|&c| tps(p, c).map_or("-".into(), |v| f(v, 0))));
+            t.row(row);
+        }
+        if profiles.contains(&"classic") && profiles.contains(&"scalable") {
+            let mut row = vec![label.clone(), "speedup".into()];
+            row.extend(clients.iter().map(|&c| match (tps("scalable", c), tps("classic", c)) {
+                (Some(s), Some(k)) if k > 0.0 => format!("{:.2}x", s / k),
+                _ => "-".into(),
+            }));
+            t.row(row);
+        }
+    }
+    out.push_str(&t.render());
+    out.push('\n');
+    let mut c = Table::new(
+        "Counters per transaction (what explains the result)",
+        &[
+            "variant",
+            "profile",
+            "clients",
+            "rel locks",
+            "fast-path",
+            "shared",
+            "part. waits",
+            "fp overflows",
+            "map waits",
+            "fd opens",
+            "cache allocs",
+            "minor faults",
+            "p99 us",
+        ],
+    );
+    for r in results {
+        let p = &r.per_txn;
+        c.row(vec![
+            r.params.label(),
+            r.profile.clone(),
+            r.clients.to_string(),
+            f(p.relation_locks, 1),
+            f(p.fastpath_locks, 1),
+            f(p.shared_lock_acquires, 1),
+            f(p.partition_lock_waits, 2),
+            f(p.fastpath_overflows, 1),
+            f(p.mapping_partition_waits, 2),
+            f(p.fd_opens, 2),
+            f(p.cache_allocs, 1),
+            f(p.minor_faults, 1),
+            f(r.latency_us.p99, 0),
+        ]);
+    }
+    out.push_str(&c.render());
+    out.push('\n');
+    let mut events: BTreeMap<(String, String), f64> = BTreeMap::new();
+    for r in results {
+        for (k, v) in &r.wait_events {
+            *events.entry((r.profile.clone(), k.clone())).or_default() += v;
+        }
+    }
+    let mut w = Table::new(
+        "Wait-event profile: SELECT wait_event_type, wait_event, count(*) FROM activity GROUP BY 1, 2 (avg active backends per sample, summed over points)",
+        &["profile", "wait_event_type:wait_event", "backends"],
+    );
+    let mut sorted: Vec<_> = events.into_iter().collect();
+    sorted.sort_by(|a, b| a.0 .0.cmp(&b.0 .0).then(b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal)));
+    for ((profile, event), v) in sorted {
+        w.row(vec![profile, event, f(v, 2)]);
+    }
+    out.push_str(&w.render());
+    if let Some(extra) = render_extra(workload, results) {
+        out.push('\n');
+        out.push_str(&extra);
+    }
+    if results.iter().any(|r| r.per_partition_us.is_some()) {
+        out.push_str("\nMarginal cost of one more partition, one client: (latency(P) - latency(0)) / P\n");
+        for r in results.iter().filter(|r| r.per_partition_us.is_some()) {
+            out.push_str(&format!(
+                "  {} {}: {:.2} us\n",
+                r.profile,
+                r.params.label(),
+                r.per_partition_us.unwrap_or(0.0)
+            ));
+        }
+    }
+    out
+}
+
+/// A column of [`render_extra`]: how to read the figure from a point, and
+/// its decimals.
+type ExtraColumn = (fn(&PointResult) -> Option<f64>, usize);
+
+/// The workload's own figures (W3 planning, W4 extension phases, W6
+/// inserts and waits), one row per point.
+fn render_extra(workload: WorkloadId, results: &[PointResult]) -> Option<String> {
+    let cell = |v: Option<f64>, digits: usize| v.map_or_else(|| "n/a".to_owned(), |v| f(v, digits));
+    fn ext(r: &PointResult) -> Option<&ExtensionFigures> {
+        r.extra.extension.as_ref()
+    }
+    fn w6(r: &PointResult) -> Option<&StarvationFigures> {
+        r.extra.starvation.as_ref()
+    }
+    let (title, header, cols): (&str, &[&str], Vec<ExtraColumn>) = match workload {
+        WorkloadId::W3 => (
+            "Planning time per query (seed 003: 2.48 ms -> 0.062 ms with the prefilter)",
+            &["variant", "profile", "clients", "planning us", "p50 us", "p99 us"],
+            vec![(|r| r.extra.planning_us, 1)],
+        ),
+        WorkloadId::W4 => (
+            "Relation extension (seed 001): throughput and the per-phase times, summed over clients",
+            &[
+                "variant",
+                "profile",
+                "clients",
+                "MB/s",
+                "lock wait s",
+                "lock held s",
+                "filesystem s",
+                "buffer search s",
+                "held s/s",
+                "extensions",
+                "blocks",
+            ],
+            vec![
+                (|r| ext(r).map(|e| e.mb_per_s), 2),
+                (|r| ext(r).map(|e| e.extension.lock_wait_s), 3),
+                (|r| ext(r).map(|e| e.extension.lock_held_s), 3),
+                (|r| ext(r).map(|e| e.extension.filesystem_s), 3),
+                (|r| ext(r).map(|e| e.extension.buffer_search_s), 3),
+                (|r| ext(r).map(|e| e.held_seconds_per_second), 2),
+                (|r| ext(r).map(|e| e.extension.extensions as f64), 0),
+                (|r| ext(r).map(|e| e.extension.blocks_added as f64), 0),
+            ],
+        ),
+        WorkloadId::W6 => (
+            "LWLock starvation (seed 004): inserts beside hot readers; BufferMapping waits",
+            &[
+                "variant",
+                "profile",
+                "clients",
+                "writers",
+                "inserts/s",
+                "insert p50 us",
+                "insert p99 us",
+                "insert max us",
+                "excl. waits",
+                "excl. wait p50 us",
+                "excl. wait p99 us",
+                "excl. wait max us",
+                "map waits",
+                "mean wait us",
+                "writer wait p99 us*",
+                "writer wait max us*",
+            ],
+            vec![
+                (|r| w6(r).map(|s| s.writers_running as f64), 0),
+                (|r| w6(r).map(|s| s.inserts_per_s), 0),
+                (|r| w6(r).map(|s| s.insert_latency_us.p50), 0),
+                (|r| w6(r).map(|s| s.insert_latency_us.p99), 0),
+                (|r| w6(r).map(|s| s.insert_latency_us_max), 0),
+                (|r| w6(r).map(|s| s.exclusive_wait_us.count as f64), 0),
+                (|r| w6(r).map(|s| s.exclusive_wait_us.p50), 1),
+                (|r| w6(r).map(|s| s.exclusive_wait_us.p99), 0),
+                (|r| w6(r).map(|s| s.exclusive_wait_us.max), 0),
+                (|r| w6(r).map(|s| s.mapping_waits as f64), 0),
+                (|r| w6(r).map(|s| s.mapping_wait_us_mean), 1),
+                (|r| w6(r).and_then(|s| s.inserter_mapping_wait_us.as_ref()).map(|e| e.p99), 0),
+                (|r| w6(r).and_then(|s| s.inserter_mapping_wait_us.as_ref()).map(|e| e.max), 0),
+            ],
+        ),
+        _ => return None,
+    };
+    let mut t = Table::new(title, header);
+    for r in results {
+        let mut row = vec![r.params.label(), r.profile.clone(), r.clients.to_string()];
+        row.extend(cols.iter().map(|(value, digits)| cell(value(r), *digits)));
+        if workload == WorkloadId::W3 {
+            row.push(f(r.latency_us.p50, 0));
+            row.push(f(r.latency_us.p99, 0));
+        }
+        t.row(row);
+    }
+    let mut out = t.render();
+    if workload == WorkloadId::W6 {
+        let poll = results
+            .iter()
+            .find_map(|r| w6(r).and_then(|s| s.inserter_mapping_wait_us.as_ref()).map(|e| e.resolution_us))
+            .unwrap_or(0.0);
+        out.push_str(&format!(
+            "excl. wait: exclusive BufferMapping acquisitions that waited (all sessions, measured phase), timed by the pool.\n\
+             * writer wait: writer sessions seen waiting on LWLock:BufferMapping by a sampler polling every ~{poll:.0} us\n  \
+             (shared and exclusive waits; waits shorter than a poll are mostly missed). map waits: all sessions, both modes.\n"
+        ));
+    }
+    Some(out)
+}
+
+/// Writes `W?-speedup.png` (rows = variants, columns = client counts,
+/// `scalable / classic` tps) and `W?-tps.png` into `dir`.
+fn plots(dir: &Path, workload: WorkloadId, results: &[PointResult]) -> Result<Vec<PathBuf>, CliError> {
+    let mut labels: Vec<String> = Vec::new();
+    let mut profiles: Vec<String> = Vec::new();
+    let mut clients: Vec<usize> = results.iter().map(|r| r.clients).collect();
+    clients.sort_unstable();
+    clients.dedup();
+    for r in results {
+        let l = r.params.label();
+        if !labels.contains(&l) {
+            labels.push(l);
+        }
+        if !profiles.contains(&r.profile) {
+            profiles.push(r.profile.clone());
+        }
+    }
+    let tps = |label: &str, profile: &str, c: usize| {
+        results.iter().find(|r| r.clients == c && r.profile == profile && r.params.label() == label).map(|r| r.tps)
+    };
+    let mut written = Vec::new();
+    let baseline = if profiles.iter().any(|p| p == "classic") { "classic" } else { profiles[0].as_str() };
+    let name = workload.name();
+    for other in profiles.iter().filter(|p| p.as_str() != baseline) {
+        let cells = labels
+            .iter()
+            .map(|l| {
+                clients
+                    .iter()
+                    .map(|&c| match (tps(l, other, c), tps(l, baseline, c)) {
+                        (Some(s), Some(k)) if k > 0.0 => Some(s / k),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .collect();
+        let map = plot::HeatMap {
+            title: format!("{name}: {other} / {baseline} tps"),
+            rows: labels.clone(),
+            cols: clients.iter().map(|c| format!("{c} clients")).collect(),
+            cells,
+        };
+        let suffix = if other == "scalable" { String::new() } else { format!("-{other}") };
+        let path = dir.join(format!("{name}-speedup{suffix}.png"));
+        plot::heat_map(&path, &map)?;
+        written.push(path);
+    }
+    let mut series = Vec::new();
+    for (group, l) in labels.iter().enumerate() {
+        for p in &profiles {
+            let values: Vec<Option<f64>> = clients.iter().map(|&c| tps(l, p, c)).collect();
+            if values.iter().any(Option::is_some) {
+                let name = if l.is_empty() { p.clone() } else { format!("{l} {p}") };
+                series.push(plot::Series { name, group, baseline: p == baseline, values });
+            }
+        }
+    }
+    let chart = plot::LineChart {
+        title: format!("{name}: throughput vs clients (thin: {baseline}, thick: others)"),
+        x_desc: "clients".into(),
+        y_desc: "transactions per second".into(),
+        x_labels: clients.iter().map(usize::to_string).collect(),
+        series,
+    };
+    let path = dir.join(format!("{name}-tps.png"));
+    plot::line_chart(&path, &chart)?;
+    written.push(path);
+    Ok(written)
+}

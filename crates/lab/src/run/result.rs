@@ -1,0 +1,95 @@
+//! What `turnstile run` measures: one [`PointResult`] per (variant,
+//! client count, profile), gathered in a [`RunReport`]. Serialized, a point
+//! is the output contract of `run --json` (issue 8); rendering lives in
+//! `render.rs`, measuring in `measure.rs`.
+
+use super::stat::StatSnapshot;
+use super::workloads::{ExtensionFigures, Params, StarvationFigures, WorkloadId};
+use crate::cli::CliError;
+use crate::harness::Latency;
+use serde::Serialize;
+use serde_json::Value as Json;
+use std::collections::BTreeMap;
+use turnstile_engine::Session;
+
+/// What one client of a workload does per transaction.
+pub type Txn<'a> = Box<dyn FnMut(&mut Session) -> Result<(), CliError> + 'a>;
+
+/// Per-transaction counters (the output contract's `per_txn`).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct PerTxn {
+    /// Relation locks taken (fast path and shared table).
+    pub relation_locks: f64,
+    /// Of which through the fast path.
+    pub fastpath_locks: f64,
+    /// Of which in the shared table.
+    pub shared_lock_acquires: f64,
+    /// Lock-partition LWLock acquisitions that waited.
+    pub partition_lock_waits: f64,
+    /// Weak locks that found the fast path full.
+    pub fastpath_overflows: f64,
+    /// `BufferMapping` partition waits (all sessions, measured phase).
+    pub mapping_partition_waits: f64,
+    /// Files opened (vfd cache misses).
+    pub fd_opens: f64,
+    /// Memory blocks served from the block cache.
+    pub cache_allocs: f64,
+    /// Minor page faults of the client threads.
+    pub minor_faults: f64,
+}
+
+/// A workload's own figures of a point, flattened into the point's JSON
+/// object beside the common ones.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Extra {
+    /// Mean planning time per transaction, for workloads that plan.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub planning_us: Option<f64>,
+    /// W4's extension figures.
+    #[serde(flatten)]
+    pub extension: Option<ExtensionFigures>,
+    /// W6's starvation figures.
+    #[serde(flatten)]
+    pub starvation: Option<StarvationFigures>,
+}
+
+/// One measured point.
+#[derive(Clone, Debug, Serialize)]
+pub struct PointResult {
+    /// `classic` or `scalable`.
+    pub profile: String,
+    /// The variant's parameters.
+    pub params: Params,
+    /// Client threads.
+    pub clients: usize,
+    /// Transactions per second over the measured phase.
+    pub tps: f64,
+    /// Per-transaction latency.
+    pub latency_us: Latency,
+    /// `(latency(P) - latency(0)) / P`, for one-client points with partitions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub per_partition_us: Option<f64>,
+    /// Counters per transaction.
+    pub per_txn: PerTxn,
+    /// Average active backends per activity sample, by wait event.
+    pub wait_events: BTreeMap<String, f64>,
+    /// Activity samples behind `wait_events`.
+    pub wait_event_samples: u64,
+    /// The workload's own figures.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// What `turnstile run` measured: the points and what the renderers need
+/// beside them.
+#[derive(Debug)]
+pub struct RunReport {
+    /// The workload run.
+    pub workload: WorkloadId,
+    /// Workload-level parameters, as reported.
+    pub params: Json,
+    /// The measured points, in the order they ran.
+    pub results: Vec<PointResult>,
+    /// The engine views of the last point, and a label naming it.
+    pub last_stat: Option<(String, StatSnapshot)>,
+}
