@@ -89,7 +89,8 @@ pub struct Args {
     /// Print CSV (one line per point and server) instead of tables.
     #[arg(long)]
     pub csv: bool,
-    /// Write tps-against-clients charts and a `scalable / PG15` heat map (PNG) into this directory.
+    /// Write tps-against-clients charts and a `scalable / PG15` heat map
+    /// (PNG) into this directory, with the report as compare.json, .csv and .txt.
     #[arg(long, value_name = "DIR")]
     pub plot: Option<PathBuf>,
     /// Write the workload files (pgbench scripts, setup SQL, W2's generated

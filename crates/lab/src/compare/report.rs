@@ -22,7 +22,15 @@ pub fn emit(args: &Args, o: &Outcome) -> Result<(), CliError> {
         println!("{}", text(o));
     }
     if let Some(dir) = &args.plot {
-        let files = plots(dir, o)?;
+        let mut files = plots(dir, o)?;
+        // The whole report beside the figures, in every format.
+        for (name, body) in
+            [("compare.json", serde_json::to_string_pretty(&to_json(o))?), ("compare.csv", csv(o)), ("compare.txt", text(o))]
+        {
+            let path = dir.join(name);
+            std::fs::write(&path, body)?;
+            files.push(path);
+        }
         eprintln!("wrote {}", files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
     }
     Ok(())
