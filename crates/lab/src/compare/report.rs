@@ -24,9 +24,11 @@ pub fn emit(args: &Args, o: &Outcome) -> Result<(), CliError> {
     if let Some(dir) = &args.plot {
         let mut files = plots(dir, o)?;
         // The whole report beside the figures, in every format.
-        for (name, body) in
-            [("compare.json", serde_json::to_string_pretty(&to_json(o))?), ("compare.csv", csv(o)), ("compare.txt", text(o))]
-        {
+        for (name, body) in [
+            ("compare.json", serde_json::to_string_pretty(&to_json(o))?),
+            ("compare.csv", csv(o)),
+            ("compare.txt", text(o)),
+        ] {
             let path = dir.join(name);
             std::fs::write(&path, body)?;
             files.push(path);
