@@ -9,6 +9,8 @@
 //!                                        PostgreSQL 15, classic and scalable through pgbench
 //! turnstile micro lwlock|lock|… [--json] micro-benchmarks (ratios against reference primitives)
 //! turnstile stress locks [--threads 16] [--seconds 10] [--seed N] [--json]   lock-manager torture test
+//! turnstile serve --data-dir DIR [--listen 127.0.0.1] [--port 5432] [--socket-dir DIR] [--profile P] [--set k=v]…
+//!                                        PostgreSQL's wire protocol for the real pgbench and psql
 //! turnstile config [--profile P] [--config FILE] [--set k=v]…   print the effective configuration
 //! ```
 

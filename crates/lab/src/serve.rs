@@ -1,12 +1,11 @@
 //! `turnstile serve`: the engine behind PostgreSQL's wire protocol, for the
 //! real `pgbench` and `psql` (crate `turnstile-server`).
 
-use crate::{build_config, CliError};
+use crate::cli::{CliError, ConfigArgs};
 use std::io::Write;
 use std::path::PathBuf;
 use turnstile_server::{Server, ServerOptions, TerminationSignals};
 use turnstile_sql::SqlEngine;
-use turnstile_sync::config::Profile;
 
 /// Arguments of `turnstile serve`.
 #[derive(clap::Args, Debug)]
@@ -23,21 +22,14 @@ pub struct Args {
     /// Directory for the unix socket `.s.PGSQL.<port>` (as libpq's `-h /dir`).
     #[arg(long)]
     socket_dir: Option<PathBuf>,
-    /// Preset: `classic` (PostgreSQL 15) or `scalable`.
-    #[arg(long, default_value = "scalable")]
-    profile: String,
-    /// Override one knob, e.g. `--set lock.max_backends=128` (repeatable).
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    set: Vec<String>,
-    /// TOML file applied on top of the preset.
-    #[arg(long)]
-    config: Option<PathBuf>,
+    /// `--profile`, `--config FILE` and `--set key=value`, as every command.
+    #[command(flatten)]
+    config: ConfigArgs,
 }
 
 /// Serves until SIGINT or SIGTERM, then stops the sessions and flushes.
 pub fn run(args: &Args) -> Result<(), CliError> {
-    let profile = Profile::parse(&args.profile)?;
-    let config = build_config(profile, args.config.as_deref(), &args.set)?;
+    let config = args.config.build()?;
     let max_connections = config.lock.max_backends;
     // Caught before the first connection, so a signal never kills a running server.
     let mut signals = TerminationSignals::register()?;
@@ -49,7 +41,7 @@ pub fn run(args: &Args) -> Result<(), CliError> {
     println!(
         "turnstile serve: listening on {} (profile {}, max_connections {max_connections}, data directory {})",
         places.join(" and "),
-        args.profile,
+        args.config.profile,
         args.data_dir.display()
     );
     std::io::stdout().flush()?;

@@ -135,3 +135,24 @@ fn cancel_request_ends_a_lock_wait_with_57014() {
     assert_eq!(error_code(&holder.query("COMMIT")), None);
     assert_eq!(error_code(&waiter.query("SELECT count(*) FROM t")), None);
 }
+
+#[test]
+fn cancel_request_ends_a_running_statement_with_57014() {
+    let srv = TestServer::start(Profile::Classic, &[]);
+    let mut sleeper = srv.raw("postgres");
+    let key = sleeper.key.expect("BackendKeyData");
+    let started = Instant::now();
+    sleeper.send(&[pgwire::messages::PgWireFrontendMessage::Query(pgwire::messages::simplequery::Query::new(
+        "SELECT pg_sleep(30)".into(),
+    ))]);
+    let mut observer = srv.raw("postgres");
+    wait_for_count(
+        &mut observer,
+        "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(30)%' AND pid <> pg_backend_pid()",
+        1,
+    );
+    cancel(srv.port, key);
+    let msgs = sleeper.until_ready();
+    assert_eq!(error_code(&msgs).as_deref(), Some("57014"), "{msgs:?}");
+    assert!(started.elapsed() < Duration::from_secs(20), "canceled, not finished");
+}

@@ -52,9 +52,9 @@
 //!
 //! Subqueries, CTEs, set operations, outer joins and cross joins of tables,
 //! self-joins, window functions, `ON CONFLICT`, `RETURNING`, savepoints:
-//! `0A000` naming the construct. `VACUUM`/`ANALYZE` take their locks
-//! (`ShareUpdateExclusiveLock`, `AccessExclusiveLock` for `FULL`) and
-//! report success; there are no statistics to gather.
+//! `0A000` naming the construct. `VACUUM [FULL] [ANALYZE]` is the
+//! engine's (reclaims dead tuples under PostgreSQL's locks); `ANALYZE`
+//! takes its lock and has no statistics to gather.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
@@ -1071,35 +1071,6 @@ impl SqlSession {
         self.notices.push(Notice { severity, code, message: message.into() });
     }
 
-    /// Runs `f` holding `tables` in `mode` as one short transaction of its
-    /// own (VACUUM, ANALYZE): `25001` inside a transaction block.
-    fn with_table_locks(&mut self, what: &str, tables: &[String], mode: LockMode) -> Result<(), SqlError> {
-        if self.tx != TxStatus::Idle {
-            return Err(SqlError::new("25001", format!("{what} cannot run inside a transaction block")));
-        }
-        let names: Vec<String> = if tables.is_empty() {
-            let cat = self.es.engine().catalog().snapshot();
-            cat.relations
-                .values()
-                .filter(|r| r.db == self.es.database() && r.index.is_none() && r.parent.is_none())
-                .map(|r| r.name.clone())
-                .collect()
-        } else {
-            tables.to_vec()
-        };
-        eng(self.es.begin())?;
-        let mut result = Ok(());
-        for n in &names {
-            if let Err(e) = self.lock_with_partitions(n, mode, Wait::Block) {
-                result = Err(e);
-                break;
-            }
-            plan::check_cancel(&self.ctx)?;
-        }
-        let _ = self.es.commit();
-        result
-    }
-
     fn lock_with_partitions(&mut self, name: &str, mode: LockMode, wait: Wait) -> Result<(), SqlError> {
         let engine = Arc::clone(self.es.engine());
         let db = self.es.database();
@@ -1124,13 +1095,26 @@ impl SqlSession {
                 eng(self.es.engine().flush())?;
                 Self::command("CHECKPOINT")
             }
-            PreStmt::Vacuum { full, analyze: _, tables } => {
-                let mode = if *full { LockMode::AccessExclusive } else { LockMode::ShareUpdateExclusive };
-                self.with_table_locks("VACUUM", tables, mode)?;
+            PreStmt::Vacuum { full, analyze, tables } => {
+                if self.tx != TxStatus::Idle {
+                    return Err(SqlError::new("25001", "VACUUM cannot run inside a transaction block"));
+                }
+                let targets: Vec<Option<&str>> =
+                    if tables.is_empty() { vec![None] } else { tables.iter().map(|t| Some(t.as_str())).collect() };
+                for t in targets {
+                    eng(self.es.vacuum(t, *full))?;
+                    if *analyze {
+                        eng(self.es.analyze(t))?;
+                    }
+                }
                 Self::command("VACUUM")
             }
             PreStmt::Analyze(tables) => {
-                self.with_table_locks("ANALYZE", tables, LockMode::ShareUpdateExclusive)?;
+                let targets: Vec<Option<&str>> =
+                    if tables.is_empty() { vec![None] } else { tables.iter().map(|t| Some(t.as_str())).collect() };
+                for t in targets {
+                    eng(self.es.analyze(t))?;
+                }
                 Self::command("ANALYZE")
             }
             PreStmt::CopyFrom { table, columns, file, freeze: _ } => {
@@ -1748,7 +1732,7 @@ impl SqlSession {
             lines.push(format!("Rows: {}", rows.len()));
             lines.push(format!("Execution Time: {:.3} ms", t.elapsed().as_secs_f64() * 1e3));
         }
-        let n = lines.len();
+
         Ok(Outcome::Rows {
             fields: vec![text_field("QUERY PLAN")],
             rows: lines.into_iter().map(|l| vec![Some(l)]).collect(),
