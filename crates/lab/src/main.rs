@@ -5,6 +5,8 @@
 //!                                        every workload (W1-W6) and micro-benchmark, both
 //!                                        profiles: tables, then JSON/CSV/PNG in DIR
 //! turnstile run W1..W6 [--clients 1,8] [--plot DIR] [--json|--csv]   one workload
+//! turnstile compare [--quick] [--workloads W1,…] [--json|--csv] [--plot DIR]
+//!                                        PostgreSQL 15, classic and scalable through pgbench
 //! turnstile micro lwlock|lock|… [--json] micro-benchmarks (ratios against reference primitives)
 //! turnstile stress locks [--threads 16] [--seconds 10] [--seed N] [--json]   lock-manager torture test
 //! turnstile serve --data-dir DIR [--listen 127.0.0.1] [--port 5432] [--socket-dir DIR] [--profile P] [--set k=v]…
@@ -16,6 +18,7 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 mod cli;
+mod compare;
 mod harness;
 mod micro;
 mod plot;
@@ -44,6 +47,9 @@ enum Command {
     /// Run one seed workload under both profiles over lists of parameters
     /// and client counts (e.g. `turnstile run W1 --partitions 0,100 --clients 1,8`).
     Run(run::Args),
+    /// The seeds' pgbench runs against a private PostgreSQL 15 and `turnstile
+    /// serve` under classic and scalable, side by side.
+    Compare(compare::Args),
     /// Micro-benchmarks of single primitives.
     Micro {
         #[command(subcommand)]
@@ -79,10 +85,11 @@ pub use cli::{build_config, CliError};
 fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Reproduce(args) => reproduce::run(&args),
+        Command::Compare(args) => compare::run(&args),
         Command::Micro { bench } => micro::run(bench),
         Command::Stress { test } => stress::run(test),
-        Command::Serve(args) => serve::run(&args),
         Command::Run(args) => run::print(&args),
+        Command::Serve(args) => serve::run(&args),
         Command::Config(args) => {
             print!("{}", args.build()?.to_toml_string());
             Ok(())

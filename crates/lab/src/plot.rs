@@ -96,6 +96,11 @@ pub fn ratio_color(ratio: f64) -> RGBColor {
 
 /// Writes `map` as a PNG to `path`.
 pub fn heat_map(path: &Path, map: &HeatMap) -> Result<(), CliError> {
+    heat_map_noted(path, map, "speedup over classic (tps ratio): green faster, red slower")
+}
+
+/// Writes `map` as a PNG to `path`, `note` under the title saying what the ratio is.
+pub fn heat_map_noted(path: &Path, map: &HeatMap, note: &str) -> Result<(), CliError> {
     register_font()?;
     if map.rows.is_empty() || map.cols.is_empty() {
         return Err("plot: a heat map needs at least one row and one column".into());
@@ -112,7 +117,7 @@ pub fn heat_map(path: &Path, map: &HeatMap) -> Result<(), CliError> {
     let title = TextStyle::from((FAMILY, 18).into_font().style(FontStyle::Bold)).pos(Pos::new(HPos::Left, VPos::Top));
     root.draw_text(&map.title, &title, (12, 10)).map_err(plot_err)?;
     let sub = TextStyle::from((FAMILY, 13).into_font()).color(&RGBColor(90, 90, 90));
-    root.draw_text("speedup over classic (tps ratio): green faster, red slower", &sub, (12, 34)).map_err(plot_err)?;
+    root.draw_text(note, &sub, (12, 34)).map_err(plot_err)?;
     let centre = TextStyle::from(label_font.clone()).pos(Pos::new(HPos::Center, VPos::Center));
     let left = TextStyle::from(label_font).pos(Pos::new(HPos::Left, VPos::Center));
     for (c, name) in map.cols.iter().enumerate() {

@@ -1,0 +1,104 @@
+//! `turnstile compare`: the seeds' pgbench runs against a private
+//! PostgreSQL 15, `turnstile serve --profile classic` and `turnstile serve
+//! --profile scalable`, on one machine, in one run.
+//!
+//! The same data is loaded into the three servers through the same SQL
+//! (`pgbench -i` and psql scripts, `workloads/`), and every point
+//! (workload × parameter × `-M` mode × clients) runs with the real
+//! `pgbench` on the three back to back, `--runs` times; the median is
+//! reported. Beside throughput: the locks one execution takes, counted by
+//! each server in its own `pg_locks` (the faithfulness table: classic must
+//! equal PostgreSQL 15), planning time from `EXPLAIN (ANALYZE)`, W4's
+//! MB/s from `pg_relation_size`, the per-partition marginal cost of W1 and
+//! the protocol floor (`SELECT 1`).
+//!
+//! Files: [`pgbin`] finds PostgreSQL's programs; [`cleanup`] makes sure no
+//! server or temporary directory outlives the command, even when it is
+//! killed; [`server`] starts and stops the three servers; [`client`] runs
+//! psql and pgbench; [`workloads`] holds the scripts; [`census`] counts
+//! locks and planning time; [`driver`] runs the points; [`report`] prints.
+
+pub mod census;
+pub mod cleanup;
+pub mod client;
+pub mod driver;
+pub mod pgbin;
+pub mod report;
+pub mod server;
+pub mod workloads;
+
+pub use driver::run;
+
+use std::path::PathBuf;
+use workloads::Workload;
+
+/// Options of `turnstile compare`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Args {
+    /// Workloads to run (W1 partitioned join, W2 star join, W3 many
+    /// indexes, W4 COPY, W5 pgbench -S).
+    #[arg(long, value_delimiter = ',', value_enum)]
+    pub workloads: Option<Vec<Workload>>,
+    /// Client counts (default: 1, the core count, 4 × the core count).
+    #[arg(long, value_delimiter = ',')]
+    pub clients: Option<Vec<usize>>,
+    /// Seconds per pgbench point (`-T`).
+    #[arg(long)]
+    pub duration: Option<u32>,
+    /// Runs of every point on every server; the median is reported.
+    #[arg(long, default_value_t = 1)]
+    pub runs: usize,
+    /// A small run for CI: W1 at 0 and 10 partitions, W2 at 10
+    /// dimensions, W3 at 10 indexes, W4, W5, one client, 1-second points.
+    #[arg(long)]
+    pub quick: bool,
+    /// Directory of PostgreSQL's programs (default: `pg_config --bindir`,
+    /// else the newest `/usr/lib/postgresql/*/bin`).
+    #[arg(long, value_name = "DIR")]
+    pub pg_bin: Option<PathBuf>,
+    /// W1: partition counts.
+    #[arg(long, value_delimiter = ',')]
+    pub partitions: Option<Vec<u32>>,
+    /// W2: dimension counts.
+    #[arg(long, value_delimiter = ',')]
+    pub dimensions: Option<Vec<u32>>,
+    /// W3: index counts.
+    #[arg(long, value_delimiter = ',')]
+    pub indexes: Option<Vec<u32>>,
+    /// W1–W3: query modes (`simple`, `prepared`).
+    #[arg(long, value_delimiter = ',')]
+    pub mode: Option<Vec<String>>,
+    /// W1 and W5: pgbench scale (default: the seeds' 10, `--quick` 1). Below
+    /// 10, W1 at 1000 partitions has 100 rows per partition and PostgreSQL
+    /// plans sequential scans there (no index locks).
+    #[arg(long)]
+    pub scale: Option<u32>,
+    /// Unmeasured seconds of pgbench per variant and server before its points.
+    #[arg(long)]
+    pub warmup: Option<u32>,
+    /// `EXPLAIN (ANALYZE)` executions per variant and server (the first is
+    /// reported apart, the median of the others).
+    #[arg(long)]
+    pub planning_runs: Option<usize>,
+    /// Override one turnstile knob in both profiles, e.g. `--set lock.partitions=64` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Print the JSON report.
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
+    /// Print CSV (one line per point and server) instead of tables.
+    #[arg(long)]
+    pub csv: bool,
+    /// Write tps-against-clients charts and a `scalable / PG15` heat map
+    /// (PNG) into this directory, with the report as compare.json, .csv and .txt.
+    #[arg(long, value_name = "DIR")]
+    pub plot: Option<PathBuf>,
+    /// Write the workload files (pgbench scripts, setup SQL, W2's generated
+    /// star schema) into DIR and exit; the repository's `workloads/` is this output.
+    #[arg(long, value_name = "DIR")]
+    pub write_workloads: Option<PathBuf>,
+    /// Development only: start PostgreSQL in place of both turnstile
+    /// servers (every report says so). Never a result.
+    #[arg(long, hide = true)]
+    pub stand_in: bool,
+}

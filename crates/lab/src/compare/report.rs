@@ -1,0 +1,466 @@
+//! The comparison's report: tables in the lab's style, the JSON contract
+//! (`--json`), CSV (`--csv`) and figures (`--plot DIR`).
+
+use super::census::median;
+use super::driver::{Outcome, Point};
+use super::server::ServerId;
+use super::workloads::{Mode, Workload};
+use super::Args;
+use crate::report::{f, Table};
+use crate::{plot, CliError};
+use serde_json::{json, Map, Value as Json};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Prints the report (JSON, CSV or tables) and writes the figures.
+pub fn emit(args: &Args, o: &Outcome) -> Result<(), CliError> {
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&to_json(o))?);
+    } else if args.csv {
+        print!("{}", csv(o));
+    } else {
+        println!("{}", text(o));
+    }
+    if let Some(dir) = &args.plot {
+        let mut files = plots(dir, o)?;
+        // The whole report beside the figures, in every format.
+        for (name, body) in [
+            ("compare.json", serde_json::to_string_pretty(&to_json(o))?),
+            ("compare.csv", csv(o)),
+            ("compare.txt", text(o)),
+        ] {
+            let path = dir.join(name);
+            std::fs::write(&path, body)?;
+            files.push(path);
+        }
+        eprintln!("wrote {}", files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
+    }
+    Ok(())
+}
+
+fn per_server<T>(f: impl Fn(ServerId) -> Option<T>) -> Map<String, Json>
+where
+    T: Into<Json>,
+{
+    ServerId::ALL.iter().map(|&s| (s.name().to_owned(), f(s).map_or(Json::Null, Into::into))).collect()
+}
+
+fn med(values: Option<&Vec<f64>>) -> Option<f64> {
+    values.filter(|v| !v.is_empty()).map(|v| median(v))
+}
+
+/// `(latency(P) − latency(0)) / P` in µs at one client, per server, mode
+/// and partition count P > 0.
+pub fn per_partition(o: &Outcome) -> Vec<(Mode, u64, BTreeMap<ServerId, f64>)> {
+    let w1: Vec<&Point> = o.points.iter().filter(|p| p.workload == Workload::W1 && p.clients == 1).collect();
+    let parts = |p: &Point| p.params.get("partitions").and_then(Json::as_u64);
+    let mut out = Vec::new();
+    for mode in [Mode::Simple, Mode::Prepared] {
+        let Some(base) = w1.iter().find(|p| p.mode == mode && parts(p) == Some(0)) else { continue };
+        for p in w1.iter().filter(|p| p.mode == mode && parts(p).is_some_and(|n| n > 0)) {
+            let n = parts(p).unwrap_or(1);
+            let mut m = BTreeMap::new();
+            for s in ServerId::ALL {
+                if let (Some(t), Some(t0)) = (p.tps(s), base.tps(s)) {
+                    m.insert(s, (1e6 / t - 1e6 / t0) / n as f64);
+                }
+            }
+            out.push((mode, n, m));
+        }
+    }
+    out
+}
+
+/// The headline per-partition figure: the largest partition count,
+/// prepared mode when measured (the seeds' generic plan), else simple.
+fn headline_per_partition(o: &Outcome) -> Option<(Mode, u64, BTreeMap<ServerId, f64>)> {
+    let all = per_partition(o);
+    let best = |mode: Mode| all.iter().filter(|(m, _, _)| *m == mode).max_by_key(|(_, n, _)| *n).cloned();
+    best(Mode::Prepared).or_else(|| best(Mode::Simple))
+}
+
+/// The JSON report (issue 14's contract, plus detail fields).
+pub fn to_json(o: &Outcome) -> Json {
+    let results: Vec<Json> = o
+        .points
+        .iter()
+        .map(|p| {
+            let mut r = json!({
+                "workload": p.workload.name(),
+                "params": p.params,
+                "clients": p.clients,
+                "tps": per_server(|s| p.tps(s)),
+                "latency_ms": per_server(|s| med(p.latency_ms.get(&s))),
+                "runs": per_server(|s| p.tps.get(&s).cloned()),
+            });
+            if p.workload == Workload::W4 {
+                r["mb_per_s"] = Json::Object(per_server(|s| med(p.mb_per_s.get(&s))));
+            }
+            r
+        })
+        .collect();
+    let locks: Vec<Json> = o
+        .locks
+        .iter()
+        .map(|l| {
+            let mut r = json!({ "workload": l.workload.name(), "params": l.params });
+            for s in ServerId::ALL {
+                r[s.name()] = l.counts.get(&s).map_or(Json::Null, |c| json!(c));
+            }
+            r["classic_equals_postgres"] =
+                json!(equal(l.counts.get(&ServerId::Postgres), l.counts.get(&ServerId::Classic)));
+            r
+        })
+        .collect();
+    let planning: Vec<Json> = o
+        .planning
+        .iter()
+        .map(|p| {
+            let mut r = json!({ "workload": p.workload.name(), "params": p.params });
+            for s in ServerId::ALL {
+                r[s.name()] = p.planning.get(&s).map_or(Json::Null, |v| json!(v));
+            }
+            r
+        })
+        .collect();
+    let detail: Vec<Json> = per_partition(o)
+        .into_iter()
+        .map(|(mode, n, m)| {
+            let mut r = json!({ "partitions": n, "mode": mode.name() });
+            for s in ServerId::ALL {
+                r[s.name()] = m.get(&s).map_or(Json::Null, |v| json!(v));
+            }
+            r
+        })
+        .collect();
+    let headline = headline_per_partition(o);
+    let mut doc = json!({
+        "pg_version": o.pg_version,
+        "servers": ServerId::ALL.iter().map(|s| s.name()).collect::<Vec<_>>(),
+        "programs": o.programs.iter().map(|(s, p)| (s.name().to_owned(), json!(p))).collect::<Map<_, _>>(),
+        "results": results,
+        "locks": locks,
+        "planning_ms": planning,
+        "per_partition_us": per_server(|s| headline.as_ref().and_then(|(_, _, m)| m.get(&s).copied())),
+        "per_partition_basis": headline.as_ref().map(|(mode, n, _)| json!({"partitions": n, "mode": mode.name(), "clients": 1})),
+        "per_partition_detail": detail,
+        "protocol_floor_tps": per_server(|s| med(o.floor.get(&s))),
+        "errors": o.errors,
+        "notes": o.notes,
+    });
+    if let Some(plan) = &o.plan {
+        doc["settings"] = json!({
+            "duration_s": plan.duration,
+            "runs": plan.runs,
+            "clients": plan.clients,
+            "scale": plan.sizes.scale,
+            "w2_fact_rows": plan.sizes.fact_rows,
+            "w4_rows_per_copy": plan.sizes.copy_rows,
+        });
+    }
+    if o.stand_in {
+        doc["stand_in"] = json!("PostgreSQL ran in place of turnstile serve: not a result");
+    }
+    doc
+}
+
+fn equal(a: Option<&super::census::LockCount>, b: Option<&super::census::LockCount>) -> Json {
+    match (a, b) {
+        (Some(a), Some(b)) => json!(
+            a.relation_locks == b.relation_locks
+                && a.fastpath_locks == b.fastpath_locks
+                && a.index_locks == b.index_locks
+        ),
+        _ => Json::Null,
+    }
+}
+
+fn ratio(a: Option<f64>, b: Option<f64>) -> String {
+    match (a, b) {
+        (Some(a), Some(b)) if b > 0.0 => format!("{:.2}x", a / b),
+        _ => "-".into(),
+    }
+}
+
+fn cell(v: Option<f64>, digits: usize) -> String {
+    v.map_or_else(|| "error".to_owned(), |v| f(v, digits))
+}
+
+/// The tables.
+pub fn text(o: &Outcome) -> String {
+    let mut out = String::new();
+    if o.stand_in {
+        out.push_str("*** STAND-IN: PostgreSQL ran in place of turnstile serve. These are not results. ***\n\n");
+    }
+    out.push_str(&format!("turnstile compare: PostgreSQL {} / turnstile classic / turnstile scalable", o.pg_version));
+    if let Some(plan) = &o.plan {
+        out.push_str(&format!(
+            ", real pgbench, {} s per point, median of {} run(s), pgbench -j min(clients, 2)\n",
+            plan.duration, plan.runs
+        ));
+    }
+    out.push('\n');
+    let clients: Vec<usize> = {
+        let mut c: Vec<usize> = o.points.iter().map(|p| p.clients).collect();
+        c.sort_unstable();
+        c.dedup();
+        c
+    };
+    let mut workloads: Vec<Workload> = o.points.iter().map(|p| p.workload).collect();
+    workloads.dedup();
+    for w in workloads {
+        let w4 = w == Workload::W4;
+        let unit = if w4 { "table growth MB/s (pg_relation_size)" } else { "transactions per second" };
+        let mut header = vec!["variant".to_owned(), "mode".to_owned(), "server".to_owned()];
+        header.extend(clients.iter().map(|c| format!("{c} cl")));
+        let h: Vec<&str> = header.iter().map(String::as_str).collect();
+        let mut t = Table::new(format!("{} — {unit}", w.title()), &h);
+        for p0 in o.points.iter().filter(|p| p.workload == w && p.clients == clients[0]) {
+            let row_of = |s: ServerId| -> Vec<Option<f64>> {
+                clients
+                    .iter()
+                    .map(|&c| {
+                        let p = o
+                            .points
+                            .iter()
+                            .find(|p| p.workload == w && p.label == p0.label && p.mode == p0.mode && p.clients == c)?;
+                        if w4 {
+                            med(p.mb_per_s.get(&s))
+                        } else {
+                            p.tps(s)
+                        }
+                    })
+                    .collect()
+            };
+            let rows: BTreeMap<ServerId, Vec<Option<f64>>> = ServerId::ALL.iter().map(|&s| (s, row_of(s))).collect();
+            for s in ServerId::ALL {
+                let mut r = vec![p0.label.clone(), p0.mode.name().to_owned(), s.label().to_owned()];
+                r.extend(rows[&s].iter().map(|v| cell(*v, if w4 { 1 } else { 0 })));
+                t.row(r);
+            }
+            for (s, name) in [(ServerId::Scalable, "scalable / PG15"), (ServerId::Classic, "classic / PG15")] {
+                let mut r = vec![p0.label.clone(), p0.mode.name().to_owned(), name.to_owned()];
+                r.extend(rows[&s].iter().zip(&rows[&ServerId::Postgres]).map(|(a, b)| ratio(*a, *b)));
+                t.row(r);
+            }
+        }
+        out.push_str(&t.render());
+        out.push('\n');
+    }
+    if !o.locks.is_empty() {
+        let mut t = Table::new(
+            "Faithfulness: relation locks one execution takes (pg_locks in an open transaction; rel (fast path, indexes))",
+            &["workload", "variant", "mode", "PostgreSQL 15", "classic", "scalable", "classic vs PG15"],
+        );
+        for l in &o.locks {
+            let c = |s| l.counts.get(&s).map_or("error".to_owned(), |c: &super::census::LockCount| c.cell());
+            let verdict = match (l.counts.get(&ServerId::Postgres), l.counts.get(&ServerId::Classic)) {
+                (Some(p), Some(k)) if p == k => "same".to_owned(),
+                (Some(p), Some(k)) => {
+                    let d = |a: u32, b: u32| i64::from(a) - i64::from(b);
+                    format!(
+                        "DIFFERS: rel {:+}, fp {:+}, idx {:+}, tables {:+}",
+                        d(k.relation_locks, p.relation_locks),
+                        d(k.fastpath_locks, p.fastpath_locks),
+                        d(k.index_locks, p.index_locks),
+                        d(k.table_locks, p.table_locks)
+                    )
+                }
+                _ => "-".to_owned(),
+            };
+            let mode = l.params.get("mode").and_then(Json::as_str).unwrap_or("");
+            t.row(vec![
+                l.workload.name().to_owned(),
+                l.label.clone(),
+                mode.to_owned(),
+                c(ServerId::Postgres),
+                c(ServerId::Classic),
+                c(ServerId::Scalable),
+                verdict,
+            ]);
+        }
+        out.push_str(&t.render());
+        out.push('\n');
+    }
+    if !o.planning.is_empty() {
+        let mut t = Table::new(
+            "Planning time, EXPLAIN (ANALYZE) in one session: median ms (first execution ms)",
+            &["workload", "variant", "PostgreSQL 15", "classic", "scalable", "scalable / PG15"],
+        );
+        for p in &o.planning {
+            let c = |s| {
+                p.planning.get(&s).map_or("error".to_owned(), |v: &super::census::Planning| {
+                    format!("{:.3} ({:.3})", v.median_ms, v.first_ms)
+                })
+            };
+            let m = |s| p.planning.get(&s).map(|v: &super::census::Planning| v.median_ms);
+            t.row(vec![
+                p.workload.name().to_owned(),
+                p.label.clone(),
+                c(ServerId::Postgres),
+                c(ServerId::Classic),
+                c(ServerId::Scalable),
+                ratio(m(ServerId::Scalable), m(ServerId::Postgres)),
+            ]);
+        }
+        out.push_str(&t.render());
+        out.push('\n');
+    }
+    let pp = per_partition(o);
+    if !pp.is_empty() {
+        let mut t = Table::new(
+            "W1 marginal cost of one more partition, one client: (latency(P) - latency(0)) / P, us",
+            &["partitions", "mode", "PostgreSQL 15", "classic", "scalable", "scalable / PG15"],
+        );
+        for (mode, n, m) in &pp {
+            let g = |s| m.get(&s).copied();
+            t.row(vec![
+                n.to_string(),
+                mode.name().to_owned(),
+                cell(g(ServerId::Postgres), 2),
+                cell(g(ServerId::Classic), 2),
+                cell(g(ServerId::Scalable), 2),
+                ratio(g(ServerId::Scalable), g(ServerId::Postgres)),
+            ]);
+        }
+        out.push_str(&t.render());
+        out.push('\n');
+    }
+    if !o.floor.is_empty() {
+        let mut t = Table::new(
+            "Protocol floor: SELECT 1 through pgbench -M prepared, one client (tps)",
+            &["PostgreSQL 15", "classic", "scalable", "classic / PG15", "scalable / PG15"],
+        );
+        let g = |s| med(o.floor.get(&s));
+        t.row(vec![
+            cell(g(ServerId::Postgres), 0),
+            cell(g(ServerId::Classic), 0),
+            cell(g(ServerId::Scalable), 0),
+            ratio(g(ServerId::Classic), g(ServerId::Postgres)),
+            ratio(g(ServerId::Scalable), g(ServerId::Postgres)),
+        ]);
+        out.push_str(&t.render());
+    }
+    if !o.notes.is_empty() {
+        out.push_str("\nNotes:\n");
+        for n in &o.notes {
+            out.push_str(&format!("  {n}\n"));
+        }
+    }
+    if !o.errors.is_empty() {
+        out.push_str(&format!("\n{} failure(s):\n", o.errors.len()));
+        for e in &o.errors {
+            out.push_str(&format!("  {e}\n"));
+        }
+    }
+    out
+}
+
+/// One line per point, server and run.
+pub fn csv(o: &Outcome) -> String {
+    let mut out = String::from("workload,variant,mode,clients,server,run,tps,latency_ms,mb_per_s\n");
+    for p in &o.points {
+        for s in ServerId::ALL {
+            for (i, tps) in p.tps.get(&s).into_iter().flatten().enumerate() {
+                let lat = p.latency_ms.get(&s).and_then(|v| v.get(i)).copied().unwrap_or(f64::NAN);
+                let mb = p.mb_per_s.get(&s).and_then(|v| v.get(i)).map_or(String::new(), |v| format!("{v:.2}"));
+                out.push_str(&format!(
+                    "{},\"{}\",{},{},{},{},{:.1},{:.3},{}\n",
+                    p.workload.name(),
+                    p.label,
+                    p.mode.name(),
+                    p.clients,
+                    s.name(),
+                    i + 1,
+                    tps,
+                    lat,
+                    mb
+                ));
+            }
+        }
+    }
+    for s in ServerId::ALL {
+        for (i, tps) in o.floor.get(&s).into_iter().flatten().enumerate() {
+            out.push_str(&format!("floor,\"SELECT 1\",prepared,1,{},{},{tps:.1},,\n", s.name(), i + 1));
+        }
+    }
+    out
+}
+
+/// `compare-W?-tps.png` per workload (tps against clients, one line per
+/// variant and server) and `compare-speedup.png` (`scalable / PG15`,
+/// rows = workload variants, columns = client counts).
+pub fn plots(dir: &Path, o: &Outcome) -> Result<Vec<PathBuf>, CliError> {
+    std::fs::create_dir_all(dir)?;
+    let mut clients: Vec<usize> = o.points.iter().map(|p| p.clients).collect();
+    clients.sort_unstable();
+    clients.dedup();
+    let mut rows: Vec<(Workload, String, Mode)> = Vec::new();
+    for p in &o.points {
+        let key = (p.workload, p.label.clone(), p.mode);
+        if !rows.contains(&key) {
+            rows.push(key);
+        }
+    }
+    let find = |(w, l, m): &(Workload, String, Mode), c: usize| {
+        o.points.iter().find(|p| p.workload == *w && p.label == *l && p.mode == *m && p.clients == c)
+    };
+    let mut written = Vec::new();
+    let mut workloads: Vec<Workload> = rows.iter().map(|r| r.0).collect();
+    workloads.dedup();
+    for w in workloads {
+        let mut series = Vec::new();
+        for (group, key) in rows.iter().filter(|r| r.0 == w).enumerate() {
+            for s in ServerId::ALL {
+                let values: Vec<Option<f64>> = clients.iter().map(|&c| find(key, c).and_then(|p| p.tps(s))).collect();
+                if values.iter().any(Option::is_some) {
+                    series.push(plot::Series {
+                        name: format!("{} {} {}", key.1, key.2.name(), s.label()),
+                        group: group * 3 + s as usize,
+                        baseline: s == ServerId::Postgres,
+                        values,
+                    });
+                }
+            }
+        }
+        if series.is_empty() {
+            continue;
+        }
+        let chart = plot::LineChart {
+            title: format!("{}: tps vs clients (thin: PostgreSQL 15, thick: turnstile)", w.name()),
+            x_desc: "clients".into(),
+            y_desc: "transactions per second".into(),
+            x_labels: clients.iter().map(usize::to_string).collect(),
+            series,
+        };
+        let path = dir.join(format!("compare-{}-tps.png", w.name()));
+        plot::line_chart(&path, &chart)?;
+        written.push(path);
+    }
+    let map = plot::HeatMap {
+        title: "turnstile scalable / PostgreSQL 15 (tps)".into(),
+        rows: rows.iter().map(|(w, l, m)| format!("{} {l} {}", w.name(), m.name())).collect(),
+        cols: clients.iter().map(|c| format!("{c} clients")).collect(),
+        cells: rows
+            .iter()
+            .map(|key| {
+                clients
+                    .iter()
+                    .map(|&c| {
+                        let p = find(key, c)?;
+                        match (p.tps(ServerId::Scalable), p.tps(ServerId::Postgres)) {
+                            (Some(a), Some(b)) if b > 0.0 => Some(a / b),
+                            _ => None,
+                        }
+                    })
+                    .collect()
+            })
+            .collect(),
+    };
+    if !map.rows.is_empty() {
+        let path = dir.join("compare-speedup.png");
+        plot::heat_map_noted(&path, &map, "scalable over PostgreSQL 15 (tps ratio): green faster, red slower")?;
+        written.push(path);
+    }
+    Ok(written)
+}

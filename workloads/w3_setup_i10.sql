@@ -1,0 +1,11 @@
+CREATE TABLE synth_table (col1 int, col2 int, col3 int, col4 int, col5 int, col6 int, col7 int, col8 int, col9 int, col10 int, col11 int, col12 int, col13 int, col14 int, col15 int, col16 int, col17 int, col18 int, col19 int, col20 int, col21 int, col22 int, col23 int, col24 int, col25 int, col26 int, col27 int, col28 int, col29 int, col30 int, col31 int, col32 int, col33 int, col34 int, col35 int, col36 int, col37 int, col38 int, col39 int, col40 int, col41 int, col42 int, col43 int, col44 int, col45 int, col46 int, col47 int, col48 int, col49 int, col50 int, col51 int, col52 int, col53 int, col54 int, col55 int, col56 int, col57 int, col58 int, col59 int, col60 int);
+CREATE INDEX ON synth_table (col1);
+CREATE INDEX ON synth_table (col2);
+CREATE INDEX ON synth_table (col3);
+CREATE INDEX ON synth_table (col4);
+CREATE INDEX ON synth_table (col5);
+CREATE INDEX ON synth_table (col6);
+CREATE INDEX ON synth_table (col7);
+CREATE INDEX ON synth_table (col8);
+CREATE INDEX ON synth_table (col9);
+CREATE INDEX ON synth_table (col10);

@@ -1,0 +1,1 @@
+COPY copy_unlogged FROM :rows_file;

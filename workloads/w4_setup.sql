@@ -1,0 +1,1 @@
+CREATE UNLOGGED TABLE copy_unlogged (data text NOT NULL);
