@@ -380,6 +380,11 @@ impl Session {
                 let bytes = match heap::fetch(pool, file, tid) {
                     Ok(b) => b,
                     Err(HeapError::NoSuchTuple { .. }) => {
+                        // Deleted or moved (after our wait, by the holder),
+                        // or a stale index entry: nothing to lock here.
+                        if newly {
+                            self.unlock_row(leaf.rel.id, tid);
+                        }
                         rescan |= waited;
                         continue;
                     }

@@ -61,6 +61,14 @@ pub enum EngineError {
     /// A valid request the engine does not support (SQLSTATE `0A000`).
     #[error("not supported: {0}")]
     NotSupported(String),
+    /// No partition of the table takes the row's key (SQLSTATE `23514`).
+    #[error("no partition of relation \"{table}\" found for row (partition key {key})")]
+    NoPartition {
+        /// The partitioned table.
+        table: String,
+        /// The row's partition key.
+        key: String,
+    },
     /// The object is in use by another session (SQLSTATE `55006`).
     #[error("{0}")]
     ObjectInUse(String),
@@ -145,6 +153,7 @@ impl EngineError {
             EngineError::NotNullViolation { .. } => "23502",
             EngineError::NotSupported(_) => "0A000",
             EngineError::ObjectInUse(_) => "55006",
+            EngineError::NoPartition { .. } => "23514",
             EngineError::Canceled => "57014",
         }
     }

@@ -544,7 +544,7 @@ impl Session {
                             })?;
                             let &(id, _) =
                                 target.partitions.iter().find(|(_, b)| b.contains(value)).ok_or_else(|| {
-                                    EngineError::State(format!("no partition of \"{table}\" found for row ({value})"))
+                                    EngineError::NoPartition { table: table.into(), key: value.to_string() }
                                 })?;
                             match leaves.get(&id) {
                                 Some(e) => Arc::clone(e),

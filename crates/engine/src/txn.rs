@@ -251,7 +251,19 @@ impl Txn {
 
     /// Forgets everything (after the row locks were released).
     pub(crate) fn clear(&mut self) {
-        *self = Txn::default();
+        // Keeps the vectors' capacity: every autocommit INSERT logs a row.
+        self.xid = None;
+        self.undo.clear();
+        self.undo_bytes = 0;
+        self.kept_writes = 0;
+        self.ddl.clear();
+        self.row_locks.clear();
+        if !self.per_rel.is_empty() {
+            self.per_rel.clear();
+        }
+        if !self.escalated.is_empty() {
+            self.escalated.clear();
+        }
     }
 }
 

@@ -114,6 +114,12 @@ pub enum Func {
     CurrentDatabase,
     /// `current_user`, `session_user`
     CurrentUser,
+    /// `left(text, n)`
+    Left,
+    /// `right(text, n)`
+    Right,
+    /// `substr(text, from [, count])`
+    Substr,
 }
 
 /// Aggregate functions.
@@ -415,6 +421,18 @@ impl Compiler<'_> {
                 (Expr::Case(op, whens, els), if ty == SqlType::Unknown { SqlType::Text } else { ty })
             }
             A::Function(f) => self.function(f)?,
+            A::Substring { expr, substring_from, substring_for, .. } => {
+                let mut args = vec![self.compile(expr, Some(SqlType::Text))?.0];
+                let from = match substring_from {
+                    Some(f) => self.compile(f, Some(SqlType::Int4))?.0,
+                    None => Expr::Const(Datum::Int(1)),
+                };
+                args.push(from);
+                if let Some(n) = substring_for {
+                    args.push(self.compile(n, Some(SqlType::Int4))?.0);
+                }
+                (Expr::Func(Func::Substr, args), SqlType::Text)
+            }
             A::Subquery(_) | A::Exists { .. } => {
                 return Err(SqlError::unsupported("a subquery"));
             }
@@ -601,6 +619,9 @@ impl Compiler<'_> {
             "current_user" | "session_user" => (Func::CurrentUser, SqlType::Name, vec![]),
             "length" | "char_length" => (Func::Length, SqlType::Int4, vec![SqlType::Text]),
             "lower" => (Func::Lower, SqlType::Text, vec![SqlType::Text]),
+            "left" => (Func::Left, SqlType::Text, vec![SqlType::Text, SqlType::Int4]),
+            "right" => (Func::Right, SqlType::Text, vec![SqlType::Text, SqlType::Int4]),
+            "substr" => (Func::Substr, SqlType::Text, vec![SqlType::Text, SqlType::Int4, SqlType::Int4]),
             "upper" => (Func::Upper, SqlType::Text, vec![SqlType::Text]),
             "abs" | "coalesce" => {
                 let (fun, at) = if name == "abs" { (Func::Abs, None) } else { (Func::Coalesce, None) };
@@ -633,6 +654,7 @@ impl Compiler<'_> {
         let min = match func {
             Func::SetConfig => 3,
             Func::CurrentSetting => 1,
+            Func::Substr => 2,
             _ => arg_types.len(),
         };
         arity(min..=arg_types.len())?;
@@ -1056,6 +1078,34 @@ fn call(f: Func, args: Vec<Datum>, env: &mut EvalEnv<'_>) -> Result<Datum, SqlEr
         Func::Coalesce => args.into_iter().find(|d| !d.is_null()).unwrap_or(Datum::Null),
         Func::Length => Datum::Int(text_arg(&args[0]).trim_end_matches(' ').chars().count() as i64),
         Func::Lower => Datum::Text(text_arg(&args[0]).to_lowercase()),
+        Func::Left | Func::Right | Func::Substr => {
+            let chars: Vec<char> = text_arg(&args[0]).chars().collect();
+            let int = |d: &Datum| match d {
+                Datum::Int(v) => Ok(*v),
+                other => text_arg(other).trim().parse::<i64>().map_err(|_| SqlError::new("22P02", "bad integer")),
+            };
+            let len = chars.len() as i64;
+            let n = int(&args[1])?;
+            let (from, to) = match f {
+                Func::Left => (0, if n >= 0 { n.min(len) } else { (len + n).max(0) }),
+                Func::Right => (if n >= 0 { (len - n).max(0) } else { (-n).min(len) }, len),
+                _ => {
+                    let start = n - 1;
+                    let end = match args.get(2) {
+                        Some(c) => {
+                            let c = int(c)?;
+                            if c < 0 {
+                                return Err(SqlError::new("22011", "negative substring length not allowed"));
+                            }
+                            start.saturating_add(c)
+                        }
+                        None => len,
+                    };
+                    (start.clamp(0, len), end.clamp(0, len))
+                }
+            };
+            Datum::Text(chars[from as usize..to.max(from) as usize].iter().collect())
+        }
         Func::Upper => Datum::Text(text_arg(&args[0]).to_uppercase()),
         Func::Abs => match &args[0] {
             Datum::Int(v) => Datum::Int(v.checked_abs().ok_or_else(int_overflow)?),

@@ -213,6 +213,7 @@ fn session_statements() {
     assert_eq!(one(&mut s, "select 'a' || 1::text || 'b'"), "a1b");
     assert_eq!(one(&mut s, "select md5('1')"), "c4ca4238a0b923820dcc509a6f75849b");
     assert_eq!(one(&mut s, "select length(repeat('ab', 3))"), "6");
+    assert_eq!(one(&mut s, "select left('abcdef', 2) || right('abcdef', 2) || substr('abcdef', 3, 2)"), "abefcd");
     assert_eq!(one(&mut s, "select random() < 1.0"), "t");
     assert_eq!(one(&mut s, "select now() = CURRENT_TIMESTAMP"), "t");
     run(&mut s, "create table t (k int primary key, v text)").unwrap();
