@@ -2,9 +2,9 @@
 //! (types resolved, parameters typed), evaluated per row.
 
 use crate::error::SqlError;
+use crate::sync::atomic::{AtomicBool, Ordering};
 use crate::value::{Datum, SqlType};
 use sqlparser::ast;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// One column visible to an expression.
 #[derive(Clone, Debug)]

@@ -64,18 +64,19 @@ pub mod expr;
 mod md5;
 pub mod parse;
 pub mod plan;
+mod sync;
 pub mod value;
 pub mod views;
 
 pub use error::{Notice, Severity, SqlError};
 
+use crate::sync::atomic::{AtomicBool, Ordering};
 use expr::{object_name, parse_type_name, Compiler, EvalEnv, Scope, Services};
 use parse::{Parsed, PreStmt};
 use plan::{CacheMode, Catalog, InsertPlan, Run, SelectPlan};
 use sqlparser::ast;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use turnstile_engine::catalog::{PartitionBound, PartitionStrategy};
 use turnstile_engine::types::{ColumnType, Value};

@@ -912,7 +912,7 @@ fn count_arg(e: &Expr, env: &mut EvalEnv<'_>, what: &str) -> Result<usize, SqlEr
 
 /// Checks the session's cancel flag (57014).
 pub fn check_cancel(s: &dyn Services) -> Result<(), SqlError> {
-    if s.cancel_flag().swap(false, std::sync::atomic::Ordering::AcqRel) {
+    if s.cancel_flag().swap(false, crate::sync::atomic::Ordering::AcqRel) {
         return Err(SqlError::new("57014", "canceling statement due to user request"));
     }
     Ok(())

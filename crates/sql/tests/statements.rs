@@ -429,3 +429,32 @@ fn w4_copy_to_and_from_a_file_and_out_of_lock_memory() {
     run(&mut t, "rollback").unwrap();
     assert_eq!(one(&mut t, "select count(*) from t1"), "0");
 }
+
+#[test]
+fn w2_star_join_and_w3_wide_table() {
+    let (_d, e) = engine();
+    let mut s = session(&e);
+    for k in 1..=3 {
+        run(&mut s, &format!("CREATE TABLE dim{k} (id int PRIMARY KEY, val text)")).unwrap();
+        run(&mut s, &format!("INSERT INTO dim{k} SELECT i, md5(i::text) FROM generate_series(1, 100) i")).unwrap();
+    }
+    run(&mut s, "CREATE TABLE fact_n3 (id int PRIMARY KEY, d1 int, d2 int, d3 int)").unwrap();
+    run(&mut s, "INSERT INTO fact_n3 SELECT i, 1 + (i * 3 + 1) % 100, 1 + (i * 5 + 2) % 100, 1 + (i * 7 + 3) % 100 FROM generate_series(1, 1000) i").unwrap();
+    let q = "SELECT * FROM fact_n3 f JOIN dim1 d1 ON (d1.id = f.d1) JOIN dim2 d2 ON (d2.id = f.d2) JOIN dim3 d3 ON (d3.id = f.d3) WHERE f.id = $1";
+    let st = s.prepare(q, &[]).unwrap();
+    assert_eq!(st.fields().unwrap().len(), 4 + 3 * 2);
+    match s.execute(&st, &[Some("10".into())]).unwrap() {
+        Outcome::Rows { rows, .. } => {
+            assert_eq!(rows.len(), 1);
+            assert_eq!(rows[0][1].as_deref(), Some("32"));
+            assert_eq!(rows[0][5].as_deref(), Some("6364d3f0f495b6ab9dcf8d3b5c6e0b01"));
+        }
+        other => panic!("{other:?}"),
+    }
+    let cols: Vec<String> = (1..=60).map(|i| format!("col{i} int")).collect();
+    run(&mut s, &format!("CREATE TABLE synth_table ({})", cols.join(","))).unwrap();
+    for i in 1..=10 {
+        run(&mut s, &format!("CREATE INDEX ON synth_table (col{i})")).unwrap();
+    }
+    assert!(rows(&mut s, "SELECT * FROM synth_table WHERE col5 = 42").is_empty());
+}
