@@ -15,4 +15,3 @@ pub(crate) fn check_not_null(rel: &Relation, row: &[Value]) -> Result<()> {
     }
     Ok(())
 }
-

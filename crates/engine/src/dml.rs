@@ -29,8 +29,8 @@
 //! skipping rows it already changed (PostgreSQL's READ COMMITTED re-check).
 
 use crate::btree::{BTree, BtreeOptions};
+use crate::catalog::{CatalogError, RelEntry, RelId, RelKind};
 use crate::constraints::check_not_null;
-use crate::catalog::{CatalogError, RelEntry, RelId, RelKind, Relation};
 use crate::error::{EngineError, Result};
 use crate::heap::{self, HeapError, HeapScan};
 use crate::query::plan::operand_value;

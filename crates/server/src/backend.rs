@@ -10,7 +10,7 @@
 
 use crate::frame::{FrameError, Reader};
 use crate::output::{Output, OUTPUT_FLUSH_BYTES};
-use crate::server::Shared;
+use crate::shared::Shared;
 use crate::startup::{self, Opening};
 use crate::stream::Stream;
 use pgwire::messages::copy::{CopyData, CopyDone, CopyInResponse, CopyOutResponse};

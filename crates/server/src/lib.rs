@@ -75,6 +75,7 @@ mod backend;
 pub mod frame;
 pub mod output;
 mod server;
+mod shared;
 mod signals;
 mod startup;
 pub mod stream;

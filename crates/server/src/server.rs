@@ -3,6 +3,7 @@
 
 use crate::backend;
 use crate::output::Output;
+use crate::shared::{lock, Shared};
 use crate::stream::Stream;
 use std::collections::HashMap;
 use std::io::{self, ErrorKind};
@@ -11,7 +12,7 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-use turnstile_sql::{CancelHandle, SqlEngine};
+use turnstile_sql::SqlEngine;
 use turnstile_sync::sync::counter::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use turnstile_sync::sync::{Arc, Mutex};
 
@@ -51,50 +52,6 @@ pub enum ServerError {
     /// The engine could not be flushed at shutdown.
     #[error("flushing the engine at shutdown failed: {0}")]
     Flush(String),
-}
-
-/// State shared by the accept threads and every backend thread.
-pub(crate) struct Shared {
-    pub(crate) engine: SqlEngine,
-    /// Cancel keys of the live sessions: pid -> (secret, handle).
-    cancel_keys: Mutex<HashMap<i32, (i32, CancelHandle)>>,
-    /// A second handle on every live connection's socket, to shut it down.
-    sockets: Mutex<HashMap<u64, Stream>>,
-    next_connection: AtomicU64,
-    /// Live connection threads (startup, cancel and session ones).
-    pub(crate) live: AtomicUsize,
-    /// At most this many connection threads (PostgreSQL's
-    /// `MaxLivePostmasterChildren`, 2 × max_connections): more are refused at
-    /// once with `53300`, before a thread is spent on them.
-    live_max: usize,
-    /// Socket `write` calls made by all backends (one per Sync is the goal).
-    pub(crate) writes: AtomicU64,
-    stopping: AtomicBool,
-}
-
-impl Shared {
-    /// Registers a session's cancel key.
-    pub(crate) fn register_cancel(&self, pid: i32, secret: i32, handle: CancelHandle) {
-        lock(&self.cancel_keys).insert(pid, (secret, handle));
-    }
-
-    /// Removes a session's cancel key (its backend is ending).
-    pub(crate) fn unregister_cancel(&self, pid: i32) {
-        lock(&self.cancel_keys).remove(&pid);
-    }
-
-    /// A `CancelRequest`: cancels `pid`'s running statement when the secret
-    /// matches; otherwise nothing, silently, as PostgreSQL does.
-    pub(crate) fn cancel(&self, pid: i32, secret: i32) {
-        let handle = lock(&self.cancel_keys).get(&pid).filter(|(s, _)| *s == secret).map(|(_, h)| h.clone());
-        if let Some(h) = handle {
-            h.cancel();
-        }
-    }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// A running server. Dropping it stops it as [`Server::shutdown`] does.

@@ -82,7 +82,6 @@ use turnstile_engine::catalog::{PartitionBound, PartitionStrategy};
 use turnstile_engine::types::{ColumnType, Value};
 use turnstile_engine::{Engine, Session};
 use turnstile_lock::{LockMode, LockTag, Wait};
-use turnstile_sync::sync::counter::{AtomicBool, Ordering};
 use value::{now_timestamp, Datum, SqlType};
 
 /// What every session shares: the engine and the registry of connected

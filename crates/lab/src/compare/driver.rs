@@ -1,11 +1,11 @@
 //! Runs a comparison: servers up, floor, then every workload's variants
-//! (load, census, points), servers down; the figures go to [`report`].
+//! (load, census, points), servers down; the figures go to
+//! [`report`](super::report).
 
 use super::census::{self, median, LockCount, Planning};
-use super::cleanup::{self, TempRoot};
+use super::cleanup::TempRoot;
 use super::client::Conn;
 use super::pgbin::{PgBin, RunAs};
-use super::report;
 use super::server::{Server, ServerId, TurnstileSpec};
 use super::workloads::{self, Lists, Mode, Sizes, Step, Variant, Workload};
 use super::Args;
@@ -168,39 +168,9 @@ pub struct Outcome {
     pub stand_in: bool,
 }
 
-/// `turnstile compare`.
-pub fn run(args: &Args) -> Result<(), CliError> {
-    if let Some(dir) = &args.write_workloads {
-        std::fs::create_dir_all(dir)?;
-        for (name, text) in workloads::repository_files() {
-            std::fs::write(dir.join(&name), text)?;
-        }
-        eprintln!("wrote the workload files into {}", dir.display());
-        return Ok(());
-    }
-    let plan = Plan::resolve(args)?;
-    let pg = PgBin::find(args.pg_bin.as_deref())?;
-    if pg.major() != 15 {
-        eprintln!("turnstile compare: note: {} is PostgreSQL {}, not 15", pg.program("postgres").display(), pg.version);
-    }
-    cleanup::install()?;
-    let result = compare(args, &plan, &pg);
-    if cleanup::stopping() {
-        // The signal thread is tearing down and will exit the process.
-        loop {
-            std::thread::park();
-        }
-    }
-    let outcome = result?;
-    report::emit(args, &outcome)?;
-    if !outcome.errors.is_empty() {
-        let first = &outcome.errors[0];
-        return Err(format!("{} failure(s), listed in the report; the first: {first}", outcome.errors.len()).into());
-    }
-    Ok(())
-}
-
-fn compare(args: &Args, plan: &Plan, pg: &PgBin) -> Result<Outcome, CliError> {
+/// Runs every point of `plan` (servers up, floor, workloads, servers
+/// down) and returns the figures; [`report`](super::report) renders them.
+pub(crate) fn compare(args: &Args, plan: &Plan, pg: &PgBin) -> Result<Outcome, CliError> {
     let run_as = RunAs::detect()?;
     let root = TempRoot::create()?;
     run_as.chown(root.path())?;

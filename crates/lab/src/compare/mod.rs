@@ -27,8 +27,8 @@ pub mod report;
 pub mod server;
 pub mod workloads;
 
-pub use driver::run;
-
+use crate::CliError;
+use pgbin::PgBin;
 use std::path::PathBuf;
 use workloads::Workload;
 
@@ -101,4 +101,36 @@ pub struct Args {
     /// servers (every report says so). Never a result.
     #[arg(long, hide = true)]
     pub stand_in: bool,
+}
+
+/// `turnstile compare`.
+pub fn run(args: &Args) -> Result<(), CliError> {
+    if let Some(dir) = &args.write_workloads {
+        std::fs::create_dir_all(dir)?;
+        for (name, text) in workloads::repository_files() {
+            std::fs::write(dir.join(&name), text)?;
+        }
+        eprintln!("wrote the workload files into {}", dir.display());
+        return Ok(());
+    }
+    let plan = driver::Plan::resolve(args)?;
+    let pg = PgBin::find(args.pg_bin.as_deref())?;
+    if pg.major() != 15 {
+        eprintln!("turnstile compare: note: {} is PostgreSQL {}, not 15", pg.program("postgres").display(), pg.version);
+    }
+    cleanup::install()?;
+    let result = driver::compare(args, &plan, &pg);
+    if cleanup::stopping() {
+        // The signal thread is tearing down and will exit the process.
+        loop {
+            std::thread::park();
+        }
+    }
+    let outcome = result?;
+    report::emit(args, &outcome)?;
+    if !outcome.errors.is_empty() {
+        let first = &outcome.errors[0];
+        return Err(format!("{} failure(s), listed in the report; the first: {first}", outcome.errors.len()).into());
+    }
+    Ok(())
 }
