@@ -136,13 +136,20 @@ struct Expected {
     generic: (usize, usize),
 }
 
-fn pg15() -> Vec<(Expected, Box<dyn Fn(&mut Session) -> Query>)> {
-    let mut cases: Vec<(Expected, Box<dyn Fn(&mut Session) -> Query>)> = Vec::new();
+/// Loads a case's schema into a session and returns its query.
+type Build = Box<dyn Fn(&mut Session) -> Query>;
+
+fn pg15() -> Vec<(Expected, Build)> {
+    let mut cases: Vec<(Expected, Build)> = Vec::new();
     for (p, generic_indexes) in [(0i64, 1usize), (10, 10), (100, 101), (1000, 1001)] {
         let tables = if p == 0 { 2 } else { p as usize + 2 };
         let simple_indexes = if p == 0 { 3 } else { 2 * p as usize + 1 };
         cases.push((
-            Expected { label: format!("W1 P={p}"), simple: (tables, simple_indexes), generic: (tables, generic_indexes) },
+            Expected {
+                label: format!("W1 P={p}"),
+                simple: (tables, simple_indexes),
+                generic: (tables, generic_indexes),
+            },
             Box::new(move |s| {
                 load_w1(s, p);
                 w1_query()

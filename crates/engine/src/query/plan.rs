@@ -18,7 +18,17 @@
 //!      an equality predicate nor a join column, *before* anything is
 //!      locked; only the candidates are locked.
 //! 4. A join whose inner relation has an index on the join column becomes
-//!    a nested loop with an inner index scan; otherwise a hash join.
+//!    a nested loop with an inner index scan; otherwise a hash join. As in
+//!    PostgreSQL's plans of the seed queries, an inner relation of one
+//!    page is read sequentially (hash join) unless the outer side is known
+//!    to probe it more often than it has rows: `branches` under 10
+//!    partitions and every W2 dimension are hashed, `branches` under 100
+//!    partitions is probed (PostgreSQL: nested loop, `Memoize`, index
+//!    scan). This is a rule fitted to PostgreSQL 15's cost-based choices on
+//!    those shapes, not its cost model: turnstile keeps no statistics, so
+//!    an equality lookup through an index is estimated at one row per
+//!    relation read, a join on the inner's unique key keeps the row count,
+//!    and anything else is unknown (the index is kept).
 //!
 //! The plan records what the executor must lock on every execution: each
 //! relation of the range table (tables and, unpruned, their partitions)
@@ -218,13 +228,7 @@ impl<'a> Planner<'a> {
     /// A planner over `rels` (the session's relation cache and backend),
     /// sizing relations through `pool`, with `config`'s planner settings.
     pub(crate) fn new(rels: RelLocker<'a>, pool: &'a BufferPool, config: &Config) -> Planner<'a> {
-        Planner {
-            rels,
-            pool,
-            prefilter: config.planner.index_prefilter,
-            planner_locks: 0,
-            executor_locks: Vec::new(),
-        }
+        Planner { rels, pool, prefilter: config.planner.index_prefilter, planner_locks: 0, executor_locks: Vec::new() }
     }
 
     /// Plans `query`. `params` are the parameter values of a custom plan
