@@ -28,6 +28,10 @@ pub struct Engine {
     locks: Arc<LockManager>,
     catalog: Catalog,
     activity: Arc<ActivityTable>,
+    /// Transaction ids and row write locks (`crate::txn`).
+    txns: crate::txn::Transactions,
+    /// Open sessions per database (`DROP DATABASE` refuses a database in use).
+    db_users: Mutex<std::collections::HashMap<crate::catalog::DbId, usize>>,
     /// Extension and memory counters of every session, folded in when a
     /// statement that extended ends (extension) or a session ends (memory).
     totals: Mutex<(ExtensionStats, MemoryStats)>,
@@ -64,7 +68,9 @@ impl Engine {
         let catalog = Catalog::open(&dir, config.lwlock.policy)?;
         let activity = ActivityTable::new(config.lock.max_backends as usize);
         let totals = Mutex::new((ExtensionStats::default(), MemoryStats::default()));
-        Ok(Arc::new(Engine { dir, config, smgr, pool, locks, catalog, activity, totals }))
+        let txns = crate::txn::Transactions::default();
+        let db_users = Mutex::default();
+        Ok(Arc::new(Engine { dir, config, smgr, pool, locks, catalog, activity, txns, db_users, totals }))
     }
 
     /// Writes every dirty buffer and fsyncs every file: everything inserted
@@ -154,6 +160,25 @@ impl Engine {
     /// The catalog.
     pub fn catalog(&self) -> &Catalog {
         &self.catalog
+    }
+
+    /// Transaction ids and row write locks.
+    pub fn txns(&self) -> &crate::txn::Transactions {
+        &self.txns
+    }
+
+    /// Counts a session on `db` in (`+1`) or out (`-1`); returns the count
+    /// after the change.
+    pub(crate) fn count_db_user(&self, db: crate::catalog::DbId, delta: isize) -> usize {
+        let mut users = self.db_users.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let n = users.entry(db).or_default();
+        *n = n.saturating_add_signed(delta);
+        *n
+    }
+
+    /// The databases (`pg_database`).
+    pub fn databases(&self) -> Vec<crate::catalog::Database> {
+        self.catalog.databases()
     }
 
     /// The activity slots (read them at any time: `activity()`).

@@ -23,7 +23,9 @@
 //!
 //! ## What lives here
 //!
-//! * [`types`] — `int4`, `int8`, `text` values and the row codec.
+//! * [`types`] — `int4`, `int8`, `text`, `bool`, `timestamp`, `char(n)`,
+//!   `varchar(n)` values with PostgreSQL's type OIDs, and the row codec
+//!   ([`datetime`] for timestamps' text form).
 //! * [`catalog`] — databases, tables, range/hash partitions, B-tree index
 //!   definitions, persisted atomically; and the per-backend relation cache
 //!   that keeps each relation's index list with each index's column set
@@ -57,6 +59,50 @@
 //! `engine`. Nothing below the session imports it, and `engine` does not
 //! import the session (`Engine::session` is defined in `session.rs`).
 //! `/work/shared/tools/import-cycles .` checks it.
+//!
+//! ## Writes, rollback and maintenance (DML, undo, VACUUM)
+//!
+//! * **INSERT / COPY** ([`Session::insert`], [`Session::insert_many`]):
+//!   `RowExclusiveLock` on the table, each partition a row goes to, and
+//!   their indexes. Rows honour the table's `fillfactor`
+//!   ([`Session::set_fillfactor`]); primary-key columns refuse NULL.
+//! * **UPDATE / DELETE** ([`Session::update_rows`], [`Session::delete_rows`],
+//!   in [`dml`]): the same relation locks (partitions pruned on an
+//!   equality predicate of the key), then a *row write lock* per row
+//!   changed, held to the end of the transaction; a second writer of the
+//!   row waits on the holder's transaction id, as in PostgreSQL, so a
+//!   read-modify-write never loses an update and deadlocks through rows
+//!   are detected (`40P01`). Index entries follow changed keys; unique
+//!   indexes are checked against live rows. See [`txn`] for the limits
+//!   (inserted rows are not row-locked; lock escalation to
+//!   `ExclusiveLock` after [`txn::ESCALATE_ROWS`] rows; the undo log's
+//!   size limit).
+//! * **ROLLBACK** ([`Session::rollback`]): undoes the transaction's
+//!   inserts (rows marked dead: invisible to scans, their index entries
+//!   skipped), updates (before-images written back; moved rows moved
+//!   back) and deletes (rows revived), newest first, then releases every
+//!   lock. **Not undone:** DDL (`CREATE`, `ALTER`, `DROP`, `TRUNCATE`,
+//!   `ADD PRIMARY KEY`, fillfactor) — each is named in
+//!   [`RollbackReport::kept_ddl`] — and writes beyond the undo log's limit
+//!   ([`RollbackReport::kept_writes`]). A statement that fails outside a
+//!   transaction block is undone the same way; a session dropped inside a
+//!   block rolls it back.
+//! * **TRUNCATE** ([`Session::truncate`]): `AccessExclusiveLock` on the
+//!   tables, partitions and indexes; files cut to zero blocks, indexes
+//!   rebuilt empty. **ADD PRIMARY KEY** ([`Session::add_primary_key`]):
+//!   `<table>_pkey`, cascading to partitions. Range partitions take
+//!   `MINVALUE`/`MAXVALUE` bounds ([`catalog::PartitionBound::range`]).
+//!   **CREATE/DROP DATABASE** ([`Session::create_database`],
+//!   [`Session::drop_database`], [`Engine::databases`]).
+//! * **VACUUM / ANALYZE** ([`Session::vacuum`], [`Session::analyze`], in
+//!   [`vacuum`]): `ShareUpdateExclusiveLock` (FULL: `AccessExclusiveLock`);
+//!   VACUUM removes dead tuples no open transaction can bring back, their
+//!   index entries, and records the freed space in the free-space map;
+//!   ANALYZE gathers no statistics (the planner uses none).
+//! * **Cancel** ([`Session::cancel_handle`], [`Session::check_interrupts`]):
+//!   a lock wait, scan, COPY or DML loop fails with
+//!   [`EngineError::Canceled`] (`57014`). Every [`EngineError`] has a
+//!   SQLSTATE ([`EngineError::sqlstate`]).
 //!
 //! ## Lock order
 //!
@@ -118,6 +164,9 @@
 
 pub mod btree;
 pub mod catalog;
+pub mod datetime;
+mod ddl;
+pub mod dml;
 mod engine;
 pub mod error;
 pub mod heap;
@@ -126,8 +175,11 @@ pub mod memory;
 pub mod query;
 pub mod session;
 pub mod tid;
+pub mod txn;
 pub mod types;
+pub mod vacuum;
 
 pub use engine::Engine;
 pub use error::{EngineError, Result};
 pub use session::Session;
+pub use txn::RollbackReport;

@@ -80,8 +80,8 @@ impl<'a> RelLocker<'a> {
     }
 
     /// The backend's cached index roots, checked against the catalog
-    /// generation now.
-    pub fn amcache(&mut self) -> &mut AmCache {
-        self.relcache.amcache(self.catalog)
+    /// generation now, and the backend (for cancel checks in scans).
+    pub fn amcache_and_backend(&mut self) -> (&mut AmCache, &Backend) {
+        (self.relcache.amcache(self.catalog), self.backend)
     }
 }

@@ -6,10 +6,12 @@
 //! Outside `begin`/`commit` every statement is its own transaction: its
 //! heavyweight locks are released when it returns (success or error).
 //! Inside one, locks accumulate until `commit`, as in PostgreSQL. There is
-//! no MVCC and no rollback of data: a statement's effects are visible to
-//! other sessions as soon as it returns; heavyweight locks alone order
-//! readers against DDL. Dropping a session mid-transaction releases
-//! everything it held.
+//! no MVCC: a statement's effects are visible to other sessions as soon as
+//! it returns; heavyweight locks order readers against DDL, and row write
+//! locks order writers of one row ([`crate::txn`]). `rollback` (and a
+//! failed statement outside a transaction block) undoes the writes from an
+//! undo log; DDL is not undone. Dropping a session mid-transaction undoes
+//! its writes and releases everything it held.
 //!
 //! # DDL
 //!
@@ -57,13 +59,15 @@ use turnstile_sync::activity::{ActivityHandle, BackendState};
 #[derive(Debug)]
 pub struct Session {
     // Field order is drop order: locks go before the activity slot.
-    backend: Backend,
-    activity: ActivityHandle,
-    relcache: RelCache,
-    engine: Arc<Engine>,
-    db: DbId,
-    in_transaction: bool,
-    extension: ExtensionStats,
+    pub(crate) backend: Backend,
+    pub(crate) activity: ActivityHandle,
+    pub(crate) relcache: RelCache,
+    pub(crate) engine: Arc<Engine>,
+    pub(crate) db: DbId,
+    pub(crate) in_transaction: bool,
+    pub(crate) extension: ExtensionStats,
+    /// The open transaction's xid, row locks and undo log (`crate::txn`).
+    pub(crate) txn: crate::txn::Txn,
     memory: BlockCache,
     last_planning: std::time::Duration,
 }
@@ -106,6 +110,7 @@ impl Session {
         let activity = engine.activity_table().register()?;
         let backend = engine.locks().register()?;
         let block_cache = engine.config().memory.block_cache;
+        engine.count_db_user(db, 1);
         Ok(Session {
             backend,
             activity,
@@ -114,6 +119,7 @@ impl Session {
             db,
             in_transaction: false,
             extension: ExtensionStats::default(),
+            txn: crate::txn::Txn::default(),
             memory: BlockCache::new(block_cache),
             last_planning: std::time::Duration::ZERO,
         })
@@ -166,6 +172,7 @@ impl Session {
             return Err(EngineError::State("there is no transaction in progress".into()));
         }
         self.in_transaction = false;
+        self.finish_txn();
         self.backend.release_all();
         self.activity.set_state(BackendState::Idle);
         Ok(())
@@ -178,12 +185,15 @@ impl Session {
     pub(crate) fn statement<R>(&mut self, query: &str, body: impl FnOnce(&mut Self) -> Result<R>) -> Result<R> {
         self.activity.set_query(query);
         self.activity.set_state(BackendState::Active);
+        // A cancel that arrived while idle is not for this statement.
+        self.backend.clear_cancel();
         let attached = self.activity.attach();
-        let out = body(self);
+        let mut out = body(self);
         drop(attached);
         if self.in_transaction {
             self.activity.set_state(BackendState::IdleInTransaction);
         } else {
+            out = self.end_statement_txn(out);
             self.backend.release_all();
             self.activity.set_state(BackendState::Idle);
         }
@@ -243,7 +253,7 @@ impl Session {
         RelFileId::new(self.db, id)
     }
 
-    fn create_storage(&mut self, rels: &[Relation]) -> Result<()> {
+    pub(crate) fn create_storage(&mut self, rels: &[Relation]) -> Result<()> {
         for r in rels.iter().filter(|r| r.kind.has_storage()) {
             self.engine.smgr().create(self.file(r.id), Fork::Main)?;
         }
@@ -258,6 +268,7 @@ impl Session {
         partition_by: Option<(PartitionStrategy, &str)>,
     ) -> Result<RelId> {
         self.statement(&format!("CREATE TABLE {name}"), |s| {
+            s.note_ddl(&format!("CREATE TABLE {name}"));
             let rel = s.engine.catalog().create_table(s.db, name, columns, partition_by)?;
             s.lock_relation(rel.id, LockMode::AccessExclusive)?;
             s.create_storage(std::slice::from_ref(&rel))?;
@@ -274,6 +285,7 @@ impl Session {
             if p.rel.kind != RelKind::PartitionedTable {
                 return Err(CatalogError::WrongKind { name: parent.into(), expected: "a partitioned table" }.into());
             }
+            s.note_ddl(&format!("CREATE TABLE {name} PARTITION OF {parent}"));
             let (part, indexes) = s.engine.catalog().create_partition(s.db, parent, name, bound)?;
             s.lock_relation(part.id, LockMode::AccessExclusive)?;
             s.create_storage(std::slice::from_ref(&part))?;
@@ -296,6 +308,7 @@ impl Session {
             for (part, _) in t.partitions.clone() {
                 s.lock_relation(part, LockMode::AccessExclusive)?;
             }
+            s.note_ddl(&format!("CREATE INDEX {name}"));
             let made = s.engine.catalog().create_index(s.db, table, name, columns, unique, false)?;
             let built = s
                 .create_storage(&made)
@@ -311,7 +324,7 @@ impl Session {
     }
 
     /// Drops the buffers and removes the files of `rels`.
-    fn remove_relations(&self, rels: &[Relation]) -> Result<()> {
+    pub(crate) fn remove_relations(&self, rels: &[Relation]) -> Result<()> {
         for rel in rels.iter().filter(|r| r.kind.has_storage()) {
             let file = self.file(rel.id);
             self.engine.pool().drop_relation_buffers(file, Fork::Main, 0)?;
@@ -323,7 +336,7 @@ impl Session {
     }
 
     /// Builds index `ix` over its table's rows (sorted, packed bottom-up).
-    fn build_index(&mut self, ix: &Relation) -> Result<()> {
+    pub(crate) fn build_index(&mut self, ix: &Relation) -> Result<()> {
         let Some(def) = ix.index.as_ref() else { return Ok(()) };
         let table = self.rel_entry(def.table)?;
         let pool = self.engine.pool();
@@ -346,6 +359,7 @@ impl Session {
             for (part, _) in t.partitions.clone() {
                 s.lock_relation(part, LockMode::AccessExclusive)?;
             }
+            s.note_ddl(&format!("ALTER TABLE {table} ADD COLUMN {column}"));
             s.engine.catalog().add_column(s.db, table, column, ty)?;
             Ok(())
         })
@@ -360,6 +374,7 @@ impl Session {
             for id in &victims {
                 s.lock_relation(*id, LockMode::AccessExclusive)?;
             }
+            s.note_ddl(&format!("DROP {name}"));
             let dropped = s.engine.catalog().drop_relation(s.db, name)?;
             s.remove_relations(&dropped)
         })
@@ -513,9 +528,13 @@ impl Session {
                 ext = ext.with_ring(Ring::bulk_write(pool.shared_buffers()));
             }
             let mut bulk_heap: Option<BulkInserter<'_>> = None;
+            let my_xid = s.txn.xid;
             let mut buf = Vec::new();
             let result = (|| -> Result<()> {
-                for row in rows {
+                for (n, row) in rows.into_iter().enumerate() {
+                    if n % 1024 == 1023 {
+                        ext.locker().check_cancel()?;
+                    }
                     let leaf = match target.rel.partition_key {
                         None => Arc::clone(&target),
                         Some(key) => {
@@ -525,7 +544,7 @@ impl Session {
                             })?;
                             let &(id, _) =
                                 target.partitions.iter().find(|(_, b)| b.contains(value)).ok_or_else(|| {
-                                    EngineError::State(format!("no partition of \"{table}\" found for row ({value})"))
+                                    EngineError::NoPartition { table: table.into(), key: value.to_string() }
                                 })?;
                             match leaves.get(&id) {
                                 Some(e) => Arc::clone(e),
@@ -550,12 +569,16 @@ impl Session {
                             }
                         }
                     };
+                    crate::dml::check_not_null(&leaf.rel, &row)?;
                     encode_row_into(&leaf.column_types, &row, &mut buf)?;
                     let file = RelFileId::new(db, leaf.rel.id);
+                    let reserve = heap::fillfactor_reserve(leaf.rel.fillfactor);
                     let tid = if bulk && target.rel.partition_key.is_none() {
-                        bulk_heap.get_or_insert_with(|| BulkInserter::new(pool, file)).insert(&mut ext, &buf)?
+                        bulk_heap
+                            .get_or_insert_with(|| BulkInserter::new(pool, file).with_reserve(reserve))
+                            .insert(&mut ext, &buf)?
                     } else {
-                        heap::insert(pool, &mut ext, file, &buf)?
+                        heap::insert_reserving(pool, &mut ext, file, &buf, reserve)?
                     };
                     // Unique indexes first, so a violation leaves as few
                     // entries behind (they point at a dead tuple and are
@@ -567,13 +590,16 @@ impl Session {
                         let opts = BtreeOptions::new(ix.name.clone(), key_types, ix.unique, config);
                         let root = s.relcache.amcache(engine.catalog()).root(ix.id);
                         let tree = BTree::attach(pool, RelFileId::new(db, ix.id), opts)?.with_cached_root(root);
-                        let inserted = tree.insert(&mut ext, &key, tid);
+                        let inserted = tree.insert_checked(&mut ext, &key, tid, &mut |t| {
+                            crate::txn::unique_conflict(pool, engine.txns(), file, leaf.rel.id, my_xid, t)
+                        });
                         s.relcache.amcache(engine.catalog()).remember(ix.id, &tree);
                         if let Err(e) = inserted {
                             heap::mark_dead(pool, file, tid)?;
                             return Err(e.into());
                         }
                     }
+                    s.txn.log(crate::txn::Undo::Insert { rel: leaf.rel.id, tid, crc: crc32c::crc32c(&buf) });
                     placed(leaf.rel.id, tid);
                 }
                 Ok(())
@@ -602,7 +628,10 @@ impl Session {
             for id in leaves {
                 s.lock_relation(id, LockMode::AccessShare)?;
                 let pool = s.engine.pool();
-                for item in HeapScan::new(pool, RelFileId::new(s.db, id))? {
+                for (i, item) in HeapScan::new(pool, RelFileId::new(s.db, id))?.enumerate() {
+                    if i % 1024 == 0 {
+                        s.backend.check_cancel()?;
+                    }
                     rows.push(decode_row(&t.column_types, &item?.1)?);
                 }
             }
@@ -613,6 +642,9 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
+        // A session that ends inside a transaction aborts it.
+        self.abort_on_exit();
+        self.engine.count_db_user(self.db, -1);
         self.engine.add_memory_stats(&self.memory.stats());
         self.backend.release_all();
         self.activity.set_state(BackendState::Idle);

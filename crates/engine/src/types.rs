@@ -8,9 +8,10 @@
 //!
 //! `ncols` is the relation's column count when the row was written, so rows
 //! written before `add_column` read the new columns as NULL (PostgreSQL's
-//! `t_natts`). A null column takes no bytes, a null column takes no bytes, `int4` takes 4 bytes and `int8` 8
-//! (little-endian), and `text` takes a 4-byte little-endian length followed by
-//! its UTF-8 bytes. Decoding checks every length against the buffer and
+//! `t_natts`). A null column takes no bytes, `bool` 1 byte (0 or 1), `int4` 4
+//! bytes, `int8` and `timestamp` 8 (little-endian), and `text`, `char(n)`
+//! (stored blank-padded) and `varchar(n)` a 4-byte little-endian length
+//! followed by the UTF-8 bytes. Decoding checks every length against the buffer and
 //! returns [`CodecError`] instead of panicking, so a corrupted tuple is
 //! reported, never trusted.
 //!
@@ -27,6 +28,10 @@ use std::cmp::Ordering;
 use std::fmt;
 
 /// A column's type.
+///
+/// Serialised in the catalog as PostgreSQL-like lowercase names (`"int4"`,
+/// `"bool"`, `{"char": 10}`, `{"varchar": null}`), so catalogs written
+/// before a type was added still read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ColumnType {
@@ -36,41 +41,170 @@ pub enum ColumnType {
     Int8,
     /// Variable-length UTF-8 text.
     Text,
+    /// `boolean`.
+    Bool,
+    /// `timestamp [without time zone]`: microseconds since
+    /// 2000-01-01 00:00:00 (PostgreSQL's epoch), stored as 8 bytes.
+    Timestamp,
+    /// `char(n)` (`bpchar`): text blank-padded to `n` characters.
+    Char(u32),
+    /// `varchar(n)`: text of at most `n` characters; `None` is `varchar`
+    /// without a limit.
+    Varchar(Option<u32>),
 }
 
+/// PostgreSQL's type OIDs (`pg_type.oid`) of the engine's types.
+pub mod oid {
+    /// `bool`.
+    pub const BOOL: u32 = 16;
+    /// `int8`.
+    pub const INT8: u32 = 20;
+    /// `int4`.
+    pub const INT4: u32 = 23;
+    /// `text`.
+    pub const TEXT: u32 = 25;
+    /// `bpchar` (`char(n)`).
+    pub const BPCHAR: u32 = 1042;
+    /// `varchar`.
+    pub const VARCHAR: u32 = 1043;
+    /// `timestamp`.
+    pub const TIMESTAMP: u32 = 1114;
+}
+
+/// PostgreSQL's `VARHDRSZ`, added to a length in a type modifier.
+const VARHDRSZ: i32 = 4;
+
 impl ColumnType {
-    /// PostgreSQL's name (`int4`, `int8`, `text`).
+    /// PostgreSQL's internal type name (`int4`, `int8`, `text`, `bool`,
+    /// `timestamp`, `bpchar`, `varchar`).
     pub const fn name(self) -> &'static str {
         match self {
             ColumnType::Int4 => "int4",
             ColumnType::Int8 => "int8",
             ColumnType::Text => "text",
+            ColumnType::Bool => "bool",
+            ColumnType::Timestamp => "timestamp",
+            ColumnType::Char(_) => "bpchar",
+            ColumnType::Varchar(_) => "varchar",
         }
     }
 
-    /// Parses `int4`/`integer`/`int`, `int8`/`bigint`, `text`.
-    pub fn parse(name: &str) -> Option<ColumnType> {
-        match name.to_ascii_lowercase().as_str() {
-            "int4" | "integer" | "int" => Some(ColumnType::Int4),
-            "int8" | "bigint" => Some(ColumnType::Int8),
-            "text" => Some(ColumnType::Text),
-            _ => None,
+    /// The type's OID in PostgreSQL (`RowDescription`'s type OID).
+    pub const fn type_oid(self) -> u32 {
+        match self {
+            ColumnType::Int4 => oid::INT4,
+            ColumnType::Int8 => oid::INT8,
+            ColumnType::Text => oid::TEXT,
+            ColumnType::Bool => oid::BOOL,
+            ColumnType::Timestamp => oid::TIMESTAMP,
+            ColumnType::Char(_) => oid::BPCHAR,
+            ColumnType::Varchar(_) => oid::VARCHAR,
         }
+    }
+
+    /// `pg_type.typlen`: bytes of a fixed-size value, -1 for varlena.
+    pub const fn type_len(self) -> i16 {
+        match self {
+            ColumnType::Int4 => 4,
+            ColumnType::Int8 | ColumnType::Timestamp => 8,
+            ColumnType::Bool => 1,
+            ColumnType::Text | ColumnType::Char(_) | ColumnType::Varchar(_) => -1,
+        }
+    }
+
+    /// The type modifier (`atttypmod`): `n + 4` for `char(n)` and
+    /// `varchar(n)`, -1 otherwise.
+    pub fn type_modifier(self) -> i32 {
+        match self {
+            ColumnType::Char(n) | ColumnType::Varchar(Some(n)) => i32::try_from(n).map_or(-1, |n| n + VARHDRSZ),
+            _ => -1,
+        }
+    }
+
+    /// The type whose OID is `oid` (with no length limit for `bpchar` and
+    /// `varchar`: `char` alone is `char(1)`).
+    pub fn from_oid(oid: u32) -> Option<ColumnType> {
+        Some(match oid {
+            oid::INT4 => ColumnType::Int4,
+            oid::INT8 => ColumnType::Int8,
+            oid::TEXT => ColumnType::Text,
+            oid::BOOL => ColumnType::Bool,
+            oid::TIMESTAMP => ColumnType::Timestamp,
+            oid::BPCHAR => ColumnType::Char(1),
+            oid::VARCHAR => ColumnType::Varchar(None),
+            _ => return None,
+        })
+    }
+
+    /// Parses a SQL type name: `int4`/`integer`/`int`, `int8`/`bigint`,
+    /// `text`, `bool`/`boolean`, `timestamp` (`without time zone`),
+    /// `char(n)`/`character(n)`/`bpchar(n)` (`char` alone is `char(1)`),
+    /// `varchar(n)`/`character varying(n)`.
+    pub fn parse(name: &str) -> Option<ColumnType> {
+        let lower = name.trim().to_ascii_lowercase();
+        let (base, len) = match lower.split_once('(') {
+            Some((base, rest)) => {
+                let n: u32 = rest.strip_suffix(')')?.trim().parse().ok()?;
+                if n == 0 || n > TEXT_MAX as u32 {
+                    return None;
+                }
+                (base.trim().to_owned(), Some(n))
+            }
+            None => (lower, None),
+        };
+        let base = base.split_whitespace().collect::<Vec<_>>().join(" ");
+        let t = match (base.as_str(), len) {
+            ("int4" | "integer" | "int", None) => ColumnType::Int4,
+            ("int8" | "bigint", None) => ColumnType::Int8,
+            ("text", None) => ColumnType::Text,
+            ("bool" | "boolean", None) => ColumnType::Bool,
+            ("timestamp" | "timestamp without time zone", None) => ColumnType::Timestamp,
+            ("char" | "character" | "bpchar", n) => ColumnType::Char(n.unwrap_or(1)),
+            ("varchar" | "character varying", n) => ColumnType::Varchar(n),
+            _ => return None,
+        };
+        Some(t)
     }
 
     /// Bytes of a non-null value, for fixed-size types.
     pub const fn fixed_size(self) -> Option<usize> {
         match self {
             ColumnType::Int4 => Some(4),
-            ColumnType::Int8 => Some(8),
-            ColumnType::Text => None,
+            ColumnType::Int8 | ColumnType::Timestamp => Some(8),
+            ColumnType::Bool => Some(1),
+            ColumnType::Text | ColumnType::Char(_) | ColumnType::Varchar(_) => None,
         }
+    }
+
+    /// Whether values of this type are `Value::Text` (text, char, varchar).
+    pub const fn is_text(self) -> bool {
+        matches!(self, ColumnType::Text | ColumnType::Char(_) | ColumnType::Varchar(_))
+    }
+
+    /// Whether this is `int4` or `int8`.
+    pub const fn is_integer(self) -> bool {
+        matches!(self, ColumnType::Int4 | ColumnType::Int8)
+    }
+
+    /// Whether values of the two types can be compared with `=` (same
+    /// type, both integers, or both text-like).
+    pub const fn comparable(self, other: ColumnType) -> bool {
+        (self.is_integer() && other.is_integer())
+            || (self.is_text() && other.is_text())
+            || matches!(
+                (self, other),
+                (ColumnType::Bool, ColumnType::Bool) | (ColumnType::Timestamp, ColumnType::Timestamp)
+            )
     }
 }
 
 impl fmt::Display for ColumnType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        match self {
+            ColumnType::Char(n) => write!(f, "char({n})"),
+            ColumnType::Varchar(Some(n)) => write!(f, "varchar({n})"),
+            other => f.write_str(other.name()),
+        }
     }
 }
 
@@ -83,18 +217,24 @@ pub enum Value {
     Int4(i32),
     /// An `int8`.
     Int8(i64),
-    /// A `text`.
+    /// A `text`, `char(n)` (blank-padded) or `varchar(n)`.
     Text(String),
+    /// A `bool`.
+    Bool(bool),
+    /// A `timestamp`: microseconds since 2000-01-01 00:00:00.
+    Timestamp(i64),
 }
 
 impl Value {
-    /// The value's type, `None` for NULL.
+    /// The value's type, `None` for NULL (text-like values say `Text`).
     pub fn column_type(&self) -> Option<ColumnType> {
         match self {
             Value::Null => None,
             Value::Int4(_) => Some(ColumnType::Int4),
             Value::Int8(_) => Some(ColumnType::Int8),
             Value::Text(_) => Some(ColumnType::Text),
+            Value::Bool(_) => Some(ColumnType::Bool),
+            Value::Timestamp(_) => Some(ColumnType::Timestamp),
         }
     }
 
@@ -107,36 +247,111 @@ impl Value {
         }
     }
 
-    /// Whether the value can be stored in a column of type `ty` (NULL fits
-    /// everywhere; an `int8` literal fits `int4` if it is in range).
+    /// The value as stored in a column of type `ty`, `None` if it does not
+    /// fit (NULL fits everywhere; an `int8` fits `int4` if in range; text
+    /// is blank-padded for `char(n)`; see [`Value::cast_to`] for why it
+    /// does not fit).
     pub fn coerce(&self, ty: ColumnType) -> Option<Value> {
+        self.cast_to(ty, 0).ok()
+    }
+
+    /// As [`Value::coerce`], with the reason as a [`CodecError`] naming
+    /// `column`: a wrong type, an integer out of range, or text longer
+    /// than `char(n)`/`varchar(n)` allows (trailing blanks beyond the
+    /// limit are cut, as in PostgreSQL).
+    pub fn cast_to(&self, ty: ColumnType, column: usize) -> Result<Value, CodecError> {
+        let mismatch = || CodecError::Type { column, value: self.to_string(), ty };
         match (self, ty) {
-            (Value::Null, _) => Some(Value::Null),
-            (Value::Int4(v), ColumnType::Int4) => Some(Value::Int4(*v)),
-            (Value::Int4(v), ColumnType::Int8) => Some(Value::Int8(i64::from(*v))),
-            (Value::Int8(v), ColumnType::Int4) => i32::try_from(*v).ok().map(Value::Int4),
-            (Value::Int8(v), ColumnType::Int8) => Some(Value::Int8(*v)),
-            (Value::Text(s), ColumnType::Text) => Some(Value::Text(s.clone())),
-            _ => None,
+            (Value::Null, _) => Ok(Value::Null),
+            (Value::Int4(v), ColumnType::Int4) => Ok(Value::Int4(*v)),
+            (Value::Int4(v), ColumnType::Int8) => Ok(Value::Int8(i64::from(*v))),
+            (Value::Int8(v), ColumnType::Int4) => i32::try_from(*v).map(Value::Int4).map_err(|_| mismatch()),
+            (Value::Int8(v), ColumnType::Int8) => Ok(Value::Int8(*v)),
+            (Value::Text(s), ColumnType::Text) => Ok(Value::Text(s.clone())),
+            (Value::Text(s), ColumnType::Char(n)) => {
+                let s = fit_length(s, n, ty, column)?;
+                let len = s.chars().count();
+                let mut padded = s.to_owned();
+                padded.extend(std::iter::repeat_n(' ', (n as usize).saturating_sub(len)));
+                Ok(Value::Text(padded))
+            }
+            (Value::Text(s), ColumnType::Varchar(None)) => Ok(Value::Text(s.clone())),
+            (Value::Text(s), ColumnType::Varchar(Some(n))) => Ok(Value::Text(fit_length(s, n, ty, column)?.to_owned())),
+            (Value::Bool(b), ColumnType::Bool) => Ok(Value::Bool(*b)),
+            (Value::Timestamp(t), ColumnType::Timestamp) => Ok(Value::Timestamp(*t)),
+            _ => Err(mismatch()),
+        }
+    }
+
+    /// The value in PostgreSQL's text output format (`t`/`f` for bool,
+    /// `2000-01-01 00:00:00` for timestamp); `None` for NULL.
+    pub fn to_pg_text(&self) -> Option<String> {
+        match self {
+            Value::Null => None,
+            Value::Int4(v) => Some(v.to_string()),
+            Value::Int8(v) => Some(v.to_string()),
+            Value::Text(s) => Some(s.clone()),
+            Value::Bool(b) => Some(if *b { "t" } else { "f" }.to_owned()),
+            Value::Timestamp(t) => Some(crate::datetime::format_timestamp(*t)),
+        }
+    }
+
+    /// Parses PostgreSQL's text input format for type `ty` (`22P02` in
+    /// SQL terms when it fails): integers, `t`/`true`/`yes`/`on`/`1` and
+    /// their negatives, `YYYY-MM-DD[ HH:MM:SS[.ffffff]]`, and text
+    /// (checked against `char(n)`/`varchar(n)`).
+    pub fn parse_pg_text(text: &str, ty: ColumnType) -> Result<Value, CodecError> {
+        let bad = || CodecError::BadInput { ty, input: text.chars().take(64).collect() };
+        match ty {
+            ColumnType::Int4 => text.trim().parse::<i32>().map(Value::Int4).map_err(|_| bad()),
+            ColumnType::Int8 => text.trim().parse::<i64>().map(Value::Int8).map_err(|_| bad()),
+            ColumnType::Bool => match text.trim().to_ascii_lowercase().as_str() {
+                "t" | "true" | "y" | "yes" | "on" | "1" => Ok(Value::Bool(true)),
+                "f" | "false" | "n" | "no" | "off" | "0" => Ok(Value::Bool(false)),
+                _ => Err(bad()),
+            },
+            ColumnType::Timestamp => crate::datetime::parse_timestamp(text).map(Value::Timestamp).ok_or_else(bad),
+            ColumnType::Text | ColumnType::Char(_) | ColumnType::Varchar(_) => {
+                Value::Text(text.to_owned()).cast_to(ty, 0)
+            }
+        }
+    }
+
+    /// Rank of the value's type in the total order of [`Value::sql_cmp`].
+    fn type_rank(&self) -> u8 {
+        match self {
+            Value::Null => 5,
+            Value::Int4(_) | Value::Int8(_) => 0,
+            Value::Text(_) => 1,
+            Value::Bool(_) => 2,
+            Value::Timestamp(_) => 3,
         }
     }
 
     /// SQL ordering within one type: NULL sorts last (as in a PostgreSQL
-    /// B-tree by default); integers of different widths compare by value.
+    /// B-tree by default); integers of different widths compare by value;
+    /// values of different types order by type so sorting is total.
     pub fn sql_cmp(&self, other: &Value) -> Ordering {
         match (self, other) {
-            (Value::Null, Value::Null) => Ordering::Equal,
-            (Value::Null, _) => Ordering::Greater,
-            (_, Value::Null) => Ordering::Less,
             (Value::Text(a), Value::Text(b)) => a.cmp(b),
+            (Value::Bool(a), Value::Bool(b)) => a.cmp(b),
+            (Value::Timestamp(a), Value::Timestamp(b)) => a.cmp(b),
             (a, b) => match (a.as_i64(), b.as_i64()) {
                 (Some(x), Some(y)) => x.cmp(&y),
-                // Mixed text and integer: order by type so sorting is total.
-                (Some(_), None) => Ordering::Less,
-                (None, Some(_)) => Ordering::Greater,
-                (None, None) => Ordering::Equal,
+                _ => a.type_rank().cmp(&b.type_rank()),
             },
         }
+    }
+}
+
+/// `s` if it has at most `n` characters, or if what is beyond `n` is all
+/// blanks (then cut); otherwise [`CodecError::TooLongFor`].
+fn fit_length(s: &str, n: u32, ty: ColumnType, column: usize) -> Result<&str, CodecError> {
+    let n = n as usize;
+    match s.char_indices().nth(n) {
+        None => Ok(s),
+        Some((at, _)) if s[at..].chars().all(|c| c == ' ') => Ok(&s[..at]),
+        Some(_) => Err(CodecError::TooLongFor { column, ty, chars: s.chars().count() }),
     }
 }
 
@@ -147,7 +362,15 @@ impl fmt::Display for Value {
             Value::Int4(v) => write!(f, "{v}"),
             Value::Int8(v) => write!(f, "{v}"),
             Value::Text(s) => write!(f, "'{}'", s.replace('\'', "''")),
+            Value::Bool(b) => f.write_str(if *b { "true" } else { "false" }),
+            Value::Timestamp(t) => write!(f, "'{}'", crate::datetime::format_timestamp(*t)),
         }
+    }
+}
+
+impl From<bool> for Value {
+    fn from(v: bool) -> Value {
+        Value::Bool(v)
     }
 }
 
@@ -203,6 +426,25 @@ pub enum CodecError {
     /// A text value is longer than a row can hold.
     #[error("text value of {0} bytes is too long")]
     TooLong(usize),
+    /// Text longer than a `char(n)`/`varchar(n)` column allows (SQLSTATE
+    /// `22001`).
+    #[error("value too long for type {ty} (column {column}: {chars} characters)")]
+    TooLongFor {
+        /// Column number.
+        column: usize,
+        /// The column's type.
+        ty: ColumnType,
+        /// Characters in the value.
+        chars: usize,
+    },
+    /// Text that is not a valid input for a type (SQLSTATE `22P02`).
+    #[error("invalid input syntax for type {ty}: \"{input}\"")]
+    BadInput {
+        /// The type.
+        ty: ColumnType,
+        /// The input (at most its first 64 characters).
+        input: String,
+    },
 }
 
 /// Longest text value, in bytes (a row must fit on an 8 kB page).
@@ -247,16 +489,26 @@ pub fn encode_row_into(types: &[ColumnType], row: &[Value], out: &mut Vec<u8>) -
                 out.extend_from_slice(&x.to_le_bytes());
             }
             (ColumnType::Int8, v) => out.extend_from_slice(&v.as_i64().ok_or_else(mismatch)?.to_le_bytes()),
-            (ColumnType::Text, Value::Text(s)) => {
-                if s.len() > TEXT_MAX {
-                    return Err(CodecError::TooLong(s.len()));
-                }
-                out.extend_from_slice(&(s.len() as u32).to_le_bytes());
-                out.extend_from_slice(s.as_bytes());
-            }
-            (ColumnType::Text, _) => return Err(mismatch()),
+            (ColumnType::Bool, Value::Bool(b)) => out.push(u8::from(*b)),
+            (ColumnType::Timestamp, Value::Timestamp(t)) => out.extend_from_slice(&t.to_le_bytes()),
+            (ColumnType::Text, Value::Text(s)) => put_text(out, s)?,
+            (ColumnType::Char(_) | ColumnType::Varchar(_), Value::Text(_)) => match value.cast_to(*ty, i)? {
+                Value::Text(s) => put_text(out, &s)?,
+                _ => return Err(mismatch()),
+            },
+            (ColumnType::Text | ColumnType::Char(_) | ColumnType::Varchar(_) | ColumnType::Bool, _)
+            | (ColumnType::Timestamp, _) => return Err(mismatch()),
         }
     }
+    Ok(())
+}
+
+fn put_text(out: &mut Vec<u8>, s: &str) -> Result<(), CodecError> {
+    if s.len() > TEXT_MAX {
+        return Err(CodecError::TooLong(s.len()));
+    }
+    out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+    out.extend_from_slice(s.as_bytes());
     Ok(())
 }
 
@@ -288,7 +540,15 @@ pub fn decode_row_into(types: &[ColumnType], bytes: &[u8], row: &mut Vec<Value>)
         let v = match ty {
             ColumnType::Int4 => Value::Int4(i32::from_le_bytes(take(bytes, &mut at, 4)?.try_into().unwrap_or([0; 4]))),
             ColumnType::Int8 => Value::Int8(i64::from_le_bytes(take(bytes, &mut at, 8)?.try_into().unwrap_or([0; 8]))),
-            ColumnType::Text => {
+            ColumnType::Bool => match take(bytes, &mut at, 1)?[0] {
+                0 => Value::Bool(false),
+                1 => Value::Bool(true),
+                _ => return Err(CodecError::Corrupted("bool is neither 0 nor 1")),
+            },
+            ColumnType::Timestamp => {
+                Value::Timestamp(i64::from_le_bytes(take(bytes, &mut at, 8)?.try_into().unwrap_or([0; 8])))
+            }
+            ColumnType::Text | ColumnType::Char(_) | ColumnType::Varchar(_) => {
                 let len = u32::from_le_bytes(take(bytes, &mut at, 4)?.try_into().unwrap_or([0; 4])) as usize;
                 if len > TEXT_MAX {
                     return Err(CodecError::Corrupted("text length out of range"));
@@ -419,6 +679,61 @@ mod tests {
         let nulls = encode_row(&types, &[Value::Null, Value::Null, Value::Int8(1)]).unwrap();
         assert_eq!(fixed_column_span(&types, &nulls, 0).unwrap(), None);
         assert!(fixed_column_span(&types, &nulls, 1).is_err());
+    }
+
+    #[test]
+    fn new_types_round_trip_and_report_pg_metadata() {
+        let types = [
+            ColumnType::Bool,
+            ColumnType::Timestamp,
+            ColumnType::Char(5),
+            ColumnType::Varchar(Some(3)),
+            ColumnType::Varchar(None),
+        ];
+        let row = vec![
+            Value::Bool(true),
+            Value::Timestamp(-1),
+            Value::Text("ab".into()),
+            Value::Text("xyz  ".into()),
+            Value::Text("long text".into()),
+        ];
+        let bytes = encode_row(&types, &row).unwrap();
+        let back = decode_row(&types, &bytes).unwrap();
+        assert_eq!(back[2], Value::Text("ab   ".into()), "char(n) is stored blank-padded");
+        assert_eq!(back[3], Value::Text("xyz".into()), "blanks beyond varchar(n) are cut");
+        assert_eq!(back[0], Value::Bool(true));
+        assert_eq!(back[1], Value::Timestamp(-1));
+        let too_long = encode_row(&types[3..4], &[Value::Text("abcd".into())]).unwrap_err();
+        assert!(matches!(too_long, CodecError::TooLongFor { .. }), "{too_long}");
+        assert!(encode_row(&types[..1], &[Value::Int4(1)]).is_err());
+        let oids: Vec<u32> = [
+            ColumnType::Bool,
+            ColumnType::Int8,
+            ColumnType::Int4,
+            ColumnType::Text,
+            ColumnType::Char(1),
+            ColumnType::Varchar(None),
+            ColumnType::Timestamp,
+        ]
+        .iter()
+        .map(|t| t.type_oid())
+        .collect();
+        assert_eq!(oids, [16, 20, 23, 25, 1042, 1043, 1114]);
+        assert_eq!(ColumnType::Char(10).type_modifier(), 14);
+        assert_eq!(ColumnType::Int4.type_modifier(), -1);
+        assert_eq!(ColumnType::Timestamp.type_len(), 8);
+        assert_eq!(ColumnType::parse("character varying(20)"), Some(ColumnType::Varchar(Some(20))));
+        assert_eq!(ColumnType::parse("CHAR"), Some(ColumnType::Char(1)));
+        assert_eq!(ColumnType::parse("boolean"), Some(ColumnType::Bool));
+        assert_eq!(ColumnType::parse("char(0)"), None);
+        assert_eq!(Value::parse_pg_text("on", ColumnType::Bool).unwrap(), Value::Bool(true));
+        assert!(matches!(Value::parse_pg_text("12x", ColumnType::Int4), Err(CodecError::BadInput { .. })));
+        assert_eq!(Value::Bool(false).to_pg_text().as_deref(), Some("f"));
+        assert_eq!(Value::Timestamp(0).to_pg_text().as_deref(), Some("2000-01-01 00:00:00"));
+        // The catalog's JSON names: old ones unchanged, new ones readable.
+        assert_eq!(serde_json::to_string(&ColumnType::Int4).unwrap(), "\"int4\"");
+        let back: Vec<ColumnType> = serde_json::from_str(&serde_json::to_string(&types).unwrap()).unwrap();
+        assert_eq!(back, types);
     }
 
     #[test]

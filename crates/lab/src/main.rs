@@ -7,6 +7,8 @@
 //! turnstile run W1..W6 [--clients 1,8] [--plot DIR] [--json|--csv]   one workload
 //! turnstile micro lwlock|lock|… [--json] micro-benchmarks (ratios against reference primitives)
 //! turnstile stress locks [--threads 16] [--seconds 10] [--seed N] [--json]   lock-manager torture test
+//! turnstile serve --data-dir DIR [--listen 127.0.0.1] [--port 5432] [--socket-dir DIR] [--profile P] [--set k=v]…
+//!                                        PostgreSQL's wire protocol for the real pgbench and psql
 //! turnstile config [--profile P] [--config FILE] [--set k=v]…   print the effective configuration
 //! ```
 
@@ -21,6 +23,7 @@ mod progress;
 mod report;
 mod reproduce;
 mod run;
+mod serve;
 mod stress;
 
 /// Many-core lock and resource manager lab: reproduces PostgreSQL
@@ -51,6 +54,9 @@ enum Command {
         #[command(subcommand)]
         test: stress::StressTest,
     },
+    /// Serve PostgreSQL's wire protocol for the real pgbench and psql
+    /// (`turnstile serve --data-dir DIR --port 5432 --socket-dir /tmp`).
+    Serve(serve::Args),
     /// Print the effective configuration as TOML.
     Config(cli::ConfigArgs),
 }
@@ -75,6 +81,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Reproduce(args) => reproduce::run(&args),
         Command::Micro { bench } => micro::run(bench),
         Command::Stress { test } => stress::run(test),
+        Command::Serve(args) => serve::run(&args),
         Command::Run(args) => run::print(&args),
         Command::Config(args) => {
             print!("{}", args.build()?.to_toml_string());

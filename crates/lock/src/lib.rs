@@ -28,7 +28,7 @@
 //!
 //! | structure | where | protected by |
 //! |---|---|---|
-//! | local lock table ([`Backend`]'s `(tag, mode)` → count, where) | the `Backend` | owned by one thread |
+//! | local lock table ([`Backend`]'s `(tag, mode)` → count, where; under `lockfree`, per-slot counts for the fast path's own locks) | the `Backend` | owned by one thread |
 //! | fast-path slots of backend *b*, `lwlock` protocol | `backends[b].fast_path` | *b*'s `LwLock`, tranche `LockFastPath` |
 //! | fast-path slots of backend *b*, `lockfree` protocol | `backends[b].lockfree` | each slot an atomic word (`src/lockfree.rs`); the array itself by *b*'s `LwLock` (strong lockers scan shared, *b* grows and bulk-clears exclusive) |
 //! | strong-lock counters (`lock.strong_lock_counters`) | `LockManager.strong` | atomic add/sub; read by weak lockers under their own fast-path lock (`lwlock`) or after a `SeqCst` fence (`lockfree`) |
@@ -53,7 +53,12 @@
 //! ## Acquisition
 //!
 //! 1. **Local table**: already held in this mode ⇒ count + 1, done. No
-//!    shared state is touched.
+//!    shared state is touched. Under `lockfree`, the weak relation locks
+//!    the fast path granted are counted in the owner's private view of its
+//!    slots (`src/lockfree.rs`), so this step is one search of the
+//!    relation's group, with no hash; the local hash table holds the
+//!    other locks, and is probed for a weak relation lock only while it
+//!    holds one (granted through the shared table).
 //! 2. **Fast path** — a relation tag and a weak mode (AccessShare,
 //!    RowShare, RowExclusive), by `lock.fast_path_protocol`:
 //!    * `lwlock` (PostgreSQL's, `classic`): take the own fast-path lock; if

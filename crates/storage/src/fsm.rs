@@ -35,15 +35,15 @@
 //!
 //! A relation's own lock is taken exclusively by every claim and record
 //! (shared only by [`FreeSpaceMap::pages`], a statistic), for well under
-//! a microsecond. Both locks follow `lwlock.policy`. Under `fair` and
-//! `barging` a release wakes the head waiter to retry while the running
-//! backend may take the free lock, as PostgreSQL's LWLocks do; under
-//! `handoff` a release hands the lock to the sleeping head waiter, and on
-//! this exclusive-only lock that forms a convoy when inserters outnumber
-//! the cores — every hand-over waits for a wake-up while runnable
-//! backends queue behind it (W4 at 16 clients on 2 cores: 14.8 of 16
-//! backends in `LWLock:FreeSpaceMap`). `turnstile micro extend` reports
-//! which policy the map followed.
+//! a microsecond. Both locks follow `lwlock.policy`. Under either policy
+//! a release wakes the head waiter to retry while the running backend may
+//! take the free lock, as PostgreSQL's LWLocks do. A release that handed
+//! the lock to the sleeping head waiter (an earlier `fair`) formed a
+//! convoy on this exclusive-only lock when inserters outnumbered the
+//! cores — every hand-over waited for a wake-up while runnable backends
+//! queued behind it (W4 at 16 clients on 2 cores: 14.8 of 16 backends in
+//! `LWLock:FreeSpaceMap`). `turnstile micro extend` reports which policy
+//! the map followed.
 //!
 //! `max_free = tree[1]` whenever the relation's lock is not held
 //! exclusively: a claim that the hint already rules out (`max_free <

@@ -131,7 +131,14 @@ pub fn init(page: &mut PageBuf, special_size: usize) {
     put_u16(page, SPECIAL, special);
 }
 
-/// The page's flags (free for the access method).
+/// Header flag set by [`remove_items`] when it leaves unused line pointers
+/// behind, cleared by [`add_item_reusing`] when none is left (PostgreSQL's
+/// `PD_HAS_FREE_LINES`): inserts skip the search on pages without any.
+/// The other flag bits are free for the access method.
+pub const FLAG_HAS_FREE_LINES: u16 = 0x8000;
+
+/// The page's flags (free for the access method, but
+/// [`FLAG_HAS_FREE_LINES`]).
 pub fn flags(page: &PageBuf) -> u16 {
     get_u16(page, FLAGS)
 }
@@ -192,6 +199,125 @@ pub fn item_mut(page: &mut PageBuf, slot: usize) -> Option<&mut [u8]> {
     page.get_mut(off..off + len)
 }
 
+/// Whether line pointer `slot` is unused (no storage, free for
+/// [`add_item_reusing`]); set by [`remove_items`].
+pub fn item_unused(page: &PageBuf, slot: usize) -> bool {
+    if slot >= item_count(page) {
+        return false;
+    }
+    let lp = HEADER_SIZE + slot * ITEM_ID_SIZE;
+    get_u16(page, lp) == 0 && get_u16(page, lp + 2) == 0
+}
+
+/// As [`add_item`], but reuses the first unused line pointer (left by
+/// [`remove_items`]) if there is one, as PostgreSQL's `PageAddItem` does
+/// for heap pages.
+pub fn add_item_reusing(page: &mut PageBuf, data: &[u8]) -> Option<usize> {
+    if is_new_header(page) || data.is_empty() {
+        return None;
+    }
+    if flags(page) & FLAG_HAS_FREE_LINES == 0 {
+        return add_item(page, data);
+    }
+    let Some(slot) = (0..item_count(page)).find(|&s| item_unused(page, s)) else {
+        set_flags(page, flags(page) & !FLAG_HAS_FREE_LINES);
+        return add_item(page, data);
+    };
+    let h = header(page);
+    if data.len() > (h.upper as usize).saturating_sub(h.lower as usize) {
+        return None;
+    }
+    let upper = h.upper as usize - data.len();
+    page[upper..upper + data.len()].copy_from_slice(data);
+    let lp = HEADER_SIZE + slot * ITEM_ID_SIZE;
+    put_u16(page, lp, upper as u16);
+    put_u16(page, lp + 2, data.len() as u16);
+    put_u16(page, UPPER, upper as u16);
+    Some(slot)
+}
+
+/// Replaces the bytes of item `slot` with `data`, keeping the slot (so a
+/// heap TID stays valid). A smaller item is written in place; a larger
+/// one takes new space, compacting the page first if needed. Returns
+/// `false`, changing nothing, when it cannot fit on the page.
+pub fn replace_item(page: &mut PageBuf, slot: usize, data: &[u8]) -> bool {
+    if slot >= item_count(page) || item_unused(page, slot) || data.is_empty() {
+        return false;
+    }
+    let lp = HEADER_SIZE + slot * ITEM_ID_SIZE;
+    let (off, len) = (get_u16(page, lp) as usize, get_u16(page, lp + 2) as usize);
+    if data.len() <= len {
+        page[off..off + data.len()].copy_from_slice(data);
+        put_u16(page, lp + 2, data.len() as u16);
+        return true;
+    }
+    let h = header(page);
+    if data.len() > (h.upper as usize).saturating_sub(h.lower as usize) {
+        // Room only if the gaps left by earlier replacements, and this
+        // item's own bytes, are given back first.
+        let used: usize =
+            (0..item_count(page)).filter(|&s| s != slot).filter_map(|s| item(page, s)).map(<[u8]>::len).sum();
+        if h.lower as usize + used + data.len() > h.special as usize {
+            return false;
+        }
+        put_u16(page, lp, 0);
+        put_u16(page, lp + 2, 0);
+        compact(page);
+    }
+    let h = header(page);
+    let upper = h.upper as usize - data.len();
+    page[upper..upper + data.len()].copy_from_slice(data);
+    put_u16(page, lp, upper as u16);
+    put_u16(page, lp + 2, data.len() as u16);
+    put_u16(page, UPPER, upper as u16);
+    true
+}
+
+/// Marks the line pointers `slots` unused and compacts the page: item data
+/// is moved together at the end (PostgreSQL's `PageRepairFragmentation`),
+/// so [`free_space`] counts the space given back. Slots keep their
+/// numbers; trailing unused line pointers are dropped.
+pub fn remove_items(page: &mut PageBuf, slots: &[usize]) {
+    if is_new_header(page) {
+        return;
+    }
+    let count = item_count(page);
+    for &slot in slots.iter().filter(|&&s| s < count) {
+        let lp = HEADER_SIZE + slot * ITEM_ID_SIZE;
+        put_u16(page, lp, 0);
+        put_u16(page, lp + 2, 0);
+    }
+    compact(page);
+    let mut count = item_count(page);
+    while count > 0 && item_unused(page, count - 1) {
+        count -= 1;
+    }
+    put_u16(page, LOWER, (HEADER_SIZE + count * ITEM_ID_SIZE) as u16);
+    if (0..count).any(|s| item_unused(page, s)) {
+        set_flags(page, flags(page) | FLAG_HAS_FREE_LINES);
+    }
+}
+
+/// Moves every item's bytes together at the end of the item area.
+fn compact(page: &mut PageBuf) {
+    let h = header(page);
+    let mut items: Vec<(usize, Vec<u8>)> = (0..item_count(page))
+        .filter(|&s| !item_unused(page, s))
+        .filter_map(|s| item(page, s).map(|d| (s, d.to_vec())))
+        .collect();
+    // Highest offset first keeps the physical order (not needed, but tidy).
+    items.sort_by_key(|(s, _)| std::cmp::Reverse(get_u16(page, HEADER_SIZE + s * ITEM_ID_SIZE)));
+    let mut upper = h.special as usize;
+    for (slot, data) in &items {
+        upper -= data.len();
+        page[upper..upper + data.len()].copy_from_slice(data);
+        let lp = HEADER_SIZE + slot * ITEM_ID_SIZE;
+        put_u16(page, lp, upper as u16);
+    }
+    page[h.lower as usize..upper].fill(0);
+    put_u16(page, UPPER, upper as u16);
+}
+
 fn is_new_header(page: &PageBuf) -> bool {
     get_u16(page, VERSION) == 0
 }
@@ -238,6 +364,34 @@ mod tests {
 
     fn page() -> Box<PageBuf> {
         Box::new([0; PAGE_SIZE])
+    }
+
+    #[test]
+    fn replaced_and_removed_items_keep_their_slots_and_give_space_back() {
+        let mut p = page();
+        init(&mut p, 0);
+        let slots: Vec<usize> = (0..40).map(|i| add_item(&mut p, &[i as u8; 150]).unwrap()).collect();
+        let before = free_space(&p);
+        assert!(replace_item(&mut p, slots[3], &[7; 100]), "a smaller item fits in place");
+        assert_eq!(item(&p, slots[3]).unwrap(), &[7; 100][..]);
+        assert_eq!(free_space(&p), before, "the gap is not counted before compaction");
+        remove_items(&mut p, &[slots[5], slots[6], slots[39]]);
+        assert!(item_unused(&p, slots[5]) && item_unused(&p, slots[6]));
+        assert_eq!(item_count(&p), 39, "a trailing unused pointer is dropped");
+        assert_eq!(free_space(&p), before + 50 + 300 + 150 + ITEM_ID_SIZE);
+        for i in (0..39).filter(|i| ![3, 5, 6].contains(i)) {
+            assert_eq!(item(&p, slots[i]).unwrap(), &[i as u8; 150][..], "slot {i} moved or changed");
+        }
+        assert_eq!(add_item_reusing(&mut p, b"reused"), Some(slots[5]));
+        // Growing an item into the page's last bytes compacts first.
+        let free = free_space(&p) + ITEM_ID_SIZE;
+        assert!(!replace_item(&mut p, slots[0], &vec![1; 150 + free + 1]));
+        assert!(replace_item(&mut p, slots[0], &vec![1; 150 + free]));
+        assert_eq!(item(&p, slots[0]).unwrap().len(), 150 + free);
+        assert_eq!(item(&p, slots[1]).unwrap(), &[1u8; 150][..]);
+        assert_eq!(free_space(&p), 0);
+        set_checksum(&mut p, 1);
+        assert!(verify(&p, 1).is_ok());
     }
 
     #[test]

@@ -147,10 +147,9 @@ pub struct VfdCache {
 impl VfdCache {
     /// A cache of at most `max_open` descriptors (at least 1) whose lock
     /// follows `policy` (`lwlock.policy`). The lock is only ever taken
-    /// exclusive, so no policy has shared lockers to hold back; what tells
-    /// them apart here is the release: `fair` and `barging` wake a waiter
-    /// to retry, `handoff` hands the lock to it (a convoy when backends
-    /// outnumber the cores).
+    /// exclusive, so no policy has shared lockers to hold back, and under
+    /// both a release wakes a waiter to retry rather than handing it the
+    /// lock (which formed convoys here when backends outnumbered cores).
     pub fn new(io: Arc<dyn StorageIo>, max_open: usize, policy: LwLockPolicy) -> VfdCache {
         VfdCache {
             io,

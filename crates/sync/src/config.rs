@@ -163,7 +163,7 @@ pub struct LwLockConfig {
     /// Seed 004: `barging` (PostgreSQL 15) starved exclusive lockers of
     /// `BufferMapping`; `fair` is the seed's patch (shared lockers queue
     /// behind a queued exclusive one; woken waiters retry, as PostgreSQL's
-    /// do); `handoff` hands the lock over in strict queue order. Every
+    /// do). Every
     /// `LwLock` follows it, the free-space map's and the vfd cache's
     /// included.
     pub policy: LwLockPolicy,
@@ -265,7 +265,7 @@ pub const KNOBS: &[Knob] = &[
     Knob { key: "lock.max_backends", allowed: "an integer from 1 to 4096" },
     Knob { key: "lock.deadlock_timeout_ms", allowed: "an integer from 1 to 3600000" },
     Knob { key: "lock.lock_timeout_ms", allowed: "0 (wait forever) or an integer up to 3600000" },
-    Knob { key: "lwlock.policy", allowed: "fair, handoff or barging" },
+    Knob { key: "lwlock.policy", allowed: "fair or barging" },
     Knob { key: "buffer.mapping_partitions", allowed: "a power of two from 1 to 4096, at most buffer.shared_buffers" },
     Knob { key: "buffer.shared_buffers", allowed: "an integer from 16 to 4194304 (8 kB buffers)" },
     Knob { key: "storage.extend", allowed: "classic or bulk" },
@@ -570,9 +570,6 @@ mod tests {
         assert_eq!(c.lock.fast_path_protocol, FastPathProtocol::Lwlock);
         assert!(c.set("lock.fast_path_protocol", "spinlock").unwrap_err().to_string().contains("lwlock or lockfree"));
         assert_eq!(c.lwlock.policy, LwLockPolicy::Barging);
-        c.apply_override("lwlock.policy=handoff").unwrap();
-        assert_eq!(c.lwlock.policy, LwLockPolicy::Handoff);
-        c.apply_override("lwlock.policy=barging").unwrap();
         assert!(!c.planner.index_prefilter);
         assert_eq!(c.btree.leaf_insert_lock, LeafInsertLock::ShareThenExclusive);
         assert_eq!(c.lock.fast_path_slots, 16);
@@ -588,7 +585,7 @@ mod tests {
             ("lock.fast_path_slots", "0", "16 ×"),
             ("lock.fast_path_slots", "40", "16 ×"),
             ("lock.fast_path_slots_max", "512", "from lock.fast_path_slots"),
-            ("lwlock.policy", "polite", "fair, handoff or barging"),
+            ("lwlock.policy", "handoff", "fair or barging"),
             ("storage.extend", "7", "classic or bulk"),
             ("planner.index_prefilter", "maybe", "true or false"),
             ("buffer.mapping_partitions", "-4", "power of two"),

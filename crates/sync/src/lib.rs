@@ -8,12 +8,11 @@
 //!
 //! * [`LwLock`] — PostgreSQL's lightweight lock: one atomic state word
 //!   (shared count, exclusive bit, waiter and wake-up flags), a wait queue,
-//!   and three admission policies: [`LwLockPolicy::Barging`] (PostgreSQL
-//!   15, which starves exclusive lockers in seed 004),
+//!   and two admission policies: [`LwLockPolicy::Barging`] (PostgreSQL
+//!   15, which starves exclusive lockers in seed 004) and
 //!   [`LwLockPolicy::Fair`] (seed 004's patch: a shared locker does not
-//!   pass a queued exclusive one; woken waiters retry, as PostgreSQL's do)
-//!   and [`LwLockPolicy::Handoff`] (strict queue order, the lock handed to
-//!   the head waiter). Every lock belongs to a [`Tranche`] whose counters
+//!   pass a queued exclusive one). Under both, a release wakes waiters to
+//!   retry, as PostgreSQL's does; it never hands the lock over. Every lock belongs to a [`Tranche`] whose counters
 //!   ([`stats::tranche_stats`]) count acquisitions, waits and wait time.
 //! * [`activity`] — per-backend slots (`state`, `wait_event_type`,
 //!   `wait_event`, query text) readable by any thread without a lock; an
@@ -29,7 +28,7 @@
 //! | `LwLock` holder bits | CAS on the state word (acquire) / `fetch_sub` (release) |
 //! | `LwLock` waiter flags and wait queue | the lock's queue mutex; flags change by CAS under it |
 //! | `LwLock` wake-up flags (`WAKING`, `EXCLUSIVE_WAKING`) | set by a releaser's CAS under the queue mutex; cleared by the woken waiter's granting or re-queueing CAS |
-//! | a waiter's wake-up (`GRANTED` under `handoff`, `RETRY` otherwise) | its own atomic, written once per queueing by the releaser that dequeued it, then `unpark` |
+//! | a waiter's wake-up (`RETRY`) | its own atomic, written once per queueing by the releaser that dequeued it, then `unpark` |
 //! | activity `state`, wait event | single atomic words written only by the owning backend |
 //! | activity query text | a sequence counter (even ⇔ stable), written only by the owner |
 //! | tranche counters | one block per thread, written only by that thread |
@@ -49,11 +48,11 @@
 //!   holds an exclusive waiter (the queue's `exclusive` count `> 0`).
 //! * wake-ups: `EXCLUSIVE_WAKING` ⇒ `WAKING`; at most one exclusive waiter
 //!   is woken and not yet retried, and it is the one `EXCLUSIVE_WAKING`
-//!   stands for; `handoff` never sets either flag.
+//!   stands for.
 //! * no lost wake-up: a waiter is queued only while a holder, a queued or
 //!   woken exclusive waiter, or a pending release is bound to process the
 //!   queue after it (the argument is in [`lwlock`]; loom checks it).
-//! * fairness (`fair`, `handoff`): no shared request that began after an
+//! * fairness (`fair`): no shared request that began after an
 //!   exclusive waiter queued is granted before that waiter.
 //! * quiescence: once no thread holds, waits for or is releasing a lock,
 //!   its state word is `0` ([`LwLock::is_idle`]; the unit and loom tests
@@ -64,13 +63,12 @@
 //!
 //! ## Memory ordering
 //!
-//! Grants use `Acquire` CAS, releases `Release` `fetch_sub`; a hand-off
-//! grant made by a releaser on a waiter's behalf is an `AcqRel` CAS (it
-//! continues the release sequence of the previous holder) followed by a
-//! `Release` store of the waiter's grant flag, which the waiter reads with
-//! `Acquire` — so the waiter sees everything every previous holder wrote.
-//! A woken waiter that retries takes the lock by its own `Acquire` CAS,
-//! like any other locker.
+//! Grants use `Acquire` CAS, releases `Release` `fetch_sub`, so a holder
+//! sees everything every previous holder wrote. A woken waiter takes the
+//! lock by its own `Acquire` CAS, like any other locker; the releaser's
+//! wake-up (an `AcqRel` CAS of the flags under the queue mutex, then a
+//! `Release` store of the waiter's `RETRY`, read with `Acquire`) carries
+//! no data, only the turn to retry.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]

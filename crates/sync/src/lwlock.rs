@@ -1,5 +1,5 @@
 //! `LwLock`: PostgreSQL's lightweight lock — a shared/exclusive lock on one
-//! atomic state word, with a wait queue for the slow path and three
+//! atomic state word, with a wait queue for the slow path and two
 //! admission policies (seed 004).
 //!
 //! # State word
@@ -10,7 +10,7 @@
 //! | 24      | [`EXCLUSIVE`]         | one exclusive holder; set ⇒ shared count `== 0` |
 //! | 25      | [`WAITERS`]           | set ⇔ the wait queue is non-empty (changed only under the queue mutex) |
 //! | 26      | [`EXCLUSIVE_WAITING`] | set ⇔ an exclusive waiter is in the queue (changed only under the queue mutex); set ⇒ `WAITERS` |
-//! | 27      | [`WAKING`]            | a release woke waiters that have not yet retried; releases wake no one else meanwhile (PostgreSQL's `LW_FLAG_RELEASE_OK` cleared). Never set under `handoff` |
+//! | 27      | [`WAKING`]            | a release woke waiters that have not yet retried; releases wake no one else meanwhile (PostgreSQL's `LW_FLAG_RELEASE_OK` cleared) |
 //! | 28      | [`EXCLUSIVE_WAKING`]  | the woken waiter is exclusive, and has not retried yet; set ⇒ `WAKING` |
 //! | 29..32  | —                     | always zero |
 //!
@@ -28,21 +28,26 @@
 //! |---|---|---|---|
 //! | `barging` (PostgreSQL 15, `classic`) | granted whenever no exclusive holder, even past queued exclusive waiters | granted whenever no holder | wakes the head exclusive waiter, or every queued shared waiter; they **retry**, and one that loses re-queues at the tail |
 //! | `fair` (seed 004's patch, `scalable`) | not granted while an exclusive waiter is queued or woken — unless the requester is itself a woken waiter, which was ahead of it | granted whenever no holder | wakes the head exclusive waiter, or the shared waiters at the head of the queue (up to the first exclusive one); they **retry**, and one that loses re-queues at the head |
-//! | `handoff` (strict queue order) | not granted while an exclusive waiter is queued | not granted while anyone is queued | the lock is **handed** to the head waiter(s) in queue order |
 //!
 //! Under `barging` a steady stream of shared lockers keeps the shared count
 //! above zero and a queued exclusive waiter can wait forever — the hang seed
 //! 004 diagnosed on `BufferMapping`. Under `fair` it waits for the holders
 //! present when it queued, no more: later shared lockers queue behind it,
 //! also in the gap between its wake-up and its retry (`EXCLUSIVE_WAKING`).
-//! Under `fair` no release picks the next holder, as in PostgreSQL: the
-//! lock is free when the releaser leaves, a running thread may take it,
-//! and the woken waiter retries. On a lock taken only exclusively (the
-//! free-space map's, the vfd cache's) that is what keeps it from forming a
-//! convoy: under `handoff` every release leaves the lock owned by a
-//! sleeping thread until the scheduler runs it, while runnable threads
-//! queue behind it. The [`WAKING`] gate, PostgreSQL's `RELEASE_OK`, keeps
-//! releases from waking a second waiter while the first has not run yet.
+//! Under both policies no release picks the next holder, as in
+//! PostgreSQL: the lock is free when the releaser leaves, a running thread
+//! may take it, and the woken waiter retries. On a lock taken only
+//! exclusively (the free-space map's, the vfd cache's) that is what keeps
+//! it from forming a convoy. An earlier `fair` handed the lock to the head
+//! waiter in queue order instead; every release then left the lock owned
+//! by a sleeping thread until the scheduler ran it, while runnable threads
+//! queued behind it. Measured beside this `fair` (as a third policy,
+//! `handoff`), it lost on every figure (`micro lwlock`: writer waits p50
+//! 0.1–3 ms against 0, p99 40 ms against 0.1–10 ms, 10–20× fewer writer
+//! acquisitions per second; FSM and vfd convoys in `micro extend` and W4),
+//! so it was removed. The [`WAKING`] gate, PostgreSQL's `RELEASE_OK`,
+//! keeps releases from waking a second waiter while the first has not run
+//! yet.
 //!
 //! # No lost wake-up
 //!
@@ -131,9 +136,6 @@ pub enum LwLockPolicy {
     /// Seed 004's patch: a shared request does not pass a queued (or woken)
     /// exclusive waiter; releases wake waiters to retry, as PostgreSQL's do.
     Fair,
-    /// Strict queue order: nobody passes a queued waiter, and releases hand
-    /// the lock to the head waiter(s).
-    Handoff,
     /// Shared requests pass queued exclusive waiters (PostgreSQL before the
     /// patch); releases wake waiters to retry.
     Barging,
@@ -141,21 +143,14 @@ pub enum LwLockPolicy {
 
 impl LwLockPolicy {
     /// Every policy, in the order reports list them.
-    pub const ALL: [LwLockPolicy; 3] = [LwLockPolicy::Fair, LwLockPolicy::Handoff, LwLockPolicy::Barging];
+    pub const ALL: [LwLockPolicy; 2] = [LwLockPolicy::Fair, LwLockPolicy::Barging];
 
     /// The name used in configuration and reports.
     pub const fn name(self) -> &'static str {
         match self {
             LwLockPolicy::Fair => "fair",
-            LwLockPolicy::Handoff => "handoff",
             LwLockPolicy::Barging => "barging",
         }
-    }
-
-    /// Whether a release hands the lock over instead of waking waiters to
-    /// retry.
-    const fn hands_off(self) -> bool {
-        matches!(self, LwLockPolicy::Handoff)
     }
 }
 
@@ -168,8 +163,8 @@ impl fmt::Display for LwLockPolicy {
 /// Lock mode of a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mode {
-    Shared,
-    Exclusive,
+    Shared = 0,
+    Exclusive = 1,
 }
 
 impl Mode {
@@ -184,16 +179,14 @@ impl Mode {
 }
 
 const WAITING: u8 = 0;
-/// The releaser granted the lock to the waiter (`handoff`): it now holds it.
-const GRANTED: u8 = 1;
-/// The releaser woke the waiter to try again (`fair`, `barging`).
-const RETRY: u8 = 2;
+/// The releaser woke the waiter to try again.
+const RETRY: u8 = 1;
 
 struct Waiter {
     thread: thread::Thread,
     mode: Mode,
-    /// `WAITING`, then `GRANTED` or `RETRY`, set once per queueing by the
-    /// releaser that dequeued it.
+    /// `WAITING`, then `RETRY`, set once per queueing by the releaser that
+    /// dequeued it.
     state: AtomicU8,
 }
 
@@ -206,6 +199,10 @@ struct WaitQueue {
 /// A shared/exclusive lightweight lock protecting a `T`.
 pub struct LwLock<T> {
     state: AtomicU32,
+    /// The state bits that refuse a new (not woken) request, by mode:
+    /// [`Self::admits`] for `woken == false`, computed once so that the
+    /// fast path is one mask test, one CAS.
+    refused_by: [u32; 2],
     policy: LwLockPolicy,
     tranche: Tranche,
     queue: Mutex<WaitQueue>,
@@ -224,6 +221,10 @@ impl<T> LwLock<T> {
     pub fn new(tranche: Tranche, policy: LwLockPolicy, value: T) -> Self {
         LwLock {
             state: AtomicU32::new(0),
+            refused_by: [
+                Self::refused_by(policy, Mode::Shared, false),
+                Self::refused_by(policy, Mode::Exclusive, false),
+            ],
             policy,
             tranche,
             queue: Mutex::new(WaitQueue { waiters: VecDeque::new(), exclusive: 0 }),
@@ -334,20 +335,24 @@ impl<T> LwLock<T> {
         Some(LwLockExclusiveGuard { lock: self, ptr: ManuallyDrop::new(self.data.ptr_mut()) })
     }
 
-    /// Whether `mode` may be granted in `state` under this lock's policy.
+    /// The state bits that refuse a `mode` request under `policy`.
     /// `woken`: the requester is a waiter woken to retry, so it was ahead
     /// of every exclusive waiter queued now; under `fair` only holders
     /// refuse it.
-    #[inline(always)]
-    fn admits(&self, state: u32, mode: Mode, woken: bool) -> bool {
-        let refused_by = match (mode, self.policy) {
+    const fn refused_by(policy: LwLockPolicy, mode: Mode, woken: bool) -> u32 {
+        match (mode, policy) {
             (Mode::Shared, LwLockPolicy::Barging) => EXCLUSIVE,
             (Mode::Shared, LwLockPolicy::Fair) if woken => EXCLUSIVE,
             (Mode::Shared, LwLockPolicy::Fair) => EXCLUSIVE | EXCLUSIVE_WAITING | EXCLUSIVE_WAKING,
-            (Mode::Shared, LwLockPolicy::Handoff) => EXCLUSIVE | EXCLUSIVE_WAITING,
             (Mode::Exclusive, LwLockPolicy::Barging | LwLockPolicy::Fair) => HOLDERS,
-            (Mode::Exclusive, LwLockPolicy::Handoff) => HOLDERS | WAITERS,
-        };
+        }
+    }
+
+    /// Whether `mode` may be granted in `state` under this lock's policy
+    /// (see [`Self::refused_by`]).
+    #[inline(always)]
+    fn admits(&self, state: u32, mode: Mode, woken: bool) -> bool {
+        let refused_by = if woken { Self::refused_by(self.policy, mode, true) } else { self.refused_by[mode as usize] };
         state & refused_by == 0
     }
 
@@ -437,13 +442,9 @@ impl<T> LwLock<T> {
                     queue.exclusive += 1;
                 }
             }
-            // Phase 3: sleep until a releaser grants the lock or asks us to retry.
-            loop {
-                match waiter.state.load(Ordering::Acquire) {
-                    WAITING => thread::park(),
-                    GRANTED => return self.finish_wait(&clock),
-                    _ => break,
-                }
+            // Phase 3: sleep until a releaser asks us to retry.
+            while waiter.state.load(Ordering::Acquire) == WAITING {
+                thread::park();
             }
             woken = true;
         }
@@ -484,15 +485,14 @@ impl<T> LwLock<T> {
     /// Processes the wait queue after a release that saw `WAITERS` and not
     /// `WAKING`: if the remaining holders allow it, the head exclusive
     /// waiter, or the shared waiters at the head (under `barging`: every
-    /// shared waiter, as PostgreSQL's `LWLockWakeup`), are granted the lock
-    /// (`handoff`) or woken to retry (`fair`, `barging`). If the holders do
+    /// shared waiter, as PostgreSQL's `LWLockWakeup`), are woken to retry;
+    /// none is granted the lock here. If the holders do
     /// not allow it, one of them is still to release and will come here
     /// itself; if `WAKING` is set by now, a woken waiter is still to retry.
     #[cold]
     #[inline(never)]
     fn release_slow(&self) {
         let mut queue = self.lock_queue();
-        let hands_off = self.policy.hands_off();
         let mut state = self.state.load(Ordering::Relaxed);
         let (count, exclusive, head_mode) = loop {
             if state & WAKING != 0 {
@@ -518,12 +518,9 @@ impl<T> LwLock<T> {
             if remaining_exclusive > 0 {
                 new |= EXCLUSIVE_WAITING;
             }
-            new += match (hands_off, head_mode) {
-                // Hand-off: the grant is made here, on the waiters' behalf.
-                (true, Mode::Exclusive) => EXCLUSIVE,
-                (true, Mode::Shared) => count as u32,
-                (false, Mode::Exclusive) => WAKING | EXCLUSIVE_WAKING,
-                (false, Mode::Shared) => WAKING,
+            new |= match head_mode {
+                Mode::Exclusive => WAKING | EXCLUSIVE_WAKING,
+                Mode::Shared => WAKING,
             };
             match self.state.compare_exchange(state, new, Ordering::AcqRel, Ordering::Relaxed) {
                 Ok(_) => break (count, exclusive, head_mode),
@@ -548,12 +545,11 @@ impl<T> LwLock<T> {
         };
         queue.exclusive -= exclusive;
         drop(queue);
-        let outcome = if hands_off { GRANTED } else { RETRY };
         for waiter in woken {
             // Clone the handle first: once `state` is stored the waiter may
             // return and drop its own reference.
             let thread = waiter.thread.clone();
-            waiter.state.store(outcome, Ordering::Release);
+            waiter.state.store(RETRY, Ordering::Release);
             thread.unpark();
         }
     }
@@ -682,7 +678,7 @@ mod tests {
     use crate::sync::counter::AtomicBool;
     use std::time::Duration;
 
-    fn all() -> [LwLockPolicy; 3] {
+    fn all() -> [LwLockPolicy; 2] {
         LwLockPolicy::ALL
     }
 
@@ -716,9 +712,7 @@ mod tests {
             }
             let late_reader = lock.try_lock_shared();
             match policy {
-                LwLockPolicy::Fair | LwLockPolicy::Handoff => {
-                    assert!(late_reader.is_none(), "{policy} let a reader pass a queued writer")
-                }
+                LwLockPolicy::Fair => assert!(late_reader.is_none(), "fair let a reader pass a queued writer"),
                 LwLockPolicy::Barging => assert!(late_reader.is_some(), "barging queued a reader behind a writer"),
             }
             drop(late_reader);

@@ -69,6 +69,28 @@ impl<'p> BTree<'p> {
     /// can hold `key`, so two concurrent inserts of one key cannot both
     /// succeed. New pages come from `alloc`.
     pub fn insert(&self, alloc: &mut impl PageAllocator<'p>, key: &[Value], tid: Tid) -> Result<()> {
+        self.insert_checked(alloc, key, tid, &mut |_| true)
+    }
+
+    /// As [`BTree::insert`], but in a unique index an existing entry with
+    /// the same key conflicts only if `conflicts(its tid)` says so: the
+    /// caller looks at the heap tuple (PostgreSQL's `_bt_check_unique`
+    /// fetches it) and answers `false` for a tuple that is dead for good.
+    /// `conflicts` runs with the leaf (and possibly a right sibling) locked;
+    /// it may take heap page locks, never index page locks.
+    ///
+    /// When entries of `key` that do not conflict continue on pages to the
+    /// right, the new entry's place may be there: the insert moves right
+    /// with lock coupling (the right page is locked before the left one is
+    /// released), so another inserter of `key`, which must pass the first
+    /// leaf, cannot overtake it.
+    pub fn insert_checked(
+        &self,
+        alloc: &mut impl PageAllocator<'p>,
+        key: &[Value],
+        tid: Tid,
+        conflicts: &mut dyn FnMut(Tid) -> bool,
+    ) -> Result<()> {
         let types = &self.opts.key_types;
         if key.len() != types.len() {
             return Err(self.key_error(KeyError::ColumnCount { expected: types.len(), got: key.len() }));
@@ -90,7 +112,7 @@ impl<'p> BTree<'p> {
         let mut moves = 0;
         loop {
             let block = d.leaf.block();
-            let mut g = d.leaf.lock_exclusive();
+            let g = d.leaf.lock_exclusive();
             if std::mem::take(&mut d.unverified_root) && self.root_is_stale(&g, 0) {
                 drop(g);
                 d = self.descend_refreshed(probe)?;
@@ -103,28 +125,75 @@ impl<'p> BTree<'p> {
                 continue;
             }
             if check_unique {
-                if self.unique_conflict(&g, block, &op, &kb)? {
+                if self.unique_conflict(&g, block, &op, &kb, conflicts)? {
                     return Err(BtreeError::UniqueViolation { index: self.opts.name.clone(), key: display_key(key) });
                 }
-                // No entry has `key`, so the new entry's place is on this page:
-                // a high key is a copy of an entry, never deleted, so a high
-                // key `≤` the entry would start with `key` and the check would
-                // have found that entry to the right.
+                // Entries of `key` that do not conflict may continue to
+                // the right, and the new entry's place with them.
                 if page::beyond_high_key(&g, &op, &entry).map_err(bad)? {
-                    return Err(self.corrupt(block, "the high key holds a key no entry to its right has"));
+                    return self.insert_right(alloc, g, block, op, &entry, key, tid, &mut d.stack, 0);
                 }
             }
-            let pos = page::lower_bound(&g, &entry).map_err(bad)?;
-            if pos < page::count(&g) && page::entry(&g, pos).map_err(bad)? == entry.as_slice() {
-                return Err(BtreeError::DuplicateEntry { index: self.opts.name.clone(), key: display_key(key), tid });
-            }
-            if page::insert_at(&mut g, pos, &entry) {
-                g.mark_dirty();
-                return Ok(());
-            }
-            let (sep, right) = self.split(alloc, &mut g, block, &op, &entry, pos)?;
-            return self.insert_downlink(alloc, g, block, op, &mut d.stack, sep, right);
+            return self.place(alloc, g, block, op, &entry, key, tid, &mut d.stack);
         }
+    }
+
+    /// Moves right from the locked leaf `g` (coupled: the right page is
+    /// locked before `g` is released) until the page covers `entry`, and
+    /// places it there.
+    #[allow(clippy::too_many_arguments)]
+    fn insert_right(
+        &self,
+        alloc: &mut impl PageAllocator<'p>,
+        g: PageWriteGuard<'_>,
+        block: BlockNumber,
+        op: Opaque,
+        entry: &[u8],
+        key: &[Value],
+        tid: Tid,
+        stack: &mut Vec<StackEntry>,
+        mut moves: u32,
+    ) -> Result<()> {
+        let right = op.right.ok_or_else(|| self.corrupt(block, "a page with a high key has no right link"))?;
+        if right == block {
+            return Err(self.corrupt(right, "right links lead back to the leaf being inserted into"));
+        }
+        self.count_move(&mut moves, block)?;
+        let rpin = self.pin(right)?;
+        let rg = rpin.lock_exclusive();
+        drop(g);
+        let rop = self.tree_page(&rg, right, 0)?;
+        if page::beyond_high_key(&rg, &rop, entry).map_err(|r| self.corrupt(right, r))? {
+            return self.insert_right(alloc, rg, right, rop, entry, key, tid, stack, moves);
+        }
+        self.place(alloc, rg, right, rop, entry, key, tid, stack)
+    }
+
+    /// Adds `entry` to the locked leaf `g`, which covers it, splitting it
+    /// if it is full.
+    #[allow(clippy::too_many_arguments)]
+    fn place(
+        &self,
+        alloc: &mut impl PageAllocator<'p>,
+        mut g: PageWriteGuard<'_>,
+        block: BlockNumber,
+        op: Opaque,
+        entry: &[u8],
+        key: &[Value],
+        tid: Tid,
+        stack: &mut Vec<StackEntry>,
+    ) -> Result<()> {
+        let bad = |r: Bad| self.corrupt(block, r);
+        let pos = page::lower_bound(&g, entry).map_err(bad)?;
+        if pos < page::count(&g) && page::entry(&g, pos).map_err(bad)? == entry {
+            return Err(BtreeError::DuplicateEntry { index: self.opts.name.clone(), key: display_key(key), tid });
+        }
+        if page::insert_at(&mut g, pos, entry) {
+            g.mark_dirty();
+            return Ok(());
+        }
+        let (sep, right) = self.split(alloc, &mut g, block, &op, entry, pos)?;
+        self.insert_downlink(alloc, g, block, op, stack, sep, right)
     }
 
     /// The classic path's first visit to the leaf: shared lock (checking
@@ -150,18 +219,42 @@ impl<'p> BTree<'p> {
         }
     }
 
-    /// Whether an entry with key bytes `kb` exists, starting at the leaf
-    /// `p` (locked exclusive by the caller, and the first leaf that can
-    /// hold `kb`). While the entries with `kb` could continue on the right
-    /// sibling (this page has none `≥ kb` and its high key starts with
-    /// `kb`), the sibling is locked shared *while `p` stays locked* — a
-    /// left-to-right lock coupling, so the answer holds until `p` is
-    /// released.
-    fn unique_conflict(&self, p: &PageBuf, block: BlockNumber, op: &Opaque, kb: &[u8]) -> Result<bool> {
+    /// Whether an entry with key bytes `kb` that `conflicts` exists,
+    /// starting at the leaf `p` (locked exclusive by the caller, and the
+    /// first leaf that can hold `kb`). While the entries with `kb` could
+    /// continue on the right sibling (every entry of this page from `kb`
+    /// on starts with `kb` and its high key starts with `kb`), the sibling
+    /// is locked shared *while `p` stays locked* — a left-to-right lock
+    /// coupling, so the answer holds until `p` is released.
+    fn unique_conflict(
+        &self,
+        p: &PageBuf,
+        block: BlockNumber,
+        op: &Opaque,
+        kb: &[u8],
+        conflicts: &mut dyn FnMut(Tid) -> bool,
+    ) -> Result<bool> {
         let bad = |b: BlockNumber| move |r: Bad| self.corrupt(b, r);
-        let i = page::lower_bound(p, kb).map_err(bad(block))?;
-        if i < page::count(p) {
-            return Ok(page::entry(p, i).map_err(bad(block))?.starts_with(kb));
+        // `Some(true)`: a conflict; `Some(false)`: the run of `kb` ends on
+        // this page; `None`: it may continue to the right.
+        let mut scan_page = |p: &PageBuf, b: BlockNumber| -> Result<Option<bool>> {
+            let mut i = page::lower_bound(p, kb).map_err(bad(b))?;
+            while i < page::count(p) {
+                let e = page::entry(p, i).map_err(bad(b))?;
+                if !e.starts_with(kb) {
+                    return Ok(Some(false));
+                }
+                let (_, tid) =
+                    key::split_entry(e).ok_or_else(|| self.corrupt(b, "a leaf entry is too short to hold a TID"))?;
+                if conflicts(tid) {
+                    return Ok(Some(true));
+                }
+                i += 1;
+            }
+            Ok(None)
+        };
+        if let Some(answer) = scan_page(p, block)? {
+            return Ok(answer);
         }
         let Some(mut high) = page::high_key(p, op).map_err(bad(block))?.map(<[u8]>::to_vec) else {
             return Ok(false);
@@ -177,9 +270,8 @@ impl<'p> BTree<'p> {
             let rpin = self.pin(right)?;
             let rp = rpin.lock_shared();
             let rop = self.tree_page(&rp, right, 0)?;
-            let i = page::lower_bound(&rp, kb).map_err(bad(right))?;
-            if i < page::count(&rp) {
-                return Ok(page::entry(&rp, i).map_err(bad(right))?.starts_with(kb));
+            if let Some(answer) = scan_page(&rp, right)? {
+                return Ok(answer);
             }
             match page::high_key(&rp, &rop).map_err(bad(right))? {
                 Some(h) => high = h.to_vec(),

@@ -8,7 +8,9 @@
 //! |---|---|
 //! | non-null `int4` | `0x10`, then `(v as u32) ^ 0x8000_0000` big-endian (4 bytes) |
 //! | non-null `int8` | `0x10`, then `(v as u64) ^ 0x8000_0000_0000_0000` big-endian (8 bytes) |
-//! | non-null `text` | `0x10`, then the UTF-8 bytes with each `0x00` written `0x00 0xFF`, then the terminator `0x00 0x00` |
+//! | non-null `bool` | `0x10`, then `0` or `1` |
+//! | non-null `timestamp` | as `int8` |
+//! | non-null `text`, `char(n)`, `varchar(n)` | `0x10`, then the UTF-8 bytes with each `0x00` written `0x00 0xFF`, then the terminator `0x00 0x00` |
 //! | NULL | `0xF0` |
 //!
 //! Flipping the sign bit makes big-endian two's complement sort as
@@ -77,7 +79,11 @@ fn encode_value(out: &mut Vec<u8>, value: &Value) {
             out.push(TAG_VALUE);
             out.extend_from_slice(&((*v as u32) ^ 0x8000_0000).to_be_bytes());
         }
-        Value::Int8(v) => {
+        Value::Bool(b) => {
+            out.push(TAG_VALUE);
+            out.push(u8::from(*b));
+        }
+        Value::Int8(v) | Value::Timestamp(v) => {
             out.push(TAG_VALUE);
             out.extend_from_slice(&((*v as u64) ^ 0x8000_0000_0000_0000).to_be_bytes());
         }
@@ -137,12 +143,22 @@ pub fn decode_key(types: &[ColumnType], mut bytes: &[u8]) -> Option<Vec<Value>> 
                 out.push(Value::Int4((u32::from_be_bytes(*v) ^ 0x8000_0000) as i32));
                 bytes = rest;
             }
-            ColumnType::Int8 => {
+            ColumnType::Int8 | ColumnType::Timestamp => {
                 let (v, rest) = bytes.split_first_chunk::<8>()?;
-                out.push(Value::Int8((u64::from_be_bytes(*v) ^ 0x8000_0000_0000_0000) as i64));
+                let v = (u64::from_be_bytes(*v) ^ 0x8000_0000_0000_0000) as i64;
+                out.push(if *ty == ColumnType::Int8 { Value::Int8(v) } else { Value::Timestamp(v) });
                 bytes = rest;
             }
-            ColumnType::Text => {
+            ColumnType::Bool => {
+                let (&b, rest) = bytes.split_first()?;
+                out.push(Value::Bool(match b {
+                    0 => false,
+                    1 => true,
+                    _ => return None,
+                }));
+                bytes = rest;
+            }
+            ColumnType::Text | ColumnType::Char(_) | ColumnType::Varchar(_) => {
                 let mut s = Vec::new();
                 loop {
                     let (&b, rest) = bytes.split_first()?;
@@ -198,7 +214,9 @@ mod tests {
                 1 => i64::MAX,
                 _ => rng.random_range(-5..5),
             }),
-            ColumnType::Text => {
+            ColumnType::Bool => Value::Bool(rng.random()),
+            ColumnType::Timestamp => Value::Timestamp(rng.random_range(-5..5) * 1_000_000),
+            ColumnType::Text | ColumnType::Char(_) | ColumnType::Varchar(_) => {
                 let alphabet = ['\0', 'a', 'b', '\u{ff}', 'é'];
                 let n = rng.random_range(0..4);
                 Value::Text((0..n).map(|_| alphabet[rng.random_range(0..alphabet.len())]).collect())
@@ -208,7 +226,7 @@ mod tests {
 
     #[test]
     fn memcmp_order_is_sql_order_and_decoding_round_trips() {
-        let types = [ColumnType::Text, ColumnType::Int4, ColumnType::Int8];
+        let types = [ColumnType::Text, ColumnType::Int4, ColumnType::Bool, ColumnType::Timestamp, ColumnType::Int8];
         let mut rng = SmallRng::seed_from_u64(0x5eed);
         let keys: Vec<Vec<Value>> =
             (0..2000).map(|_| types.iter().map(|&t| random_value(&mut rng, t)).collect()).collect();

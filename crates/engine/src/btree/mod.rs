@@ -133,7 +133,8 @@
 //! [`key`] encoding · [`page`] layout · [`meta`] metapage ·
 //! [`root_cache`] the cached metapage (`rd_amcache`) · [`tree`] handle
 //! and descent · [`insert`] inserts and splits · [`scan`] search
-//! and range scans · [`build`] bulk build · [`check`] structure check ·
+//! and range scans · [`build`] bulk build · [`vacuum`] VACUUM's entry
+//! removal · [`check`] structure check ·
 //! [`alloc`] where new pages come from · [`error`].
 
 pub mod alloc;
@@ -147,6 +148,7 @@ pub mod page;
 pub mod root_cache;
 pub mod scan;
 pub mod tree;
+pub mod vacuum;
 
 pub use alloc::PageAllocator;
 pub use check::CheckReport;

@@ -31,6 +31,9 @@ pub struct Column {
     pub name: String,
     /// Its type.
     pub ty: ColumnType,
+    /// Whether NULLs are refused (set for primary-key columns).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub not_null: bool,
 }
 
 /// What a relation is (PostgreSQL's `relkind`).
@@ -78,7 +81,8 @@ pub struct PartitionKey {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PartitionBound {
-    /// Keys in `from..to` (`FOR VALUES FROM (from) TO (to)`).
+    /// Keys in `from..to` (`FOR VALUES FROM (from) TO (to)`); `from ==
+    /// MINVALUE` and `to == MAXVALUE` are unbounded.
     Range {
         /// Lowest key, inclusive.
         from: i64,
@@ -95,11 +99,23 @@ pub enum PartitionBound {
 }
 
 impl PartitionBound {
+    /// `FROM (MINVALUE)`: a range bound's `from` with no lower limit.
+    pub const MINVALUE: i64 = i64::MIN;
+    /// `TO (MAXVALUE)`: a range bound's `to` with no upper limit (the
+    /// range then includes `i64::MAX` itself).
+    pub const MAXVALUE: i64 = i64::MAX;
+
+    /// `FOR VALUES FROM (from) TO (to)`, `None` standing for `MINVALUE`
+    /// (in `from`) and `MAXVALUE` (in `to`).
+    pub fn range(from: Option<i64>, to: Option<i64>) -> PartitionBound {
+        PartitionBound::Range { from: from.unwrap_or(Self::MINVALUE), to: to.unwrap_or(Self::MAXVALUE) }
+    }
+
     /// Whether a row whose partition key is `key` belongs here.
     pub fn contains(&self, key: &Value) -> bool {
         let Some(k) = key.as_i64() else { return false };
         match *self {
-            PartitionBound::Range { from, to } => (from..to).contains(&k),
+            PartitionBound::Range { from, to } => (from..to).contains(&k) || (to == Self::MAXVALUE && k == to),
             PartitionBound::Hash { modulus, remainder } => hash_partition(k, modulus) == remainder,
         }
     }
@@ -153,6 +169,10 @@ pub struct Relation {
     pub bound: Option<PartitionBound>,
     /// For an index: its definition.
     pub index: Option<IndexDef>,
+    /// The `fillfactor` storage parameter of a table (10..=100; `None` is
+    /// PostgreSQL's default, 100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fillfactor: Option<u8>,
 }
 
 impl Relation {

@@ -67,8 +67,8 @@ pub enum CatalogError {
         /// The column.
         column: String,
     },
-    /// A type name that is not `int4`, `int8` or `text`.
-    #[error("type \"{0}\" does not exist (supported: int4, int8, text)")]
+    /// A type name the engine does not know.
+    #[error("type \"{0}\" does not exist (supported: int4, int8, text, bool, timestamp, char(n), varchar(n))")]
     UnknownType(String),
     /// The relation is not of the kind the operation needs.
     #[error("\"{name}\" is not {expected}")]
@@ -251,7 +251,7 @@ impl Catalog {
             if cols.iter().any(|c| c.name == *col) {
                 return Err(CatalogError::DuplicateColumn { relation: name.into(), column: (*col).into() });
             }
-            cols.push(Column { name: (*col).to_owned(), ty: *ty });
+            cols.push(Column { name: (*col).to_owned(), ty: *ty, not_null: false });
         }
         let partition_key = match partition_by {
             None => None,
@@ -260,7 +260,7 @@ impl Catalog {
                     .iter()
                     .position(|c| c.name == key)
                     .ok_or_else(|| CatalogError::UnknownColumn { relation: name.into(), column: key.into() })?;
-                if cols[column].ty == ColumnType::Text {
+                if !cols[column].ty.is_integer() {
                     return Err(CatalogError::Invalid(format!("partition key \"{key}\" must be an integer column")));
                 }
                 Some(PartitionKey { strategy, column })
@@ -283,6 +283,7 @@ impl Catalog {
                 parent: None,
                 bound: None,
                 index: None,
+                fillfactor: None,
             };
             c.relations.insert(id, rel.clone());
             Ok(rel)
@@ -320,6 +321,7 @@ impl Catalog {
                 parent: Some(p.id),
                 bound: Some(bound),
                 index: None,
+                fillfactor: None,
             };
             c.relations.insert(id, part.clone());
             let parent_indexes: Vec<Relation> = c.indexes_of(p.id).cloned().collect();
@@ -403,7 +405,7 @@ impl Catalog {
             targets.extend(c.partitions_of(t.id).map(|p| p.id));
             for id in targets {
                 if let Some(r) = c.relations.get_mut(&id) {
-                    r.columns.push(Column { name: column.to_owned(), ty });
+                    r.columns.push(Column { name: column.to_owned(), ty, not_null: false });
                 }
             }
             c.relations.get(&t.id).cloned().ok_or_else(|| CatalogError::UnknownRelation(table.into()))
@@ -429,6 +431,83 @@ impl Catalog {
             }
             Ok(dropped)
         })
+    }
+
+    /// Every database, by id.
+    pub fn databases(&self) -> Vec<Database> {
+        self.snapshot().databases.values().cloned().collect()
+    }
+
+    /// `DROP DATABASE name`: removes the database and its relations from
+    /// the catalog; returns its id and the relations (whose files the
+    /// caller removes). The database `postgres` cannot be dropped.
+    pub fn drop_database(&self, name: &str) -> Result<(DbId, Vec<Relation>), CatalogError> {
+        self.modify(|c| {
+            let id = c
+                .databases
+                .values()
+                .find(|d| d.name == name)
+                .map(|d| d.id)
+                .ok_or_else(|| CatalogError::UnknownDatabase(name.to_owned()))?;
+            if name == "postgres" {
+                return Err(CatalogError::Invalid("the database \"postgres\" cannot be dropped".into()));
+            }
+            c.databases.remove(&id);
+            let ids: Vec<RelId> = c.relations.values().filter(|r| r.db == id).map(|r| r.id).collect();
+            let dropped = ids.iter().filter_map(|rid| c.relations.remove(rid)).collect();
+            Ok((id, dropped))
+        })
+    }
+
+    /// Sets the NOT NULL flag of `columns` of `table` and of its
+    /// partitions (`ADD PRIMARY KEY`).
+    pub fn set_not_null(&self, db: DbId, table: &str, columns: &[&str]) -> Result<(), CatalogError> {
+        self.modify(|c| {
+            let t = c.find(db, table).ok_or_else(|| CatalogError::UnknownRelation(table.into()))?.clone();
+            let mut targets = vec![t.id];
+            targets.extend(dependents(c, t.id).into_iter().filter(|id| {
+                c.relations.get(id).is_some_and(|r| matches!(r.kind, RelKind::Table | RelKind::PartitionedTable))
+            }));
+            for col in columns {
+                if t.column_number(col).is_none() {
+                    return Err(CatalogError::UnknownColumn { relation: table.into(), column: (*col).into() });
+                }
+            }
+            for id in targets {
+                if let Some(r) = c.relations.get_mut(&id) {
+                    for col in r.columns.iter_mut().filter(|x| columns.contains(&x.name.as_str())) {
+                        col.not_null = true;
+                    }
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// `ALTER TABLE name SET (fillfactor = n)` (10..=100; `None` resets).
+    pub fn set_fillfactor(&self, db: DbId, name: &str, fillfactor: Option<u8>) -> Result<(), CatalogError> {
+        if fillfactor.is_some_and(|f| !(10..=100).contains(&f)) {
+            return Err(CatalogError::Invalid(format!(
+                "value {} out of bounds for option \"fillfactor\" (10 to 100)",
+                fillfactor.unwrap_or(0)
+            )));
+        }
+        self.modify(|c| {
+            let id = c.find(db, name).ok_or_else(|| CatalogError::UnknownRelation(name.into()))?.id;
+            let r = c.relations.get_mut(&id).ok_or_else(|| CatalogError::UnknownRelation(name.into()))?;
+            if !matches!(r.kind, RelKind::Table | RelKind::PartitionedTable) {
+                return Err(CatalogError::WrongKind { name: name.into(), expected: "a table" });
+            }
+            r.fillfactor = fillfactor;
+            Ok(())
+        })
+    }
+
+    /// Bumps the generation without another change: relation caches (and
+    /// their cached index roots) are rebuilt (after `TRUNCATE` rewrote
+    /// relations' files).
+    pub fn invalidate(&self) -> Result<(), CatalogError> {
+        self.modify(|_| Ok(()))
     }
 
     /// The relation `id` and everything that would be dropped with it, in
@@ -485,6 +564,7 @@ fn add_index(
         parent: None,
         bound: None,
         index: Some(IndexDef { table: table.id, columns, unique, primary, parent }),
+        fillfactor: None,
     };
     c.relations.insert(id, rel.clone());
     Ok(rel)

@@ -2,16 +2,25 @@
 //!
 //! A heap page is the storage crate's generic page (line pointers growing
 //! up, tuples growing down, no special space); a tuple is a one-byte header
-//! followed by one encoded row ([`crate::types::encode_row`]). Tuples are
-//! never moved, so a [`Tid`] stays valid for the life of the relation.
+//! followed by one encoded row ([`crate::types::encode_row`]). A tuple
+//! keeps its [`Tid`] while it lives: an update rewrites it on its page
+//! ([`replace_row`], compacting the page if the row grows) or, when keys
+//! change or the page is full, inserts the new row elsewhere and marks the
+//! old one dead (`crate::dml`).
 //!
 //! | tuple byte | meaning |
 //! |---|---|
-//! | 0 | flags: [`DEAD`] — the insert that made it failed later (e.g. a unique violation in an index); scans and fetches skip it |
+//! | 0 | flags: [`DEAD`] — deleted, replaced by a moved update, or the insert that made it failed or was rolled back; scans and fetches skip it |
 //! | 1.. | the row |
 //!
-//! There is no MVCC: `DEAD` is how a statement that fails after its heap
-//! insert takes the row back, the one thing an abort must do here.
+//! There is no MVCC: `DEAD` can be cleared again by the undo of the
+//! transaction that set it (which holds the row's write lock until it
+//! ends). VACUUM (`crate::vacuum`) removes dead tuples that no open
+//! transaction holds: their line pointers become unused (length 0, reused
+//! by later inserts) and the page is compacted.
+//!
+//! `fillfactor` ([`fillfactor_reserve`]): an insert leaves that share of a
+//! page free, unless the page is empty.
 //!
 //! # What protects what
 //!
@@ -91,24 +100,49 @@ pub fn insert<L: ExtensionLocker>(
     rel: RelFileId,
     row: &[u8],
 ) -> Result<Tid, HeapError> {
+    insert_reserving(pool, ext, rel, row, 0)
+}
+
+/// Bytes a heap page keeps free for updates under `fillfactor` percent
+/// (PostgreSQL's `RelationGetTargetPageFreeSpace`); 0 for 100 or none.
+pub fn fillfactor_reserve(fillfactor: Option<u8>) -> usize {
+    fillfactor.map_or(0, |ff| page::PAGE_SIZE * usize::from(100 - ff.clamp(10, 100)) / 100)
+}
+
+/// As [`insert`], leaving at least `reserve` bytes free on a page that
+/// already holds tuples ([`fillfactor_reserve`]); an empty page takes the
+/// row regardless, as in PostgreSQL.
+pub fn insert_reserving<L: ExtensionLocker>(
+    pool: &BufferPool,
+    ext: &mut Extender<'_, L>,
+    rel: RelFileId,
+    row: &[u8],
+    reserve: usize,
+) -> Result<Tid, HeapError> {
     if row.len() > MAX_ROW_SIZE {
         return Err(HeapError::TupleTooLarge { size: row.len() });
     }
     let tuple = &make_tuple(row);
+    let want = (tuple.len() + page::ITEM_ID_SIZE + reserve).min(MAX_ROW_SIZE + TUPLE_HEADER + page::ITEM_ID_SIZE);
     loop {
-        let buf = ext.get_page(rel, tuple.len() + page::ITEM_ID_SIZE)?;
-        if let Some(tid) = place(pool, rel, &buf, tuple) {
+        let buf = ext.get_page(rel, want)?;
+        if let Some(tid) = place(pool, rel, &buf, tuple, reserve) {
             return Ok(tid);
         }
     }
 }
 
+/// Whether `tuple` may go on `content` leaving `reserve` bytes free.
+fn room_for(content: &page::PageBuf, tuple: &[u8], reserve: usize) -> bool {
+    reserve == 0 || page::item_count(content) == 0 || page::free_space(content) >= tuple.len() + reserve
+}
+
 /// Adds `tuple` to the pinned page and records the space left; `None` if
 /// it no longer fits (the page's space is recorded, so it is not offered
 /// again for this size).
-fn place(pool: &BufferPool, rel: RelFileId, buf: &PinnedBuffer<'_>, tuple: &[u8]) -> Option<Tid> {
+fn place(pool: &BufferPool, rel: RelFileId, buf: &PinnedBuffer<'_>, tuple: &[u8], reserve: usize) -> Option<Tid> {
     let mut content = buf.lock_exclusive();
-    let slot = page::add_item(&mut content, tuple);
+    let slot = if room_for(&content, tuple, reserve) { page::add_item_reusing(&mut content, tuple) } else { None };
     if slot.is_some() {
         content.mark_dirty();
     }
@@ -125,12 +159,19 @@ pub struct BulkInserter<'p> {
     pool: &'p BufferPool,
     rel: RelFileId,
     current: Option<PinnedBuffer<'p>>,
+    reserve: usize,
 }
 
 impl<'p> BulkInserter<'p> {
     /// A bulk inserter into `rel` of `pool`.
     pub fn new(pool: &'p BufferPool, rel: RelFileId) -> BulkInserter<'p> {
-        BulkInserter { pool, rel, current: None }
+        BulkInserter { pool, rel, current: None, reserve: 0 }
+    }
+
+    /// Leaves `reserve` bytes free on each page ([`fillfactor_reserve`]).
+    pub fn with_reserve(mut self, reserve: usize) -> BulkInserter<'p> {
+        self.reserve = reserve;
+        self
     }
 
     /// Inserts one encoded row.
@@ -141,17 +182,28 @@ impl<'p> BulkInserter<'p> {
         let tuple = &make_tuple(row);
         if let Some(buf) = &self.current {
             let mut content = buf.lock_exclusive();
-            if let Some(slot) = page::add_item(&mut content, tuple) {
+            let slot = if room_for(&content, tuple, self.reserve) {
+                page::add_item_reusing(&mut content, tuple)
+            } else {
+                None
+            };
+            if let Some(slot) = slot {
                 content.mark_dirty();
                 return Ok(Tid::new(buf.block(), slot as u16));
             }
         }
         self.finish_page();
         loop {
-            let buf = ext.get_page(self.rel, tuple.len() + page::ITEM_ID_SIZE)?;
+            let want =
+                (tuple.len() + page::ITEM_ID_SIZE + self.reserve).min(MAX_ROW_SIZE + TUPLE_HEADER + page::ITEM_ID_SIZE);
+            let buf = ext.get_page(self.rel, want)?;
             let placed = {
                 let mut content = buf.lock_exclusive();
-                let slot = page::add_item(&mut content, tuple);
+                let slot = if room_for(&content, tuple, self.reserve) {
+                    page::add_item_reusing(&mut content, tuple)
+                } else {
+                    None
+                };
                 if slot.is_some() {
                     content.mark_dirty();
                 }
@@ -205,6 +257,70 @@ pub fn mark_dead(pool: &BufferPool, rel: RelFileId, tid: Tid) -> Result<(), Heap
     Ok(())
 }
 
+/// Sets or clears the [`DEAD`] flag of the tuple at `tid` (delete, and its
+/// undo). Returns whether it was dead before.
+pub fn set_dead(pool: &BufferPool, rel: RelFileId, tid: Tid, dead: bool) -> Result<bool, HeapError> {
+    let buf = pool.read_buffer(BufferTag::new(rel, Fork::Main, tid.block))?;
+    let mut content = buf.lock_exclusive();
+    let tuple = page::item_mut(&mut content, usize::from(tid.slot))
+        .filter(|t| !t.is_empty())
+        .ok_or(HeapError::NoSuchTuple { rel, tid })?;
+    let was = tuple[0] & DEAD != 0;
+    if dead {
+        tuple[0] |= DEAD;
+    } else {
+        tuple[0] &= !DEAD;
+    }
+    content.mark_dirty();
+    Ok(was)
+}
+
+/// What is at a TID.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TupleState {
+    /// A live tuple.
+    Live,
+    /// A tuple marked [`DEAD`], still taking space until VACUUM.
+    Dead,
+    /// No tuple (never there, or reclaimed by VACUUM).
+    Missing,
+}
+
+/// The state of the tuple at `tid` (read under a shared content lock).
+pub fn tuple_state(pool: &BufferPool, rel: RelFileId, tid: Tid) -> Result<TupleState, HeapError> {
+    if tid.block >= pool.store().nblocks(rel, Fork::Main)? {
+        return Ok(TupleState::Missing);
+    }
+    let buf = pool.read_buffer(BufferTag::new(rel, Fork::Main, tid.block))?;
+    let content = buf.lock_shared();
+    Ok(match page::item(&content, usize::from(tid.slot)).and_then(|t| t.first()) {
+        None => TupleState::Missing,
+        Some(flags) if flags & DEAD != 0 => TupleState::Dead,
+        Some(_) => TupleState::Live,
+    })
+}
+
+/// Replaces the live row at `tid` with `row`, on its page, keeping its TID
+/// (the row may grow into the page's free space). Returns `false`,
+/// changing nothing, when the page has no room: the caller moves the row.
+pub fn replace_row(pool: &BufferPool, rel: RelFileId, tid: Tid, row: &[u8]) -> Result<bool, HeapError> {
+    if row.len() > MAX_ROW_SIZE {
+        return Err(HeapError::TupleTooLarge { size: row.len() });
+    }
+    let tuple = make_tuple(row);
+    let buf = pool.read_buffer(BufferTag::new(rel, Fork::Main, tid.block))?;
+    let mut content = buf.lock_exclusive();
+    let slot = usize::from(tid.slot);
+    if page::item(&content, slot).and_then(live_row).is_none() {
+        return Err(HeapError::NoSuchTuple { rel, tid });
+    }
+    let done = page::replace_item(&mut content, slot, &tuple);
+    if done {
+        content.mark_dirty();
+    }
+    Ok(done)
+}
+
 /// Sets fixed-size column `column` of the tuple at `tid` to `value` in
 /// place (the row keeps its size: `UPDATE … SET aid_parent = aid`). A NULL
 /// stored value or a NULL `value` cannot be updated in place.
@@ -220,7 +336,8 @@ pub fn update_fixed_column(
     let type_error = || CodecError::Type { column, value: value.to_string(), ty };
     let bytes: Vec<u8> = match value.coerce(ty).ok_or_else(type_error)? {
         Value::Int4(v) => v.to_le_bytes().to_vec(),
-        Value::Int8(v) => v.to_le_bytes().to_vec(),
+        Value::Int8(v) | Value::Timestamp(v) => v.to_le_bytes().to_vec(),
+        Value::Bool(b) => vec![u8::from(b)],
         _ => return Err(type_error().into()),
     };
     let buf = pool.read_buffer(BufferTag::new(rel, Fork::Main, tid.block))?;

@@ -85,6 +85,8 @@ struct Ctx<'a, 'm> {
     /// handle from one and puts back what the handle saw. Borrowed only
     /// around those two steps, never across a scan.
     amcache: RefCell<&'a mut AmCache>,
+    /// For cancel checks ([`crate::Session::check_interrupts`]).
+    backend: &'a turnstile_lock::Backend,
 }
 
 impl Ctx<'_, '_> {
@@ -98,7 +100,9 @@ impl Ctx<'_, '_> {
         let mut filters = Vec::with_capacity(table.filters.len());
         for (c, op) in &table.filters {
             let v = operand_value(op, Some(self.params))?.cloned().unwrap_or(Value::Null);
-            filters.push((*c, v));
+            // As stored: `char(n)` blank-padded; a value the column cannot
+            // hold matches nothing.
+            filters.push((*c, v.coerce(table.column_types[*c]).unwrap_or(Value::Null)));
         }
         let mut row = Vec::with_capacity(table.column_types.len());
         for leaf in &table.leaves {
@@ -117,7 +121,10 @@ impl Ctx<'_, '_> {
             };
             match &leaf.access {
                 Access::SeqScan => {
-                    for item in HeapScan::new(self.pool, file)? {
+                    for (i, item) in HeapScan::new(self.pool, file)?.enumerate() {
+                        if i % 1024 == 0 {
+                            self.backend.check_cancel()?;
+                        }
                         emit(&item?.1)?;
                     }
                 }
@@ -237,13 +244,15 @@ impl<'a> Executor<'a> {
         }
         let db = self.rels.database();
         let memory = MemoryContext::new(self.block_cache);
+        let (amcache, backend) = self.rels.amcache_and_backend();
         let ctx = Ctx {
             pool: self.pool,
             db,
             config: self.config,
             params,
             memory: &memory,
-            amcache: RefCell::new(self.rels.amcache()),
+            amcache: RefCell::new(amcache),
+            backend,
         };
         let Some(first) = plan.tables.first() else {
             return Ok(Vec::new());
@@ -265,7 +274,10 @@ impl<'a> Executor<'a> {
 fn nest_loop(ctx: &Ctx<'_, '_>, rows: Vec<Row>, inner: &TablePlan, join: &JoinPlan) -> Result<Vec<Row>> {
     let mut joined = Vec::new();
     let mut matches = Vec::new();
-    for outer in rows {
+    for (i, outer) in rows.into_iter().enumerate() {
+        if i % 256 == 255 {
+            ctx.backend.check_cancel()?;
+        }
         matches.clear();
         ctx.scan(inner, Some(&outer[join.outer_column]), &mut matches)?;
         for m in &matches {

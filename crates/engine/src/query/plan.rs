@@ -490,7 +490,7 @@ fn join_columns(
             .column_number(j.right.rsplit('.').next().unwrap_or(&j.right))
             .ok_or_else(|| QueryError::UnknownColumn(format!("{}.{}", names[inner], j.right)))?;
         let (lty, rty) = (entries[lt].column_types[lc], entries[inner].column_types[rc]);
-        if (lty == ColumnType::Text) != (rty == ColumnType::Text) {
+        if !lty.comparable(rty) {
             return Err(QueryError::JoinTypeMismatch { left: j.left.clone(), right: j.right.clone() }.into());
         }
         join_cols.push((offsets[lt] + lc, rc));

@@ -18,9 +18,8 @@
 //! vfd cache's included; each result says which policy they followed
 //! (`lwlock_policy`, `fsm_policy`, `vfd_policy`). Besides its own `fair`,
 //! `scalable` also runs under every other policy of `--policies` (the
-//! `policies` array of the JSON report): on these exclusive-only locks a
-//! queue-order hand-off (`handoff`) forms convoys, and seed 004's `fair`
-//! must do no worse than `barging`.
+//! `policies` array of the JSON report): on these exclusive-only locks
+//! seed 004's `fair` must do no worse than `barging`.
 //!
 //! Writers run on the lab harness ([`crate::harness::run_workers`]).
 //!
@@ -81,8 +80,9 @@ pub struct Args {
     /// lock follows it, the free-space map's and the vfd cache's included).
     #[arg(long, value_delimiter = ',', default_values_t = LwLockPolicy::ALL.map(|p| p.name().to_string()).to_vec())]
     pub policies: Vec<String>,
-    /// Rounds of the policy comparison: the policies take turns, and the
-    /// best round of each is reported in `policies`, so that a noisy
+    /// Rounds of the policy comparison: the policies take turns (in
+    /// reverse order every other round), and the best round of each is
+    /// reported in `policies`, so that a noisy
     /// neighbour slows them alike rather than one (`results` keeps the
     /// first round, as the profiles' own comparison has one).
     #[arg(long, default_value_t = 2)]
@@ -202,7 +202,17 @@ pub fn run(args: &Args) -> Result<Section, CliError> {
                 rounds = args.policy_rounds.max(1);
             }
             let mut best: Vec<Option<RunResult>> = vec![None; runs.len()];
-            for (round, (i, &policy)) in (0..rounds).flat_map(|r| runs.iter().enumerate().map(move |p| (r, p))) {
+            // Odd rounds run the policies in reverse order, so that none
+            // always runs first (after the previous cell's files were removed).
+            let order = |r: u32| -> Vec<usize> {
+                if r % 2 == 0 {
+                    (0..runs.len()).collect()
+                } else {
+                    (0..runs.len()).rev().collect()
+                }
+            };
+            for (round, i) in (0..rounds).flat_map(|r| order(r).into_iter().map(move |i| (r, i))) {
+                let policy = runs[i];
                 let mut config = preset.clone();
                 config.set("buffer.shared_buffers", &args.shared_buffers.to_string())?;
                 config.set("lock.max_backends", &args.max_backends.to_string())?;

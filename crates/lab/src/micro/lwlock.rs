@@ -2,7 +2,7 @@
 //! starves (seed 004).
 //!
 //! 1. **Uncontended cost.** Shared and exclusive lock+unlock in a tight
-//!    loop, for every policy (`fair`, `handoff`, `barging`), with `parking_lot::RwLock` read and write
+//!    loop, for both policies (`fair`, `barging`), with `parking_lot::RwLock` read and write
 //!    lock+unlock timed in the same run as the reference. Rounds alternate
 //!    between the variants and the best round of each is kept, so a noisy
 //!    neighbour slows all variants alike rather than one.

@@ -1,0 +1,136 @@
+//! `timestamp` values: microseconds since 2000-01-01 00:00:00 (PostgreSQL's
+//! epoch, no time zone), converted from and to PostgreSQL's ISO text form
+//! (`DateStyle = ISO`): `2024-02-29 13:05:07.25`.
+//!
+//! ```
+//! use turnstile_engine::datetime::{format_timestamp, parse_timestamp};
+//! assert_eq!(parse_timestamp("2000-01-01 00:00:01"), Some(1_000_000));
+//! assert_eq!(format_timestamp(-1), "1999-12-31 23:59:59.999999");
+//! let t = parse_timestamp("2024-02-29 13:05:07.25").unwrap();
+//! assert_eq!(format_timestamp(t), "2024-02-29 13:05:07.25");
+//! ```
+
+/// Microseconds in a day.
+pub const USECS_PER_DAY: i64 = 86_400_000_000;
+/// Days from 1970-01-01 (Unix epoch) to 2000-01-01 (PostgreSQL's epoch).
+pub const UNIX_TO_PG_DAYS: i64 = 10_957;
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
+/// `days_from_civil`).
+pub fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let m = i64::from(month);
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(day) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The date of `days` since 1970-01-01 (`civil_from_days`).
+pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+fn days_in_month(year: i64, month: u32) -> u32 {
+    match month {
+        4 | 6 | 9 | 11 => 30,
+        2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
+        2 => 28,
+        _ => 31,
+    }
+}
+
+/// PostgreSQL's ISO text of a timestamp: `YYYY-MM-DD HH:MM:SS`, then the
+/// fraction without trailing zeros if it is not zero.
+pub fn format_timestamp(us: i64) -> String {
+    let days = us.div_euclid(USECS_PER_DAY);
+    let rest = us.rem_euclid(USECS_PER_DAY);
+    let (y, mo, d) = civil_from_days(days + UNIX_TO_PG_DAYS);
+    let secs = rest / 1_000_000;
+    let frac = rest % 1_000_000;
+    let mut s = format!("{y:04}-{mo:02}-{d:02} {:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60);
+    if frac != 0 {
+        let f = format!("{frac:06}");
+        s.push('.');
+        s.push_str(f.trim_end_matches('0'));
+    }
+    s
+}
+
+/// Parses `YYYY-MM-DD`, optionally followed by ` ` or `T` and
+/// `HH:MM[:SS[.ffffff]]`; `None` if it is not a valid timestamp. The
+/// special inputs `epoch` (1970-01-01) are accepted too.
+pub fn parse_timestamp(text: &str) -> Option<i64> {
+    let t = text.trim();
+    if t.eq_ignore_ascii_case("epoch") {
+        return Some(-UNIX_TO_PG_DAYS * USECS_PER_DAY);
+    }
+    let (date, time) = match t.find([' ', 'T']) {
+        Some(at) => (&t[..at], Some(t[at + 1..].trim())),
+        None => (t, None),
+    };
+    let mut parts = date.splitn(3, '-');
+    let year: i64 = parts.next()?.parse().ok()?;
+    let month: u32 = parts.next()?.parse().ok()?;
+    let day: u32 = parts.next()?.parse().ok()?;
+    if !(1..=12).contains(&month) || day == 0 || day > days_in_month(year, month) || !(1..=294_276).contains(&year) {
+        return None;
+    }
+    let mut us = (days_from_civil(year, month, day) - UNIX_TO_PG_DAYS) * USECS_PER_DAY;
+    if let Some(time) = time.filter(|t| !t.is_empty()) {
+        let mut hms = time.splitn(3, ':');
+        let h: i64 = hms.next()?.parse().ok()?;
+        let m: i64 = hms.next()?.parse().ok()?;
+        let (s, frac) = match hms.next() {
+            None => (0, 0),
+            Some(sec) => {
+                let (whole, frac) = sec.split_once('.').unwrap_or((sec, ""));
+                if frac.len() > 6 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+                    return None;
+                }
+                let frac_us = if frac.is_empty() { 0 } else { format!("{frac:0<6}").parse::<i64>().ok()? };
+                (whole.parse::<i64>().ok()?, frac_us)
+            }
+        };
+        if !(0..24).contains(&h) || !(0..60).contains(&m) || !(0..60).contains(&s) {
+            return None;
+        }
+        us += ((h * 60 + m) * 60 + s) * 1_000_000 + frac;
+    }
+    Some(us)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_across_eras_and_leap_days() {
+        for text in
+            ["2000-01-01 00:00:00", "1970-01-01 00:00:00", "2024-02-29 23:59:59.5", "1900-03-01 12:00:00.000001"]
+        {
+            let us = parse_timestamp(text).unwrap();
+            assert_eq!(format_timestamp(us), text.trim_end_matches(".000000"), "{text}");
+        }
+        assert_eq!(parse_timestamp("2000-01-02"), Some(USECS_PER_DAY));
+        for bad in ["2023-02-29", "2000-13-01", "x", "2000-01-01 25:00", "2000-01-01 10:00:00.1234567"] {
+            assert_eq!(parse_timestamp(bad), None, "{bad}");
+        }
+        for d in -800_000..800_000i64 {
+            if d % 997 == 0 {
+                let (y, m, day) = civil_from_days(d);
+                assert_eq!(days_from_civil(y, m, day), d);
+            }
+        }
+    }
+}

@@ -1,0 +1,176 @@
+//! DDL beyond `session.rs`'s: `TRUNCATE`, `ADD PRIMARY KEY`, the
+//! `fillfactor` storage parameter, `CREATE`/`DROP DATABASE`, and the
+//! maintenance commands `VACUUM` and `ANALYZE` (in [`crate::vacuum`]).
+//!
+//! Like every DDL here, none of these is undone by a rollback: inside a
+//! transaction block each is named in [`crate::RollbackReport::kept_ddl`].
+
+use crate::catalog::{CatalogError, DbId, RelId, RelKind, Relation};
+use crate::error::{EngineError, Result};
+use crate::heap::HeapScan;
+use crate::session::Session;
+use crate::types::{decode_row, Value};
+use std::sync::Arc;
+use turnstile_lock::LockMode;
+use turnstile_storage::{Fork, RelFileId};
+
+impl Session {
+    /// `TRUNCATE t1, t2, …`: empties each table (every partition of a
+    /// partitioned one) and resets its indexes, under `AccessExclusiveLock`
+    /// on the tables, partitions and indexes. The relations keep their ids;
+    /// their files are cut to zero blocks, their buffers and free-space
+    /// map entries dropped, and each index rebuilt empty.
+    pub fn truncate(&mut self, tables: &[&str]) -> Result<()> {
+        self.statement(&format!("TRUNCATE {}", tables.join(", ")), |s| {
+            s.note_ddl(&format!("TRUNCATE {}", tables.join(", ")));
+            let mut targets: Vec<RelId> = Vec::new();
+            for name in tables {
+                let t = s.lock_by_name(name, LockMode::AccessExclusive)?;
+                if !matches!(t.rel.kind, RelKind::Table | RelKind::PartitionedTable) {
+                    return Err(CatalogError::WrongKind { name: (*name).into(), expected: "a table" }.into());
+                }
+                for id in s.engine.catalog().dependents(t.rel.id) {
+                    s.lock_relation(id, LockMode::AccessExclusive)?;
+                    if !targets.contains(&id) {
+                        targets.push(id);
+                    }
+                }
+            }
+            let catalog = s.engine.catalog().snapshot();
+            let rels: Vec<Relation> = targets
+                .iter()
+                .filter_map(|id| catalog.relations.get(id))
+                .filter(|r| r.kind.has_storage())
+                .cloned()
+                .collect();
+            let engine = Arc::clone(&s.engine);
+            for r in &rels {
+                let file = RelFileId::new(s.db, r.id);
+                engine.pool().drop_relation_buffers(file, Fork::Main, 0)?;
+                engine.smgr().truncate(file, Fork::Main, 0)?;
+                engine.pool().fsm().truncate(file, 0);
+            }
+            // Cached index roots of every backend point into the old files.
+            engine.catalog().invalidate()?;
+            for ix in rels.iter().filter(|r| r.kind == RelKind::Index) {
+                s.build_index(ix)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// `ALTER TABLE table ADD PRIMARY KEY (columns…)`: a unique index named
+    /// `<table>_pkey` (on a partitioned table, one per partition too), with
+    /// the columns made NOT NULL. Refuses existing NULLs (`23502`),
+    /// duplicates (`23505`) and a second primary key (`42P17`); on failure
+    /// nothing is left behind.
+    pub fn add_primary_key(&mut self, table: &str, columns: &[&str]) -> Result<RelId> {
+        self.statement(&format!("ALTER TABLE {table} ADD PRIMARY KEY"), |s| {
+            s.note_ddl(&format!("ALTER TABLE {table} ADD PRIMARY KEY"));
+            let t = s.lock_by_name(table, LockMode::AccessExclusive)?;
+            let parts: Vec<RelId> = s.engine.catalog().dependents(t.rel.id);
+            for id in &parts {
+                s.lock_relation(*id, LockMode::AccessExclusive)?;
+            }
+            if t.indexes.iter().any(|ix| ix.primary) {
+                return Err(CatalogError::Invalid(format!(
+                    "multiple primary keys for table \"{table}\" are not allowed"
+                ))
+                .into());
+            }
+            let mut numbers = Vec::with_capacity(columns.len());
+            for col in columns {
+                numbers.push(
+                    t.rel
+                        .column_number(col)
+                        .ok_or_else(|| CatalogError::UnknownColumn { relation: table.into(), column: (*col).into() })?,
+                );
+            }
+            // Existing NULLs refuse the key, as in PostgreSQL.
+            let catalog = s.engine.catalog().snapshot();
+            let leaves: Vec<Relation> = parts
+                .iter()
+                .filter_map(|id| catalog.relations.get(id))
+                .filter(|r| r.kind == RelKind::Table)
+                .cloned()
+                .collect();
+            for leaf in &leaves {
+                let types = leaf.column_types();
+                for item in HeapScan::new(s.engine.pool(), RelFileId::new(s.db, leaf.id))? {
+                    let row = decode_row(&types, &item?.1)?;
+                    if let Some(&c) = numbers.iter().find(|&&c| matches!(row[c], Value::Null)) {
+                        return Err(EngineError::NotNullViolation {
+                            table: leaf.name.clone(),
+                            column: leaf.columns[c].name.clone(),
+                        });
+                    }
+                }
+            }
+            let name = format!("{table}_pkey");
+            let made = s.engine.catalog().create_index(s.db, table, &name, columns, true, true)?;
+            let built = s
+                .create_storage(&made)
+                .and_then(|()| made.iter().filter(|r| r.kind.has_storage()).try_for_each(|ix| s.build_index(ix)))
+                .and_then(|()| Ok(s.engine.catalog().set_not_null(s.db, table, columns)?));
+            if let Err(e) = built {
+                s.remove_relations(&s.engine.catalog().drop_relation(s.db, &name)?)?;
+                return Err(e);
+            }
+            Ok(made[0].id)
+        })
+    }
+
+    /// `ALTER TABLE name SET (fillfactor = n)` / `CREATE TABLE … WITH
+    /// (fillfactor = n)`: heap inserts leave `100 - n` percent of each page
+    /// free for updates (an empty page always takes a row). `None` resets
+    /// to 100. Takes `ShareUpdateExclusiveLock`, as PostgreSQL does for
+    /// this option. Partitions do not inherit it (as in PostgreSQL).
+    pub fn set_fillfactor(&mut self, table: &str, fillfactor: Option<u8>) -> Result<()> {
+        self.statement(&format!("ALTER TABLE {table} SET (fillfactor)"), |s| {
+            s.note_ddl(&format!("ALTER TABLE {table} SET (fillfactor)"));
+            s.lock_by_name(table, LockMode::ShareUpdateExclusive)?;
+            s.engine.catalog().set_fillfactor(s.db, table, fillfactor)?;
+            Ok(())
+        })
+    }
+
+    /// `CREATE DATABASE name`. Not allowed inside a transaction block
+    /// (`25001`), as in PostgreSQL.
+    pub fn create_database(&mut self, name: &str) -> Result<DbId> {
+        if self.in_transaction {
+            return Err(EngineError::State("CREATE DATABASE cannot run inside a transaction block".into()));
+        }
+        self.statement(&format!("CREATE DATABASE {name}"), |s| Ok(s.engine.catalog().create_database(name)?))
+    }
+
+    /// `DROP DATABASE name`: refused for the session's own database and
+    /// for one another session is connected to (`55006`), and inside a
+    /// transaction block. Its relations' buffers and files are removed.
+    pub fn drop_database(&mut self, name: &str) -> Result<()> {
+        if self.in_transaction {
+            return Err(EngineError::State("DROP DATABASE cannot run inside a transaction block".into()));
+        }
+        self.statement(&format!("DROP DATABASE {name}"), |s| {
+            let id = s.engine.catalog().database(name)?;
+            if id == s.db {
+                return Err(EngineError::ObjectInUse("cannot drop the currently open database".into()));
+            }
+            let users = s.engine.count_db_user(id, 0);
+            if users > 0 {
+                return Err(EngineError::ObjectInUse(format!(
+                    "database \"{name}\" is being accessed by other users ({users} sessions)"
+                )));
+            }
+            let (_, dropped) = s.engine.catalog().drop_database(name)?;
+            for rel in dropped.iter().filter(|r| r.kind.has_storage()) {
+                let file = RelFileId::new(id, rel.id);
+                s.engine.pool().drop_relation_buffers(file, Fork::Main, 0)?;
+                s.engine.pool().fsm().truncate(file, 0);
+                if s.engine.smgr().exists(file, Fork::Main)? {
+                    s.engine.smgr().remove(file)?;
+                }
+            }
+            Ok(())
+        })
+    }
+}

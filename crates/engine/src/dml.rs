@@ -1,0 +1,584 @@
+//! `UPDATE`, `DELETE`, `ROLLBACK`: row changes under row write locks, with
+//! an undo log (see [`crate::txn`] for the locking and undo rules).
+//!
+//! # Locks
+//!
+//! As PostgreSQL: `RowExclusiveLock` on the target table, on every
+//! partition it touches (after pruning on an equality predicate of the
+//! partition key) and on every index of those (`ExecOpenIndices`); then a
+//! row write lock on each row changed.
+//!
+//! # How a row is changed
+//!
+//! Candidates are found through the query's equality filters: by an index
+//! whose leading columns they cover (the longest such prefix, unique
+//! first), otherwise by a sequential scan. For each candidate the row
+//! write lock is taken (waiting for its holder), then the row is read and
+//! re-checked against the filters, and the caller's function sees the
+//! current row — so a read-modify-write cannot lose a concurrent update.
+//!
+//! An update whose index keys are unchanged rewrites the tuple on its page,
+//! keeping its TID (the row may grow into the page's free space). Otherwise
+//! — keys changed, or no room — the new row is inserted elsewhere, the old
+//! tuple marked dead, and every index gets an entry for the new TID
+//! (PostgreSQL's non-HOT update). Entries pointing at dead tuples are
+//! skipped by scans and unique checks and removed by VACUUM.
+//!
+//! A candidate found gone after waiting for its row lock (deleted, or moved
+//! by a key-changing update) makes the statement look for candidates again,
+//! skipping rows it already changed (PostgreSQL's READ COMMITTED re-check).
+
+use crate::btree::{BTree, BtreeOptions};
+use crate::catalog::{CatalogError, RelEntry, RelId, RelKind, Relation};
+use crate::error::{EngineError, Result};
+use crate::heap::{self, HeapError, HeapScan};
+use crate::query::plan::operand_value;
+use crate::query::{Query, QueryError};
+use crate::session::Session;
+use crate::tid::Tid;
+use crate::txn::{RollbackReport, Undo, XID_DATABASE};
+use crate::types::{decode_row, encode_row, Value};
+use std::collections::HashSet;
+use std::sync::Arc;
+use turnstile_lock::{LockMode, LockTag, Wait};
+use turnstile_storage::{Extender, RelFileId};
+use turnstile_sync::activity::BackendState;
+
+/// How often one statement looks for candidates again after finding rows
+/// moved under it, before it gives up with an error.
+const MAX_RESCANS: usize = 100;
+
+/// What [`Session::update_rows`] calls with each matching row: the new
+/// row, or `None` to leave it.
+pub type UpdateFn<'a> = dyn FnMut(&[Value]) -> Result<Option<Vec<Value>>> + 'a;
+
+/// What to do with one row.
+enum Action {
+    Keep,
+    Update(Vec<Value>),
+    Delete,
+}
+
+/// Refuses a row with a NULL in a column that refuses them.
+pub(crate) fn check_not_null(rel: &Relation, row: &[Value]) -> Result<()> {
+    for (c, v) in rel.columns.iter().zip(row) {
+        if c.not_null && matches!(v, Value::Null) {
+            return Err(EngineError::NotNullViolation { table: rel.name.clone(), column: c.name.clone() });
+        }
+    }
+    Ok(())
+}
+
+fn sql_eq(a: &Value, b: &Value) -> bool {
+    !matches!(a, Value::Null) && !matches!(b, Value::Null) && a.sql_cmp(b) == std::cmp::Ordering::Equal
+}
+
+fn matches(row: &[Value], filters: &[(usize, Value)]) -> bool {
+    filters.iter().all(|(c, v)| row.get(*c).is_some_and(|x| sql_eq(x, v)))
+}
+
+impl Session {
+    /// `UPDATE table SET … WHERE …`: finds the rows of `query`'s table that
+    /// match its equality filters (`query` names one table, no joins; its
+    /// projection is ignored), and calls `f` with each current row under
+    /// the row's write lock. `f` returns the new row (every column), or
+    /// `None` to leave the row alone (a residual `WHERE` that fails).
+    /// Returns the number of rows changed. Index entries follow changed
+    /// keys; unique indexes are checked (`23505`); primary-key columns
+    /// refuse NULL (`23502`). A row may not move to another partition
+    /// (`0A000`).
+    pub fn update_rows(&mut self, query: &Query, params: &[Value], f: &mut UpdateFn<'_>) -> Result<u64> {
+        let text = format!("UPDATE {}", query.tables()[0]);
+        self.statement(&text, |s| {
+            s.modify_rows(query, params, &mut |row| Ok(f(row)?.map_or(Action::Keep, Action::Update)))
+        })
+    }
+
+    /// `DELETE FROM table WHERE …`: as [`Session::update_rows`]; `f` says
+    /// whether to delete each matching row. Returns the rows deleted. A
+    /// deleted row is marked dead; VACUUM reclaims its space and index
+    /// entries.
+    pub fn delete_rows(
+        &mut self,
+        query: &Query,
+        params: &[Value],
+        f: &mut dyn FnMut(&[Value]) -> Result<bool>,
+    ) -> Result<u64> {
+        let text = format!("DELETE FROM {}", query.tables()[0]);
+        self.statement(&text, |s| {
+            s.modify_rows(query, params, &mut |row| Ok(if f(row)? { Action::Delete } else { Action::Keep }))
+        })
+    }
+
+    /// `ROLLBACK`: undoes the transaction's inserts, updates and deletes
+    /// (newest first), then releases its row write locks and every
+    /// heavyweight lock — also when undoing fails, in which case the first
+    /// error is returned. DDL is not undone: the report names it.
+    pub fn rollback(&mut self) -> Result<RollbackReport> {
+        if !self.in_transaction {
+            return Err(EngineError::State("there is no transaction in progress".into()));
+        }
+        self.activity.set_query("ROLLBACK");
+        let undone = self.undo_all();
+        self.in_transaction = false;
+        self.finish_txn();
+        self.backend.release_all();
+        self.activity.set_state(BackendState::Idle);
+        undone
+    }
+
+    /// Records a DDL statement of an open transaction block (a rollback
+    /// reports it as kept).
+    pub(crate) fn note_ddl(&mut self, what: &str) {
+        if self.in_transaction {
+            self.txn.note_ddl(what);
+        }
+    }
+
+    /// The end of a statement outside a transaction block: a failed one is
+    /// undone; either way its row locks are released (the caller then
+    /// releases the heavyweight locks).
+    pub(crate) fn end_statement_txn<R>(&mut self, out: Result<R>) -> Result<R> {
+        if self.txn.xid.is_none() && self.txn.undo.is_empty() && self.txn.kept_writes == 0 {
+            self.txn.ddl.clear();
+            return out;
+        }
+        if out.is_err() && self.txn.wrote() {
+            // The statement's error is what the caller needs to see; an
+            // error while undoing is secondary and leaves the rows as they
+            // are (the undo is best effort past it).
+            let _ = self.undo_all();
+        }
+        self.finish_txn();
+        out
+    }
+
+    /// Aborts an open transaction when the session ends.
+    pub(crate) fn abort_on_exit(&mut self) {
+        if self.in_transaction && self.txn.wrote() {
+            let _ = self.undo_all();
+        }
+        self.finish_txn();
+    }
+
+    /// Releases the row write locks and forgets the transaction (the
+    /// caller releases the heavyweight locks next, waking row waiters).
+    pub(crate) fn finish_txn(&mut self) {
+        if let Some(xid) = self.txn.xid {
+            self.engine.txns().unlock_rows(&self.txn.row_locks, xid);
+        }
+        self.txn.clear();
+    }
+
+    /// Applies the undo log in reverse; returns what was undone.
+    fn undo_all(&mut self) -> Result<RollbackReport> {
+        let engine = Arc::clone(&self.engine);
+        let pool = engine.pool();
+        let mut report = RollbackReport {
+            kept_writes: self.txn.kept_writes,
+            kept_ddl: std::mem::take(&mut self.txn.ddl),
+            ..RollbackReport::default()
+        };
+        let mut first_error = None;
+        let live: HashSet<RelId> = engine.catalog().snapshot().relations.keys().copied().collect();
+        for u in std::mem::take(&mut self.txn.undo).into_iter().rev() {
+            let file = |rel| RelFileId::new(self.db, rel);
+            let mut step = || -> Result<bool> {
+                Ok(match &u {
+                    Undo::Insert { rel, tid, crc } if live.contains(rel) => {
+                        report.undone_inserts += 1;
+                        match heap::fetch(pool, file(*rel), *tid) {
+                            Ok(bytes) if crc32c::crc32c(&bytes) == *crc => revive(pool, file(*rel), *tid, false)?,
+                            // Deleted by someone since: gone already.
+                            Err(HeapError::NoSuchTuple { .. }) => true,
+                            // Changed by another transaction since: it stays.
+                            Ok(_) => false,
+                            Err(e) => return Err(e.into()),
+                        }
+                    }
+                    Undo::Update { rel, tid, before } if live.contains(rel) => {
+                        report.undone_updates += 1;
+                        match heap::replace_row(pool, file(*rel), *tid, before) {
+                            Ok(done) => done,
+                            Err(HeapError::NoSuchTuple { .. }) => true,
+                            Err(e) => return Err(e.into()),
+                        }
+                    }
+                    Undo::Move { rel, old, new } if live.contains(rel) => {
+                        report.undone_updates += 1;
+                        revive(pool, file(*rel), *new, false)? & revive(pool, file(*rel), *old, true)?
+                    }
+                    Undo::Delete { rel, tid } if live.contains(rel) => {
+                        report.undone_deletes += 1;
+                        revive(pool, file(*rel), *tid, true)?
+                    }
+                    // The relation was dropped meanwhile (DDL is kept).
+                    _ => true,
+                })
+            };
+            match step() {
+                Ok(true) => {}
+                Ok(false) => report.kept_writes += 1,
+                Err(e) => {
+                    report.kept_writes += 1;
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(report),
+        }
+    }
+
+    /// This transaction's id, assigned (and its transaction-id lock taken
+    /// exclusive, as PostgreSQL's `AssignTransactionId`) on first use.
+    pub(crate) fn ensure_xid(&mut self) -> Result<u32> {
+        if let Some(x) = self.txn.xid {
+            return Ok(x);
+        }
+        let x = self.engine.txns().assign_xid();
+        self.backend.lock(LockTag::transaction_id(XID_DATABASE, x), LockMode::Exclusive, Wait::Block)?;
+        self.txn.xid = Some(x);
+        Ok(x)
+    }
+
+    /// Takes the write lock of row `tid` of `rel`, waiting for the
+    /// transaction that holds it (see [`crate::txn`]). Returns whether it
+    /// was newly taken and whether this had to wait.
+    fn lock_row(&mut self, rel: RelId, tid: Tid) -> Result<(bool, bool)> {
+        let xid = self.ensure_xid()?;
+        if self.txn.escalated.contains(&rel) {
+            return Ok((false, false));
+        }
+        let key = (rel, tid);
+        let mut waited = false;
+        loop {
+            self.check_interrupts()?;
+            match self.engine.txns().try_lock_row(key, xid) {
+                Ok(newly) => {
+                    if newly && self.txn.took_row_lock(key) {
+                        // Too many rows: lock the relation against every
+                        // other writer (and VACUUM) instead.
+                        self.lock_relation(rel, LockMode::Exclusive)?;
+                        self.txn.escalated.insert(rel);
+                    }
+                    return Ok((newly, waited));
+                }
+                Err(holder) => {
+                    waited = true;
+                    let tuple = LockTag::tuple(self.db, rel, tid.block, tid.slot);
+                    let xid_tag = LockTag::transaction_id(XID_DATABASE, holder);
+                    self.backend.lock(tuple, LockMode::Exclusive, Wait::Block)?;
+                    let waited_for = self.backend.lock(xid_tag, LockMode::Share, Wait::Block);
+                    if waited_for.is_ok() {
+                        let _ = self.backend.unlock(xid_tag, LockMode::Share);
+                    }
+                    let _ = self.backend.unlock(tuple, LockMode::Exclusive);
+                    waited_for?;
+                }
+            }
+        }
+    }
+
+    /// Gives back a row lock taken for a row that was then left unchanged.
+    fn unlock_row(&mut self, rel: RelId, tid: Tid) {
+        if let Some(xid) = self.txn.xid {
+            if self.txn.row_locks.last() == Some(&(rel, tid)) {
+                self.txn.row_locks.pop();
+                self.txn.untook_row_lock(rel);
+                self.engine.txns().unlock_rows(&[(rel, tid)], xid);
+            }
+        }
+    }
+
+    /// The DML driver: locks, candidates, row locks, `decide`, writes.
+    fn modify_rows(
+        &mut self,
+        query: &Query,
+        params: &[Value],
+        decide: &mut dyn FnMut(&[Value]) -> Result<Action>,
+    ) -> Result<u64> {
+        if !query.joins().is_empty() {
+            return Err(EngineError::NotSupported("UPDATE or DELETE with a join".into()));
+        }
+        if params.len() < query.param_count() {
+            return Err(QueryError::ParamCount { expected: query.param_count(), got: params.len() }.into());
+        }
+        let name = query.tables()[0].to_owned();
+        let target = self.lock_by_name(&name, LockMode::RowExclusive)?;
+        if !matches!(target.rel.kind, RelKind::Table | RelKind::PartitionedTable) {
+            return Err(CatalogError::WrongKind { name, expected: "a table" }.into());
+        }
+        // Equality filters, as the column stores them.
+        let mut filters = Vec::with_capacity(query.filters().len());
+        let mut impossible = false;
+        for p in query.filters() {
+            let col = match p.column.split_once('.') {
+                Some((t, c)) if t == name => c,
+                Some(_) => return Err(QueryError::UnknownColumn(p.column.clone()).into()),
+                None => p.column.as_str(),
+            };
+            let c = target.rel.column_number(col).ok_or_else(|| QueryError::UnknownColumn(p.column.clone()))?;
+            let ty = target.column_types[c];
+            let v = operand_value(&p.value, Some(params))?.cloned().unwrap_or(Value::Null);
+            if v.column_type().is_some_and(|vt| !vt.comparable(ty)) {
+                return Err(QueryError::TypeMismatch { column: p.column.clone(), value: v.to_string() }.into());
+            }
+            match v.coerce(ty) {
+                Some(Value::Null) | None => impossible = true, // NULL, or too long for char(n): no row
+                Some(v) => filters.push((c, v)),
+            }
+        }
+        let leaves: Vec<RelId> = match target.rel.partition_key {
+            None => vec![target.rel.id],
+            Some(key) => {
+                let on_key = filters.iter().find(|(c, _)| *c == key.column).map(|(_, v)| v.clone());
+                target
+                    .partitions
+                    .iter()
+                    .filter(|(_, b)| on_key.as_ref().is_none_or(|v| b.contains(v)))
+                    .map(|(id, _)| *id)
+                    .collect()
+            }
+        };
+        let mut count = 0;
+        for id in leaves {
+            if id != target.rel.id {
+                self.lock_relation(id, LockMode::RowExclusive)?;
+            }
+            let leaf = if id == target.rel.id { Arc::clone(&target) } else { self.rel_entry(id)? };
+            for ix in &leaf.indexes {
+                self.lock_relation(ix.id, LockMode::RowExclusive)?;
+            }
+            if !impossible {
+                count += self.modify_leaf(&leaf, &filters, decide)?;
+            }
+        }
+        Ok(count)
+    }
+
+    /// [`Session::modify_rows`] on one relation with storage.
+    fn modify_leaf(
+        &mut self,
+        leaf: &RelEntry,
+        filters: &[(usize, Value)],
+        decide: &mut dyn FnMut(&[Value]) -> Result<Action>,
+    ) -> Result<u64> {
+        let engine = Arc::clone(&self.engine);
+        let pool = engine.pool();
+        let file = RelFileId::new(self.db, leaf.rel.id);
+        let mut done: HashSet<Tid> = HashSet::new();
+        let mut count = 0;
+        for _ in 0..MAX_RESCANS {
+            let mut rescan = false;
+            for tid in self.candidates(leaf, filters)? {
+                if done.contains(&tid) {
+                    continue;
+                }
+                let (newly, waited) = self.lock_row(leaf.rel.id, tid)?;
+                let bytes = match heap::fetch(pool, file, tid) {
+                    Ok(b) => b,
+                    Err(HeapError::NoSuchTuple { .. }) => {
+                        // Deleted or moved (after our wait, by the holder),
+                        // or a stale index entry: nothing to lock here.
+                        if newly {
+                            self.unlock_row(leaf.rel.id, tid);
+                        }
+                        rescan |= waited;
+                        continue;
+                    }
+                    Err(e) => return Err(e.into()),
+                };
+                let row = decode_row(&leaf.column_types, &bytes)?;
+                let action = if matches(&row, filters) { decide(&row)? } else { Action::Keep };
+                match action {
+                    Action::Keep => {
+                        if newly {
+                            self.unlock_row(leaf.rel.id, tid);
+                        }
+                    }
+                    Action::Delete => {
+                        heap::set_dead(pool, file, tid, true)?;
+                        self.txn.log(Undo::Delete { rel: leaf.rel.id, tid });
+                        done.insert(tid);
+                        count += 1;
+                    }
+                    Action::Update(new) => {
+                        let at = self.write_update(leaf, tid, &row, bytes, new)?;
+                        done.insert(tid);
+                        done.insert(at);
+                        count += 1;
+                    }
+                }
+            }
+            if !rescan {
+                return Ok(count);
+            }
+        }
+        Err(EngineError::State(format!(
+            "rows of \"{}\" kept moving while they were being changed; try again",
+            leaf.rel.name
+        )))
+    }
+
+    /// The TIDs whose rows may match `filters`: through the index covering
+    /// the longest prefix of filtered columns, or a sequential scan.
+    fn candidates(&mut self, leaf: &RelEntry, filters: &[(usize, Value)]) -> Result<Vec<Tid>> {
+        let engine = Arc::clone(&self.engine);
+        let pool = engine.pool();
+        let value_of = |c: usize| filters.iter().find(|(fc, _)| *fc == c).map(|(_, v)| v.clone());
+        let best = leaf
+            .indexes
+            .iter()
+            .map(|ix| (ix, ix.columns.iter().take_while(|&&c| value_of(c).is_some()).count()))
+            .filter(|(_, n)| *n > 0)
+            .max_by_key(|(ix, n)| (*n, ix.unique));
+        if let Some((ix, n)) = best {
+            let key: Vec<Value> = ix.columns[..n].iter().filter_map(|&c| value_of(c)).collect();
+            let key_types = ix.columns.iter().map(|&c| leaf.column_types[c]).collect();
+            let opts = BtreeOptions::new(ix.name.clone(), key_types, ix.unique, engine.config());
+            let root = self.relcache.amcache(engine.catalog()).root(ix.id);
+            let tree = BTree::attach(pool, RelFileId::new(self.db, ix.id), opts)?.with_cached_root(root);
+            let found = tree.search(&key);
+            self.relcache.amcache(engine.catalog()).remember(ix.id, &tree);
+            return Ok(found?);
+        }
+        let mut out = Vec::new();
+        let mut row = Vec::new();
+        for (i, item) in HeapScan::new(pool, RelFileId::new(self.db, leaf.rel.id))?.enumerate() {
+            if i % 1024 == 0 {
+                self.check_interrupts()?;
+            }
+            let (tid, bytes) = item?;
+            crate::types::decode_row_into(&leaf.column_types, &bytes, &mut row)?;
+            if matches(&row, filters) {
+                out.push(tid);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Writes `new` over the row at `tid` (whose current row is `old`,
+    /// encoded `old_bytes`; its write lock is held). Returns where the row
+    /// is now.
+    fn write_update(
+        &mut self,
+        leaf: &RelEntry,
+        tid: Tid,
+        old: &[Value],
+        old_bytes: Vec<u8>,
+        new: Vec<Value>,
+    ) -> Result<Tid> {
+        let types = &leaf.column_types;
+        if new.len() != types.len() {
+            return Err(crate::types::CodecError::Arity { expected: types.len(), got: new.len() }.into());
+        }
+        let new: Vec<Value> =
+            new.iter().zip(types).enumerate().map(|(i, (v, t))| v.cast_to(*t, i)).collect::<Result<_, _>>()?;
+        check_not_null(&leaf.rel, &new)?;
+        if leaf.rel.bound.is_some() && !self.stays_in_partition(leaf, &new) {
+            return Err(EngineError::NotSupported(format!(
+                "moving a row out of partition \"{}\" by UPDATE",
+                leaf.rel.name
+            )));
+        }
+        let new_bytes = encode_row(types, &new)?;
+        let engine = Arc::clone(&self.engine);
+        let pool = engine.pool();
+        let config = engine.config();
+        let file = RelFileId::new(self.db, leaf.rel.id);
+        let key_of = |row: &[Value], cols: &[usize]| cols.iter().map(|&c| row[c].clone()).collect::<Vec<_>>();
+        let keys_changed = leaf.indexes.iter().any(|ix| key_of(old, &ix.columns) != key_of(&new, &ix.columns));
+        if !keys_changed && heap::replace_row(pool, file, tid, &new_bytes)? {
+            self.txn.log(Undo::Update { rel: leaf.rel.id, tid, before: old_bytes });
+            return Ok(tid);
+        }
+        // A non-HOT update: a new tuple, the old one dead, new index entries.
+        let reserve = heap::fillfactor_reserve(leaf.rel.fillfactor);
+        let mut ext = Extender::new(pool, &mut self.backend, config.storage.extend, config.storage.extend_max_blocks);
+        let placed = heap::insert_reserving(pool, &mut ext, file, &new_bytes, reserve);
+        let stats = ext.stats();
+        drop(ext);
+        self.extension.add(&stats);
+        let at = placed?;
+        heap::set_dead(pool, file, tid, true)?;
+        self.txn.log(Undo::Move { rel: leaf.rel.id, old: tid, new: at });
+        if let Some(xid) = self.txn.xid {
+            if !self.txn.escalated.contains(&leaf.rel.id)
+                && engine.txns().try_lock_row((leaf.rel.id, at), xid) == Ok(true)
+            {
+                self.txn.took_row_lock((leaf.rel.id, at));
+            }
+        }
+        let my_xid = self.txn.xid;
+        let mut ext = Extender::new(pool, &mut self.backend, config.storage.extend, config.storage.extend_max_blocks);
+        let mut result = Ok(());
+        for ix in leaf.indexes.iter().filter(|i| i.unique).chain(leaf.indexes.iter().filter(|i| !i.unique)) {
+            let key = key_of(&new, &ix.columns);
+            let key_types = ix.columns.iter().map(|&c| types[c]).collect();
+            let opts = BtreeOptions::new(ix.name.clone(), key_types, ix.unique, config);
+            let root = self.relcache.amcache(engine.catalog()).root(ix.id);
+            let tree = BTree::attach(pool, RelFileId::new(self.db, ix.id), opts)?.with_cached_root(root);
+            let inserted = tree.insert_checked(&mut ext, &key, at, &mut |t| {
+                crate::txn::unique_conflict(pool, engine.txns(), file, leaf.rel.id, my_xid, t)
+            });
+            self.relcache.amcache(engine.catalog()).remember(ix.id, &tree);
+            if let Err(e) = inserted {
+                result = Err(e);
+                break;
+            }
+        }
+        let stats = ext.stats();
+        drop(ext);
+        self.extension.add(&stats);
+        if let Err(e) = result {
+            // Take the move back at once: the old row lives on.
+            heap::set_dead(pool, file, at, true)?;
+            heap::set_dead(pool, file, tid, false)?;
+            self.txn.undo.pop();
+            return Err(e.into());
+        }
+        Ok(at)
+    }
+
+    /// Whether `row` still belongs to partition `leaf` (its bound holds
+    /// the partition key of its parent).
+    fn stays_in_partition(&mut self, leaf: &RelEntry, row: &[Value]) -> bool {
+        let (Some(parent), Some(bound)) = (leaf.rel.parent, leaf.rel.bound) else { return true };
+        match self.rel_entry(parent).ok().and_then(|p| p.rel.partition_key) {
+            Some(key) => row.get(key.column).is_some_and(|v| bound.contains(v)),
+            None => true,
+        }
+    }
+}
+
+/// Marks the tuple at `tid` dead (`alive == false`) or live again; a tuple
+/// that is no longer there (its relation truncated) counts as done.
+fn revive(pool: &turnstile_storage::BufferPool, file: RelFileId, tid: Tid, alive: bool) -> Result<bool> {
+    match heap::tuple_state(pool, file, tid)? {
+        heap::TupleState::Missing => Ok(true),
+        _ => {
+            heap::set_dead(pool, file, tid, !alive)?;
+            Ok(true)
+        }
+    }
+}
+
+impl Session {
+    /// A handle that cancels this session's running statement from any
+    /// thread (the server's CancelRequest): a lock wait in progress fails
+    /// at once, and a scan or other long loop fails at its next
+    /// [`Session::check_interrupts`] — both with [`EngineError::Canceled`]
+    /// (`57014`). A cancel that arrives between statements is dropped when
+    /// the next statement starts, as in PostgreSQL.
+    pub fn cancel_handle(&self) -> turnstile_lock::CancelHandle {
+        self.backend.cancel_handle()
+    }
+
+    /// Fails with [`EngineError::Canceled`] if the statement was cancelled
+    /// (consuming the request). Scans and other long loops call it.
+    pub fn check_interrupts(&mut self) -> Result<()> {
+        self.backend.check_cancel().map_err(|_| EngineError::Canceled)
+    }
+}

@@ -1,0 +1,217 @@
+//! `VACUUM [FULL]` and `ANALYZE`.
+//!
+//! # What VACUUM does
+//!
+//! For each table (each partition of a partitioned one; every table of the
+//! database when none is named), under `ShareUpdateExclusiveLock` on the
+//! table and `RowExclusiveLock` on its indexes — so inserts, updates,
+//! deletes and queries go on meanwhile, but not DDL, another VACUUM, or a
+//! transaction that escalated to `ExclusiveLock` (see [`crate::txn`]):
+//!
+//! 1. **Heap scan.** Every page is read; tuples marked dead (deleted rows,
+//!    the old versions of moved updates, rows of rolled-back or failed
+//!    inserts) are collected — except those whose row write lock is held by
+//!    an open transaction, which may still bring them back by rolling back.
+//! 2. **Index pass.** Every index of the table loses the entries pointing
+//!    at the collected tuples ([`crate::btree::BTree::bulk_delete`]).
+//! 3. **Heap pass.** On each page with collected tuples (locked exclusive),
+//!    their line pointers become unused and the page is compacted
+//!    (`PageRepairFragmentation`); the freed space is recorded in the
+//!    free-space map, so inserts and moved updates reuse it and the slots.
+//!    Every page's free space is recorded, as PostgreSQL's VACUUM does.
+//!
+//! `VACUUM FULL` does the same under `AccessExclusiveLock` (nothing else
+//! runs on the table) and then cuts off the empty pages at the end of the
+//! table. It does not move rows together (PostgreSQL rewrites the table);
+//! a table with empty pages in the middle keeps them, recorded in the
+//! free-space map.
+//!
+//! VACUUM is not allowed inside a transaction block (`25001`-like state
+//! error), as in PostgreSQL. A tuple slot reclaimed here may be reused by
+//! a later insert; an index scan that read a removed entry just before the
+//! index pass may then fetch the new row — every scan re-checks its
+//! predicates on the heap row, so it is filtered out.
+//!
+//! # ANALYZE
+//!
+//! Takes `ShareUpdateExclusiveLock` on each table and returns: the planner
+//! here uses no statistics (index choice follows the predicates only), so
+//! there is nothing to gather.
+
+use crate::btree::{BTree, BtreeOptions};
+use crate::catalog::{CatalogError, RelEntry, RelId, RelKind};
+use crate::error::{EngineError, Result};
+use crate::heap::DEAD;
+use crate::session::Session;
+use crate::tid::Tid;
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+use turnstile_lock::LockMode;
+use turnstile_storage::page;
+use turnstile_storage::rel::{BufferTag, Fork, RelFileId};
+
+/// What one VACUUM did (summed over its tables).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct VacuumReport {
+    /// Tables (partitions) vacuumed.
+    pub tables: u64,
+    /// Heap pages scanned.
+    pub pages: u64,
+    /// Dead tuples reclaimed.
+    pub dead_tuples: u64,
+    /// Dead tuples left because an open transaction holds their row lock.
+    pub kept_locked: u64,
+    /// Index entries removed.
+    pub index_entries: u64,
+    /// Pages cut off the end of tables (`FULL` only).
+    pub truncated_pages: u64,
+}
+
+impl Session {
+    /// `VACUUM [FULL] [table]`; see the module documentation.
+    pub fn vacuum(&mut self, table: Option<&str>, full: bool) -> Result<VacuumReport> {
+        if self.in_transaction {
+            return Err(EngineError::State("VACUUM cannot run inside a transaction block".into()));
+        }
+        let text =
+            format!("VACUUM{}{}", if full { " FULL" } else { "" }, table.map(|t| format!(" {t}")).unwrap_or_default());
+        self.statement(&text, |s| {
+            let mode = if full { LockMode::AccessExclusive } else { LockMode::ShareUpdateExclusive };
+            let mut report = VacuumReport::default();
+            for leaf in s.maintenance_targets(table, mode)? {
+                s.vacuum_leaf(&leaf, full, &mut report)?;
+            }
+            Ok(report)
+        })
+    }
+
+    /// `ANALYZE [table]`: takes `ShareUpdateExclusiveLock` on each table;
+    /// there are no statistics to gather (see the module documentation).
+    pub fn analyze(&mut self, table: Option<&str>) -> Result<()> {
+        let text = format!("ANALYZE{}", table.map(|t| format!(" {t}")).unwrap_or_default());
+        self.statement(&text, |s| s.maintenance_targets(table, LockMode::ShareUpdateExclusive).map(|_| ()))
+    }
+
+    /// The tables with storage that `table` (or, for `None`, the whole
+    /// database) stands for, each locked in `mode`, its indexes locked
+    /// `RowExclusiveLock` (`AccessExclusiveLock` for FULL).
+    fn maintenance_targets(&mut self, table: Option<&str>, mode: LockMode) -> Result<Vec<Arc<RelEntry>>> {
+        let names: Vec<String> = match table {
+            Some(t) => vec![t.to_owned()],
+            None => {
+                let cat = self.engine.catalog().snapshot();
+                cat.relations
+                    .values()
+                    .filter(|r| r.db == self.db && r.parent.is_none())
+                    .filter(|r| matches!(r.kind, RelKind::Table | RelKind::PartitionedTable))
+                    .map(|r| r.name.clone())
+                    .collect()
+            }
+        };
+        let index_mode = if mode == LockMode::AccessExclusive { mode } else { LockMode::RowExclusive };
+        let mut out = Vec::new();
+        for name in names {
+            let t = match self.lock_by_name(&name, mode) {
+                Ok(t) => t,
+                // Dropped since the catalog was read: nothing to do.
+                Err(EngineError::Catalog(CatalogError::UnknownRelation(_))) if table.is_none() => continue,
+                Err(e) => return Err(e),
+            };
+            if !matches!(t.rel.kind, RelKind::Table | RelKind::PartitionedTable) {
+                return Err(CatalogError::WrongKind { name, expected: "a table" }.into());
+            }
+            let leaves: Vec<RelId> = match t.rel.partition_key {
+                None => vec![t.rel.id],
+                Some(_) => t.partitions.iter().map(|(id, _)| *id).collect(),
+            };
+            for id in leaves {
+                if id != t.rel.id {
+                    self.lock_relation(id, mode)?;
+                }
+                let leaf = self.rel_entry(id)?;
+                for ix in &leaf.indexes {
+                    self.lock_relation(ix.id, index_mode)?;
+                }
+                out.push(leaf);
+            }
+        }
+        Ok(out)
+    }
+
+    fn vacuum_leaf(&mut self, leaf: &RelEntry, full: bool, report: &mut VacuumReport) -> Result<()> {
+        let engine = Arc::clone(&self.engine);
+        let pool = engine.pool();
+        let file = RelFileId::new(self.db, leaf.rel.id);
+        report.tables += 1;
+        // 1. Heap scan: dead tuples nobody can bring back, by page.
+        let nblocks = pool.store().nblocks(file, Fork::Main)?;
+        let mut dead: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+        for block in 0..nblocks {
+            if block % 64 == 0 {
+                self.check_interrupts()?;
+            }
+            report.pages += 1;
+            let buf = pool.read_buffer(BufferTag::new(file, Fork::Main, block))?;
+            let content = buf.lock_shared();
+            if page::is_new(&content) {
+                continue;
+            }
+            for slot in 0..page::item_count(&content) {
+                let Some(&flags) = page::item(&content, slot).and_then(<[u8]>::first) else { continue };
+                if flags & DEAD == 0 {
+                    continue;
+                }
+                if engine.txns().row_holder((leaf.rel.id, Tid::new(block, slot as u16))).is_some() {
+                    report.kept_locked += 1;
+                } else {
+                    dead.entry(block).or_default().push(slot);
+                }
+            }
+            let free = page::free_space(&content);
+            drop(content);
+            pool.fsm().record(file, block, free);
+        }
+        // 2. Index pass.
+        let tids: HashSet<Tid> =
+            dead.iter().flat_map(|(b, slots)| slots.iter().map(move |s| Tid::new(*b, *s as u16))).collect();
+        if !tids.is_empty() {
+            for ix in &leaf.indexes {
+                self.check_interrupts()?;
+                let key_types = ix.columns.iter().map(|&c| leaf.column_types[c]).collect();
+                let opts = BtreeOptions::new(ix.name.clone(), key_types, ix.unique, engine.config());
+                let tree = BTree::attach(pool, RelFileId::new(self.db, ix.id), opts)?;
+                report.index_entries += tree.bulk_delete(&tids)?;
+            }
+        }
+        // 3. Heap pass.
+        for (block, slots) in &dead {
+            let buf = pool.read_buffer(BufferTag::new(file, Fork::Main, *block))?;
+            let mut content = buf.lock_exclusive();
+            page::remove_items(&mut content, slots);
+            content.mark_dirty();
+            let free = page::free_space(&content);
+            drop(content);
+            pool.fsm().record(file, *block, free);
+            report.dead_tuples += slots.len() as u64;
+        }
+        if full {
+            // Cut off the empty pages at the end (nobody else has the table).
+            let mut keep = nblocks;
+            while keep > 0 {
+                let buf = pool.read_buffer(BufferTag::new(file, Fork::Main, keep - 1))?;
+                let content = buf.lock_shared();
+                if !page::is_new(&content) && page::item_count(&content) > 0 {
+                    break;
+                }
+                keep -= 1;
+            }
+            if keep < nblocks {
+                pool.drop_relation_buffers(file, Fork::Main, keep)?;
+                engine.smgr().truncate(file, Fork::Main, keep)?;
+                pool.fsm().truncate(file, keep);
+                report.truncated_pages += u64::from(nblocks - keep);
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,576 @@
+//! One backend: the thread that owns a connection and its `SqlSession`, and
+//! runs PostgreSQL's protocol state machine (`postgres.c`'s
+//! `PostgresMain` loop) on it.
+//!
+//! States: startup ([`crate::startup`]) → ready → (simple query | extended
+//! query messages | COPY IN sub-loop) → ready … → terminated. After an error
+//! in an extended-query message every message up to `Sync` is skipped.
+//! Output accumulates in [`Output`] and is written once per `Sync`, simple
+//! `Query` or `Flush`.
+
+use crate::frame::{FrameError, Reader};
+use crate::output::{Output, OUTPUT_FLUSH_BYTES};
+use crate::server::Shared;
+use crate::startup::{self, Opening};
+use crate::stream::Stream;
+use pgwire::messages::copy::{CopyData, CopyDone, CopyInResponse, CopyOutResponse};
+use pgwire::messages::data::{NoData, ParameterDescription, FORMAT_CODE_BINARY};
+use pgwire::messages::extendedquery::{
+    Bind, BindComplete, Close, CloseComplete, Describe, Execute, Parse, ParseComplete, PortalSuspended,
+    TARGET_TYPE_BYTE_PORTAL, TARGET_TYPE_BYTE_STATEMENT,
+};
+use pgwire::messages::response::{CommandComplete, EmptyQueryResponse, ReadyForQuery, TransactionStatus};
+use pgwire::messages::startup::{Authentication, BackendKeyData, ParameterStatus, SecretKey};
+use pgwire::messages::PgWireFrontendMessage as Msg;
+use std::collections::HashMap;
+use std::time::Duration;
+use turnstile_sql::{CopyIn, Outcome, Severity, SqlError, SqlSession, Statement, TxStatus};
+
+/// A client that has not finished its startup packet by then is dropped
+/// (PostgreSQL's `authentication_timeout`).
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Runs one connection to its end.
+pub(crate) fn run(mut stream: Stream, shared: &Shared) {
+    let mut reader = Reader::new();
+    let mut out = Output::new();
+    let _ = stream.set_read_timeout(Some(STARTUP_TIMEOUT));
+    let opening = startup::negotiate(&mut reader, &mut stream, &mut out);
+    let params = match opening {
+        Ok(Opening::Session(p)) => p,
+        Ok(Opening::Cancel { pid, secret }) => {
+            shared.cancel(pid, secret);
+            return;
+        }
+        Err(e) => {
+            if let FrameError::Protocol(msg) = &e {
+                if out.is_empty() {
+                    out.error("FATAL", "08P01", msg, None, None, None);
+                }
+                let _ = out.flush_to(&mut stream, &shared.writes);
+            }
+            return;
+        }
+    };
+    let _ = stream.set_read_timeout(None);
+    let user = params.get("user").cloned().unwrap_or_default();
+    let database = params.get("database").filter(|d| !d.is_empty()).cloned().unwrap_or_else(|| user.clone());
+    let application_name = params.get("application_name").cloned().unwrap_or_default();
+    let session = match SqlSession::connect(&shared.engine, &database, &user, &application_name, stream.client_addr()) {
+        Ok(s) => s,
+        Err(e) => {
+            push_error(&mut out, &e, true);
+            let _ = out.flush_to(&mut stream, &shared.writes);
+            return;
+        }
+    };
+    let pid = session.pid();
+    let secret: i32 = rand::random();
+    shared.register_cancel(pid, secret, session.cancel_handle());
+    let mut backend = Backend {
+        stream,
+        reader,
+        out,
+        session,
+        shared,
+        statements: HashMap::new(),
+        portals: HashMap::new(),
+        skip_until_sync: false,
+    };
+    backend.out.push(&Authentication::Ok);
+    for (name, value) in backend.session.startup_parameters() {
+        backend.out.push(&ParameterStatus::new(name, value));
+    }
+    backend.out.push(&BackendKeyData::new(pid, SecretKey::I32(secret)));
+    backend.ready_for_query();
+    if backend.flush().is_ok() {
+        backend.main_loop();
+    }
+    shared.unregister_cancel(pid);
+    // Dropping the backend drops the session: an open transaction is rolled
+    // back, its locks and the backend slot released.
+}
+
+/// A bound statement with its parameters, and how far `Execute` got.
+struct Portal {
+    statement: Statement,
+    params: Vec<Option<String>>,
+    state: PortalState,
+}
+
+enum PortalState {
+    /// Not executed yet.
+    Ready,
+    /// Executed with a row limit: rows not sent yet (front = next).
+    Suspended { rows: std::collections::VecDeque<Vec<Option<String>>> },
+    /// Run to completion; executing it again returns no rows.
+    Done { tag: String },
+}
+
+struct Backend<'a> {
+    stream: Stream,
+    reader: Reader,
+    out: Output,
+    session: SqlSession,
+    shared: &'a Shared,
+    /// Prepared statements by name ("" = the unnamed one).
+    statements: HashMap<String, Statement>,
+    /// Portals by name ("" = the unnamed one).
+    portals: HashMap<String, Portal>,
+    /// An extended-query message failed: skip messages until `Sync`.
+    skip_until_sync: bool,
+}
+
+/// An error that ends the connection (socket gone or protocol violated).
+struct Disconnect;
+
+impl From<std::io::Error> for Disconnect {
+    fn from(_: std::io::Error) -> Self {
+        Disconnect
+    }
+}
+
+type Step = Result<(), Disconnect>;
+
+impl Backend<'_> {
+    fn main_loop(&mut self) {
+        loop {
+            let msg = match self.reader.read_message(&mut self.stream) {
+                Ok(m) => m,
+                Err(FrameError::Protocol(m)) => {
+                    self.out.error("FATAL", "08P01", &m, None, None, None);
+                    let _ = self.flush();
+                    return;
+                }
+                Err(_) => return,
+            };
+            if self.skip_until_sync && !matches!(msg, Msg::Sync(_) | Msg::Terminate(_)) {
+                continue;
+            }
+            let step = match msg {
+                Msg::Query(q) => self.simple_query(&q.query),
+                Msg::Parse(m) => self.extended(|b| b.parse(m)),
+                Msg::Bind(m) => self.extended(|b| b.bind(m)),
+                Msg::Describe(m) => self.extended(|b| b.describe(m)),
+                Msg::Execute(m) => self.extended(|b| b.execute(m)),
+                Msg::Close(m) => self.extended(|b| b.close(m)),
+                Msg::Sync(_) => self.sync(),
+                Msg::Flush(_) => self.flush(),
+                Msg::Terminate(_) => return,
+                // Left over from a COPY that failed: ignored, as the protocol says.
+                Msg::CopyData(_) | Msg::CopyDone(_) | Msg::CopyFail(_) => Ok(()),
+                other => {
+                    self.out.error(
+                        "FATAL",
+                        "08P01",
+                        &format!("unexpected message {}", message_name(&other)),
+                        None,
+                        None,
+                        None,
+                    );
+                    let _ = self.flush();
+                    return;
+                }
+            };
+            if step.is_err() {
+                return;
+            }
+            if self.out.len() > OUTPUT_FLUSH_BYTES && self.flush().is_err() {
+                return;
+            }
+        }
+    }
+
+    fn flush(&mut self) -> Step {
+        self.out.flush_to(&mut self.stream, &self.shared.writes)?;
+        Ok(())
+    }
+
+    fn ready_for_query(&mut self) {
+        for (name, value) in self.session.set_parameter_changes() {
+            self.out.push(&ParameterStatus::new(name, value));
+        }
+        let status = match self.session.transaction_status() {
+            TxStatus::Idle => TransactionStatus::Idle,
+            TxStatus::InBlock => TransactionStatus::Transaction,
+            TxStatus::Failed => TransactionStatus::Error,
+        };
+        if matches!(status, TransactionStatus::Idle) {
+            // Portals live until the end of their transaction.
+            self.portals.clear();
+        }
+        self.out.push(&ReadyForQuery::new(status));
+    }
+
+    fn notices(&mut self) {
+        for n in self.session.take_notices() {
+            self.out.notice(n.severity, n.code, &n.message);
+        }
+    }
+
+    /// Runs an extended-query message; an error is reported and starts the
+    /// skip to `Sync`.
+    fn extended(&mut self, f: impl FnOnce(&mut Self) -> Result<(), Failure>) -> Step {
+        match f(self) {
+            Ok(()) => Ok(()),
+            Err(Failure::Sql(e)) => {
+                self.notices();
+                push_error(&mut self.out, &e, false);
+                self.skip_until_sync = true;
+                if e.severity == Severity::Fatal {
+                    let _ = self.flush();
+                    return Err(Disconnect);
+                }
+                Ok(())
+            }
+            Err(Failure::Disconnect) => Err(Disconnect),
+        }
+    }
+
+    fn sync(&mut self) -> Step {
+        self.skip_until_sync = false;
+        self.ready_for_query();
+        self.flush()
+    }
+
+    // ---- simple query ----
+
+    fn simple_query(&mut self, sql: &str) -> Step {
+        let result = self.simple_query_statements(sql);
+        match result {
+            Ok(()) => {}
+            Err(Failure::Sql(e)) => {
+                self.notices();
+                push_error(&mut self.out, &e, false);
+                if e.severity == Severity::Fatal {
+                    let _ = self.flush();
+                    return Err(Disconnect);
+                }
+            }
+            Err(Failure::Disconnect) => return Err(Disconnect),
+        }
+        // A simple query drops the unnamed portal and statement's portal.
+        self.portals.remove("");
+        self.ready_for_query();
+        self.flush()
+    }
+
+    fn simple_query_statements(&mut self, sql: &str) -> Result<(), Failure> {
+        let statements = self.session.parse_batch(sql)?;
+        self.notices();
+        if statements.is_empty() {
+            self.out.push(&EmptyQueryResponse::new());
+            return Ok(());
+        }
+        for stmt in &statements {
+            let outcome = self.session.execute(stmt, &[]);
+            self.notices();
+            match outcome? {
+                Outcome::Rows { fields, rows, tag } => {
+                    self.out.row_description(&fields);
+                    self.send_rows(rows.iter())?;
+                    self.out.push(&CommandComplete::new(tag));
+                }
+                other => self.finish_outcome(other)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends data rows, writing out early when the buffer grows large.
+    fn send_rows<'r>(&mut self, rows: impl Iterator<Item = &'r Vec<Option<String>>>) -> Result<(), Failure> {
+        for row in rows {
+            self.out.data_row(row);
+            if self.out.len() > OUTPUT_FLUSH_BYTES {
+                self.flush().map_err(|_| Failure::Disconnect)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Reports an outcome other than rows (or after them): command tags,
+    /// empty queries, and the COPY sub-protocols.
+    fn finish_outcome(&mut self, outcome: Outcome) -> Result<(), Failure> {
+        match outcome {
+            Outcome::Command { tag } => self.out.push(&CommandComplete::new(tag)),
+            Outcome::Empty => self.out.push(&EmptyQueryResponse::new()),
+            Outcome::Rows { rows, tag, .. } => {
+                self.send_rows(rows.iter())?;
+                self.out.push(&CommandComplete::new(tag));
+            }
+            Outcome::CopyOut { columns, lines, tag } => {
+                self.out.push(&CopyOutResponse::new(0, columns as i16, vec![0; columns]));
+                for line in lines {
+                    self.out.push(&CopyData::new(line.into()));
+                    if self.out.len() > OUTPUT_FLUSH_BYTES {
+                        self.flush().map_err(|_| Failure::Disconnect)?;
+                    }
+                }
+                self.out.push(&CopyDone::new());
+                self.out.push(&CommandComplete::new(tag));
+            }
+            Outcome::CopyIn(copy) => self.copy_in(copy)?,
+        }
+        Ok(())
+    }
+
+    /// COPY FROM STDIN: `CopyInResponse`, then `CopyData`… until `CopyDone`
+    /// or `CopyFail`. `Flush` and `Sync` are ignored meanwhile, as in
+    /// PostgreSQL; any other message fails the COPY.
+    fn copy_in(&mut self, mut copy: CopyIn) -> Result<(), Failure> {
+        let columns = copy.columns();
+        self.out.push(&CopyInResponse::new(0, columns as i16, vec![0; columns]));
+        self.flush().map_err(|_| Failure::Disconnect)?;
+        loop {
+            let msg = match self.reader.read_message(&mut self.stream) {
+                Ok(m) => m,
+                Err(FrameError::Protocol(m)) => {
+                    let e = self.session.copy_fail(copy, &m);
+                    self.out.error("FATAL", "08P01", &m, None, None, None);
+                    let _ = e;
+                    let _ = self.flush();
+                    return Err(Failure::Disconnect);
+                }
+                Err(_) => {
+                    let _ = self.session.copy_fail(copy, "connection lost");
+                    return Err(Failure::Disconnect);
+                }
+            };
+            match msg {
+                Msg::CopyData(d) => {
+                    if let Err(e) = self.session.copy_data(&mut copy, &d.data) {
+                        // The rest of the client's data is ignored by the main loop.
+                        let _ = self.session.copy_fail(copy, &e.message);
+                        return Err(Failure::Sql(e));
+                    }
+                }
+                Msg::CopyDone(_) => {
+                    let tag = self.session.copy_done(copy)?;
+                    self.notices();
+                    self.out.push(&CommandComplete::new(tag));
+                    return Ok(());
+                }
+                Msg::CopyFail(f) => return Err(Failure::Sql(self.session.copy_fail(copy, &f.message))),
+                Msg::Flush(_) | Msg::Sync(_) => {}
+                other => {
+                    let what = format!("unexpected message type {} during COPY from stdin", message_name(&other));
+                    let mut e = self.session.copy_fail(copy, &what);
+                    e.code = "08P01";
+                    e.message = what;
+                    return Err(Failure::Sql(e));
+                }
+            }
+        }
+    }
+
+    // ---- extended query ----
+
+    fn parse(&mut self, m: Parse) -> Result<(), Failure> {
+        let name = m.name.unwrap_or_default();
+        if !name.is_empty() && self.statements.contains_key(&name) {
+            return Err(sql_error("42P05", format!("prepared statement \"{name}\" already exists")));
+        }
+        let stmt = self.session.prepare(&m.query, &m.type_oids);
+        self.notices();
+        self.statements.insert(name, stmt?);
+        self.out.push(&ParseComplete::new());
+        Ok(())
+    }
+
+    fn bind(&mut self, m: Bind) -> Result<(), Failure> {
+        let portal_name = m.portal_name.unwrap_or_default();
+        let stmt_name = m.statement_name.unwrap_or_default();
+        let statement = self.statements.get(&stmt_name).cloned().ok_or_else(|| no_statement(&stmt_name))?;
+        if m.parameter_format_codes.contains(&FORMAT_CODE_BINARY)
+            || m.result_column_format_codes.contains(&FORMAT_CODE_BINARY)
+        {
+            return Err(sql_error(
+                "0A000",
+                "binary format is not supported by turnstile: use text format for parameters and results".into(),
+            ));
+        }
+        if let Some(&code) = m.parameter_format_codes.iter().chain(&m.result_column_format_codes).find(|&&c| c != 0) {
+            return Err(sql_error("22023", format!("unsupported format code: {code}")));
+        }
+        let wanted = statement.param_types().len();
+        if m.parameters.len() != wanted {
+            return Err(sql_error(
+                "08P01",
+                format!(
+                    "bind message supplies {} parameters, but prepared statement \"{stmt_name}\" requires {wanted}",
+                    m.parameters.len()
+                ),
+            ));
+        }
+        let mut params = Vec::with_capacity(m.parameters.len());
+        for p in m.parameters {
+            params.push(match p {
+                None => None,
+                Some(bytes) => Some(
+                    String::from_utf8(bytes.to_vec())
+                        .map_err(|_| sql_error("22021", "invalid byte sequence for encoding \"UTF8\"".into()))?,
+                ),
+            });
+        }
+        if !portal_name.is_empty() && self.portals.contains_key(&portal_name) {
+            return Err(sql_error("42P03", format!("cursor \"{portal_name}\" already exists")));
+        }
+        self.portals.insert(portal_name, Portal { statement, params, state: PortalState::Ready });
+        self.out.push(&BindComplete::new());
+        Ok(())
+    }
+
+    fn describe(&mut self, m: Describe) -> Result<(), Failure> {
+        let name = m.name.unwrap_or_default();
+        let statement = match m.target_type {
+            TARGET_TYPE_BYTE_STATEMENT => {
+                let s = self.statements.get(&name).ok_or_else(|| no_statement(&name))?;
+                self.out.push(&ParameterDescription::new(s.param_types().to_vec()));
+                s.clone()
+            }
+            TARGET_TYPE_BYTE_PORTAL => self.portals.get(&name).ok_or_else(|| no_portal(&name))?.statement.clone(),
+            other => {
+                return Err(sql_error("08P01", format!("invalid DESCRIBE message subtype {other}")));
+            }
+        };
+        match statement.fields() {
+            Some(fields) => self.out.row_description(fields),
+            None => self.out.push(&NoData::new()),
+        }
+        Ok(())
+    }
+
+    fn execute(&mut self, m: Execute) -> Result<(), Failure> {
+        let name = m.name.unwrap_or_default();
+        let max_rows = if m.max_rows > 0 { m.max_rows as usize } else { usize::MAX };
+        let mut portal = self.portals.remove(&name).ok_or_else(|| no_portal(&name))?;
+        let result = self.run_portal(&mut portal, max_rows);
+        // The portal survives its errors until the transaction ends, as in PostgreSQL.
+        self.portals.insert(name, portal);
+        result
+    }
+
+    fn run_portal(&mut self, portal: &mut Portal, max_rows: usize) -> Result<(), Failure> {
+        if matches!(portal.state, PortalState::Ready) {
+            let outcome = self.session.execute(&portal.statement, &portal.params);
+            self.notices();
+            match outcome? {
+                Outcome::Rows { rows, tag, .. } => {
+                    if rows.len() <= max_rows {
+                        self.send_rows(rows.iter())?;
+                        self.out.push(&CommandComplete::new(tag));
+                        portal.state = PortalState::Done { tag: "SELECT 0".into() };
+                        return Ok(());
+                    }
+                    portal.state = PortalState::Suspended { rows: rows.into() };
+                }
+                other => {
+                    let tag = match &other {
+                        Outcome::Command { tag } => tag.clone(),
+                        Outcome::CopyOut { tag, .. } => tag.clone(),
+                        _ => String::new(),
+                    };
+                    self.finish_outcome(other)?;
+                    portal.state = PortalState::Done { tag };
+                    return Ok(());
+                }
+            }
+        }
+        match &mut portal.state {
+            PortalState::Suspended { rows } => {
+                let n = max_rows.min(rows.len());
+                let batch: Vec<_> = rows.drain(..n).collect();
+                self.send_rows(batch.iter())?;
+                if rows.is_empty() {
+                    self.out.push(&CommandComplete::new(format!("SELECT {n}")));
+                    portal.state = PortalState::Done { tag: "SELECT 0".into() };
+                } else {
+                    self.out.push(&PortalSuspended::new());
+                }
+            }
+            PortalState::Done { tag } => {
+                if tag.is_empty() {
+                    self.out.push(&EmptyQueryResponse::new());
+                } else {
+                    self.out.push(&CommandComplete::new(tag.clone()));
+                }
+            }
+            PortalState::Ready => unreachable!("a ready portal was executed above"),
+        }
+        Ok(())
+    }
+
+    fn close(&mut self, m: Close) -> Result<(), Failure> {
+        let name = m.name.unwrap_or_default();
+        match m.target_type {
+            TARGET_TYPE_BYTE_STATEMENT => {
+                self.statements.remove(&name);
+            }
+            TARGET_TYPE_BYTE_PORTAL => {
+                self.portals.remove(&name);
+            }
+            other => return Err(sql_error("08P01", format!("invalid CLOSE message subtype {other}"))),
+        }
+        self.out.push(&CloseComplete::new());
+        Ok(())
+    }
+}
+
+/// Why a message could not be completed.
+enum Failure {
+    /// An SQL-level error: reported, and the connection goes on (unless FATAL).
+    Sql(SqlError),
+    /// The connection is gone.
+    Disconnect,
+}
+
+impl From<SqlError> for Failure {
+    fn from(e: SqlError) -> Self {
+        Failure::Sql(e)
+    }
+}
+
+fn sql_error(code: &'static str, message: String) -> Failure {
+    Failure::Sql(SqlError::new(code, message))
+}
+
+fn no_statement(name: &str) -> Failure {
+    if name.is_empty() {
+        sql_error("26000", "unnamed prepared statement does not exist".into())
+    } else {
+        sql_error("26000", format!("prepared statement \"{name}\" does not exist"))
+    }
+}
+
+fn no_portal(name: &str) -> Failure {
+    sql_error("34000", format!("portal \"{name}\" does not exist"))
+}
+
+/// Appends `e` as an `ErrorResponse` (FATAL when `fatal` or when the error
+/// says so).
+fn push_error(out: &mut Output, e: &SqlError, fatal: bool) {
+    let severity = if fatal || e.severity == Severity::Fatal { "FATAL" } else { "ERROR" };
+    out.error(severity, e.code, &e.message, e.detail.as_deref(), e.hint.as_deref(), e.position);
+}
+
+fn message_name(m: &Msg) -> &'static str {
+    match m {
+        Msg::SslNegotiation(_) => "SSLRequest",
+        Msg::Startup(_) => "StartupMessage",
+        Msg::CancelRequest(_) => "CancelRequest",
+        Msg::PasswordMessageFamily(_) => "PasswordMessage",
+        Msg::Query(_) => "Query",
+        Msg::Parse(_) => "Parse",
+        Msg::Close(_) => "Close",
+        Msg::Bind(_) => "Bind",
+        Msg::Describe(_) => "Describe",
+        Msg::Execute(_) => "Execute",
+        Msg::PortalSuspended(_) => "PortalSuspended",
+        Msg::Flush(_) => "Flush",
+        Msg::Sync(_) => "Sync",
+        Msg::Terminate(_) => "Terminate",
+        Msg::CopyData(_) => "CopyData",
+        Msg::CopyFail(_) => "CopyFail",
+        Msg::CopyDone(_) => "CopyDone",
+    }
+}

@@ -1,0 +1,236 @@
+//! Reading frontend messages off a socket: framing with named length limits,
+//! a layout check, then pgwire's decoder.
+//!
+//! pgwire's decoders trust the message body (a truncated `Bind` makes them
+//! read past its end, and `bytes` panics on that). So this module frames
+//! every message itself — type byte, length, exactly that many bytes — and
+//! checks the body's layout field by field ([`check_layout`]) before pgwire
+//! sees it. A message that fails either check is a protocol violation
+//! (`08P01`), never a panic.
+
+use crate::stream::Stream;
+use bytes::{Buf, BytesMut};
+use pgwire::messages::{DecodeContext, PgWireFrontendMessage, ProtocolVersion};
+use std::io::{self, Read};
+
+/// Longest message accepted for the types that carry user data (`Query`,
+/// `Parse`, `Bind`, `CopyData`, `CopyFail`), length word included.
+/// PostgreSQL allows 1 GB; a lab server has no statement that long, and a
+/// lying length word must not make a backend buffer a gigabyte.
+pub const MAX_LARGE_MESSAGE_BYTES: usize = 64 << 20;
+/// Longest message accepted for every other type, and for the startup-phase
+/// packets (PostgreSQL's `PQ_SMALL_MESSAGE_LIMIT` and `MAX_STARTUP_PACKET_LENGTH`).
+pub const MAX_SMALL_MESSAGE_BYTES: usize = 10_000;
+/// Bytes asked of the socket per `read` call.
+const READ_CHUNK_BYTES: usize = 16 * 1024;
+
+/// Why no message could be read.
+#[derive(Debug)]
+pub enum FrameError {
+    /// The peer closed the connection (cleanly, or in the middle of a message).
+    Closed,
+    /// The socket failed.
+    Io(io::Error),
+    /// The bytes are not a frontend message: the connection cannot continue.
+    Protocol(String),
+}
+
+impl From<io::Error> for FrameError {
+    fn from(e: io::Error) -> Self {
+        match e.kind() {
+            io::ErrorKind::UnexpectedEof | io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe => {
+                FrameError::Closed
+            }
+            _ => FrameError::Io(e),
+        }
+    }
+}
+
+/// Buffered reader of one connection's frontend messages.
+pub struct Reader {
+    buf: BytesMut,
+    ctx: DecodeContext,
+}
+
+impl Default for Reader {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Reader {
+    /// An empty reader, in the state after startup (typed messages).
+    pub fn new() -> Self {
+        let mut ctx = DecodeContext::new(ProtocolVersion::PROTOCOL3_0);
+        ctx.awaiting_frontend_ssl = false;
+        ctx.awaiting_frontend_startup = false;
+        Reader { buf: BytesMut::with_capacity(READ_CHUNK_BYTES), ctx }
+    }
+
+    /// Reads one startup-phase packet (no type byte): `SSLRequest`,
+    /// `GSSENCRequest`, `CancelRequest` or `StartupMessage`. Returns the
+    /// whole packet, length word included.
+    pub fn read_startup_packet(&mut self, stream: &mut Stream) -> Result<BytesMut, FrameError> {
+        self.fill(stream, 4)?;
+        let len = (&self.buf[0..4]).get_i32();
+        if len < 8 || len as usize > MAX_SMALL_MESSAGE_BYTES {
+            return Err(FrameError::Protocol(format!("invalid length of startup packet: {len}")));
+        }
+        self.fill(stream, len as usize)?;
+        Ok(self.buf.split_to(len as usize))
+    }
+
+    /// Reads and decodes one typed frontend message.
+    pub fn read_message(&mut self, stream: &mut Stream) -> Result<PgWireFrontendMessage, FrameError> {
+        self.fill(stream, 5)?;
+        let tag = self.buf[0];
+        let len = (&self.buf[1..5]).get_i32();
+        let limit = match tag {
+            b'Q' | b'P' | b'B' | b'd' | b'f' => MAX_LARGE_MESSAGE_BYTES,
+            b'D' | b'C' | b'E' | b'S' | b'H' | b'X' | b'c' | b'p' => MAX_SMALL_MESSAGE_BYTES,
+            other => return Err(FrameError::Protocol(format!("invalid frontend message type {other}"))),
+        };
+        if len < 4 || len as usize > limit {
+            return Err(FrameError::Protocol(format!(
+                "invalid message length {len} for message type \"{}\"",
+                tag as char
+            )));
+        }
+        let total = 1 + len as usize;
+        self.fill(stream, total)?;
+        let mut frame = self.buf.split_to(total);
+        check_layout(tag, &frame[5..])
+            .map_err(|what| FrameError::Protocol(format!("invalid message format (\"{}\" {what})", tag as char)))?;
+        match PgWireFrontendMessage::decode(&mut frame, &self.ctx) {
+            Ok(Some(msg)) => Ok(msg),
+            Ok(None) => Err(FrameError::Protocol("incomplete message".into())),
+            Err(e) => Err(FrameError::Protocol(format!("invalid message: {e}"))),
+        }
+    }
+
+    /// Reads from the socket until at least `want` bytes are buffered.
+    fn fill(&mut self, stream: &mut Stream, want: usize) -> Result<(), FrameError> {
+        let mut chunk = [0u8; READ_CHUNK_BYTES];
+        while self.buf.len() < want {
+            let n = match stream.read(&mut chunk) {
+                Ok(0) => return Err(FrameError::Closed),
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e.into()),
+            };
+            self.buf.extend_from_slice(&chunk[..n]);
+        }
+        Ok(())
+    }
+}
+
+/// Checks that `body` (the bytes after the length word) has exactly the
+/// layout of a message of type `tag`: every C string terminated, every
+/// count backed by its bytes, nothing left over. Returns what is wrong.
+pub fn check_layout(tag: u8, body: &[u8]) -> Result<(), &'static str> {
+    let mut c = Cursor { rest: body };
+    match tag {
+        b'Q' | b'f' => c.cstring()?,
+        b'P' => {
+            c.cstring()?;
+            c.cstring()?;
+            let n = c.u16()? as usize;
+            c.skip(n * 4)?;
+        }
+        b'B' => {
+            c.cstring()?;
+            c.cstring()?;
+            let formats = c.u16()? as usize;
+            c.skip(formats * 2)?;
+            let params = c.u16()? as usize;
+            for _ in 0..params {
+                let len = c.i32()?;
+                if len > 0 {
+                    c.skip(len as usize)?;
+                } else if len < -1 {
+                    return Err("has a negative parameter length");
+                }
+            }
+            let results = c.u16()? as usize;
+            c.skip(results * 2)?;
+        }
+        b'D' | b'C' => {
+            c.skip(1)?;
+            c.cstring()?;
+        }
+        b'E' => {
+            c.cstring()?;
+            c.i32()?;
+        }
+        b'd' | b'p' => c.rest = &[],
+        _ => {}
+    }
+    if c.rest.is_empty() {
+        Ok(())
+    } else {
+        Err("has bytes after its last field")
+    }
+}
+
+struct Cursor<'a> {
+    rest: &'a [u8],
+}
+
+impl Cursor<'_> {
+    fn skip(&mut self, n: usize) -> Result<(), &'static str> {
+        if self.rest.len() < n {
+            return Err("ends inside a field");
+        }
+        self.rest = &self.rest[n..];
+        Ok(())
+    }
+    fn cstring(&mut self) -> Result<(), &'static str> {
+        let end = self.rest.iter().position(|&b| b == 0).ok_or("has an unterminated string")?;
+        self.rest = &self.rest[end + 1..];
+        Ok(())
+    }
+    fn u16(&mut self) -> Result<u16, &'static str> {
+        let mut b = self.rest;
+        if b.len() < 2 {
+            return Err("ends inside a field");
+        }
+        let v = b.get_u16();
+        self.rest = b;
+        Ok(v)
+    }
+    fn i32(&mut self) -> Result<i32, &'static str> {
+        let mut b = self.rest;
+        if b.len() < 4 {
+            return Err("ends inside a field");
+        }
+        let v = b.get_i32();
+        self.rest = b;
+        Ok(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_layout;
+
+    #[test]
+    fn layouts_are_checked_exactly() {
+        assert!(check_layout(b'Q', b"select 1\0").is_ok());
+        assert!(check_layout(b'Q', b"select 1").is_err());
+        assert!(check_layout(b'Q', b"a\0b").is_err());
+        assert!(check_layout(b'P', b"\0select $1\0\0\x01\0\0\0\x17").is_ok());
+        assert!(check_layout(b'P', b"\0select $1\0\0\x02\0\0\0\x17").is_err());
+        // Bind: portal, statement, 0 formats, 1 param "42", 0 result formats.
+        assert!(check_layout(b'B', b"\0\0\0\0\0\x01\0\0\0\x0242\0\0").is_ok());
+        assert!(check_layout(b'B', b"\0\0\0\0\0\x01\0\0\0\x0942\0\0").is_err());
+        assert!(check_layout(b'B', b"\0\0\0\0\0\x01\xff\xff\xff\xff\0\0").is_ok());
+        assert!(check_layout(b'B', b"\0\0\0\0\0\x01\xff\xff\xff\xf0\0\0").is_err());
+        assert!(check_layout(b'E', b"\0\0\0\0\0").is_ok());
+        assert!(check_layout(b'E', b"\0\0\0").is_err());
+        assert!(check_layout(b'D', b"S\0").is_ok());
+        assert!(check_layout(b'D', b"").is_err());
+        assert!(check_layout(b'S', b"").is_ok());
+        assert!(check_layout(b'S', b"x").is_err());
+        assert!(check_layout(b'd', b"anything").is_ok());
+    }
+}

@@ -1,0 +1,150 @@
+//! The backend's output buffer: messages are encoded with pgwire's codec into
+//! one buffer, and the buffer goes to the socket once per `Sync`, simple
+//! `Query` or `Flush` (or when a long result fills it), as PostgreSQL's
+//! `pq_putmessage` / `pq_flush` do.
+
+use crate::stream::Stream;
+use bytes::{BufMut, BytesMut};
+use pgwire::messages::data::{DataRow, FieldDescription, RowDescription, FORMAT_CODE_TEXT};
+use pgwire::messages::response::{ErrorResponse, NoticeResponse};
+use pgwire::messages::Message;
+use std::io::{self, Write};
+use turnstile_sync::sync::counter::{AtomicU64, Ordering};
+
+/// Output larger than this is written out before the result is complete
+/// (PostgreSQL's send buffer is 8 kB; a larger one keeps a typical result in
+/// one write).
+pub const OUTPUT_FLUSH_BYTES: usize = 64 * 1024;
+
+/// A backend's pending output.
+pub struct Output {
+    buf: BytesMut,
+    row: BytesMut,
+}
+
+impl Default for Output {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Output {
+    /// An empty buffer.
+    pub fn new() -> Self {
+        Output { buf: BytesMut::with_capacity(8 * 1024), row: BytesMut::new() }
+    }
+
+    /// Appends one message. Encoding fails only for a message longer than
+    /// the protocol allows; that becomes an error message in its place.
+    pub fn push<M: Message>(&mut self, msg: &M) {
+        let mark = self.buf.len();
+        if let Err(e) = msg.encode(&mut self.buf) {
+            self.buf.truncate(mark);
+            self.error("ERROR", "54000", &format!("message too long for the protocol: {e}"), None, None, None);
+        }
+    }
+
+    /// Appends an `ErrorResponse` (severity `ERROR` or `FATAL`).
+    pub fn error(
+        &mut self,
+        severity: &str,
+        code: &str,
+        message: &str,
+        detail: Option<&str>,
+        hint: Option<&str>,
+        position: Option<u32>,
+    ) {
+        let mut fields = vec![
+            (b'S', severity.to_owned()),
+            (b'V', severity.to_owned()),
+            (b'C', code.to_owned()),
+            (b'M', message.to_owned()),
+        ];
+        if let Some(d) = detail {
+            fields.push((b'D', d.to_owned()));
+        }
+        if let Some(h) = hint {
+            fields.push((b'H', h.to_owned()));
+        }
+        if let Some(p) = position {
+            fields.push((b'P', p.to_string()));
+        }
+        let _ = ErrorResponse::new(fields).encode(&mut self.buf);
+    }
+
+    /// Appends a `NoticeResponse`.
+    pub fn notice(&mut self, severity: &str, code: &str, message: &str) {
+        let fields = vec![
+            (b'S', severity.to_owned()),
+            (b'V', severity.to_owned()),
+            (b'C', code.to_owned()),
+            (b'M', message.to_owned()),
+        ];
+        let _ = NoticeResponse::new(fields).encode(&mut self.buf);
+    }
+
+    /// Appends a `RowDescription` of text-format columns.
+    pub fn row_description(&mut self, fields: &[turnstile_sql::FieldInfo]) {
+        let fields = fields
+            .iter()
+            .map(|f| {
+                FieldDescription::new(
+                    f.name.clone(),
+                    f.table_oid as i32,
+                    f.column,
+                    f.type_oid,
+                    f.type_len,
+                    f.type_modifier,
+                    FORMAT_CODE_TEXT,
+                )
+            })
+            .collect();
+        self.push(&RowDescription::new(fields));
+    }
+
+    /// Appends one `DataRow` of text values (`None` = NULL).
+    pub fn data_row(&mut self, values: &[Option<String>]) {
+        self.row.clear();
+        for v in values {
+            match v {
+                Some(s) => {
+                    self.row.put_i32(s.len() as i32);
+                    self.row.put_slice(s.as_bytes());
+                }
+                None => self.row.put_i32(-1),
+            }
+        }
+        let msg = DataRow::new(self.row.split(), values.len() as i16);
+        self.push(&msg);
+    }
+
+    /// Bytes pending.
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// True when nothing is pending.
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+
+    /// Writes everything pending to the socket (one `write` call unless the
+    /// kernel takes less), counting the calls in `writes`.
+    pub fn flush_to(&mut self, stream: &mut Stream, writes: &AtomicU64) -> io::Result<()> {
+        let mut off = 0;
+        while off < self.buf.len() {
+            writes.fetch_add(1, Ordering::Relaxed);
+            match stream.write(&self.buf[off..]) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => off += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.buf.clear();
+                    return Err(e);
+                }
+            }
+        }
+        self.buf.clear();
+        Ok(())
+    }
+}

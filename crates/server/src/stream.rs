@@ -1,0 +1,72 @@
+//! One client connection's socket: TCP or unix-domain, blocking.
+
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, TcpStream};
+use std::os::unix::net::UnixStream;
+
+/// A client socket, as the backend thread reads and writes it.
+#[derive(Debug)]
+pub enum Stream {
+    /// A TCP connection (`TCP_NODELAY` set, as PostgreSQL sets it).
+    Tcp(TcpStream),
+    /// A connection on the unix socket `<socket-dir>/.s.PGSQL.<port>`.
+    Unix(UnixStream),
+}
+
+impl Stream {
+    /// A second handle on the same socket (the server keeps one to shut the
+    /// connection down when it stops).
+    pub fn try_clone(&self) -> io::Result<Stream> {
+        Ok(match self {
+            Stream::Tcp(s) => Stream::Tcp(s.try_clone()?),
+            Stream::Unix(s) => Stream::Unix(s.try_clone()?),
+        })
+    }
+
+    /// Shuts both directions down: a backend blocked in `read` wakes with EOF.
+    pub fn shutdown(&self) {
+        // Ignored: the socket may already be closed by the peer.
+        let _ = match self {
+            Stream::Tcp(s) => s.shutdown(Shutdown::Both),
+            Stream::Unix(s) => s.shutdown(Shutdown::Both),
+        };
+    }
+
+    /// Sets the read timeout (`None` = block forever).
+    pub fn set_read_timeout(&self, t: Option<std::time::Duration>) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.set_read_timeout(t),
+            Stream::Unix(s) => s.set_read_timeout(t),
+        }
+    }
+
+    /// The client's address as `pg_stat_activity.client_addr` shows it
+    /// (`None` for a unix-socket client, as in PostgreSQL).
+    pub fn client_addr(&self) -> Option<String> {
+        match self {
+            Stream::Tcp(s) => s.peer_addr().ok().map(|a| a.ip().to_string()),
+            Stream::Unix(_) => None,
+        }
+    }
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.read(buf),
+            Stream::Unix(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.write(buf),
+            Stream::Unix(s) => s.write(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}

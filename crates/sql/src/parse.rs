@@ -1,0 +1,636 @@
+//! Splitting a query string into statements, the small pre-parser for what
+//! sqlparser cannot parse (`VACUUM`, `ANALYZE`, `CHECKPOINT`, `COPY`), and
+//! sqlparser (PostgreSQL dialect) for everything else.
+
+use crate::error::SqlError;
+use sqlparser::ast;
+use sqlparser::dialect::PostgreSqlDialect;
+use sqlparser::parser::Parser;
+
+/// A statement the pre-parser handles.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PreStmt {
+    /// `VACUUM [FULL] [ANALYZE] [VERBOSE] [table, …]`.
+    Vacuum {
+        /// `FULL`.
+        full: bool,
+        /// `ANALYZE`.
+        analyze: bool,
+        /// Tables (empty = every table).
+        tables: Vec<String>,
+    },
+    /// `ANALYZE [table, …]`.
+    Analyze(Vec<String>),
+    /// `CHECKPOINT`.
+    Checkpoint,
+    /// `COPY table [(cols)] FROM STDIN|'file' [options]`.
+    CopyFrom {
+        /// Target table.
+        table: String,
+        /// Target columns (empty = all).
+        columns: Vec<String>,
+        /// `None` = STDIN, else the server-side file.
+        file: Option<String>,
+        /// `FREEZE`.
+        freeze: bool,
+    },
+    /// `COPY table|(query) TO STDOUT|'file'`.
+    CopyTo {
+        /// `SELECT * FROM table` or the query text.
+        query: String,
+        /// `None` = STDOUT, else the server-side file.
+        file: Option<String>,
+    },
+}
+
+/// One parsed statement.
+#[derive(Clone, Debug)]
+pub enum Parsed {
+    /// Only whitespace and comments.
+    Empty,
+    /// Handled by the pre-parser.
+    Pre(PreStmt),
+    /// Parsed by sqlparser.
+    Ast(Box<ast::Statement>),
+}
+
+/// Splits `sql` at top-level semicolons: `(byte offset, text)` of each
+/// non-empty statement.
+pub fn split(sql: &str) -> Vec<(usize, &str)> {
+    let b = sql.as_bytes();
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut i = 0;
+    let mut depth = 0i32;
+    while i < b.len() {
+        match b[i] {
+            b'\'' | b'"' => {
+                let q = b[i];
+                i += 1;
+                while i < b.len() {
+                    if b[i] == q {
+                        if i + 1 < b.len() && b[i + 1] == q {
+                            i += 2;
+                            continue;
+                        }
+                        break;
+                    }
+                    i += 1;
+                }
+            }
+            b'-' if b.get(i + 1) == Some(&b'-') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
+                    i += 1;
+                }
+                i += 1;
+            }
+            b'$' => {
+                // $tag$ … $tag$ (not $1).
+                let tag_end = b[i + 1..].iter().position(|c| !(c.is_ascii_alphanumeric() || *c == b'_'));
+                if let Some(n) = tag_end {
+                    let end = i + 1 + n;
+                    if b.get(end) == Some(&b'$') && !b[i + 1..end].first().is_some_and(u8::is_ascii_digit) {
+                        let tag = &sql[i..=end];
+                        if let Some(close) = sql[end + 1..].find(tag) {
+                            i = end + 1 + close + tag.len() - 1;
+                        } else {
+                            i = b.len();
+                        }
+                    }
+                }
+            }
+            b'(' => depth += 1,
+            b')' => depth -= 1,
+            b';' => {
+                push_piece(sql, start, i, &mut out);
+                start = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    let _ = depth;
+    push_piece(sql, start, b.len().max(start), &mut out);
+    out
+}
+
+fn push_piece<'a>(sql: &'a str, start: usize, end: usize, out: &mut Vec<(usize, &'a str)>) {
+    let end = end.min(sql.len());
+    if start >= end {
+        return;
+    }
+    let piece = &sql[start..end];
+    if !strip_comments(piece).trim().is_empty() {
+        out.push((start, piece));
+    }
+}
+
+/// The text with comments replaced by spaces (quotes respected).
+fn strip_comments(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'-' && b.get(i + 1) == Some(&b'-') {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+            out.push(' ');
+            continue;
+        }
+        if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
+            i += 2;
+            while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
+                i += 1;
+            }
+            i += 2;
+            out.push(' ');
+            continue;
+        }
+        if b[i] == b'\'' {
+            let start = i;
+            i += 1;
+            while i < b.len() && b[i] != b'\'' {
+                i += 1;
+            }
+            i = (i + 1).min(b.len());
+            out.push_str(&s[start..i]);
+            continue;
+        }
+        let ch = s[i..].chars().next().unwrap_or(' ');
+        out.push(ch);
+        i += ch.len_utf8();
+    }
+    out
+}
+
+/// Tokens of a pre-parsed statement: words, quoted identifiers/strings,
+/// punctuation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Tok {
+    Word(String),
+    Quoted(String),
+    Str(String),
+    Punct(char),
+}
+
+fn tokenize(s: &str) -> Result<Vec<Tok>, SqlError> {
+    let mut out = Vec::new();
+    let chars: Vec<char> = s.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c.is_whitespace() {
+            i += 1;
+        } else if c == '\'' || c == '"' {
+            let mut v = String::new();
+            i += 1;
+            loop {
+                match chars.get(i) {
+                    None => return Err(SqlError::new("42601", "unterminated quoted string")),
+                    Some(&q) if q == c => {
+                        if chars.get(i + 1) == Some(&c) {
+                            v.push(c);
+                            i += 2;
+                        } else {
+                            i += 1;
+                            break;
+                        }
+                    }
+                    Some(&x) => {
+                        v.push(x);
+                        i += 1;
+                    }
+                }
+            }
+            out.push(if c == '"' { Tok::Quoted(v) } else { Tok::Str(v) });
+        } else if c.is_alphanumeric() || c == '_' || c == '.' {
+            let mut v = String::new();
+            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_' || chars[i] == '.') {
+                v.push(chars[i]);
+                i += 1;
+            }
+            out.push(Tok::Word(v.to_ascii_lowercase()));
+        } else {
+            out.push(Tok::Punct(c));
+            i += 1;
+        }
+    }
+    Ok(out)
+}
+
+fn name_of(t: &Tok) -> Option<String> {
+    match t {
+        Tok::Word(w) => Some(w.strip_prefix("public.").unwrap_or(w).to_owned()),
+        Tok::Quoted(q) => Some(q.clone()),
+        _ => None,
+    }
+}
+
+fn syntax_near(t: Option<&Tok>) -> SqlError {
+    let near = match t {
+        None => "end of input".to_owned(),
+        Some(Tok::Word(w) | Tok::Quoted(w)) => format!("\"{w}\""),
+        Some(Tok::Str(s)) => format!("\"'{s}'\""),
+        Some(Tok::Punct(p)) => format!("\"{p}\""),
+    };
+    if t.is_none() {
+        SqlError::new("42601", "syntax error at end of input")
+    } else {
+        SqlError::new("42601", format!("syntax error at or near {near}"))
+    }
+}
+
+/// Comma-separated table names.
+fn name_list(toks: &[Tok]) -> Result<Vec<String>, SqlError> {
+    let mut out = Vec::new();
+    let mut expect_name = true;
+    for t in toks {
+        match (expect_name, t) {
+            (true, t) => {
+                out.push(name_of(t).ok_or_else(|| syntax_near(Some(t)))?);
+                expect_name = false;
+            }
+            (false, Tok::Punct(',')) => expect_name = true,
+            (false, t) => return Err(syntax_near(Some(t))),
+        }
+    }
+    if expect_name && !out.is_empty() {
+        return Err(syntax_near(None));
+    }
+    Ok(out)
+}
+
+fn first_word(s: &str) -> String {
+    strip_comments(s)
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect::<String>()
+        .to_ascii_lowercase()
+}
+
+/// Parses one statement (`offset` = its byte position in the whole string,
+/// for error positions).
+pub fn parse_one(sql: &str, piece: &str, offset: usize) -> Result<Parsed, SqlError> {
+    let word = first_word(piece);
+    match word.as_str() {
+        "" => return Ok(Parsed::Empty),
+        "vacuum" | "analyze" | "analyse" | "checkpoint" | "copy" => {
+            return preparse(&word, piece).map(Parsed::Pre).map_err(|mut e| {
+                if e.code == "42601" && e.position.is_none() {
+                    e.position = Some(char_pos(sql, offset + piece.len() - piece.trim_start().len()));
+                }
+                e
+            })
+        }
+        _ => {}
+    }
+    let dialect = PostgreSqlDialect {};
+    match Parser::parse_sql(&dialect, piece) {
+        Ok(mut v) => match v.len() {
+            0 => Ok(Parsed::Empty),
+            1 => Ok(Parsed::Ast(Box::new(v.remove(0)))),
+            _ => Err(SqlError::new("42601", "cannot insert multiple commands into a prepared statement")),
+        },
+        Err(e) => Err(parser_error(sql, piece, offset, &e.to_string())),
+    }
+}
+
+/// Turns sqlparser's message ("… at Line: l, Column: c") into 42601 with a
+/// 1-based character position in the whole query string.
+fn parser_error(sql: &str, piece: &str, offset: usize, msg: &str) -> SqlError {
+    let msg = msg.trim_start_matches("sql parser error: ");
+    let (text, loc) = match msg.rfind(" at Line: ") {
+        Some(at) => (&msg[..at], Some(&msg[at + 10..])),
+        None => (msg, None),
+    };
+    let mut position = None;
+    if let Some(loc) = loc {
+        let mut it = loc.split(", Column: ");
+        let line = it.next().and_then(|l| l.trim().parse::<usize>().ok());
+        let col = it.next().and_then(|c| c.trim().parse::<usize>().ok());
+        if let (Some(line), Some(col)) = (line, col) {
+            // Byte offset of that line/column inside `piece`.
+            let mut byte = 0;
+            for (i, l) in piece.split_inclusive('\n').enumerate() {
+                if i + 1 == line {
+                    byte += l.char_indices().nth(col.saturating_sub(1)).map_or(l.len(), |(b, _)| b);
+                    break;
+                }
+                byte += l.len();
+            }
+            position = Some(char_pos(sql, offset + byte.min(piece.len())));
+        }
+    }
+    let near = text.rsplit_once("found: ").map(|(_, f)| f.trim().to_owned());
+    let message = match near.as_deref() {
+        Some("EOF") | None => "syntax error at end of input".to_owned(),
+        Some(n) => format!("syntax error at or near \"{n}\""),
+    };
+    let mut e = SqlError::new("42601", message);
+    e.detail = Some(text.to_owned());
+    e.position = position.or_else(|| Some(char_pos(sql, offset + piece.len())));
+    e
+}
+
+/// 1-based character position of byte `byte` in `sql`.
+pub fn char_pos(sql: &str, byte: usize) -> u32 {
+    let byte = byte.min(sql.len());
+    let mut b = byte;
+    while !sql.is_char_boundary(b) {
+        b -= 1;
+    }
+    sql[..b].chars().count() as u32 + 1
+}
+
+/// For `COPY (query) …`: the query's text and what follows it.
+fn copy_query(text: &str) -> Option<(String, String)> {
+    let t = text.trim_start();
+    let after = t.get(4..)?.trim_start();
+    if !t[..4].eq_ignore_ascii_case("copy") || !after.starts_with('(') {
+        return None;
+    }
+    let b = after.as_bytes();
+    let mut depth = 0;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\'' | b'"' => {
+                let q = b[i];
+                i += 1;
+                while i < b.len() && b[i] != q {
+                    i += 1;
+                }
+            }
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some((after[1..i].to_owned(), after[i + 1..].to_owned()));
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+fn preparse(word: &str, piece: &str) -> Result<PreStmt, SqlError> {
+    let mut text = strip_comments(piece);
+    let mut inner_query = None;
+    if word == "copy" {
+        if let Some((q, rest)) = copy_query(&text) {
+            inner_query = Some(q);
+            text = format!("copy (q) {rest}");
+        }
+    }
+    let toks = tokenize(&text)?;
+    let rest = &toks[1..];
+    match word {
+        "checkpoint" => {
+            if let Some(t) = rest.first() {
+                return Err(syntax_near(Some(t)));
+            }
+            Ok(PreStmt::Checkpoint)
+        }
+        "analyze" | "analyse" => {
+            let rest: Vec<Tok> = rest.iter().filter(|t| **t != Tok::Word("verbose".into())).cloned().collect();
+            Ok(PreStmt::Analyze(name_list(&rest)?))
+        }
+        "vacuum" => {
+            let (mut full, mut analyze) = (false, false);
+            let mut i = 0;
+            if rest.first() == Some(&Tok::Punct('(')) {
+                i = 1;
+                loop {
+                    match rest.get(i) {
+                        Some(Tok::Punct(')')) => {
+                            i += 1;
+                            break;
+                        }
+                        Some(Tok::Punct(',')) => i += 1,
+                        Some(Tok::Word(w)) => {
+                            match w.as_str() {
+                                "full" => full = true,
+                                "analyze" | "analyse" => analyze = true,
+                                "verbose" | "freeze" | "skip_locked" | "true" | "on" | "1" => {}
+                                "false" | "off" | "0" => {}
+                                other => {
+                                    return Err(SqlError::new(
+                                        "42601",
+                                        format!("unrecognized VACUUM option \"{other}\""),
+                                    ))
+                                }
+                            }
+                            i += 1;
+                        }
+                        t => return Err(syntax_near(t)),
+                    }
+                }
+            } else {
+                while let Some(Tok::Word(w)) = rest.get(i) {
+                    match w.as_str() {
+                        "full" => full = true,
+                        "analyze" | "analyse" => analyze = true,
+                        "verbose" | "freeze" => {}
+                        _ => break,
+                    }
+                    i += 1;
+                }
+            }
+            Ok(PreStmt::Vacuum { full, analyze, tables: name_list(&rest[i..])? })
+        }
+        _ => match (preparse_copy(rest)?, inner_query) {
+            (PreStmt::CopyTo { file, .. }, Some(query)) => Ok(PreStmt::CopyTo { query, file }),
+            (other, _) => Ok(other),
+        },
+    }
+}
+
+fn preparse_copy(rest: &[Tok]) -> Result<PreStmt, SqlError> {
+    let mut i = 0;
+    let source = match rest.first() {
+        Some(Tok::Punct('(')) => {
+            // COPY (query) TO …: find the matching parenthesis in tokens,
+            // then rebuild the query text from the original tokens.
+            let mut depth = 0;
+            let mut end = None;
+            for (k, t) in rest.iter().enumerate() {
+                match t {
+                    Tok::Punct('(') => depth += 1,
+                    Tok::Punct(')') => {
+                        depth -= 1;
+                        if depth == 0 {
+                            end = Some(k);
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let end = end.ok_or_else(|| syntax_near(None))?;
+            i = end + 1;
+            Err(untokenize(&rest[1..end]))
+        }
+        Some(t) => {
+            let table = name_of(t).ok_or_else(|| syntax_near(Some(t)))?;
+            i += 1;
+            let mut cols = Vec::new();
+            if rest.get(i) == Some(&Tok::Punct('(')) {
+                let close = rest[i..].iter().position(|t| *t == Tok::Punct(')')).ok_or_else(|| syntax_near(None))?;
+                cols = name_list(&rest[i + 1..i + close])?;
+                i += close + 1;
+            }
+            Ok((table, cols))
+        }
+        None => return Err(syntax_near(None)),
+    };
+    let dir = rest.get(i).cloned();
+    i += 1;
+    let target = match rest.get(i) {
+        Some(Tok::Word(w)) if w == "stdin" || w == "stdout" => None,
+        Some(Tok::Str(f)) => Some(f.clone()),
+        Some(Tok::Word(w)) if w == "program" => return Err(SqlError::unsupported("COPY … PROGRAM")),
+        t => return Err(syntax_near(t)),
+    };
+    i += 1;
+    // Options: [WITH] ( opt [value], … ) or legacy words.
+    let mut freeze = false;
+    let mut opts = &rest[i..];
+    if opts.first() == Some(&Tok::Word("with".into())) {
+        opts = &opts[1..];
+    }
+    let mut k = 0;
+    let paren = opts.first() == Some(&Tok::Punct('('));
+    if paren {
+        k = 1;
+    }
+    while k < opts.len() {
+        match &opts[k] {
+            Tok::Punct(')') if paren => {
+                k += 1;
+                if let Some(t) = opts.get(k) {
+                    return Err(syntax_near(Some(t)));
+                }
+                break;
+            }
+            Tok::Punct(',') => k += 1,
+            Tok::Word(w) => {
+                let value = match opts.get(k + 1) {
+                    Some(Tok::Word(v)) if paren => {
+                        k += 1;
+                        Some(v.clone())
+                    }
+                    Some(Tok::Str(v)) => {
+                        k += 1;
+                        Some(v.clone())
+                    }
+                    _ => None,
+                };
+                k += 1;
+                match (w.as_str(), value.as_deref()) {
+                    ("freeze", None | Some("on" | "true" | "1")) => freeze = true,
+                    ("freeze", Some("off" | "false" | "0")) => freeze = false,
+                    ("format", Some("text")) => {}
+                    ("format", Some(f)) => return Err(SqlError::unsupported(&format!("COPY format {f}"))),
+                    ("binary", _) => return Err(SqlError::unsupported("COPY format binary")),
+                    ("csv", _) => return Err(SqlError::unsupported("COPY format csv")),
+                    (o, _) => return Err(SqlError::unsupported(&format!("the COPY option {o}"))),
+                }
+            }
+            t => return Err(syntax_near(Some(t))),
+        }
+    }
+    match (dir, source) {
+        (Some(Tok::Word(d)), Ok((table, columns))) if d == "from" => {
+            if matches!(rest.get(i - 1), Some(Tok::Word(w)) if w == "stdout") {
+                return Err(syntax_near(rest.get(i - 1)));
+            }
+            Ok(PreStmt::CopyFrom { table, columns, file: target, freeze })
+        }
+        (Some(Tok::Word(d)), source) if d == "to" => {
+            let query = match source {
+                Ok((table, cols)) if cols.is_empty() => format!("SELECT * FROM \"{table}\""),
+                Ok((table, cols)) => format!(
+                    "SELECT {} FROM \"{table}\"",
+                    cols.iter().map(|c| format!("\"{c}\"")).collect::<Vec<_>>().join(", ")
+                ),
+                Err(q) => q,
+            };
+            Ok(PreStmt::CopyTo { query, file: target })
+        }
+        (Some(Tok::Word(d)), Err(_)) if d == "from" => Err(SqlError::new("42601", "COPY (query) FROM is not valid")),
+        (t, _) => Err(syntax_near(t.as_ref())),
+    }
+}
+
+fn untokenize(toks: &[Tok]) -> String {
+    let mut s = String::new();
+    for t in toks {
+        if !s.is_empty() {
+            s.push(' ');
+        }
+        match t {
+            Tok::Word(w) => s.push_str(w),
+            Tok::Quoted(q) => {
+                s.push('"');
+                s.push_str(&q.replace('"', "\"\""));
+                s.push('"');
+            }
+            Tok::Str(v) => {
+                s.push('\'');
+                s.push_str(&v.replace('\'', "''"));
+                s.push('\'');
+            }
+            Tok::Punct(p) => s.push(*p),
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_at_top_level_semicolons_only() {
+        let v = split("select 1; select 'a;b'; -- c;\n select $$x;y$$;;");
+        assert_eq!(v.len(), 3);
+        assert_eq!(v[1].1.trim(), "select 'a;b'");
+        assert!(split("  -- only a comment\n").is_empty());
+    }
+
+    #[test]
+    fn preparses_what_sqlparser_cannot() {
+        assert_eq!(
+            preparse("vacuum", "VACUUM FULL ANALYZE pgbench_accounts").unwrap(),
+            PreStmt::Vacuum { full: true, analyze: true, tables: vec!["pgbench_accounts".into()] }
+        );
+        assert_eq!(
+            preparse("copy", "copy pgbench_branches from stdin with (freeze on)").unwrap(),
+            PreStmt::CopyFrom { table: "pgbench_branches".into(), columns: vec![], file: None, freeze: true }
+        );
+        assert!(matches!(
+            preparse("copy", "COPY (SELECT repeat(random()::text, 5) FROM generate_series(1, 3)) TO '/tmp/x'").unwrap(),
+            PreStmt::CopyTo { file: Some(_), .. }
+        ));
+        assert_eq!(preparse("checkpoint", "checkpoint x").unwrap_err().code, "42601");
+    }
+
+    #[test]
+    fn syntax_errors_carry_their_position() {
+        let sql = "select 1; selec 2";
+        let (off, piece) = split(sql)[1];
+        let e = parse_one(sql, piece, off).unwrap_err();
+        assert_eq!(e.code, "42601");
+        assert_eq!(e.position, Some(11));
+    }
+}

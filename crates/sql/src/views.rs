@@ -1,0 +1,277 @@
+//! System views with PostgreSQL 15's column names and type OIDs:
+//! `pg_locks`, `pg_stat_activity`, `pg_stat_lock` (modelled on PostgreSQL
+//! 19's, with `fastpath_exceeded`), `pg_class`, `pg_namespace`,
+//! `pg_database`. Each is computed from the engine's live state when a
+//! query reads it.
+
+use crate::error::SqlError;
+use crate::expr::Services;
+use crate::value::{Datum, SqlType};
+use turnstile_engine::catalog::RelKind;
+use turnstile_engine::Session;
+use turnstile_lock::LockTagKind;
+
+/// A system view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum View {
+    /// `pg_locks`.
+    Locks,
+    /// `pg_stat_activity`.
+    Activity,
+    /// `pg_stat_lock`.
+    LockStats,
+    /// `pg_class`.
+    Class,
+    /// `pg_namespace`.
+    Namespace,
+    /// `pg_database`.
+    Database,
+}
+
+/// `public`'s OID.
+pub const PUBLIC_NAMESPACE: u32 = 2200;
+/// `pg_catalog`'s OID.
+pub const CATALOG_NAMESPACE: u32 = 11;
+/// pg_backend_pid() = this + the lock-manager backend number.
+pub const PID_BASE: i32 = 10_000;
+
+use SqlType::*;
+
+const LOCKS: &[(&str, SqlType)] = &[
+    ("locktype", Text),
+    ("database", Oid),
+    ("relation", Oid),
+    ("page", Int4),
+    ("tuple", Int2),
+    ("virtualxid", Text),
+    ("transactionid", Xid),
+    ("classid", Oid),
+    ("objid", Oid),
+    ("objsubid", Int2),
+    ("virtualtransaction", Text),
+    ("pid", Int4),
+    ("mode", Text),
+    ("granted", Bool),
+    ("fastpath", Bool),
+    ("waitstart", TimestampTz),
+];
+
+const ACTIVITY: &[(&str, SqlType)] = &[
+    ("datid", Oid),
+    ("datname", Name),
+    ("pid", Int4),
+    ("leader_pid", Int4),
+    ("usesysid", Oid),
+    ("usename", Name),
+    ("application_name", Text),
+    ("client_addr", Text),
+    ("client_hostname", Text),
+    ("client_port", Int4),
+    ("backend_start", TimestampTz),
+    ("xact_start", TimestampTz),
+    ("query_start", TimestampTz),
+    ("state_change", TimestampTz),
+    ("wait_event_type", Text),
+    ("wait_event", Text),
+    ("state", Text),
+    ("backend_xid", Xid),
+    ("backend_xmin", Xid),
+    ("query_id", Int8),
+    ("query", Text),
+    ("backend_type", Text),
+];
+
+const LOCK_STATS: &[(&str, SqlType)] = &[
+    ("locktype", Text),
+    ("waits", Int8),
+    ("wait_time", Float8),
+    ("fastpath_exceeded", Int8),
+    ("deadlocks", Int8),
+    ("timeouts", Int8),
+    ("stats_reset", TimestampTz),
+];
+
+const CLASS: &[(&str, SqlType)] =
+    &[("oid", Oid), ("relname", Name), ("relnamespace", Oid), ("relkind", QChar), ("relispartition", Bool)];
+
+const NAMESPACE: &[(&str, SqlType)] = &[("oid", Oid), ("nspname", Name)];
+const DATABASE: &[(&str, SqlType)] = &[("oid", Oid), ("datname", Name)];
+
+impl View {
+    /// The view called `name`, if any.
+    pub fn named(name: &str) -> Option<View> {
+        Some(match name {
+            "pg_locks" => View::Locks,
+            "pg_stat_activity" => View::Activity,
+            "pg_stat_lock" => View::LockStats,
+            "pg_class" => View::Class,
+            "pg_namespace" => View::Namespace,
+            "pg_database" => View::Database,
+            _ => return None,
+        })
+    }
+
+    /// Its columns.
+    pub fn columns(self) -> &'static [(&'static str, SqlType)] {
+        match self {
+            View::Locks => LOCKS,
+            View::Activity => ACTIVITY,
+            View::LockStats => LOCK_STATS,
+            View::Class => CLASS,
+            View::Namespace => NAMESPACE,
+            View::Database => DATABASE,
+        }
+    }
+}
+
+fn text(s: impl Into<String>) -> Datum {
+    Datum::Text(s.into())
+}
+
+fn opt_text(s: Option<&str>) -> Datum {
+    s.map_or(Datum::Null, text)
+}
+
+/// The view's rows now.
+pub fn rows(view: View, session: &mut Session, services: &mut dyn Services) -> Result<Vec<Vec<Datum>>, SqlError> {
+    let engine = std::sync::Arc::clone(session.engine());
+    let shared = services.shared();
+    Ok(match view {
+        View::Locks => engine
+            .locks_view()
+            .into_iter()
+            .map(|l| {
+                vec![
+                    text(l.locktype),
+                    Datum::Int(l.database.into()),
+                    l.relation.map_or(Datum::Null, |r| Datum::Int(r.into())),
+                    Datum::Null,
+                    Datum::Null,
+                    Datum::Null,
+                    Datum::Null,
+                    Datum::Null,
+                    Datum::Null,
+                    Datum::Null,
+                    Datum::Null,
+                    Datum::Int(i64::from(PID_BASE) + l.backend as i64),
+                    text(l.mode.name()),
+                    Datum::Bool(l.granted),
+                    Datum::Bool(l.fastpath),
+                    l.wait_start.map_or(Datum::Null, |d| Datum::Timestamp(shared.started + d.as_micros() as i64)),
+                ]
+            })
+            .collect(),
+        View::Activity => {
+            let registry = shared.backends();
+            let me = services.pid();
+            engine
+                .activity()
+                .into_iter()
+                .map(|a| {
+                    let info = registry.iter().find(|b| b.activity_slot == a.backend);
+                    let ts = |us: u64| Datum::Timestamp(shared.started + us as i64);
+                    let query_start = if a.query_start_us == 0 { Datum::Null } else { ts(a.query_start_us) };
+                    let (pid, datid, datname, usename, app, addr, start, query) = match info {
+                        Some(b) => (
+                            Datum::Int(b.pid.into()),
+                            Datum::Int(b.datid.into()),
+                            text(b.datname.clone()),
+                            text(b.usename.clone()),
+                            text(b.application_name()),
+                            opt_text(b.client_addr.as_deref()),
+                            Datum::Timestamp(b.backend_start),
+                            text(b.query()),
+                        ),
+                        None => (
+                            Datum::Null,
+                            Datum::Null,
+                            Datum::Null,
+                            Datum::Null,
+                            text(""),
+                            Datum::Null,
+                            Datum::Null,
+                            text(a.query.clone()),
+                        ),
+                    };
+                    vec![
+                        datid,
+                        datname,
+                        pid,
+                        Datum::Null,
+                        Datum::Int(10),
+                        usename,
+                        app,
+                        addr,
+                        Datum::Null,
+                        Datum::Null,
+                        start,
+                        Datum::Null,
+                        query_start.clone(),
+                        query_start,
+                        opt_text(a.wait_event_type),
+                        opt_text(a.wait_event),
+                        // The backend reading the view is running this query.
+                        text(if info.is_some_and(|b| b.pid == me) { "active" } else { a.state.name() }),
+                        Datum::Null,
+                        Datum::Null,
+                        Datum::Null,
+                        query,
+                        text("client backend"),
+                    ]
+                })
+                .collect()
+        }
+        View::LockStats => {
+            let s = engine.lock_stats();
+            LockTagKind::ALL
+                .iter()
+                .map(|k| {
+                    let i = *k as usize;
+                    let relation = *k == LockTagKind::Relation;
+                    vec![
+                        text(k.name()),
+                        Datum::Int(s.waits[i] as i64),
+                        Datum::Float(s.wait_ns[i] as f64 / 1e6),
+                        Datum::Int(if relation { s.fast_path_overflows as i64 } else { 0 }),
+                        Datum::Int(if relation { s.deadlocks as i64 } else { 0 }),
+                        Datum::Int(if relation { s.timeouts as i64 } else { 0 }),
+                        Datum::Null,
+                    ]
+                })
+                .collect()
+        }
+        View::Class => {
+            let cat = engine.catalog().snapshot();
+            cat.relations
+                .values()
+                .filter(|r| r.db == session.database())
+                .map(|r| {
+                    let kind = match r.kind {
+                        RelKind::Table => "r",
+                        RelKind::PartitionedTable => "p",
+                        RelKind::Index => "i",
+                        RelKind::PartitionedIndex => "I",
+                    };
+                    vec![
+                        Datum::Int(r.id.into()),
+                        text(r.name.clone()),
+                        Datum::Int(PUBLIC_NAMESPACE.into()),
+                        text(kind),
+                        Datum::Bool(r.parent.is_some() && r.index.is_none()),
+                    ]
+                })
+                .collect()
+        }
+        View::Namespace => vec![
+            vec![Datum::Int(CATALOG_NAMESPACE.into()), text("pg_catalog")],
+            vec![Datum::Int(PUBLIC_NAMESPACE.into()), text("public")],
+        ],
+        View::Database => engine
+            .catalog()
+            .snapshot()
+            .databases
+            .values()
+            .map(|d| vec![Datum::Int(d.id.into()), text(d.name.clone())])
+            .collect(),
+    })
+}
