@@ -239,7 +239,7 @@ impl Session {
     /// The planner, over this session's relation cache and backend.
     fn planner(&mut self) -> Planner<'_> {
         let rels = RelLocker::new(self.engine.catalog(), &mut self.relcache, &mut self.backend, self.db);
-        Planner::new(rels, self.engine.config())
+        Planner::new(rels, self.engine.pool(), self.engine.config())
     }
 
     /// The executor, over this session's relation cache, backend and block

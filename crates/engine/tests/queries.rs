@@ -112,8 +112,11 @@ fn joins_match_the_oracle_in_every_variant() {
 /// Relation locks taken by one execution, as PostgreSQL 15 takes them on
 /// the W1 query (`pg_locks` in an open transaction): with P partitions
 /// each having two indexes, a simple execution locks 3P + 3 relations, a
-/// prepared (generic) one 2P + 3. With `index_prefilter` the planner skips
-/// the primary keys it cannot use: 2P + 3 in both modes.
+/// prepared (generic) one 2P + 2: `branches` fits in one page and the 10
+/// outer lookups are fewer than its rows, so it is hashed, not probed by
+/// index (PostgreSQL 15's plan and count, 22, at P = 10). With
+/// `index_prefilter` a simple plan skips the primary keys it cannot use:
+/// 2P + 3.
 #[test]
 fn lock_counts_follow_postgresqls_shapes() {
     let p = 10u64;
@@ -133,7 +136,8 @@ fn lock_counts_follow_postgresqls_shapes() {
             let d = s.backend().stats().since(&before);
             let expected = match (profile, mode) {
                 (Profile::Classic, QueryMode::Simple) => 3 * p + 3,
-                _ => 2 * p + 3,
+                (_, QueryMode::Simple) => 2 * p + 3,
+                (_, QueryMode::Prepared) => 2 * p + 2,
             };
             assert_eq!(locks, expected, "{profile} {mode:?}: pg_locks rows");
             assert_eq!(d.fast_path_acquires + d.shared_acquires, expected, "{profile} {mode:?}: {d:?}");
@@ -199,8 +203,9 @@ fn views_report_the_work_done() {
             s.run(QueryMode::Prepared, &w1_query(), &mut slot, &[Value::Int4(i)]).unwrap();
         }
         let m = s.memory_stats();
-        // One scan-state chunk per index scan (10 partitions + branches).
-        assert!(m.contexts >= 5 && m.allocations >= 5 * 11, "{m:?}");
+        // One scan-state chunk per index scan (10 partitions; `branches`,
+        // one page, is read sequentially for the hash join).
+        assert!(m.contexts >= 5 && m.allocations >= 5 * 10, "{m:?}");
         assert!(m.blocks_from_cache > 0, "the block cache served nothing: {m:?}");
     }
     let ext = engine.extension_stats();

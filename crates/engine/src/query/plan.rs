@@ -18,7 +18,17 @@
 //!      an equality predicate nor a join column, *before* anything is
 //!      locked; only the candidates are locked.
 //! 4. A join whose inner relation has an index on the join column becomes
-//!    a nested loop with an inner index scan; otherwise a hash join.
+//!    a nested loop with an inner index scan; otherwise a hash join. As in
+//!    PostgreSQL's plans of the seed queries, an inner relation of one
+//!    page is read sequentially (hash join) unless the outer side is known
+//!    to probe it more often than it has rows: `branches` under 10
+//!    partitions and every W2 dimension are hashed, `branches` under 100
+//!    partitions is probed (PostgreSQL: nested loop, `Memoize`, index
+//!    scan). This is a rule fitted to PostgreSQL 15's cost-based choices on
+//!    those shapes, not its cost model: turnstile keeps no statistics, so
+//!    an equality lookup through an index is estimated at one row per
+//!    relation read, a join on the inner's unique key keeps the row count,
+//!    and anything else is unknown (the index is kept).
 //!
 //! The plan records what the executor must lock on every execution: each
 //! relation of the range table (tables and, unpruned, their partitions)
@@ -28,11 +38,13 @@
 use super::{Operand, Query, QueryError};
 use crate::catalog::{IndexInfo, PartitionBound, RelEntry, RelId, RelKind};
 use crate::error::Result;
+use crate::heap::HeapScan;
 use crate::lmgr::RelLocker;
 use crate::types::{ColumnType, Value};
 use std::fmt::Write as _;
 use std::sync::Arc;
 use turnstile_lock::LockMode;
+use turnstile_storage::{BufferPool, Fork, RelFileId};
 use turnstile_sync::Config;
 
 /// How one relation is read.
@@ -204,6 +216,7 @@ type Filter = (usize, Operand);
 #[derive(Debug)]
 pub struct Planner<'a> {
     rels: RelLocker<'a>,
+    pool: &'a BufferPool,
     prefilter: bool,
     /// Relation locks taken by the plan being made (for reports).
     planner_locks: usize,
@@ -212,10 +225,10 @@ pub struct Planner<'a> {
 }
 
 impl<'a> Planner<'a> {
-    /// A planner over `rels` (the session's relation cache and backend) with
-    /// `config`'s planner settings.
-    pub(crate) fn new(rels: RelLocker<'a>, config: &Config) -> Planner<'a> {
-        Planner { rels, prefilter: config.planner.index_prefilter, planner_locks: 0, executor_locks: Vec::new() }
+    /// A planner over `rels` (the session's relation cache and backend),
+    /// sizing relations through `pool`, with `config`'s planner settings.
+    pub(crate) fn new(rels: RelLocker<'a>, pool: &'a BufferPool, config: &Config) -> Planner<'a> {
+        Planner { rels, pool, prefilter: config.planner.index_prefilter, planner_locks: 0, executor_locks: Vec::new() }
     }
 
     /// Plans `query`. `params` are the parameter values of a custom plan
@@ -233,6 +246,8 @@ impl<'a> Planner<'a> {
         let join_cols = join_columns(query, &entries, &names, &offsets)?;
 
         let mut tables = Vec::with_capacity(entries.len());
+        // Rows the tables planned so far yield, when the estimate is known.
+        let mut outer_rows: Option<u64> = None;
         for (ti, e) in entries.iter().enumerate() {
             self.executor_locks.push(e.rel.id);
             let join_col = if ti == 0 { None } else { Some(join_cols[ti - 1].1) };
@@ -240,12 +255,23 @@ impl<'a> Planner<'a> {
             let mut leaves = Vec::with_capacity(leaf_ids.len());
             for (id, bound) in leaf_ids {
                 let leaf = if id == e.rel.id { Arc::clone(e) } else { self.rels.entry(id)? };
-                let access = self.choose_index(&leaf, &filters[ti], join_col)?;
+                let mut access = self.choose_index(&leaf, &filters[ti], join_col)?;
+                if matches!(access, Access::IndexScan { key: IndexKey::Outer, .. })
+                    && self.one_page_outnumbering(id, outer_rows)?
+                {
+                    access = Access::SeqScan;
+                }
                 if let Access::IndexScan { index, .. } = &access {
                     self.executor_locks.push(*index);
                 }
                 leaves.push(Leaf { rel: id, name: leaf.rel.name.clone(), bound, access });
             }
+            outer_rows = match join_col {
+                None => equality_lookups(&leaves),
+                // A join on the inner table's unique key keeps the row count.
+                Some(c) if e.indexes.iter().any(|ix| ix.unique && ix.columns == [c]) => outer_rows,
+                Some(_) => None,
+            };
             tables.push(TablePlan {
                 name: e.rel.name.clone(),
                 rel: e.rel.id,
@@ -331,6 +357,30 @@ impl<'a> Planner<'a> {
         Ok((keep, runtime_prune))
     }
 
+    /// Step 3b: whether the inner relation `id` of a join is better read
+    /// sequentially than probed through its index once per outer row:
+    /// PostgreSQL's costs make a one-page relation a sequential scan (one
+    /// page, `seq_page_cost` 1, against at least two random page reads,
+    /// `random_page_cost` 4 each, for one probe) unless the outer side
+    /// probes it more often than it has rows, when a nested loop over its
+    /// index (under `Memoize`) wins. `outer_rows` is the outer estimate
+    /// (`None`: unknown, as for a scan without an equality lookup). A
+    /// relation without pages is sized as PostgreSQL sizes a
+    /// never-vacuumed one (10 pages), so it keeps its index.
+    fn one_page_outnumbering(&self, id: RelId, outer_rows: Option<u64>) -> Result<bool> {
+        let Some(outer) = outer_rows else { return Ok(false) };
+        let file = RelFileId::new(self.rels.database(), id);
+        if self.pool.store().nblocks(file, Fork::Main)? != 1 {
+            return Ok(false);
+        }
+        let mut tuples = 0u64;
+        for item in HeapScan::new(self.pool, file)? {
+            item?;
+            tuples += 1;
+        }
+        Ok(outer <= tuples)
+    }
+
     /// Step 3: how relation `leaf` is read — an index scan on the best
     /// index whose leading column has an equality predicate (`filters`) or
     /// is the join column (`join_col`), else a sequential scan. Without the
@@ -383,6 +433,16 @@ impl<'a> Planner<'a> {
             },
         })
     }
+}
+
+/// Rows a table yields when every relation it reads is an index lookup
+/// on an equality predicate: one per lookup (PostgreSQL's estimate for a
+/// key whose values are distinct; turnstile keeps no column statistics).
+fn equality_lookups(leaves: &[Leaf]) -> Option<u64> {
+    leaves
+        .iter()
+        .all(|l| matches!(&l.access, Access::IndexScan { key: IndexKey::Filter(_), .. }))
+        .then_some(leaves.len() as u64)
 }
 
 /// The equality predicates of `query`, by table: column number and

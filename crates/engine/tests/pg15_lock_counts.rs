@@ -1,0 +1,228 @@
+//! Relation locks one execution of each seed query holds, against
+//! PostgreSQL 15's, measured on this machine with `pg_locks` inside an
+//! open transaction (`/work/shared/pg15/results/locks.csv`): simple mode
+//! (planned each time: the planner locks every index of every table it
+//! plans) and prepared mode (a generic plan: every range-table relation,
+//! then the indexes the plan scans). The schemas are the seeds' (indexes
+//! per table included); sizes are small but keep PostgreSQL's plan
+//! shapes: `branches` and each dimension fit in one page, `synth` is empty.
+//!
+//! `classic` must equal PostgreSQL 15 (16 fast-path slots, the rest in the
+//! shared table); `scalable` takes the same locks, all on the fast path,
+//! except that its planner (seed 003's prefilter) skips the indexes a
+//! simple plan cannot use.
+
+use turnstile_engine::catalog::{PartitionBound, PartitionStrategy, RelKind};
+use turnstile_engine::query::{Operand, Query, QueryMode};
+use turnstile_engine::types::ColumnType::{Int4, Text};
+use turnstile_engine::types::Value;
+use turnstile_engine::{Engine, Session};
+use turnstile_sync::{Config, Profile};
+
+/// Locks held by one execution: (tables, indexes, fast path).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Held {
+    tables: usize,
+    indexes: usize,
+    fastpath: usize,
+}
+
+impl Held {
+    fn total(&self) -> usize {
+        self.tables + self.indexes
+    }
+}
+
+/// Runs `q` once (warming the plan cache in prepared mode), then once more
+/// inside a transaction, and counts this session's relation locks.
+fn census(engine: &Engine, s: &mut Session, q: &Query, mode: QueryMode) -> Held {
+    let mut slot = None;
+    s.run(mode, q, &mut slot, &[Value::Int4(42)]).unwrap();
+    s.begin().unwrap();
+    s.run(mode, q, &mut slot, &[Value::Int4(42)]).unwrap();
+    let me = s.backend().id();
+    let catalog = engine.catalog().snapshot();
+    let mut held = Held { tables: 0, indexes: 0, fastpath: 0 };
+    for row in engine.locks_view().into_iter().filter(|r| r.backend == me && r.locktype == "relation") {
+        let rel = catalog.relations.get(&row.relation.unwrap()).expect("a locked relation exists");
+        match rel.kind {
+            RelKind::Table | RelKind::PartitionedTable => held.tables += 1,
+            RelKind::Index | RelKind::PartitionedIndex => held.indexes += 1,
+        }
+        held.fastpath += usize::from(row.fastpath);
+    }
+    s.commit().unwrap();
+    held
+}
+
+/// W1: `accounts` range-partitioned on `aid` (P = 0: a plain table), with a
+/// primary key and an index on `aid_parent` (each partition has both);
+/// `branches` (10 rows, one page) with a primary key.
+fn load_w1(s: &mut Session, partitions: i64) {
+    let cols = [("aid", Int4), ("bid", Int4), ("abalance", Int4), ("filler", Text), ("aid_parent", Int4)];
+    let rows = 2 * partitions.max(1);
+    if partitions == 0 {
+        s.create_table("accounts", &cols, None).unwrap();
+    } else {
+        s.create_table("accounts", &cols, Some((PartitionStrategy::Range, "aid"))).unwrap();
+        for p in 0..partitions {
+            let bound = PartitionBound::Range { from: 2 * p, to: 2 * p + 2 };
+            s.create_partition("accounts", &format!("accounts_{p}"), bound).unwrap();
+        }
+    }
+    s.create_index("accounts", "accounts_pkey", &["aid"], true).unwrap();
+    s.create_index("accounts", "accounts_aid_parent", &["aid_parent"], false).unwrap();
+    s.insert_many(
+        "accounts",
+        (0..rows as i32).map(|a| vec![a.into(), (a % 10).into(), 0.into(), Value::Text("f".repeat(84)), a.into()]),
+    )
+    .unwrap();
+    s.create_table("branches", &[("bid", Int4), ("bbalance", Int4), ("filler", Text)], None).unwrap();
+    s.create_index("branches", "branches_pkey", &["bid"], true).unwrap();
+    s.insert_many("branches", (0..10).map(|b| vec![b.into(), 0.into(), Value::Text("b".repeat(88))])).unwrap();
+}
+
+fn w1_query() -> Query {
+    Query::from("accounts").join("branches", "accounts.bid", "bid").filter("accounts.aid_parent", Operand::Param(1))
+}
+
+/// W2: `fact` (primary key, `d1..dN`) and `dim1..dimN` (100 rows, one page,
+/// primary key).
+fn load_w2(s: &mut Session, n: usize) {
+    let names: Vec<String> = (1..=n).map(|i| format!("d{i}")).collect();
+    let mut cols = vec![("id", Int4)];
+    cols.extend(names.iter().map(|d| (d.as_str(), Int4)));
+    s.create_table("fact", &cols, None).unwrap();
+    s.create_index("fact", "fact_pkey", &["id"], true).unwrap();
+    s.insert_many("fact", (0..100).map(|i| (0..=n as i32).map(|d| Value::Int4((i * (2 * d + 1) + d) % 100)).collect()))
+        .unwrap();
+    for k in 1..=n {
+        let t = format!("dim{k}");
+        s.create_table(&t, &[("id", Int4), ("val", Text)], None).unwrap();
+        s.create_index(&t, &format!("{t}_pkey"), &["id"], true).unwrap();
+        s.insert_many(&t, (0..100).map(|i| vec![i.into(), Value::Text(format!("{:032x}", i * 7919))])).unwrap();
+    }
+}
+
+fn w2_query(n: usize) -> Query {
+    let mut q = Query::from("fact").filter("fact.id", Operand::Param(1));
+    for k in 1..=n {
+        q = q.join(format!("dim{k}"), format!("fact.d{k}"), "id");
+    }
+    q
+}
+
+/// W3: an empty `synth` of 60 `int4` columns with K single-column indexes
+/// (K = 1: `col5`; else `col1..colK`).
+fn load_w3(s: &mut Session, k: usize) {
+    let names: Vec<String> = (1..=60).map(|i| format!("col{i}")).collect();
+    let cols: Vec<_> = names.iter().map(|c| (c.as_str(), Int4)).collect();
+    s.create_table("synth", &cols, None).unwrap();
+    let indexed: Vec<usize> = if k == 1 { vec![5] } else { (1..=k).collect() };
+    for c in indexed {
+        s.create_index("synth", &format!("synth_col{c}"), &[&format!("col{c}")], false).unwrap();
+    }
+}
+
+fn w3_query() -> Query {
+    Query::from("synth").filter("col5", Operand::Param(1))
+}
+
+/// PostgreSQL 15's `user_rel_locks` (`tables`, `indexes`), from
+/// `results/locks.csv`; its fast-path count is min(16, total) in every row.
+struct Expected {
+    label: String,
+    simple: (usize, usize),
+    generic: (usize, usize),
+}
+
+/// Loads a case's schema into a session and returns its query.
+type Build = Box<dyn Fn(&mut Session) -> Query>;
+
+fn pg15() -> Vec<(Expected, Build)> {
+    let mut cases: Vec<(Expected, Build)> = Vec::new();
+    for (p, generic_indexes) in [(0i64, 1usize), (10, 10), (100, 101), (1000, 1001)] {
+        let tables = if p == 0 { 2 } else { p as usize + 2 };
+        let simple_indexes = if p == 0 { 3 } else { 2 * p as usize + 1 };
+        cases.push((
+            Expected {
+                label: format!("W1 P={p}"),
+                simple: (tables, simple_indexes),
+                generic: (tables, generic_indexes),
+            },
+            Box::new(move |s| {
+                load_w1(s, p);
+                w1_query()
+            }),
+        ));
+    }
+    for n in [1usize, 10, 100] {
+        cases.push((
+            Expected { label: format!("W2 N={n}"), simple: (n + 1, n + 1), generic: (n + 1, 1) },
+            Box::new(move |s| {
+                load_w2(s, n);
+                w2_query(n)
+            }),
+        ));
+    }
+    for k in [1usize, 10, 60] {
+        cases.push((
+            Expected { label: format!("W3 idx={k}"), simple: (1, k), generic: (1, 1) },
+            Box::new(move |s| {
+                load_w3(s, k);
+                w3_query()
+            }),
+        ));
+    }
+    cases
+}
+
+#[test]
+fn classic_takes_postgresql_15s_locks_for_every_seed_query() {
+    let mut table = String::from("case         mode     PG15(t+i/fp)  classic        scalable\n");
+    let mut failures = Vec::new();
+    for (expected, build) in pg15() {
+        let mut got = Vec::new();
+        for profile in Profile::ALL {
+            let dir = tempfile::tempdir().unwrap();
+            let engine = Engine::open(dir.path(), Config::preset(profile)).unwrap();
+            let mut s = engine.session().unwrap();
+            engine.catalog().defer_writes(true).unwrap();
+            let q = build(&mut s);
+            engine.catalog().defer_writes(false).unwrap();
+            let simple = census(&engine, &mut s, &q, QueryMode::Simple);
+            let prepared = census(&engine, &mut s, &q, QueryMode::Prepared);
+            assert!(engine.locks_view().is_empty(), "{}: locks outlived the transaction", expected.label);
+            got.push((profile, simple, prepared));
+        }
+        for (mode, (t, i)) in [("simple", expected.simple), ("generic", expected.generic)] {
+            let pick = |p: Profile| {
+                let (_, simple, prepared) = got.iter().find(|(q, _, _)| *q == p).unwrap();
+                if mode == "simple" {
+                    *simple
+                } else {
+                    *prepared
+                }
+            };
+            let (c, sc) = (pick(Profile::Classic), pick(Profile::Scalable));
+            let fmt = |h: Held| format!("{}+{}/{}", h.tables, h.indexes, h.fastpath);
+            table.push_str(&format!(
+                "{:<12} {:<8} {:<13} {:<14} {}\n",
+                expected.label,
+                mode,
+                format!("{t}+{i}/{}", (t + i).min(16)),
+                fmt(c),
+                fmt(sc)
+            ));
+            let want = Held { tables: t, indexes: i, fastpath: (t + i).min(16) };
+            if c != want {
+                failures.push(format!("{} {mode}: classic {c:?}, PostgreSQL 15 {want:?}", expected.label));
+            }
+            if sc.fastpath != sc.total() || sc.tables != t || sc.total() > t + i {
+                failures.push(format!("{} {mode}: scalable {sc:?} (PostgreSQL 15 {want:?})", expected.label));
+            }
+        }
+    }
+    println!("{table}");
+    assert!(failures.is_empty(), "{table}\n{}", failures.join("\n"));
+}
