@@ -100,6 +100,8 @@ pub enum Func {
     Version,
     /// `pg_backend_pid()`
     BackendPid,
+    /// `pg_relation_size(rel)`: bytes of the relation's main fork.
+    RelationSize,
     /// `coalesce(…)`
     Coalesce,
     /// `length(text)`
@@ -217,6 +219,10 @@ pub trait Services {
     fn cancel_flag(&self) -> &AtomicBool;
     /// The session's database name.
     fn database(&self) -> &str;
+    /// `pg_relation_size(name)`: bytes in the relation's main fork (0 for
+    /// a relation without storage, as for a partitioned table); `42P01`
+    /// for an unknown relation.
+    fn relation_size(&self, name: &str) -> Result<i64, SqlError>;
     /// The session's user name.
     fn user(&self) -> &str;
     /// What every session shares (views read it).
@@ -615,6 +621,7 @@ impl Compiler<'_> {
             "current_setting" => (Func::CurrentSetting, SqlType::Text, vec![SqlType::Text, SqlType::Bool]),
             "version" => (Func::Version, SqlType::Text, vec![]),
             "pg_backend_pid" => (Func::BackendPid, SqlType::Int4, vec![]),
+            "pg_relation_size" | "pg_table_size" => (Func::RelationSize, SqlType::Int8, vec![SqlType::Text]),
             "current_database" => (Func::CurrentDatabase, SqlType::Name, vec![]),
             "current_user" | "session_user" => (Func::CurrentUser, SqlType::Name, vec![]),
             "length" | "char_length" => (Func::Length, SqlType::Int4, vec![SqlType::Text]),
@@ -1073,6 +1080,8 @@ fn call(f: Func, args: Vec<Datum>, env: &mut EvalEnv<'_>) -> Result<Datum, SqlEr
         }
         Func::Version => Datum::Text(VERSION.to_owned()),
         Func::BackendPid => Datum::Int(env.services.pid().into()),
+        Func::RelationSize if args[0].is_null() => Datum::Null,
+        Func::RelationSize => Datum::Int(env.services.relation_size(&text_arg(&args[0]))?),
         Func::CurrentDatabase => Datum::Text(env.services.database().to_owned()),
         Func::CurrentUser => Datum::Text(env.services.user().to_owned()),
         Func::Coalesce => args.into_iter().find(|d| !d.is_null()).unwrap_or(Datum::Null),

@@ -597,6 +597,24 @@ impl Services for Ctx {
         &self.database
     }
 
+    fn relation_size(&self, name: &str) -> Result<i64, SqlError> {
+        let engine = &self.shared.engine;
+        let db = engine.catalog().database(&self.database).map_err(|e| SqlError::from_engine(e.into()))?;
+        let rel = engine
+            .catalog()
+            .relation(db, name)
+            .map_err(|_| SqlError::new("42P01", format!("relation \"{name}\" does not exist")))?;
+        if !rel.kind.has_storage() {
+            return Ok(0);
+        }
+        let file = turnstile_storage::rel::RelFileId::new(db, rel.id);
+        let fork = turnstile_storage::rel::Fork::Main;
+        let exists = engine.smgr().exists(file, fork).map_err(|e| SqlError::from_engine(e.into()))?;
+        let blocks =
+            if exists { engine.smgr().nblocks(file, fork).map_err(|e| SqlError::from_engine(e.into()))? } else { 0 };
+        Ok(i64::from(blocks) * turnstile_storage::page::PAGE_SIZE as i64)
+    }
+
     fn user(&self) -> &str {
         &self.user
     }
@@ -1395,7 +1413,22 @@ impl SqlSession {
                     }
                     Self::command(if kind == "table" { "DROP TABLE" } else { "DROP INDEX" })
                 }
-                ast::ObjectType::Database => Err(SqlError::unsupported("DROP DATABASE (engine support pending)")),
+                ast::ObjectType::Database => {
+                    if self.tx != TxStatus::Idle {
+                        return Err(SqlError::new("25001", "DROP DATABASE cannot run inside a transaction block"));
+                    }
+                    for n in names {
+                        let name = object_name(n)?;
+                        match self.es.drop_database(&name).map_err(SqlError::from_engine) {
+                            Ok(()) => {}
+                            Err(e) if e.code == "3D000" && *if_exists => {
+                                self.notice("NOTICE", "00000", format!("database \"{name}\" does not exist, skipping"));
+                            }
+                            Err(e) => return Err(e),
+                        }
+                    }
+                    Self::command("DROP DATABASE")
+                }
                 other => Err(SqlError::unsupported(&format!("DROP {other}"))),
             },
             S::CreateDatabase { db_name, if_not_exists, .. } => {

@@ -458,3 +458,21 @@ fn w2_star_join_and_w3_wide_table() {
     }
     assert!(rows(&mut s, "SELECT * FROM synth_table WHERE col5 = 42").is_empty());
 }
+
+#[test]
+fn pg_relation_size_counts_main_fork_bytes_and_drop_database_removes_a_database() {
+    let (_dir, e) = engine();
+    let mut s = session(&e);
+    run(&mut s, "CREATE UNLOGGED TABLE copy_unlogged (data text NOT NULL)").unwrap();
+    assert_eq!(one(&mut s, "SELECT pg_relation_size('copy_unlogged')"), "0");
+    run(&mut s, "INSERT INTO copy_unlogged SELECT repeat('x', 500) FROM generate_series(1, 100) g").unwrap();
+    let size: i64 = one(&mut s, "SELECT pg_relation_size('copy_unlogged')").parse().unwrap();
+    assert!(size >= 8192 * 6 && size % 8192 == 0, "100 rows of 500 bytes take at least 6 pages: {size}");
+    assert_eq!(code(&mut s, "SELECT pg_relation_size('no_such_table')"), "42P01");
+
+    assert_eq!(tag(&mut s, "CREATE DATABASE scratch"), "CREATE DATABASE");
+    assert_eq!(tag(&mut s, "DROP DATABASE scratch"), "DROP DATABASE");
+    assert_eq!(code(&mut s, "DROP DATABASE scratch"), "3D000");
+    assert_eq!(tag(&mut s, "DROP DATABASE IF EXISTS scratch"), "DROP DATABASE");
+    assert!(SqlSession::connect(&e, "scratch", "u", "t", None).is_err(), "a dropped database cannot be connected to");
+}
