@@ -231,20 +231,6 @@ where
     })
 }
 
-#[test]
-fn run_workers_returns_results_in_order_and_the_first_error() {
-    let out = run_workers(3, |i| Ok(move || Ok(i * 10))).unwrap();
-    assert_eq!(out, vec![0, 10, 20]);
-    let err = run_workers(2, |i| -> Result<Box<dyn FnOnce() -> Result<usize, CliError>>, CliError> {
-        if i == 1 {
-            Err("setup failed".into())
-        } else {
-            Ok(Box::new(|| Ok(1)))
-        }
-    });
-    assert_eq!(err.unwrap_err().to_string(), "setup failed");
-}
-
 fn sleep_unless(stop: &AtomicBool, d: Duration) {
     let until = Instant::now() + d;
     while !stop.load(Ordering::Relaxed) {
@@ -292,6 +278,20 @@ mod tests {
     use super::*;
     use turnstile_sync::activity::ActivityTable;
     use turnstile_sync::{LwLock, LwLockPolicy, Tranche};
+
+    #[test]
+    fn run_workers_returns_results_in_order_and_the_first_error() {
+        let out = run_workers(3, |i| Ok(move || Ok(i * 10))).unwrap();
+        assert_eq!(out, vec![0, 10, 20]);
+        let err = run_workers(2, |i| -> Result<Box<dyn FnOnce() -> Result<usize, CliError>>, CliError> {
+            if i == 1 {
+                Err("setup failed".into())
+            } else {
+                Ok(Box::new(|| Ok(1)))
+            }
+        });
+        assert_eq!(err.unwrap_err().to_string(), "setup failed");
+    }
 
     #[test]
     fn clients_run_measure_and_report_their_waits() {
