@@ -46,6 +46,14 @@ fn transaction(b: &mut Backend, relations: u32, n: u64) {
 }
 
 #[inline(never)]
+fn transaction1(b: &mut Backend, n: u64) {
+    for _ in 0..n {
+        b.lock(black_box(LockTag::relation(1, 16384)), LockMode::AccessShare, Wait::Block).unwrap();
+        b.release_all();
+    }
+}
+
+#[inline(never)]
 fn mutex(m: &parking_lot::Mutex<u64>, n: u64) {
     for _ in 0..n {
         *black_box(m).lock() += 1;
@@ -102,6 +110,7 @@ fn main() {
     reacquire(&mut b, held, n);
     b.release_all();
     transaction(&mut b, 1000, n / 1000);
+    transaction1(&mut b, n);
     mutex(&parking_lot::Mutex::new(0), n);
     println!("{protocol}: {n} of each");
 }

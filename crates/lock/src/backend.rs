@@ -83,6 +83,11 @@ impl std::fmt::Debug for Backend {
     }
 }
 
+/// Under the `lockfree` protocol, `release_all` clears up to this many
+/// fast-path locks one atomic operation each, without its `LockFastPath`
+/// lock (two atomic operations); more, under that lock with plain stores.
+const RELEASE_ALL_ATOMIC_MAX: usize = 4;
+
 /// What the fast path did with a request.
 enum FastPathResult {
     Granted,
@@ -421,7 +426,7 @@ impl Backend {
                 if word & (1 << m) != 0 {
                     let to = to as usize;
                     fresh.counts[to][m] = count;
-                    fresh.occupied[to / SLOTS_PER_GROUP] |= 1 << (to % SLOTS_PER_GROUP);
+                    fresh.occupy(to);
                     continue;
                 }
                 // Claimed by a strong locker: granted in the shared table,
@@ -582,40 +587,57 @@ impl Backend {
         if let Some(owner) = self.lockfree.as_mut() {
             if self.fp_local > 0 {
                 let slot = &self.manager.backends[self.id];
-                // Holding the own lock exclusively shuts strong lockers out,
-                // so plain loads and stores suffice: no claim can intervene.
-                let guard = slot.lockfree.lock_exclusive();
-                for (group, occupied) in owner.occupied.iter_mut().enumerate() {
-                    let mut rest = std::mem::take(occupied);
+                // Few locks: each is cleared like an `unlock`, by an atomic
+                // read-modify-write that races a strong locker's claim
+                // CAS, and exactly one of the two wins each bit. Many
+                // locks: holding the own lock exclusively shuts strong
+                // lockers out, so plain loads and stores suffice.
+                let guard = (self.fp_local > RELEASE_ALL_ATOMIC_MAX).then(|| slot.lockfree.lock_exclusive());
+                let mut touched = std::mem::take(&mut owner.touched);
+                for group in touched.drain(..) {
+                    let group = group as usize;
+                    owner.listed[group / 64] &= !(1 << (group % 64));
+                    let mut rest = std::mem::take(&mut owner.occupied[group]);
                     while rest != 0 {
                         let s = group * SLOTS_PER_GROUP + rest.trailing_zeros() as usize;
                         rest &= rest - 1;
-                        let word = &owner.array.words[s];
-                        let w = word.load(Ordering::Relaxed);
-                        let mut clear = 0;
+                        let mut mine = 0u64;
                         for (m, count) in owner.counts[s].iter_mut().enumerate() {
-                            if std::mem::take(count) == 0 {
-                                continue;
+                            if std::mem::take(count) > 0 {
+                                mine |= 1 << m;
                             }
-                            if w & (1 << m) != 0 {
-                                clear |= 1 << m;
-                                continue;
-                            }
-                            // Claimed by a strong locker: in the shared table.
-                            let key = owner.array.keys[s].load(Ordering::Relaxed);
-                            let tag = LockTag::relation((key >> 32) as u32, key as u32);
+                        }
+                        let word = &owner.array.words[s];
+                        let before = if guard.is_some() {
+                            // Relaxed: published to strong lockers by the unlock.
+                            let w = word.load(Ordering::Relaxed);
+                            word.store(w & !mine, Ordering::Relaxed);
+                            w
+                        } else {
+                            // Release: as `OwnerSlots::release`.
+                            word.fetch_and(!mine, Ordering::Release)
+                        };
+                        let claimed = mine & !before & HELD;
+                        if claimed == 0 {
+                            continue;
+                        }
+                        // Claimed by a strong locker: in the shared table.
+                        let key = owner.array.keys[s].load(Ordering::Relaxed);
+                        let tag = LockTag::relation((key >> 32) as u32, key as u32);
+                        for m in (0..3).filter(|m| claimed & (1 << m) != 0) {
                             let (mode, hash) = (LockMode::ALL[m], tag.hash_code());
                             shared.push(LocalLock { tag, mode, hash, count: 0, via: Via::Shared, strong: false });
                         }
-                        // Relaxed: published to strong lockers by the unlock.
-                        word.store(w & !clear, Ordering::Relaxed);
                     }
                 }
+                owner.touched = touched;
                 debug_assert!(owner.array.used() == 0, "slot clear: every held slot emptied");
                 drop(guard);
                 self.fp_local = 0;
             }
-            shared.extend(self.local.table.drain());
+            if self.local.len() > 0 {
+                shared.extend(self.local.table.drain());
+            }
             self.weak_shared = 0;
         } else {
             let slot = &self.manager.backends[self.id];

@@ -95,13 +95,16 @@
 //! kept in the local entry) — or, if a strong locker moved it, found in
 //! the shared table; a shared lock is ungranted, the queue woken in order,
 //! an unused lock object deleted; a strong lock then decrements its
-//! counter. `release_all` takes the own fast-path lock once (`lwlock`:
+//! counter. `release_all` (`lwlock`) takes the own fast-path lock once:
 //! when the mode bits in the slots number exactly the local fast-path
 //! entries, so none was transferred, it empties whole groups without
-//! searching them; `lockfree`: holding it exclusively shuts out strong
-//! lockers, so each slot is checked and cleared with plain loads and
-//! stores) — then releases shared-table locks partition by partition, one
-//! partition-lock acquisition each, as `LockReleaseAll` does.
+//! searching them. Under `lockfree` it visits only the groups the
+//! transaction touched (the owner lists each once); up to four locks are
+//! cleared like `unlock`s, one atomic `fetch_and` each, more while holding
+//! the own fast-path lock exclusively, which shuts out strong lockers, so
+//! each slot is checked and cleared with plain loads and stores. Then it
+//! releases shared-table locks partition by partition, one partition-lock
+//! acquisition each, as `LockReleaseAll` does.
 //!
 //! ## Why weak and strong lockers cannot miss each other — `lwlock`
 //!
@@ -171,9 +174,11 @@
 //! that fails looks again. The claim is made under the partition lock and
 //! granted before that lock is released, so an owner that sees its bit
 //! claimed and takes the partition lock finds the grant. `release_all`
-//! clears slots with plain stores, but only while holding its own
-//! fast-path lock exclusively, which shuts out every transferrer (they
-//! scan holding it shared); the same lock keeps growth from replacing the
+//! clears few slots with `fetch_and`, an atomic read-modify-write that
+//! races a claim CAS exactly as `unlock`'s CAS does; many with plain
+//! stores, but only while holding its own fast-path lock exclusively,
+//! which shuts out every transferrer (they scan holding it shared); the
+//! same lock keeps growth from replacing the
 //! array under a scan, and growth re-points each local entry to its new
 //! slot, turning entries whose mode was claimed into shared-table ones.
 //!

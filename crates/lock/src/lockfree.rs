@@ -129,6 +129,12 @@ pub(crate) struct OwnerSlots {
     /// Per group, bit `i` set ⇔ slot `i` has a count > 0 (its held bits
     /// may have been claimed by a strong locker since).
     pub(crate) occupied: Vec<u16>,
+    /// Groups that may have an occupied slot, each listed once (bit set in
+    /// `listed`): `release_all` visits only these, so a transaction that
+    /// touched one relation does not scan every group.
+    pub(crate) touched: Vec<u32>,
+    /// Per group, one bit: listed in `touched`.
+    pub(crate) listed: Vec<u64>,
     /// Per slot, acquisitions not yet released per weak mode (index
     /// `mode - 1`). A count > 0 whose held bit is gone was claimed: the lock
     /// is in the shared table.
@@ -152,7 +158,26 @@ impl OwnerSlots {
     /// Empty slots in `groups` groups.
     pub(crate) fn new(array: std::sync::Arc<SlotArray>, at_max: bool) -> OwnerSlots {
         let groups = array.groups();
-        OwnerSlots { array, occupied: vec![0; groups], counts: vec![[0; 3]; groups * SLOTS_PER_GROUP], at_max }
+        OwnerSlots {
+            array,
+            occupied: vec![0; groups],
+            touched: Vec::new(),
+            listed: vec![0; groups.div_ceil(64)],
+            counts: vec![[0; 3]; groups * SLOTS_PER_GROUP],
+            at_max,
+        }
+    }
+
+    /// Marks slot `s` occupied, listing its group for `release_all`.
+    #[inline(always)]
+    pub(crate) fn occupy(&mut self, s: usize) {
+        let group = s / SLOTS_PER_GROUP;
+        self.occupied[group] |= 1 << (s % SLOTS_PER_GROUP);
+        let (word, bit) = (group / 64, 1u64 << (group % 64));
+        if self.listed[word] & bit == 0 {
+            self.listed[word] |= bit;
+            self.touched.push(group as u32);
+        }
     }
 
     /// The slot for a new lock on relation `key`.
@@ -222,7 +247,7 @@ impl OwnerSlots {
             let count = &mut self.counts[s][mode as usize - 1];
             debug_assert_eq!(*count, 0, "grant: a mode is granted once per holding");
             *count = 1;
-            self.occupied[s / SLOTS_PER_GROUP] |= 1 << (s % SLOTS_PER_GROUP);
+            self.occupy(s);
         }
     }
 

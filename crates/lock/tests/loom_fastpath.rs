@@ -156,24 +156,29 @@ fn scan_during_growth(protocol: FastPathProtocol) {
 }
 
 /// A strong locker transfers a fast-path lock while its owner ends its
-/// transaction with `release_all` (which, under `lockfree`, clears its
-/// slots with plain stores while holding its own fast-path lock): the lock
-/// is released exactly once, the owner's other fast-path lock too, and
-/// the strong locker is granted.
+/// transaction with `release_all` (which, under `lockfree`, clears few
+/// slots each with an atomic read-modify-write, and many with plain stores
+/// while holding its own fast-path lock — both are modelled): the lock is
+/// released exactly once, the owner's other fast-path locks too, and the
+/// strong locker is granted.
 #[test]
 fn a_transfer_races_release_all() {
     for protocol in FastPathProtocol::ALL {
-        transfer_vs_release_all(protocol);
+        for others in [1, 5] {
+            transfer_vs_release_all(protocol, others);
+        }
     }
 }
 
-fn transfer_vs_release_all(protocol: FastPathProtocol) {
+fn transfer_vs_release_all(protocol: FastPathProtocol, others: u32) {
     loom::model(move || {
         let m = tiny(16, protocol);
-        let (t, other) = (LockTag::relation(1, 1), LockTag::relation(1, 2));
+        let t = LockTag::relation(1, 1);
         let mut owner = m.register().unwrap();
         owner.lock(t, LockMode::AccessShare, Wait::Block).unwrap();
-        owner.lock(other, LockMode::RowExclusive, Wait::Block).unwrap();
+        for r in 0..others {
+            owner.lock(LockTag::relation(1, 2 + r), LockMode::RowExclusive, Wait::Block).unwrap();
+        }
         let ender = thread::spawn(move || {
             owner.release_all();
             assert_eq!(owner.held_count(), 0);
