@@ -20,11 +20,12 @@
 //! 4. A join whose inner relation has an index on the join column becomes
 //!    a nested loop with an inner index scan; otherwise a hash join. As in
 //!    PostgreSQL's plans of the seed queries, an inner relation of one
-//!    page is read sequentially (hash join) unless the outer side is known
-//!    to probe it more often than it has rows: `branches` under 10
-//!    partitions and every W2 dimension are hashed, `branches` under 100
-//!    partitions is probed (PostgreSQL: nested loop, `Memoize`, index
-//!    scan). This is a rule fitted to PostgreSQL 15's cost-based choices on
+//!    page is read sequentially when it has at most one row (PostgreSQL
+//!    drives a nested loop from it: pgbench scale 1's one branch) or the
+//!    outer side is not known to probe it more often than it has rows
+//!    (hash join): at scale 10 `branches` under 10 partitions and every
+//!    W2 dimension are hashed, `branches` under 100 partitions is probed
+//!    (PostgreSQL: nested loop, `Memoize`, index scan). This is a rule fitted to PostgreSQL 15's cost-based choices on
 //!    those shapes, not its cost model: turnstile keeps no statistics, so
 //!    an equality lookup through an index is estimated at one row per
 //!    relation read, a join on the inner's unique key keeps the row count,
@@ -358,27 +359,43 @@ impl<'a> Planner<'a> {
     }
 
     /// Step 3b: whether the inner relation `id` of a join is better read
-    /// sequentially than probed through its index once per outer row:
+    /// sequentially than probed through its index once per outer row.
     /// PostgreSQL's costs make a one-page relation a sequential scan (one
     /// page, `seq_page_cost` 1, against at least two random page reads,
-    /// `random_page_cost` 4 each, for one probe) unless the outer side
-    /// probes it more often than it has rows, when a nested loop over its
-    /// index (under `Memoize`) wins. `outer_rows` is the outer estimate
-    /// (`None`: unknown, as for a scan without an equality lookup). A
-    /// relation without pages is sized as PostgreSQL sizes a
-    /// never-vacuumed one (10 pages), so it keeps its index.
+    /// `random_page_cost` 4 each, for one probe) in two cases:
+    ///
+    /// * it has at most one row: PostgreSQL then makes it the *outer* side
+    ///   of a nested loop, so everything else runs once, for its one row —
+    ///   the cost of the rest plus one page, which no index probe
+    ///   undercuts, however many rows the rest yields (pgbench scale 1:
+    ///   one `pgbench_branches` row under 10, 100 or 1000 partitions is a
+    ///   `Seq Scan` driving the `Append`, in custom and generic plans);
+    /// * the outer side does not probe it more often than it has rows
+    ///   (hash join). When it does, a nested loop over its index (under
+    ///   `Memoize`) wins (scale 10: ten branches, hashed under 10
+    ///   partitions, probed under 100 and 1000).
+    ///
+    /// `outer_rows` is the outer estimate (`None`: unknown, as for a scan
+    /// without an equality lookup; the index is kept unless the first case
+    /// holds, which does not depend on it). A relation without pages is
+    /// sized as PostgreSQL sizes a never-vacuumed one (10 pages), so it
+    /// keeps its index.
     fn one_page_outnumbering(&self, id: RelId, outer_rows: Option<u64>) -> Result<bool> {
-        let Some(outer) = outer_rows else { return Ok(false) };
         let file = RelFileId::new(self.rels.database(), id);
         if self.pool.store().nblocks(file, Fork::Main)? != 1 {
             return Ok(false);
         }
+        // A one-page heap holds a few hundred tuples at most; counting them
+        // reads that page once.
         let mut tuples = 0u64;
         for item in HeapScan::new(self.pool, file)? {
             item?;
             tuples += 1;
         }
-        Ok(outer <= tuples)
+        if tuples <= 1 {
+            return Ok(true); // the outer side of a nested loop, scanned once
+        }
+        Ok(outer_rows.is_some_and(|outer| outer <= tuples))
     }
 
     /// Step 3: how relation `leaf` is read — an index scan on the best
