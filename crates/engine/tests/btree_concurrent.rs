@@ -49,7 +49,7 @@ fn open_with(dir: &Path, buffers: usize, policy: LwLockPolicy) -> (Arc<Smgr>, Bu
         Arc::new(OsIo),
     )
     .expect("smgr");
-    let options = PoolOptions { shared_buffers: buffers, mapping_partitions: 16, policy };
+    let options = PoolOptions { shared_buffers: buffers, mapping_partitions: 16, policy, lookup_hints: true };
     let pool = BufferPool::with_options(options, smgr.clone()).expect("pool");
     for rel in [REL, REL2] {
         smgr.create(rel, Fork::Main).expect("create the index relations");
@@ -533,7 +533,8 @@ fn a_full_disk_during_a_split_is_an_error_and_loses_nothing() {
         io.clone(),
     )
     .unwrap();
-    let pool_options = PoolOptions { shared_buffers: 64, mapping_partitions: 16, policy: LwLockPolicy::Fair };
+    let pool_options =
+        PoolOptions { shared_buffers: 64, mapping_partitions: 16, policy: LwLockPolicy::Fair, lookup_hints: true };
     let pool = BufferPool::with_options(pool_options, smgr.clone()).unwrap();
     smgr.create(REL, Fork::Main).unwrap();
     let locks = lock_manager();

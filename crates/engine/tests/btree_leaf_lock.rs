@@ -26,7 +26,8 @@ fn the_classic_leaf_lock_takes_one_more_content_lock_per_insert() {
         Arc::new(OsIo),
     )
     .unwrap();
-    let options = PoolOptions { shared_buffers: 1024, mapping_partitions: 16, policy: LwLockPolicy::Fair };
+    let options =
+        PoolOptions { shared_buffers: 1024, mapping_partitions: 16, policy: LwLockPolicy::Fair, lookup_hints: true };
     let pool = BufferPool::with_options(options, smgr.clone()).unwrap();
     let locks = LockManager::new(&Config::default()).unwrap();
     for (n, lock) in [LeafInsertLock::Exclusive, LeafInsertLock::ShareThenExclusive].into_iter().enumerate() {

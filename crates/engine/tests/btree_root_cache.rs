@@ -44,7 +44,8 @@ fn open(dir: &Path) -> BufferPool {
         Arc::new(OsIo),
     )
     .expect("smgr");
-    let options = PoolOptions { shared_buffers: 2048, mapping_partitions: 16, policy: LwLockPolicy::Fair };
+    let options =
+        PoolOptions { shared_buffers: 2048, mapping_partitions: 16, policy: LwLockPolicy::Fair, lookup_hints: true };
     let pool = BufferPool::with_options(options, smgr.clone()).expect("pool");
     smgr.create(REL, Fork::Main).expect("create the index relation");
     pool

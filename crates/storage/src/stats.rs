@@ -32,11 +32,13 @@ pub(crate) enum Counter {
     ExclusiveMappingWaits,
     /// Their total wait, in nanoseconds.
     ExclusiveMappingWaitNs,
+    /// Hits found through a lookup hint, without the mapping table.
+    HintHits,
 }
 
 #[cfg_attr(loom, allow(dead_code))]
-const COUNTERS: usize = 9;
-const _: () = assert!(Counter::ExclusiveMappingWaitNs as usize + 1 == COUNTERS);
+const COUNTERS: usize = 10;
+const _: () = assert!(Counter::HintHits as usize + 1 == COUNTERS);
 
 /// The longest wait a [`WaitHistogram`] tells apart: 2 h. Seed 004 saw one
 /// exclusive `BufferMapping` wait of 3706 s; longer ones are recorded as

@@ -17,7 +17,12 @@ use turnstile_storage::{
 use turnstile_sync::LwLockPolicy;
 
 fn pool(smgr: &Arc<Smgr>, buffers: usize, partitions: usize) -> BufferPool {
-    let options = PoolOptions { shared_buffers: buffers, mapping_partitions: partitions, policy: LwLockPolicy::Fair };
+    let options = PoolOptions {
+        shared_buffers: buffers,
+        mapping_partitions: partitions,
+        policy: LwLockPolicy::Fair,
+        lookup_hints: true,
+    };
     BufferPool::with_options(options, smgr.clone()).unwrap()
 }
 
@@ -325,6 +330,40 @@ fn concurrent_pin_and_evict_stress() {
     fresh.check_invariants();
     let s = pool.stats();
     assert!(s.evictions > 1000 && s.dirty_writebacks > 0, "{s:?}");
+    assert!(s.hint_hits > 0 && s.hint_hits < s.hits, "hits found through hints, and stale hints: {s:?}");
+}
+
+/// A hit through a lookup hint takes no mapping-partition lock; a hint
+/// left stale by an eviction (its buffer now holds another block) is
+/// noticed under the header lock, and the lookup goes through the mapping
+/// table to the right block.
+#[test]
+fn lookup_hints_hit_without_the_mapping_and_stale_ones_fall_through() {
+    let dir = Scratch::new("hints");
+    let smgr = smgr(&dir, Arc::new(FaultyIo::new()));
+    let rel = RelFileId::new(9, 10);
+    smgr.create(rel, Fork::Main).unwrap();
+    smgr.extend(rel, Fork::Main, 8).unwrap();
+    let pool = pool(&smgr, 2, 1);
+    let tag = |b| BufferTag::new(rel, Fork::Main, b);
+    for b in 0..8 {
+        fill(&pool, tag(b), 1);
+    }
+    // Blocks 6 and 7 are in the two buffers now; 7 is hinted.
+    let before = pool.stats();
+    check(&pool, tag(7), 1);
+    let after = pool.stats();
+    // (The mapping tranche's counters are process-wide, shared with the
+    // other tests of this binary: a hint hit returns before the mapping.)
+    assert_eq!(after.hint_hits - before.hint_hits, 1, "{after:?}");
+    // Evict both: block 7's hint now names a buffer holding block 0 or 1.
+    check(&pool, tag(0), 1);
+    check(&pool, tag(1), 1);
+    let before = pool.stats();
+    check(&pool, tag(7), 1);
+    let after = pool.stats();
+    assert_eq!((after.hint_hits - before.hint_hits, after.misses - before.misses), (0, 1), "{after:?}");
+    pool.check_invariants();
 }
 
 #[test]

@@ -24,7 +24,12 @@ use turnstile_sync::LwLockPolicy;
 fn setup(dir: &Scratch, buffers: usize) -> (Arc<Smgr>, BufferPool) {
     let options = SmgrOptions { segment_blocks: 256, max_open_files: 8, ..Default::default() };
     let smgr = Smgr::open_with(dir.path(), options, Arc::new(FaultyIo::new())).unwrap();
-    let options = PoolOptions { shared_buffers: buffers, mapping_partitions: 16, policy: LwLockPolicy::Fair };
+    let options = PoolOptions {
+        shared_buffers: buffers,
+        mapping_partitions: 16,
+        policy: LwLockPolicy::Fair,
+        lookup_hints: false,
+    };
     let pool = BufferPool::with_options(options, smgr.clone()).unwrap();
     (smgr, pool)
 }

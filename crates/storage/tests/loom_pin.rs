@@ -1,6 +1,8 @@
 //! loom model of the buffer pin / eviction handshake (issue 4 §7): a
 //! pinned buffer is never chosen as a victim, and a reader never gets a
-//! buffer that was re-tagged under it.
+//! buffer that was re-tagged under it — looking blocks up through the
+//! mapping table alone, and through lookup hints first
+//! (`buffer.lookup_hints`, checked under the header lock).
 //!
 //! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test --release
 //! -p turnstile-storage --test loom_pin --target-dir target/loom`
@@ -44,8 +46,9 @@ impl PageStore for StampStore {
     }
 }
 
-fn pool(buffers: usize) -> Arc<BufferPool> {
-    let options = PoolOptions { shared_buffers: buffers, mapping_partitions: 1, policy: LwLockPolicy::Fair };
+fn pool(buffers: usize, lookup_hints: bool) -> Arc<BufferPool> {
+    let options =
+        PoolOptions { shared_buffers: buffers, mapping_partitions: 1, policy: LwLockPolicy::Fair, lookup_hints };
     Arc::new(BufferPool::with_options(options, std::sync::Arc::new(StampStore)).unwrap())
 }
 
@@ -72,16 +75,18 @@ fn read_and_check(pool: &BufferPool, block: BlockNumber, times: usize) -> usize 
 /// unpin or finds every buffer pinned — never the wrong page.
 #[test]
 fn a_pinned_buffer_is_never_evicted() {
-    loom::model(|| {
-        let pool = pool(1);
-        let other = {
-            let pool = pool.clone();
-            thread::spawn(move || read_and_check(&pool, 1, 1))
-        };
-        let mine = read_and_check(&pool, 0, 1);
-        let theirs = other.join().unwrap();
-        assert!(mine + theirs >= 1, "both readers failed: one must have found the buffer free");
-    });
+    for hints in [false, true] {
+        loom::model(move || {
+            let pool = pool(1, hints);
+            let other = {
+                let pool = pool.clone();
+                thread::spawn(move || read_and_check(&pool, 1, 1))
+            };
+            let mine = read_and_check(&pool, 0, 1);
+            let theirs = other.join().unwrap();
+            assert!(mine + theirs >= 1, "both readers failed: one must have found the buffer free");
+        });
+    }
 }
 
 /// One buffer, a reader that looks block 0 up twice (the second lookup
@@ -89,13 +94,15 @@ fn a_pinned_buffer_is_never_evicted() {
 /// whenever it is unpinned: a lookup never returns the re-tagged buffer.
 #[test]
 fn a_lookup_never_sees_a_retagged_buffer() {
-    loom::model(|| {
-        let pool = pool(1);
-        let other = {
-            let pool = pool.clone();
-            thread::spawn(move || read_and_check(&pool, 1, 1))
-        };
-        read_and_check(&pool, 0, 2);
-        other.join().unwrap();
-    });
+    for hints in [false, true] {
+        loom::model(move || {
+            let pool = pool(1, hints);
+            let other = {
+                let pool = pool.clone();
+                thread::spawn(move || read_and_check(&pool, 1, 1))
+            };
+            read_and_check(&pool, 0, 2);
+            other.join().unwrap();
+        });
+    }
 }

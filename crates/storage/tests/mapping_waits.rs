@@ -20,7 +20,7 @@ fn setup(dir: &Scratch, blocks: u32, buffers: usize, partitions: usize, policy: 
     .unwrap();
     smgr.create(RelFileId::new(1, 1), Fork::Main).unwrap();
     smgr.extend(RelFileId::new(1, 1), Fork::Main, blocks).unwrap();
-    let options = PoolOptions { shared_buffers: buffers, mapping_partitions: partitions, policy };
+    let options = PoolOptions { shared_buffers: buffers, mapping_partitions: partitions, policy, lookup_hints: false };
     BufferPool::with_options(options, smgr).unwrap()
 }
 

@@ -178,6 +178,12 @@ pub struct BufferConfig {
     pub mapping_partitions: u32,
     /// Buffers in the pool (`shared_buffers`, in 8 kB pages).
     pub shared_buffers: u32,
+    /// Look a block up first through a table of recent buffer hints,
+    /// validated under the buffer's header lock (PostgreSQL 14's
+    /// `ReadRecentBuffer`, applied to every read), so a hit takes no
+    /// mapping-partition lock. Seed 004: the hot root page's partition
+    /// lock is what readers pile up on and what a writer must wait behind.
+    pub lookup_hints: bool,
 }
 
 /// The storage manager (`turnstile-storage`).
@@ -268,6 +274,7 @@ pub const KNOBS: &[Knob] = &[
     Knob { key: "lwlock.policy", allowed: "fair or barging" },
     Knob { key: "buffer.mapping_partitions", allowed: "a power of two from 1 to 4096, at most buffer.shared_buffers" },
     Knob { key: "buffer.shared_buffers", allowed: "an integer from 16 to 4194304 (8 kB buffers)" },
+    Knob { key: "buffer.lookup_hints", allowed: "true or false" },
     Knob { key: "storage.extend", allowed: "classic or bulk" },
     Knob { key: "storage.extend_max_blocks", allowed: "an integer from 1 to 1024" },
     Knob { key: "storage.max_open_files", allowed: "an integer from 1 to 1000000" },
@@ -339,7 +346,11 @@ impl Config {
                 lock_timeout_ms: 0,
             },
             lwlock: LwLockConfig { policy: if classic { LwLockPolicy::Barging } else { LwLockPolicy::Fair } },
-            buffer: BufferConfig { mapping_partitions: if classic { 128 } else { 512 }, shared_buffers: 16384 },
+            buffer: BufferConfig {
+                mapping_partitions: if classic { 128 } else { 512 },
+                shared_buffers: 16384,
+                lookup_hints: !classic,
+            },
             storage: StorageConfig {
                 extend: if classic { ExtendStrategy::Classic } else { ExtendStrategy::Bulk },
                 extend_max_blocks: 64,
@@ -520,7 +531,7 @@ mod tests {
         assert_eq!(c.buffer.mapping_partitions, 128);
         assert_eq!(c.storage.extend, ExtendStrategy::Classic);
         assert_eq!(c.btree.leaf_insert_lock, LeafInsertLock::ShareThenExclusive);
-        assert!(!c.planner.index_prefilter && !c.memory.block_cache);
+        assert!(!c.planner.index_prefilter && !c.memory.block_cache && !c.buffer.lookup_hints);
         let s = Config::default();
         assert_eq!((s.lock.partitions, s.lock.fast_path_slots, s.lock.fast_path_slots_max), (64, 1024, 16384));
         assert_eq!(s.lwlock.policy, LwLockPolicy::Fair);
@@ -528,7 +539,7 @@ mod tests {
         assert_eq!(s.buffer.mapping_partitions, 512);
         assert_eq!(s.storage.extend, ExtendStrategy::Bulk);
         assert_eq!(s.btree.leaf_insert_lock, LeafInsertLock::Exclusive);
-        assert!(s.planner.index_prefilter && s.memory.block_cache);
+        assert!(s.planner.index_prefilter && s.memory.block_cache && s.buffer.lookup_hints);
         assert_eq!(s.lock.strong_lock_counters, 1024);
         assert_eq!(c.storage.max_open_files, s.storage.max_open_files);
         c.validate().unwrap();

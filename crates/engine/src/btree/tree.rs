@@ -407,7 +407,8 @@ mod tests {
             Arc::new(OsIo),
         )
         .unwrap();
-        let options = PoolOptions { shared_buffers: 32, mapping_partitions: 4, policy: LwLockPolicy::Fair };
+        let options =
+            PoolOptions { shared_buffers: 32, mapping_partitions: 4, policy: LwLockPolicy::Fair, lookup_hints: true };
         let pool = BufferPool::with_options(options, smgr.clone()).unwrap();
         let rel = RelFileId::new(1, 42);
         smgr.create(rel, Fork::Main).unwrap();

@@ -211,7 +211,8 @@ mod tests {
             Arc::new(OsIo),
         )
         .unwrap();
-        let options = PoolOptions { shared_buffers: 16, mapping_partitions: 4, policy: LwLockPolicy::Fair };
+        let options =
+            PoolOptions { shared_buffers: 16, mapping_partitions: 4, policy: LwLockPolicy::Fair, lookup_hints: true };
         let pool = BufferPool::with_options(options, smgr.clone()).unwrap();
         let file = RelFileId::new(db, ix);
         smgr.create(file, Fork::Main).unwrap();

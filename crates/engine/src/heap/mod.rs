@@ -452,7 +452,12 @@ mod tests {
             Arc::new(turnstile_storage::io::OsIo),
         )
         .unwrap();
-        let options = PoolOptions { shared_buffers: buffers, mapping_partitions: 8, policy: LwLockPolicy::Fair };
+        let options = PoolOptions {
+            shared_buffers: buffers,
+            mapping_partitions: 8,
+            policy: LwLockPolicy::Fair,
+            lookup_hints: true,
+        };
         (smgr.clone(), BufferPool::with_options(options, smgr).unwrap())
     }
 

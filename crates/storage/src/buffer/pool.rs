@@ -54,6 +54,9 @@ pub struct PoolOptions {
     pub mapping_partitions: usize,
     /// Admission policy of the pool's `LwLock`s (`lwlock.policy`).
     pub policy: LwLockPolicy,
+    /// Look blocks up through recent-buffer hints first
+    /// (`buffer.lookup_hints`; see `read.rs`).
+    pub lookup_hints: bool,
 }
 
 impl PoolOptions {
@@ -63,6 +66,7 @@ impl PoolOptions {
             shared_buffers: config.buffer.shared_buffers as usize,
             mapping_partitions: config.buffer.mapping_partitions as usize,
             policy: config.lwlock.policy,
+            lookup_hints: config.buffer.lookup_hints,
         }
     }
 }
@@ -74,6 +78,9 @@ pub struct BufferPoolStats {
     pub hits: u64,
     /// Lookups that had to allocate a buffer for it.
     pub misses: u64,
+    /// Of the hits, those found through a lookup hint, without taking a
+    /// mapping-partition lock (`buffer.lookup_hints`).
+    pub hint_hits: u64,
     /// Buffers whose old page was evicted to make room.
     pub evictions: u64,
     /// Dirty victims written back before reuse.
@@ -154,7 +161,12 @@ impl BufferPool {
         Ok(BufferPool {
             proportional_pins: (options.shared_buffers / DEFAULT_PIN_SHARE).max(1),
             descs: (0..options.shared_buffers).map(|_| CachePadded::new(BufferDesc::new(options.policy))).collect(),
-            mapping: BufferMapping::new(options.mapping_partitions, options.shared_buffers, options.policy),
+            mapping: BufferMapping::new(
+                options.mapping_partitions,
+                options.shared_buffers,
+                options.policy,
+                options.lookup_hints,
+            ),
             clock: Clock::new(options.shared_buffers),
             store,
             fsm: FreeSpaceMap::new(options.policy),
@@ -201,6 +213,7 @@ impl BufferPool {
         BufferPoolStats {
             hits: self.counters.get(Counter::Hits),
             misses: self.counters.get(Counter::Misses),
+            hint_hits: self.counters.get(Counter::HintHits),
             evictions: self.counters.get(Counter::Evictions),
             dirty_writebacks: self.counters.get(Counter::DirtyWritebacks),
             reads: self.counters.get(Counter::Reads),
@@ -352,7 +365,8 @@ mod tests {
     /// and a mapping entry without its buffer.
     #[test]
     fn check_invariants_catches_a_leaked_pin_and_a_stray_mapping_entry() {
-        let options = PoolOptions { shared_buffers: 4, mapping_partitions: 2, policy: LwLockPolicy::Fair };
+        let options =
+            PoolOptions { shared_buffers: 4, mapping_partitions: 2, policy: LwLockPolicy::Fair, lookup_hints: true };
         let pool = BufferPool::with_options(options, Arc::new(EmptyPages)).unwrap();
         let rel = RelFileId::new(1, 1);
         for b in 0..10 {
@@ -376,7 +390,7 @@ mod tests {
     fn an_exclusive_mapping_wait_is_recorded_and_an_uncontended_one_is_not() {
         const HELD: Duration = Duration::from_millis(20);
         for policy in [LwLockPolicy::Fair, LwLockPolicy::Barging] {
-            let options = PoolOptions { shared_buffers: 4, mapping_partitions: 1, policy };
+            let options = PoolOptions { shared_buffers: 4, mapping_partitions: 1, policy, lookup_hints: false };
             let pool = BufferPool::with_options(options, Arc::new(EmptyPages)).unwrap();
             let rel = RelFileId::new(1, 1);
             drop(pool.read_buffer(BufferTag::new(rel, Fork::Main, 0)).unwrap());

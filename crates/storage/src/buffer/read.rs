@@ -3,6 +3,20 @@
 //!
 //! # Reading a block (PostgreSQL's `ReadBuffer` / `BufferAlloc`)
 //!
+//! 0. With `buffer.lookup_hints`, first try the buffer the tag's hint
+//!    names: pin it (one CAS, as step 1 does) and keep the pin if it is
+//!    `TAG_VALID` with this tag — a hit that took no mapping-partition
+//!    lock; else unpin, and go on to step 1. This is sound because a
+//!    buffer is re-tagged only by a victim search, which pins it and then,
+//!    under the mapping partition and the header lock, goes on only if its
+//!    own pin is the only one (`victim.rs`): a pin taken before that check
+//!    makes the search give the buffer up, a pin taken after it sees the
+//!    buffer not `TAG_VALID` (or, after step 3, holding the new tag, which
+//!    the pin's `Acquire` read makes visible). PostgreSQL 14's
+//!    `ReadRecentBuffer` checks under the header lock instead; a spinlock
+//!    that every hot lookup took would stall whoever needs it behind a
+//!    preempted holder. A passing pin on a stale buffer can make a victim
+//!    search skip that buffer once — never return a wrong page.
 //! 1. Take the tag's mapping partition shared; if the tag is mapped, pin
 //!    the buffer *while still holding the partition lock* (so it cannot be
 //!    re-tagged in between), release, and wait for or perform the read-in
@@ -18,7 +32,7 @@
 //! 4. Read the page in under the buffer's I/O lock, verify its checksum,
 //!    set `VALID`.
 
-use super::desc::{refcount, DIRTY, IO_ERROR, IO_IN_PROGRESS, TAG_VALID, USAGE_MASK, USAGE_ONE, VALID};
+use super::desc::{refcount, BufferId, DIRTY, IO_ERROR, IO_IN_PROGRESS, TAG_VALID, USAGE_MASK, USAGE_ONE, VALID};
 use super::guard::{NewBuffer, PinnedBuffer, Victim};
 use super::pool::BufferPool;
 use super::ring::Ring;
@@ -55,10 +69,17 @@ impl BufferPool {
         Ok(buf)
     }
 
-    /// Pins `tag`'s buffer if the tag is mapped (step 1).
+    /// Pins `tag`'s buffer if the tag is mapped (steps 0 and 1).
     fn lookup(&self, tag: BufferTag, with_ring: bool) -> Option<PinnedBuffer<'_>> {
+        if let Some(id) = self.mapping.hint(&tag) {
+            if let Some(buf) = self.pin_recent(tag, id, with_ring) {
+                self.counters.add(Counter::HintHits, 1);
+                return Some(buf);
+            }
+        }
         let map = self.mapping.partition(&tag).lock_shared();
         let id = *map.get(&tag)?;
+        self.mapping.remember(&tag, id);
         let desc = &self.descs[id as usize];
         let _state = desc.pin(with_ring);
         // Paired with the check in `PinnedBuffer::drop`: the pin is taken on
@@ -69,6 +90,22 @@ impl BufferPool {
         );
         drop(map);
         Some(PinnedBuffer { pool: self, id, tag })
+    }
+
+    /// Step 0: pins buffer `id` and keeps the pin if the buffer holds
+    /// `tag` (`TAG_VALID`); otherwise unpins it again: `None`, the hint
+    /// was stale.
+    #[inline]
+    fn pin_recent(&self, tag: BufferTag, id: BufferId, with_ring: bool) -> Option<PinnedBuffer<'_>> {
+        let desc = self.descs.get(id as usize)?;
+        let state = desc.pin(with_ring);
+        // The pin's CAS read the state (Acquire) after the header unlock
+        // that published the tag; from now on the tag cannot change.
+        if state & TAG_VALID != 0 && desc.tag() == tag {
+            return Some(PinnedBuffer { pool: self, id, tag });
+        }
+        desc.unpin();
+        None
     }
 
     /// Maps `tag` to `victim` and re-tags it with `flags` (step 3); if the
@@ -88,10 +125,14 @@ impl BufferPool {
             return Err(PinnedBuffer { pool: self, id, tag });
         }
         map.insert(tag, victim.id);
+        self.mapping.remember(&tag, victim.id);
         let desc = &self.descs[victim.id as usize];
         let mut h = desc.lock_header();
         debug_assert_eq!(h.state & (TAG_VALID | VALID | DIRTY), 0, "installing a mapped buffer");
-        debug_assert_eq!(refcount(h.state), 1, "a victim pinned by someone else");
+        // A lookup following a stale hint may hold a passing pin on the
+        // victim (it sees it not `TAG_VALID`, or holding another tag, and
+        // unpins): at least our own.
+        debug_assert!(refcount(h.state) >= 1, "a victim that is not pinned");
         h.set_tag(tag);
         h.state = (h.state & !(USAGE_MASK | IO_ERROR | VALID | DIRTY)) | flags | USAGE_ONE;
         drop(h);

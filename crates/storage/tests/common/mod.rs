@@ -62,7 +62,12 @@ pub fn assert_payloads_on_disk<'a>(
     what: &str,
 ) {
     use turnstile_storage::{page, BufferPool, BufferTag, Fork, PoolOptions};
-    let options = PoolOptions { shared_buffers: 32, mapping_partitions: 4, policy: turnstile_sync::LwLockPolicy::Fair };
+    let options = PoolOptions {
+        shared_buffers: 32,
+        mapping_partitions: 4,
+        policy: turnstile_sync::LwLockPolicy::Fair,
+        lookup_hints: true,
+    };
     let fresh = BufferPool::with_options(options, store).unwrap();
     for (writer, blocks) in handed {
         for &b in blocks {
