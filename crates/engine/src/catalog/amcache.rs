@@ -32,7 +32,7 @@
 
 use super::model::RelId;
 use crate::btree::{BTree, CachedRoot, RootCacheStats};
-use std::collections::HashMap;
+use hashbrown::HashMap;
 
 /// A backend's cached B-tree roots, by index relation id.
 #[derive(Debug, Default)]
