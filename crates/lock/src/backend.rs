@@ -624,8 +624,9 @@ impl Backend {
                         // Claimed by a strong locker: in the shared table.
                         let key = owner.array.keys[s].load(Ordering::Relaxed);
                         let tag = LockTag::relation((key >> 32) as u32, key as u32);
+                        let hash = tag.hash_code();
                         for m in (0..3).filter(|m| claimed & (1 << m) != 0) {
-                            let (mode, hash) = (LockMode::ALL[m], tag.hash_code());
+                            let mode = LockMode::ALL[m];
                             shared.push(LocalLock { tag, mode, hash, count: 0, via: Via::Shared, strong: false });
                         }
                     }

@@ -178,9 +178,9 @@ pub struct BufferConfig {
     pub mapping_partitions: u32,
     /// Buffers in the pool (`shared_buffers`, in 8 kB pages).
     pub shared_buffers: u32,
-    /// Look a block up first through a table of recent buffer hints,
-    /// validated under the buffer's header lock (PostgreSQL 14's
-    /// `ReadRecentBuffer`, applied to every read), so a hit takes no
+    /// Look a block up first through a table of recent buffer hints: pin
+    /// the hinted buffer and keep the pin if it holds the block (PostgreSQL
+    /// 14's `ReadRecentBuffer`, applied to every read), so a hit takes no
     /// mapping-partition lock. Seed 004: the hot root page's partition
     /// lock is what readers pile up on and what a writer must wait behind.
     pub lookup_hints: bool,

@@ -11,9 +11,10 @@
 //!
 //! With `buffer.lookup_hints`, a table of hints sits in front: slot
 //! `hash(tag) mod n` remembers the buffer the tag was last found or mapped
-//! in. A hint is only a guess — it is never trusted, but checked under the
-//! buffer's header lock (`read.rs`) — so it is read and written with
-//! relaxed atomics and may be stale or overwritten by another tag's.
+//! in. A hint is only a guess — a lookup pins the buffer it names and keeps
+//! the pin only if the buffer holds the tag (`read.rs`) — so it is read and
+//! written with relaxed atomics and may be stale or overwritten by another
+//! tag's.
 
 use super::desc::BufferId;
 use crate::rel::BufferTag;
@@ -34,7 +35,7 @@ pub(crate) struct BufferMapping {
 }
 
 /// A hint slot that names no buffer.
-pub(crate) const NO_HINT: BufferId = BufferId::MAX;
+const NO_HINT: BufferId = BufferId::MAX;
 
 impl BufferMapping {
     /// `partitions` partitions sized for `buffers` entries in all.
@@ -67,8 +68,8 @@ impl BufferMapping {
     /// names one (a guess: the caller checks it).
     #[inline]
     pub(crate) fn hint(&self, tag: &BufferTag) -> Option<BufferId> {
-        // Relaxed: the hint is validated under the buffer's header lock,
-        // whose acquisition orders everything that matters.
+        // Relaxed: the hint is checked after the pin, whose `Acquire` CAS
+        // orders everything that matters.
         self.hint_slot(tag).map(|s| s.load(Ordering::Relaxed)).filter(|&id| id != NO_HINT)
     }
 

@@ -16,7 +16,8 @@
 //!    `ReadRecentBuffer` checks under the header lock instead; a spinlock
 //!    that every hot lookup took would stall whoever needs it behind a
 //!    preempted holder. A passing pin on a stale buffer can make a victim
-//!    search skip that buffer once — never return a wrong page.
+//!    search skip that buffer once, and raises its usage count as any pin
+//!    does — it never returns a wrong page.
 //! 1. Take the tag's mapping partition shared; if the tag is mapped, pin
 //!    the buffer *while still holding the partition lock* (so it cannot be
 //!    re-tagged in between), release, and wait for or perform the read-in
