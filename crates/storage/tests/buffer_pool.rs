@@ -333,10 +333,11 @@ fn concurrent_pin_and_evict_stress() {
     assert!(s.hint_hits > 0 && s.hint_hits < s.hits, "hits found through hints, and stale hints: {s:?}");
 }
 
-/// A hit through a lookup hint takes no mapping-partition lock; a hint
-/// left stale by an eviction (its buffer now holds another block) is
-/// noticed under the header lock, and the lookup goes through the mapping
-/// table to the right block.
+/// A block read again is found through its lookup hint (counted as a hint
+/// hit, which returns before the mapping table); a hint left stale by an
+/// eviction (its buffer now holds another block) is noticed once the
+/// buffer is pinned, and the lookup goes through the mapping table to the
+/// right block (`check` fails on a wrong page).
 #[test]
 fn lookup_hints_hit_without_the_mapping_and_stale_ones_fall_through() {
     let dir = Scratch::new("hints");
