@@ -197,6 +197,13 @@ struct WaitQueue {
 }
 
 /// A shared/exclusive lightweight lock protecting a `T`.
+///
+/// `repr(C)` keeps what an uncontended acquire touches — the state word,
+/// the admission masks and a small `T` such as a pointer — in the first
+/// bytes, ahead of the wait queue, which only a waiter touches: a buffer
+/// descriptor that embeds the lock then has its pin word, tag, content
+/// lock and page pointer in one cache line.
+#[repr(C)]
 pub struct LwLock<T> {
     state: AtomicU32,
     /// The state bits that refuse a new (not woken) request, by mode:
@@ -205,8 +212,8 @@ pub struct LwLock<T> {
     refused_by: [u32; 2],
     policy: LwLockPolicy,
     tranche: Tranche,
-    queue: Mutex<WaitQueue>,
     data: UnsafeCell<T>,
+    queue: Mutex<WaitQueue>,
 }
 
 // SAFETY: the lock hands out `&T` to several threads only under shared mode

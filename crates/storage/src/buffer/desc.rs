@@ -84,19 +84,25 @@ pub const fn usage_count(state: u32) -> u32 {
 }
 
 /// One buffer's descriptor. See the module documentation.
+///
+/// `repr(C)`, in this order, so that a buffer hit — pin CAS, tag check,
+/// content-lock CAS, page pointer — touches one cache line of the
+/// descriptor (the wait queues and the I/O lock come after): PostgreSQL
+/// packs its `BufferDesc` into one line for the same reason.
 #[derive(Debug)]
+#[repr(C)]
 pub(crate) struct BufferDesc {
     pub(crate) state: AtomicU32,
     /// `db << 32 | rel`, written under the header lock.
     tag_rel: AtomicU64,
     /// `fork << 32 | block`, written under the header lock.
     tag_block: AtomicU64,
+    /// The page, behind its content lock (tranche `BufferContent`).
+    pub(crate) content: LwLock<Box<PageBuf>>,
     /// Held exclusive by whoever performs I/O on the buffer
     /// (`IO_IN_PROGRESS`); waiters for that I/O queue on it (tranche
     /// `BufferIO`, PostgreSQL ≤ 13's `io_in_progress_lock`).
     pub(crate) io: LwLock<()>,
-    /// The page, behind its content lock (tranche `BufferContent`).
-    pub(crate) content: LwLock<Box<PageBuf>>,
 }
 
 impl BufferDesc {
@@ -281,6 +287,19 @@ mod tests {
         let a = &descs[0].state as *const _ as usize;
         let b = &descs[1].state as *const _ as usize;
         assert!(b - a >= 128, "state words {a:#x} and {b:#x} share a line");
+    }
+
+    #[test]
+    fn a_buffer_hit_touches_one_line_of_the_descriptor() {
+        let mut d = BufferDesc::new(LwLockPolicy::Fair);
+        let base = &d as *const BufferDesc as usize;
+        let end_of = |p: usize, size: usize| p + size - base;
+        assert!(end_of(&d.state as *const _ as usize, 4) <= 64);
+        assert!(end_of(&d.tag_block as *const _ as usize, 8) <= 64);
+        // The content lock's state word is its first field (`repr(C)`).
+        assert!(end_of(&d.content as *const _ as usize, 4) <= 64);
+        let page_pointer = d.content.get_mut() as *mut Box<PageBuf> as usize;
+        assert!(end_of(page_pointer, 8) <= 64, "the page pointer is {} bytes in", page_pointer - base);
     }
 
     #[test]
