@@ -191,10 +191,41 @@ fn a_prepared_plan_is_remade_after_ddl() {
     engine.check_invariants();
 }
 
+/// `memory.lazy_scan_state`: only the index scans that find an entry
+/// allocate scan state; the rows are the same.
+#[test]
+fn lazy_scan_state_allocates_only_for_scans_that_find_entries() {
+    let mut per_query = Vec::new();
+    for lazy in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = Config::default();
+        config.memory.lazy_scan_state = lazy;
+        let engine = Engine::open(dir.path(), config).unwrap();
+        let mut s = engine.session().unwrap();
+        load(&mut s, 10, true);
+        let mut slot = None;
+        let before = s.memory_stats().allocations;
+        let mut rows = Vec::new();
+        for i in 0..5 {
+            rows.push(s.run(QueryMode::Prepared, &w1_query(), &mut slot, &[Value::Int4(i)]).unwrap());
+        }
+        per_query.push(((s.memory_stats().allocations - before) / 5, rows));
+    }
+    let (eager, lazy) = (&per_query[0], &per_query[1]);
+    assert_eq!(eager.1, lazy.1, "the lazy scan state changed the rows");
+    assert!(eager.1.iter().all(|r| r.len() == 1), "{:?}", eager.1);
+    // Ten partitions probed; one holds the row.
+    assert!(eager.0 >= 10, "eager: {} allocations per query", eager.0);
+    assert!(lazy.0 <= 2, "lazy: {} allocations per query", lazy.0);
+}
+
 #[test]
 fn views_report_the_work_done() {
     let dir = tempfile::tempdir().unwrap();
-    let engine = Engine::open(dir.path(), Config::default()).unwrap();
+    let mut config = Config::default();
+    // Every index scan allocates its scan state, found rows or not.
+    config.memory.lazy_scan_state = false;
+    let engine = Engine::open(dir.path(), config).unwrap();
     {
         let mut s = engine.session().unwrap();
         load(&mut s, 10, true);

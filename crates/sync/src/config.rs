@@ -223,6 +223,11 @@ pub struct MemoryConfig {
     /// Keep blocks released at query end in a per-backend cache by size
     /// class instead of returning them to the allocator. Seed 000.
     pub block_cache: bool,
+    /// Allocate an index scan's position array (PostgreSQL's ~27 kB
+    /// `BTScanOpaqueData`) when the scan finds its first entry, not when
+    /// it begins: a probe that finds nothing — most partitions of a
+    /// partitioned join — allocates and touches nothing. Seed 000.
+    pub lazy_scan_state: bool,
 }
 
 /// Every knob of turnstile. `Default` is the `scalable` preset.
@@ -281,6 +286,7 @@ pub const KNOBS: &[Knob] = &[
     Knob { key: "btree.leaf_insert_lock", allowed: "share_then_exclusive or exclusive" },
     Knob { key: "planner.index_prefilter", allowed: "true or false" },
     Knob { key: "memory.block_cache", allowed: "true or false" },
+    Knob { key: "memory.lazy_scan_state", allowed: "true or false" },
 ];
 
 /// A configuration that cannot be used.
@@ -360,7 +366,7 @@ impl Config {
                 leaf_insert_lock: if classic { LeafInsertLock::ShareThenExclusive } else { LeafInsertLock::Exclusive },
             },
             planner: PlannerConfig { index_prefilter: !classic },
-            memory: MemoryConfig { block_cache: !classic },
+            memory: MemoryConfig { block_cache: !classic, lazy_scan_state: !classic },
         }
     }
 
@@ -531,7 +537,9 @@ mod tests {
         assert_eq!(c.buffer.mapping_partitions, 128);
         assert_eq!(c.storage.extend, ExtendStrategy::Classic);
         assert_eq!(c.btree.leaf_insert_lock, LeafInsertLock::ShareThenExclusive);
-        assert!(!c.planner.index_prefilter && !c.memory.block_cache && !c.buffer.lookup_hints);
+        assert!(
+            !c.planner.index_prefilter && !c.memory.block_cache && !c.memory.lazy_scan_state && !c.buffer.lookup_hints
+        );
         let s = Config::default();
         assert_eq!((s.lock.partitions, s.lock.fast_path_slots, s.lock.fast_path_slots_max), (64, 1024, 16384));
         assert_eq!(s.lwlock.policy, LwLockPolicy::Fair);
@@ -539,7 +547,7 @@ mod tests {
         assert_eq!(s.buffer.mapping_partitions, 512);
         assert_eq!(s.storage.extend, ExtendStrategy::Bulk);
         assert_eq!(s.btree.leaf_insert_lock, LeafInsertLock::Exclusive);
-        assert!(s.planner.index_prefilter && s.memory.block_cache && s.buffer.lookup_hints);
+        assert!(s.planner.index_prefilter && s.memory.block_cache && s.memory.lazy_scan_state && s.buffer.lookup_hints);
         assert_eq!(s.lock.strong_lock_counters, 1024);
         assert_eq!(c.storage.max_open_files, s.storage.max_open_files);
         c.validate().unwrap();

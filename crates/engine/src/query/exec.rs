@@ -171,24 +171,40 @@ impl Ctx<'_, '_> {
         // memory it is not initialised, except what `btbeginscan` writes:
         // each position's header is invalidated (`BTScanPosInvalidate`).
         // The items are written only as the scan fills them.
-        let state: &mut [MaybeUninit<ScanPosItem>] = self.memory.alloc_uninit(2 * (1 + MAX_TIDS_PER_PAGE));
-        let (current, mark) = state.split_at_mut(1 + MAX_TIDS_PER_PAGE);
-        current[0].write(ScanPosItem::INVALID);
-        mark[0].write(ScanPosItem::INVALID);
-        let current = &mut current[1..];
+        // `btbeginscan` allocates it before the first descent;
+        // `memory.lazy_scan_state` waits for the first entry, so a probe
+        // that finds nothing (999 of W1's 1000 partitions) allocates and
+        // touches nothing.
+        let allocate = || {
+            let state: &mut [MaybeUninit<ScanPosItem>] = self.memory.alloc_uninit(2 * (1 + MAX_TIDS_PER_PAGE));
+            let (current, mark) = state.split_at_mut(1 + MAX_TIDS_PER_PAGE);
+            current[0].write(ScanPosItem::INVALID);
+            mark[0].write(ScanPosItem::INVALID);
+            &mut current[1..]
+        };
+        let eager = (!self.config.memory.lazy_scan_state).then(&allocate);
         let probe = [value];
         let mut scan = tree.range(Bound::Included(&probe[..]), Bound::Included(&probe[..]))?;
+        let (current, mut pending) = match eager {
+            Some(current) => (current, None),
+            None => match scan.next() {
+                None => return Ok(()),
+                Some(entry) => (allocate(), Some(entry?)),
+            },
+        };
         let file = RelFileId::new(self.db, leaf.rel);
         loop {
             let mut n = 0;
             while n < current.len() {
-                match scan.next() {
-                    Some(entry) => {
-                        current[n].write(ScanPosItem::new(entry?.tid, n as u16));
-                        n += 1;
-                    }
-                    None => break,
-                }
+                let entry = match pending.take() {
+                    Some(entry) => entry,
+                    None => match scan.next() {
+                        Some(entry) => entry?,
+                        None => break,
+                    },
+                };
+                current[n].write(ScanPosItem::new(entry.tid, n as u16));
+                n += 1;
             }
             for item in &current[..n] {
                 // SAFETY: the loop above wrote `current[..n]`.

@@ -1,11 +1,13 @@
 //! `turnstile micro memory`: per-query memory with and without the block
-//! cache (seed 000).
+//! cache and the lazy scan state (seed 000).
 //!
 //! A W1-style query — `accounts` with P partitions, each with two indexes,
 //! looked up on `aid_parent` and joined with `branches` — in prepared mode,
-//! run by one session under `memory.block_cache = false` and `= true`.
-//! Every index scan allocates PostgreSQL-sized scan state from the query's
-//! memory context, so one execution asks for megabytes. Reported per query:
+//! run by one session three times: `classic` (`memory.block_cache` and
+//! `memory.lazy_scan_state` off), the block cache alone, and both (as
+//! `scalable`). Without the lazy scan state every index scan allocates
+//! PostgreSQL-sized scan state from the query's memory context, so one
+//! execution asks for megabytes. Reported per query:
 //! blocks served from the cache and from the allocator, the cache's share,
 //! minor page faults of the thread (`getrusage(RUSAGE_THREAD)`), latency.
 
@@ -55,6 +57,7 @@ struct PerQuery {
 #[derive(Serialize, Debug, Clone)]
 struct Row {
     block_cache: bool,
+    lazy_scan_state: bool,
     partitions: i32,
     queries: u32,
     per_query: PerQuery,
@@ -68,10 +71,11 @@ pub fn run(args: &Args) -> Result<Section, CliError> {
         return Err("partitions, rows per partition and queries must be positive".into());
     }
     let mut rows = Vec::new();
-    for block_cache in [false, true] {
+    for (block_cache, lazy_scan_state) in [(false, false), (true, false), (true, true)] {
         let dir = tempfile::tempdir()?;
         let mut config = Config::preset(Profile::Scalable);
         config.memory.block_cache = block_cache;
+        config.memory.lazy_scan_state = lazy_scan_state;
         let engine = Engine::open(dir.path(), config)?;
         let mut s = engine.session()?;
         engine.catalog().defer_writes(true)?;
@@ -103,6 +107,7 @@ pub fn run(args: &Args) -> Result<Section, CliError> {
         let from_alloc = (after.blocks_from_allocator - before.blocks_from_allocator) as f64;
         rows.push(Row {
             block_cache,
+            lazy_scan_state,
             partitions: args.partitions,
             queries: args.queries,
             per_query: PerQuery {
@@ -127,6 +132,7 @@ fn render(rows: &[Row]) -> String {
         ),
         &[
             "block_cache",
+            "lazy_scan_state",
             "allocs/query",
             "blocks cache/query",
             "blocks malloc/query",
@@ -138,6 +144,7 @@ fn render(rows: &[Row]) -> String {
     for r in rows {
         t.row(vec![
             r.block_cache.to_string(),
+            r.lazy_scan_state.to_string(),
             f(r.per_query.allocations, 0),
             f(r.per_query.blocks_from_cache, 2),
             f(r.per_query.blocks_from_allocator, 2),
