@@ -69,7 +69,15 @@ impl<'p> BTree<'p> {
     /// A bound may give fewer values than the index has columns: it is then
     /// a prefix (`Included([7])` as upper bound admits `(7, anything)`).
     pub fn range(&self, lower: Bound<&[Value]>, upper: Bound<&[Value]>) -> Result<RangeScan<'_, 'p>> {
-        Ok(RangeScan { raw: self.raw_scan(self.encode_bound(lower)?, self.encode_bound(upper)?) })
+        let encoded_lower = self.encode_bound(lower)?;
+        // An equality scan passes one key as both bounds: encode it once.
+        let encoded_upper = match (lower, upper, &encoded_lower) {
+            (Bound::Included(l), Bound::Included(u), Bound::Included(e)) if std::ptr::eq(l, u) => {
+                Bound::Included(e.clone())
+            }
+            _ => self.encode_bound(upper)?,
+        };
+        Ok(RangeScan { raw: self.raw_scan(encoded_lower, encoded_upper) })
     }
 
     /// The TIDs of every entry whose key starts with `key` (all of them
@@ -110,15 +118,16 @@ impl<'p> BTree<'p> {
     }
 }
 
-impl<'t, 'p> RawScan<'t, 'p> {
-    fn lower_ok(&self, e: &[u8]) -> bool {
-        match &self.lower {
-            Bound::Unbounded => true,
-            Bound::Included(p) => e >= p.as_slice(),
-            Bound::Excluded(p) => e > p.as_slice() && !e.starts_with(p),
-        }
+/// Whether `e` is within `lower`.
+fn lower_ok(lower: &Bound<Vec<u8>>, e: &[u8]) -> bool {
+    match lower {
+        Bound::Unbounded => true,
+        Bound::Included(p) => e >= p.as_slice(),
+        Bound::Excluded(p) => e > p.as_slice() && !e.starts_with(p),
     }
+}
 
+impl<'t, 'p> RawScan<'t, 'p> {
     /// Whether `e` (and so everything after it) is beyond the upper bound.
     fn past_upper(&self, e: &[u8]) -> bool {
         match &self.upper {
@@ -134,17 +143,26 @@ impl<'t, 'p> RawScan<'t, 'p> {
                 self.pos += 1;
                 return Ok(Some(std::mem::take(&mut self.batch[self.pos - 1])));
             }
+            // The lower bound is lent to `read_leaf` (the first leaf's probe
+            // is borrowed from it, not copied) and put back.
+            let lower = std::mem::replace(&mut self.lower, Bound::Unbounded);
             let result = match self.next {
-                Next::End => return Ok(None),
-                Next::Start => {
-                    let probe = match &self.lower {
-                        Bound::Included(p) | Bound::Excluded(p) => p.clone(),
-                        Bound::Unbounded => Vec::new(),
-                    };
-                    self.tree.descend(&probe).and_then(|d| self.read_leaf(d.leaf, Some((&probe, d.unverified_root))))
+                Next::End => {
+                    self.lower = lower;
+                    return Ok(None);
                 }
-                Next::Page(block) => self.tree.pin(block).and_then(|pin| self.read_leaf(pin, None)),
+                Next::Start => {
+                    let probe: &[u8] = match &lower {
+                        Bound::Included(p) | Bound::Excluded(p) => p,
+                        Bound::Unbounded => &[],
+                    };
+                    self.tree
+                        .descend(probe)
+                        .and_then(|d| self.read_leaf(&lower, d.leaf, Some((probe, d.unverified_root))))
+                }
+                Next::Page(block) => self.tree.pin(block).and_then(|pin| self.read_leaf(&lower, pin, None)),
             };
+            self.lower = lower;
             if let Err(e) = result {
                 self.next = Next::End;
                 return Err(e);
@@ -158,7 +176,12 @@ impl<'t, 'p> RawScan<'t, 'p> {
     /// locked; if stale, the descent is redone from the metapage's root).
     /// Then move right while the probe is `≥` the high key, and start at its
     /// lower bound.
-    fn read_leaf(&mut self, mut pin: PinnedBuffer<'p>, first: Option<(&[u8], bool)>) -> Result<()> {
+    fn read_leaf(
+        &mut self,
+        lower: &Bound<Vec<u8>>,
+        mut pin: PinnedBuffer<'p>,
+        first: Option<(&[u8], bool)>,
+    ) -> Result<()> {
         let (probe, mut unverified_root) = match first {
             Some((probe, unverified)) => (Some(probe), unverified),
             None => (None, false),
@@ -192,7 +215,7 @@ impl<'t, 'p> RawScan<'t, 'p> {
             let mut ended = false;
             for i in start..page::count(&p) {
                 let e = page::entry(&p, i).map_err(bad)?;
-                if !self.lower_ok(e) {
+                if !lower_ok(lower, e) {
                     continue;
                 }
                 if self.past_upper(e) {

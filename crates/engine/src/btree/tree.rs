@@ -9,6 +9,7 @@ use super::meta::{self, Meta, META_BLOCK};
 use super::page::{self, Opaque, FLAG_LEFTMOST};
 use super::root_cache::{CachedRoot, RootCacheStats, RootCell};
 use crate::types::ColumnType;
+use std::borrow::Cow;
 use turnstile_storage::page::PageBuf;
 use turnstile_storage::{BlockNumber, BufferPool, BufferTag, Fork, PinnedBuffer, RelFileId};
 use turnstile_sync::config::LeafInsertLock;
@@ -35,6 +36,18 @@ impl BtreeOptions {
     }
 }
 
+impl From<BtreeOptions> for Cow<'_, BtreeOptions> {
+    fn from(opts: BtreeOptions) -> Self {
+        Cow::Owned(opts)
+    }
+}
+
+impl<'a> From<&'a BtreeOptions> for Cow<'a, BtreeOptions> {
+    fn from(opts: &'a BtreeOptions) -> Self {
+        Cow::Borrowed(opts)
+    }
+}
+
 /// A handle on one B-tree index stored in `rel`'s main fork, read and
 /// written through the buffer pool. Cheap to hold; any number of threads
 /// may use one handle (or their own handles) concurrently.
@@ -46,7 +59,9 @@ impl BtreeOptions {
 pub struct BTree<'p> {
     pub(super) pool: &'p BufferPool,
     pub(super) rel: RelFileId,
-    pub(super) opts: BtreeOptions,
+    /// Owned, or borrowed from a plan that probes the index once per
+    /// execution (no copy of the name and key types per probe).
+    pub(super) opts: Cow<'p, BtreeOptions>,
     pub(super) root_cache: RootCell,
 }
 
@@ -135,7 +150,10 @@ impl<'p> BTree<'p> {
     /// lock. Nothing is cached yet: the first descent reads the metapage;
     /// every descent verifies each page it visits. Use it on hot paths that
     /// re-attach per statement, with [`BTree::with_cached_root`].
-    pub fn attach(pool: &'p BufferPool, rel: RelFileId, opts: BtreeOptions) -> Result<BTree<'p>> {
+    ///
+    /// `opts` may be owned or borrowed (`&BtreeOptions`, e.g. from a plan).
+    pub fn attach(pool: &'p BufferPool, rel: RelFileId, opts: impl Into<Cow<'p, BtreeOptions>>) -> Result<BTree<'p>> {
+        let opts = opts.into();
         if opts.key_types.is_empty() || opts.key_types.len() > usize::from(u16::MAX) {
             return Err(BtreeError::Definition {
                 index: opts.name.clone(),

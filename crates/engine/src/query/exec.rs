@@ -12,7 +12,7 @@
 
 use super::plan::{operand_value, Access, IndexKey, JoinMethod, JoinPlan, Leaf, Plan, TablePlan};
 use super::QueryError;
-use crate::btree::{BTree, BtreeOptions};
+use crate::btree::BTree;
 use crate::catalog::AmCache;
 use crate::error::Result;
 use crate::heap::{self, HeapScan};
@@ -135,20 +135,19 @@ impl Ctx<'_, '_> {
     }
 
     fn index_scan(&self, leaf: &Leaf, outer: Option<&Value>, emit: &mut impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
-        let Access::IndexScan { index, name, key_types, unique, key } = &leaf.access else {
+        let Access::IndexScan { index, opts, key } = &leaf.access else {
             return Ok(());
         };
         let value = match key {
             IndexKey::Filter(op) => operand_value(op, Some(self.params))?.cloned(),
             IndexKey::Outer => outer.cloned(),
         };
-        let Some(value) = value.and_then(|v| v.coerce(key_types[0])) else {
+        let Some(value) = value.and_then(|v| v.coerce(opts.key_types[0])) else {
             return Ok(()); // a NULL or out-of-range key matches nothing
         };
         if value == Value::Null {
             return Ok(());
         }
-        let opts = BtreeOptions::new(name.clone(), key_types.clone(), *unique, self.config);
         let root = self.amcache.borrow().root(*index);
         let tree = BTree::attach(self.pool, RelFileId::new(self.db, *index), opts)?.with_cached_root(root);
         let scanned = self.scan_index(&tree, leaf, value, emit);

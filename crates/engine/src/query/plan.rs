@@ -50,6 +50,7 @@
 //! `ExecInitIndexScan`.
 
 use super::{Operand, Query, QueryError};
+use crate::btree::BtreeOptions;
 use crate::catalog::{IndexInfo, PartitionBound, RelEntry, RelId, RelKind};
 use crate::error::Result;
 use crate::heap::HeapScan;
@@ -59,6 +60,7 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 use turnstile_lock::LockMode;
 use turnstile_storage::{BufferPool, Fork, RelFileId};
+use turnstile_sync::config::LeafInsertLock;
 use turnstile_sync::Config;
 
 /// How one relation is read.
@@ -70,12 +72,10 @@ pub enum Access {
     IndexScan {
         /// The index.
         index: RelId,
-        /// Its name.
-        name: String,
-        /// Its key types (all columns).
-        key_types: Vec<ColumnType>,
-        /// Whether it is unique.
-        unique: bool,
+        /// Its definition as the B-tree needs it (name, key types of all
+        /// columns, uniqueness), made once per plan: each execution's
+        /// probe borrows it.
+        opts: BtreeOptions,
         /// Where the search key comes from.
         key: IndexKey,
     },
@@ -175,8 +175,8 @@ impl Plan {
                     Access::SeqScan => {
                         let _ = writeln!(s, "    Seq Scan on {}", leaf.name);
                     }
-                    Access::IndexScan { name, .. } => {
-                        let _ = writeln!(s, "    Index Scan using {name} on {}", leaf.name);
+                    Access::IndexScan { opts, .. } => {
+                        let _ = writeln!(s, "    Index Scan using {} on {}", opts.name, leaf.name);
                     }
                 }
             }
@@ -232,6 +232,8 @@ pub struct Planner<'a> {
     rels: RelLocker<'a>,
     pool: &'a BufferPool,
     prefilter: bool,
+    /// `btree.leaf_insert_lock`, for the plan's [`BtreeOptions`].
+    leaf_insert_lock: LeafInsertLock,
     /// Relation locks taken by the plan being made (for reports).
     planner_locks: usize,
     /// What the executor will lock for the plan being made, in plan order.
@@ -242,7 +244,14 @@ impl<'a> Planner<'a> {
     /// A planner over `rels` (the session's relation cache and backend),
     /// sizing relations through `pool`, with `config`'s planner settings.
     pub(crate) fn new(rels: RelLocker<'a>, pool: &'a BufferPool, config: &Config) -> Planner<'a> {
-        Planner { rels, pool, prefilter: config.planner.index_prefilter, planner_locks: 0, executor_locks: Vec::new() }
+        Planner {
+            rels,
+            pool,
+            prefilter: config.planner.index_prefilter,
+            leaf_insert_lock: config.btree.leaf_insert_lock,
+            planner_locks: 0,
+            executor_locks: Vec::new(),
+        }
     }
 
     /// Plans `query`. `params` are the parameter values of a custom plan
@@ -456,9 +465,12 @@ impl<'a> Planner<'a> {
             None => Access::SeqScan,
             Some((_, ix, key)) => Access::IndexScan {
                 index: ix.id,
-                name: ix.name.clone(),
-                key_types: ix.columns.iter().map(|&c| leaf.column_types[c]).collect(),
-                unique: ix.unique,
+                opts: BtreeOptions {
+                    name: ix.name.clone(),
+                    key_types: ix.columns.iter().map(|&c| leaf.column_types[c]).collect(),
+                    unique: ix.unique,
+                    leaf_insert_lock: self.leaf_insert_lock,
+                },
                 key,
             },
         })
