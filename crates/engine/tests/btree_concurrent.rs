@@ -49,7 +49,8 @@ fn open_with(dir: &Path, buffers: usize, policy: LwLockPolicy) -> (Arc<Smgr>, Bu
         Arc::new(OsIo),
     )
     .expect("smgr");
-    let options = PoolOptions { shared_buffers: buffers, mapping_partitions: 16, policy, lookup_hints: true };
+    let options =
+        PoolOptions { shared_buffers: buffers, mapping_partitions: 16, policy, lookup_hints: true, huge_pages: false };
     let pool = BufferPool::with_options(options, smgr.clone()).expect("pool");
     for rel in [REL, REL2] {
         smgr.create(rel, Fork::Main).expect("create the index relations");
@@ -57,8 +58,12 @@ fn open_with(dir: &Path, buffers: usize, policy: LwLockPolicy) -> (Arc<Smgr>, Bu
     (smgr, pool)
 }
 
+/// Options as the profiles pair them: `scalable`'s exclusive leaf lock
+/// with the edge precheck, `classic`'s share-then-exclusive without, so
+/// each oracle run covers one search of each kind.
 fn options(name: &str, types: Vec<ColumnType>, unique: bool, lock: LeafInsertLock) -> BtreeOptions {
-    BtreeOptions { name: name.into(), key_types: types, unique, leaf_insert_lock: lock }
+    let edge_precheck = lock == LeafInsertLock::Exclusive;
+    BtreeOptions { name: name.into(), key_types: types, unique, leaf_insert_lock: lock, edge_precheck }
 }
 
 /// A backend's extender: the relation-extension lock is a heavyweight lock
@@ -533,8 +538,13 @@ fn a_full_disk_during_a_split_is_an_error_and_loses_nothing() {
         io.clone(),
     )
     .unwrap();
-    let pool_options =
-        PoolOptions { shared_buffers: 64, mapping_partitions: 16, policy: LwLockPolicy::Fair, lookup_hints: true };
+    let pool_options = PoolOptions {
+        shared_buffers: 64,
+        mapping_partitions: 16,
+        policy: LwLockPolicy::Fair,
+        lookup_hints: true,
+        huge_pages: false,
+    };
     let pool = BufferPool::with_options(pool_options, smgr.clone()).unwrap();
     smgr.create(REL, Fork::Main).unwrap();
     let locks = lock_manager();

@@ -26,8 +26,13 @@ fn the_classic_leaf_lock_takes_one_more_content_lock_per_insert() {
         Arc::new(OsIo),
     )
     .unwrap();
-    let options =
-        PoolOptions { shared_buffers: 1024, mapping_partitions: 16, policy: LwLockPolicy::Fair, lookup_hints: true };
+    let options = PoolOptions {
+        shared_buffers: 1024,
+        mapping_partitions: 16,
+        policy: LwLockPolicy::Fair,
+        lookup_hints: true,
+        huge_pages: false,
+    };
     let pool = BufferPool::with_options(options, smgr.clone()).unwrap();
     let locks = LockManager::new(&Config::default()).unwrap();
     for (n, lock) in [LeafInsertLock::Exclusive, LeafInsertLock::ShareThenExclusive].into_iter().enumerate() {
@@ -38,6 +43,7 @@ fn the_classic_leaf_lock_takes_one_more_content_lock_per_insert() {
             key_types: vec![ColumnType::Int8],
             unique: false,
             leaf_insert_lock: lock,
+            edge_precheck: true,
         };
         // Even keys, 90 % full leaves: room for the odd keys inserted below
         // without a split, one or two per leaf.

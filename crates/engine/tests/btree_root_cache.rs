@@ -44,15 +44,27 @@ fn open(dir: &Path) -> BufferPool {
         Arc::new(OsIo),
     )
     .expect("smgr");
-    let options =
-        PoolOptions { shared_buffers: 2048, mapping_partitions: 16, policy: LwLockPolicy::Fair, lookup_hints: true };
+    let options = PoolOptions {
+        shared_buffers: 2048,
+        mapping_partitions: 16,
+        policy: LwLockPolicy::Fair,
+        lookup_hints: true,
+        huge_pages: false,
+    };
     let pool = BufferPool::with_options(options, smgr.clone()).expect("pool");
     smgr.create(REL, Fork::Main).expect("create the index relation");
     pool
 }
 
 fn options(lock: LeafInsertLock) -> BtreeOptions {
-    BtreeOptions { name: "wide".into(), key_types: vec![ColumnType::Text], unique: true, leaf_insert_lock: lock }
+    let edge_precheck = lock == LeafInsertLock::Exclusive;
+    BtreeOptions {
+        name: "wide".into(),
+        key_types: vec![ColumnType::Text],
+        unique: true,
+        leaf_insert_lock: lock,
+        edge_precheck,
+    }
 }
 
 fn extender<'p>(pool: &'p BufferPool, locks: &Arc<LockManager>) -> Extender<'p, Backend> {

@@ -22,6 +22,7 @@ fn pool(smgr: &Arc<Smgr>, buffers: usize, partitions: usize) -> BufferPool {
         mapping_partitions: partitions,
         policy: LwLockPolicy::Fair,
         lookup_hints: true,
+        huge_pages: true,
     };
     BufferPool::with_options(options, smgr.clone()).unwrap()
 }

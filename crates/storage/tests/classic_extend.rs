@@ -29,6 +29,7 @@ fn setup(dir: &Scratch, buffers: usize) -> (Arc<Smgr>, BufferPool) {
         mapping_partitions: 16,
         policy: LwLockPolicy::Fair,
         lookup_hints: false,
+        huge_pages: false,
     };
     let pool = BufferPool::with_options(options, smgr.clone()).unwrap();
     (smgr, pool)

@@ -23,8 +23,13 @@ fn setup(dir: &Scratch, io: Arc<FaultyIo>, buffers: usize) -> (Arc<Smgr>, Buffer
     let smgr =
         Smgr::open_with(dir.path(), SmgrOptions { segment_blocks: 256, max_open_files: 8, ..Default::default() }, io)
             .unwrap();
-    let options =
-        PoolOptions { shared_buffers: buffers, mapping_partitions: 16, policy: LwLockPolicy::Fair, lookup_hints: true };
+    let options = PoolOptions {
+        shared_buffers: buffers,
+        mapping_partitions: 16,
+        policy: LwLockPolicy::Fair,
+        lookup_hints: true,
+        huge_pages: false,
+    };
     let pool = BufferPool::with_options(options, smgr.clone()).unwrap();
     (smgr, pool)
 }

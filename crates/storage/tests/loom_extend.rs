@@ -93,8 +93,13 @@ impl ExtensionLocker for Locker {
 fn a_reader_of_a_new_block_waits_for_its_initialisation() {
     loom::model(|| {
         let store = std::sync::Arc::new(GrowStore { nblocks: AtomicU32::new(1) });
-        let options =
-            PoolOptions { shared_buffers: 2, mapping_partitions: 1, policy: LwLockPolicy::Fair, lookup_hints: false };
+        let options = PoolOptions {
+            shared_buffers: 2,
+            mapping_partitions: 1,
+            policy: LwLockPolicy::Fair,
+            lookup_hints: false,
+            huge_pages: false,
+        };
         let pool = Arc::new(BufferPool::with_options(options, store).unwrap());
         // Block 0 occupies one buffer, so the extension's victim may be it.
         drop(pool.read_buffer(BufferTag::new(REL, Fork::Main, 0)).unwrap());
@@ -141,8 +146,13 @@ fn a_reader_of_a_new_block_waits_for_its_initialisation() {
 fn classic_inserters_never_share_a_block() {
     loom::model(|| {
         let store = std::sync::Arc::new(GrowStore { nblocks: AtomicU32::new(0) });
-        let options =
-            PoolOptions { shared_buffers: 2, mapping_partitions: 1, policy: LwLockPolicy::Fair, lookup_hints: false };
+        let options = PoolOptions {
+            shared_buffers: 2,
+            mapping_partitions: 1,
+            policy: LwLockPolicy::Fair,
+            lookup_hints: false,
+            huge_pages: false,
+        };
         let pool = Arc::new(BufferPool::with_options(options, store.clone()).unwrap());
         let lock = Arc::new(Mutex::new(()));
         let insert = |pool: Arc<BufferPool>, lock: Arc<Mutex<()>>| {

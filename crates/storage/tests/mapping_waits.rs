@@ -20,7 +20,13 @@ fn setup(dir: &Scratch, blocks: u32, buffers: usize, partitions: usize, policy: 
     .unwrap();
     smgr.create(RelFileId::new(1, 1), Fork::Main).unwrap();
     smgr.extend(RelFileId::new(1, 1), Fork::Main, blocks).unwrap();
-    let options = PoolOptions { shared_buffers: buffers, mapping_partitions: partitions, policy, lookup_hints: false };
+    let options = PoolOptions {
+        shared_buffers: buffers,
+        mapping_partitions: partitions,
+        policy,
+        lookup_hints: false,
+        huge_pages: false,
+    };
     BufferPool::with_options(options, smgr).unwrap()
 }
 

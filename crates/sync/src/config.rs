@@ -184,6 +184,13 @@ pub struct BufferConfig {
     /// mapping-partition lock. Seed 004: the hot root page's partition
     /// lock is what readers pile up on and what a writer must wait behind.
     pub lookup_hints: bool,
+    /// Back the pool's pages with transparent huge pages (`MADV_HUGEPAGE`
+    /// on one 2 MB-aligned mapping; PostgreSQL's `huge_pages`). PostgreSQL
+    /// 15's default `try` asks for hugetlbfs pages, which a machine without
+    /// reserved huge pages lacks, and falls back to 4 kB pages; `classic`
+    /// keeps 4 kB pages. A query that touches one page of each of many
+    /// indexes misses the TLB on almost every page with 4 kB pages.
+    pub huge_pages: bool,
 }
 
 /// The storage manager (`turnstile-storage`).
@@ -205,6 +212,11 @@ pub struct StorageConfig {
 pub struct BtreeConfig {
     /// How an insert locks its leaf. Seed 004.
     pub leaf_insert_lock: LeafInsertLock,
+    /// Before a leaf's binary search, compare the probe with the last entry
+    /// of a rightmost leaf and the first entry of a leftmost one: a probe
+    /// outside the index's key range (most partitions of a partitioned
+    /// join) touches one entry instead of ~9. turnstile's own. Seed 000.
+    pub edge_precheck: bool,
 }
 
 /// The planner (`turnstile-engine`).
@@ -280,10 +292,12 @@ pub const KNOBS: &[Knob] = &[
     Knob { key: "buffer.mapping_partitions", allowed: "a power of two from 1 to 4096, at most buffer.shared_buffers" },
     Knob { key: "buffer.shared_buffers", allowed: "an integer from 16 to 4194304 (8 kB buffers)" },
     Knob { key: "buffer.lookup_hints", allowed: "true or false" },
+    Knob { key: "buffer.huge_pages", allowed: "true or false" },
     Knob { key: "storage.extend", allowed: "classic or bulk" },
     Knob { key: "storage.extend_max_blocks", allowed: "an integer from 1 to 1024" },
     Knob { key: "storage.max_open_files", allowed: "an integer from 1 to 1000000" },
     Knob { key: "btree.leaf_insert_lock", allowed: "share_then_exclusive or exclusive" },
+    Knob { key: "btree.edge_precheck", allowed: "true or false" },
     Knob { key: "planner.index_prefilter", allowed: "true or false" },
     Knob { key: "memory.block_cache", allowed: "true or false" },
     Knob { key: "memory.lazy_scan_state", allowed: "true or false" },
@@ -356,6 +370,7 @@ impl Config {
                 mapping_partitions: if classic { 128 } else { 512 },
                 shared_buffers: 16384,
                 lookup_hints: !classic,
+                huge_pages: !classic,
             },
             storage: StorageConfig {
                 extend: if classic { ExtendStrategy::Classic } else { ExtendStrategy::Bulk },
@@ -364,6 +379,7 @@ impl Config {
             },
             btree: BtreeConfig {
                 leaf_insert_lock: if classic { LeafInsertLock::ShareThenExclusive } else { LeafInsertLock::Exclusive },
+                edge_precheck: !classic,
             },
             planner: PlannerConfig { index_prefilter: !classic },
             memory: MemoryConfig { block_cache: !classic, lazy_scan_state: !classic },
@@ -538,7 +554,12 @@ mod tests {
         assert_eq!(c.storage.extend, ExtendStrategy::Classic);
         assert_eq!(c.btree.leaf_insert_lock, LeafInsertLock::ShareThenExclusive);
         assert!(
-            !c.planner.index_prefilter && !c.memory.block_cache && !c.memory.lazy_scan_state && !c.buffer.lookup_hints
+            !c.btree.edge_precheck
+                && !c.planner.index_prefilter
+                && !c.memory.block_cache
+                && !c.memory.lazy_scan_state
+                && !c.buffer.lookup_hints
+                && !c.buffer.huge_pages
         );
         let s = Config::default();
         assert_eq!((s.lock.partitions, s.lock.fast_path_slots, s.lock.fast_path_slots_max), (64, 1024, 16384));
@@ -547,7 +568,14 @@ mod tests {
         assert_eq!(s.buffer.mapping_partitions, 512);
         assert_eq!(s.storage.extend, ExtendStrategy::Bulk);
         assert_eq!(s.btree.leaf_insert_lock, LeafInsertLock::Exclusive);
-        assert!(s.planner.index_prefilter && s.memory.block_cache && s.memory.lazy_scan_state && s.buffer.lookup_hints);
+        assert!(
+            s.btree.edge_precheck
+                && s.planner.index_prefilter
+                && s.memory.block_cache
+                && s.memory.lazy_scan_state
+                && s.buffer.lookup_hints
+                && s.buffer.huge_pages
+        );
         assert_eq!(s.lock.strong_lock_counters, 1024);
         assert_eq!(c.storage.max_open_files, s.storage.max_open_files);
         c.validate().unwrap();

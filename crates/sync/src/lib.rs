@@ -75,6 +75,7 @@
 
 pub mod activity;
 pub mod config;
+pub mod frames;
 pub mod lwlock;
 pub mod stats;
 pub mod sync;

@@ -186,6 +186,25 @@ pub fn lower_bound(p: &PageBuf, probe: &[u8]) -> Result<usize, Bad> {
     Ok(lo)
 }
 
+/// Leaf: [`lower_bound`], but on a rightmost page it first compares
+/// `probe` with the last entry, and on a leftmost page with the first. A
+/// probe beyond the index's key range — what every partition but one sees
+/// when a query probes each partition's index — then costs one entry
+/// instead of a binary search (`btree.edge_precheck`). The answer is the
+/// same: the two checks are the search's own end cases, true on any page.
+pub fn lower_bound_at_edges(p: &PageBuf, op: &Opaque, probe: &[u8]) -> Result<usize, Bad> {
+    let n = count(p);
+    if n > 0 {
+        if op.is_rightmost() && entry(p, n - 1)? < probe {
+            return Ok(n);
+        }
+        if op.flags & FLAG_LEFTMOST != 0 && entry(p, 0)? >= probe {
+            return Ok(0);
+        }
+    }
+    lower_bound(p, probe)
+}
+
 /// Splits an inner entry into child and separator.
 pub fn downlink(e: &[u8]) -> Result<(BlockNumber, &[u8]), Bad> {
     let (child, sep) = e.split_first_chunk::<4>().ok_or("an inner entry is too short to hold a downlink")?;
@@ -305,6 +324,32 @@ mod tests {
         assert!(beyond_high_key(&p, &op, b"zz").unwrap() && !beyond_high_key(&p, &op, b"z").unwrap());
         page::set_checksum(&mut p, 3);
         page::verify(&p, 3).unwrap();
+    }
+
+    #[test]
+    fn the_edge_precheck_answers_as_the_binary_search() {
+        let keys: Vec<[u8; 2]> = (0..40u8).map(|i| [b'b', b'a' + i * 2]).collect();
+        for flags in [0, FLAG_LEFTMOST] {
+            for right in [None, Some(7)] {
+                let op = Opaque { right, level: 0, flags };
+                let mut p = fresh();
+                let high = right.map(|_| &b"c"[..]);
+                assert!(build(&mut p, op, high, keys.iter().map(|k| &k[..])));
+                let mut probes: Vec<Vec<u8>> = vec![vec![], b"a".to_vec(), b"b".to_vec(), b"c".to_vec()];
+                probes.extend((0..100u8).map(|i| vec![b'b', b'a' + i]));
+                for probe in &probes {
+                    assert_eq!(
+                        lower_bound_at_edges(&p, &op, probe).unwrap(),
+                        lower_bound(&p, probe).unwrap(),
+                        "probe {probe:?}, {op:?}"
+                    );
+                }
+            }
+        }
+        let op = Opaque { right: None, level: 0, flags: FLAG_LEFTMOST };
+        let mut empty = fresh();
+        assert!(build(&mut empty, op, None, std::iter::empty::<&[u8]>()));
+        assert_eq!(lower_bound_at_edges(&empty, &op, b"x").unwrap(), 0);
     }
 
     #[test]

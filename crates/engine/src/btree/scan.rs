@@ -18,6 +18,7 @@ use super::page::{self, Bad};
 use super::tree::BTree;
 use crate::tid::Tid;
 use crate::types::Value;
+use std::borrow::Cow;
 use std::ops::Bound;
 use turnstile_storage::{BlockNumber, PinnedBuffer};
 
@@ -45,8 +46,10 @@ enum Next {
 #[derive(Debug)]
 struct RawScan<'t, 'p> {
     tree: &'t BTree<'p>,
-    lower: Bound<Vec<u8>>,
-    upper: Bound<Vec<u8>>,
+    /// The bounds, encoded; borrowed when the caller encoded them
+    /// ([`BTree::equal_encoded`]).
+    lower: Bound<Cow<'t, [u8]>>,
+    upper: Bound<Cow<'t, [u8]>>,
     next: Next,
     batch: Vec<Vec<u8>>,
     /// The leaf the batch was copied from (for error messages).
@@ -84,7 +87,7 @@ impl<'p> BTree<'p> {
     /// when `key` has a value for every column), in TID order.
     pub fn search(&self, key: &[Value]) -> Result<Vec<Tid>> {
         let k = key::encode_key(&self.opts.key_types, key).map_err(|e| self.key_error(e))?;
-        let mut scan = self.raw_scan(Bound::Included(k.clone()), Bound::Included(k));
+        let mut scan = self.raw_scan(Bound::Included(Cow::Borrowed(&k)), Bound::Included(Cow::Borrowed(&k)));
         let mut out = Vec::new();
         while let Some(e) = scan.next_entry()? {
             let (_, tid) = split_entry(&e)
@@ -94,7 +97,22 @@ impl<'p> BTree<'p> {
         Ok(out)
     }
 
-    fn raw_scan(&self, lower: Bound<Vec<u8>>, upper: Bound<Vec<u8>>) -> RawScan<'_, 'p> {
+    /// `key`, a prefix of this index's key columns, encoded as entries
+    /// are: for [`BTree::equal_encoded`], so that a caller probing many
+    /// indexes with one value encodes it once.
+    pub fn encode_prefix(&self, key: &[Value]) -> Result<Vec<u8>> {
+        key::encode_key(&self.opts.key_types, key).map_err(|e| self.key_error(e))
+    }
+
+    /// Every entry whose key starts with the encoded `key` (from
+    /// [`BTree::encode_prefix`] on an index with the same key types), in
+    /// order: [`BTree::range`] with `key` as both bounds, without
+    /// encoding or copying it.
+    pub fn equal_encoded<'t>(&'t self, key: &'t [u8]) -> RangeScan<'t, 'p> {
+        RangeScan { raw: self.raw_scan(Bound::Included(Cow::Borrowed(key)), Bound::Included(Cow::Borrowed(key))) }
+    }
+
+    fn raw_scan<'t>(&'t self, lower: Bound<Cow<'t, [u8]>>, upper: Bound<Cow<'t, [u8]>>) -> RawScan<'t, 'p> {
         RawScan {
             tree: self,
             lower,
@@ -108,8 +126,8 @@ impl<'p> BTree<'p> {
         }
     }
 
-    fn encode_bound(&self, b: Bound<&[Value]>) -> Result<Bound<Vec<u8>>> {
-        let enc = |k: &[Value]| key::encode_key(&self.opts.key_types, k).map_err(|e| self.key_error(e));
+    fn encode_bound(&self, b: Bound<&[Value]>) -> Result<Bound<Cow<'static, [u8]>>> {
+        let enc = |k: &[Value]| self.encode_prefix(k).map(Cow::Owned);
         Ok(match b {
             Bound::Included(k) => Bound::Included(enc(k)?),
             Bound::Excluded(k) => Bound::Excluded(enc(k)?),
@@ -119,11 +137,11 @@ impl<'p> BTree<'p> {
 }
 
 /// Whether `e` is within `lower`.
-fn lower_ok(lower: &Bound<Vec<u8>>, e: &[u8]) -> bool {
+fn lower_ok(lower: &Bound<Cow<'_, [u8]>>, e: &[u8]) -> bool {
     match lower {
         Bound::Unbounded => true,
-        Bound::Included(p) => e >= p.as_slice(),
-        Bound::Excluded(p) => e > p.as_slice() && !e.starts_with(p),
+        Bound::Included(p) => e >= &p[..],
+        Bound::Excluded(p) => e > &p[..] && !e.starts_with(p),
     }
 }
 
@@ -132,8 +150,8 @@ impl<'t, 'p> RawScan<'t, 'p> {
     fn past_upper(&self, e: &[u8]) -> bool {
         match &self.upper {
             Bound::Unbounded => false,
-            Bound::Included(p) => e > p.as_slice() && !e.starts_with(p),
-            Bound::Excluded(p) => e >= p.as_slice(),
+            Bound::Included(p) => e > &p[..] && !e.starts_with(p),
+            Bound::Excluded(p) => e >= &p[..],
         }
     }
 
@@ -178,7 +196,7 @@ impl<'t, 'p> RawScan<'t, 'p> {
     /// lower bound.
     fn read_leaf(
         &mut self,
-        lower: &Bound<Vec<u8>>,
+        lower: &Bound<Cow<'t, [u8]>>,
         mut pin: PinnedBuffer<'p>,
         first: Option<(&[u8], bool)>,
     ) -> Result<()> {
@@ -206,6 +224,9 @@ impl<'t, 'p> RawScan<'t, 'p> {
                 continue;
             }
             let start = match probe {
+                Some(probe) if self.tree.opts.edge_precheck => {
+                    page::lower_bound_at_edges(&p, &op, probe).map_err(bad)?
+                }
                 Some(probe) => page::lower_bound(&p, probe).map_err(bad)?,
                 None => 0,
             };

@@ -26,13 +26,22 @@ pub struct BtreeOptions {
     pub unique: bool,
     /// How inserts lock their leaf (`btree.leaf_insert_lock`, seed 004).
     pub leaf_insert_lock: LeafInsertLock,
+    /// Whether a scan's first leaf checks the probe against the page's
+    /// edges before its binary search (`btree.edge_precheck`).
+    pub edge_precheck: bool,
 }
 
 impl BtreeOptions {
     /// Options for index `name` on columns of `key_types`, taking the
     /// leaf-lock mode from `config`.
     pub fn new(name: impl Into<String>, key_types: Vec<ColumnType>, unique: bool, config: &Config) -> BtreeOptions {
-        BtreeOptions { name: name.into(), key_types, unique, leaf_insert_lock: config.btree.leaf_insert_lock }
+        BtreeOptions {
+            name: name.into(),
+            key_types,
+            unique,
+            leaf_insert_lock: config.btree.leaf_insert_lock,
+            edge_precheck: config.btree.edge_precheck,
+        }
     }
 }
 
@@ -425,8 +434,13 @@ mod tests {
             Arc::new(OsIo),
         )
         .unwrap();
-        let options =
-            PoolOptions { shared_buffers: 32, mapping_partitions: 4, policy: LwLockPolicy::Fair, lookup_hints: true };
+        let options = PoolOptions {
+            shared_buffers: 32,
+            mapping_partitions: 4,
+            policy: LwLockPolicy::Fair,
+            lookup_hints: true,
+            huge_pages: false,
+        };
         let pool = BufferPool::with_options(options, smgr.clone()).unwrap();
         let rel = RelFileId::new(1, 42);
         smgr.create(rel, Fork::Main).unwrap();

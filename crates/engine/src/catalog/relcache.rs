@@ -211,8 +211,13 @@ mod tests {
             Arc::new(OsIo),
         )
         .unwrap();
-        let options =
-            PoolOptions { shared_buffers: 16, mapping_partitions: 4, policy: LwLockPolicy::Fair, lookup_hints: true };
+        let options = PoolOptions {
+            shared_buffers: 16,
+            mapping_partitions: 4,
+            policy: LwLockPolicy::Fair,
+            lookup_hints: true,
+            huge_pages: false,
+        };
         let pool = BufferPool::with_options(options, smgr.clone()).unwrap();
         let file = RelFileId::new(db, ix);
         smgr.create(file, Fork::Main).unwrap();

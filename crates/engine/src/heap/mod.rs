@@ -457,6 +457,7 @@ mod tests {
             mapping_partitions: 8,
             policy: LwLockPolicy::Fair,
             lookup_hints: true,
+            huge_pages: false,
         };
         (smgr.clone(), BufferPool::with_options(options, smgr).unwrap())
     }

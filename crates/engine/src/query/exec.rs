@@ -11,7 +11,7 @@
 //! is what makes a query over 100 partitions allocate megabytes (seed 000).
 
 use super::plan::{operand_value, Access, IndexKey, JoinMethod, JoinPlan, Leaf, Plan, TablePlan};
-use super::QueryError;
+use super::{Operand, QueryError};
 use crate::btree::BTree;
 use crate::catalog::AmCache;
 use crate::error::Result;
@@ -19,11 +19,10 @@ use crate::heap::{self, HeapScan};
 use crate::lmgr::RelLocker;
 use crate::memory::{BlockCache, MemoryContext};
 use crate::tid::Tid;
-use crate::types::{decode_row_into, Value};
-use std::cell::RefCell;
+use crate::types::{decode_row_into, ColumnType, Value};
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::mem::MaybeUninit;
-use std::ops::Bound;
 use turnstile_lock::LockMode;
 use turnstile_storage::{BufferPool, RelFileId};
 use turnstile_sync::Config;
@@ -75,6 +74,24 @@ fn hash_key(v: &Value) -> Option<Value> {
     }
 }
 
+/// An index search key, coerced and encoded, and what it came from.
+struct ProbeKey {
+    operand: Operand,
+    ty: ColumnType,
+    /// `None`: the value matches nothing (NULL, or out of the column's
+    /// range).
+    encoded: Option<Vec<u8>>,
+}
+
+/// `value` coerced to the index's leading column type `ty` and encoded as
+/// its entries are; `None` when it matches nothing.
+fn encode_probe(tree: &BTree<'_>, value: Option<Value>, ty: ColumnType) -> Result<Option<Vec<u8>>> {
+    match value.and_then(|v| v.coerce(ty)) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => Ok(Some(tree.encode_prefix(&[v])?)),
+    }
+}
+
 struct Ctx<'a, 'm> {
     pool: &'a BufferPool,
     db: u32,
@@ -87,6 +104,9 @@ struct Ctx<'a, 'm> {
     amcache: RefCell<&'a mut AmCache>,
     /// For cancel checks ([`crate::Session::check_interrupts`]).
     backend: &'a turnstile_lock::Backend,
+    /// The last parameter or constant search key, encoded: a generic plan
+    /// probes each partition's index with the same one.
+    probe_key: Cell<Option<ProbeKey>>,
 }
 
 impl Ctx<'_, '_> {
@@ -138,30 +158,45 @@ impl Ctx<'_, '_> {
         let Access::IndexScan { index, opts, key } = &leaf.access else {
             return Ok(());
         };
-        let value = match key {
-            IndexKey::Filter(op) => operand_value(op, Some(self.params))?.cloned(),
-            IndexKey::Outer => outer.cloned(),
-        };
-        let Some(value) = value.and_then(|v| v.coerce(opts.key_types[0])) else {
-            return Ok(()); // a NULL or out-of-range key matches nothing
-        };
-        if value == Value::Null {
-            return Ok(());
-        }
         let root = self.amcache.borrow().root(*index);
         let tree = BTree::attach(self.pool, RelFileId::new(self.db, *index), opts)?.with_cached_root(root);
-        let scanned = self.scan_index(&tree, leaf, value, emit);
+        let ty = opts.key_types[0];
+        let scanned = match key {
+            // A parameter or constant is the same for every partition's
+            // index this execution probes: coerced and encoded once. The
+            // entry is taken out while the scan runs and put back after.
+            IndexKey::Filter(op) => {
+                let cached = self.probe_key.take().filter(|p| p.operand == *op && p.ty == ty);
+                let probe = match cached {
+                    Some(p) => p,
+                    None => {
+                        let value = operand_value(op, Some(self.params))?.cloned();
+                        ProbeKey { operand: op.clone(), ty, encoded: encode_probe(&tree, value, ty)? }
+                    }
+                };
+                let scanned = match &probe.encoded {
+                    Some(k) => self.scan_index(&tree, leaf, k, emit),
+                    None => Ok(()),
+                };
+                self.probe_key.set(Some(probe));
+                scanned
+            }
+            IndexKey::Outer => match encode_probe(&tree, outer.cloned(), ty)? {
+                Some(k) => self.scan_index(&tree, leaf, &k, emit),
+                None => Ok(()),
+            },
+        };
         self.amcache.borrow_mut().remember(*index, &tree);
         scanned
     }
 
-    /// The index scan proper: entries equal to `value`, their heap rows
-    /// passed to `emit`.
+    /// The index scan proper: entries whose key is the encoded `key`,
+    /// their heap rows passed to `emit`.
     fn scan_index(
         &self,
         tree: &BTree<'_>,
         leaf: &Leaf,
-        value: Value,
+        key: &[u8],
         emit: &mut impl FnMut(&[u8]) -> Result<()>,
     ) -> Result<()> {
         // The scan state, sized as PostgreSQL's `BTScanOpaqueData`: a
@@ -182,8 +217,7 @@ impl Ctx<'_, '_> {
             &mut current[1..]
         };
         let eager = (!self.config.memory.lazy_scan_state).then(&allocate);
-        let probe = [value];
-        let mut scan = tree.range(Bound::Included(&probe[..]), Bound::Included(&probe[..]))?;
+        let mut scan = tree.equal_encoded(key);
         let (current, mut pending) = match eager {
             Some(current) => (current, None),
             None => match scan.next() {
@@ -268,6 +302,7 @@ impl<'a> Executor<'a> {
             memory: &memory,
             amcache: RefCell::new(amcache),
             backend,
+            probe_key: Cell::new(None),
         };
         let Some(first) = plan.tables.first() else {
             return Ok(Vec::new());

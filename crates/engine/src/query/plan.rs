@@ -60,7 +60,7 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 use turnstile_lock::LockMode;
 use turnstile_storage::{BufferPool, Fork, RelFileId};
-use turnstile_sync::config::LeafInsertLock;
+use turnstile_sync::config::BtreeConfig;
 use turnstile_sync::Config;
 
 /// How one relation is read.
@@ -232,8 +232,8 @@ pub struct Planner<'a> {
     rels: RelLocker<'a>,
     pool: &'a BufferPool,
     prefilter: bool,
-    /// `btree.leaf_insert_lock`, for the plan's [`BtreeOptions`].
-    leaf_insert_lock: LeafInsertLock,
+    /// The B-tree settings, for the plan's [`BtreeOptions`].
+    btree: BtreeConfig,
     /// Relation locks taken by the plan being made (for reports).
     planner_locks: usize,
     /// What the executor will lock for the plan being made, in plan order.
@@ -248,7 +248,7 @@ impl<'a> Planner<'a> {
             rels,
             pool,
             prefilter: config.planner.index_prefilter,
-            leaf_insert_lock: config.btree.leaf_insert_lock,
+            btree: config.btree.clone(),
             planner_locks: 0,
             executor_locks: Vec::new(),
         }
@@ -469,7 +469,8 @@ impl<'a> Planner<'a> {
                     name: ix.name.clone(),
                     key_types: ix.columns.iter().map(|&c| leaf.column_types[c]).collect(),
                     unique: ix.unique,
-                    leaf_insert_lock: self.leaf_insert_lock,
+                    leaf_insert_lock: self.btree.leaf_insert_lock,
+                    edge_precheck: self.btree.edge_precheck,
                 },
                 key,
             },

@@ -32,10 +32,13 @@
 //! up) or finds no entry (it never sees the re-tagged buffer).
 //! `tests/loom_pin.rs` model-checks this.
 
-use crate::page::{PageBuf, PAGE_SIZE};
+use crate::page::PAGE_SIZE;
 use crate::rel::{BufferTag, Fork, RelFileId};
 use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use turnstile_sync::{LwLock, LwLockPolicy, Tranche};
+
+/// A buffer's page memory: one frame of the pool's mapping.
+pub(crate) type Frame = turnstile_sync::frames::Frame<PAGE_SIZE>;
 
 /// Index of a buffer in the pool.
 pub type BufferId = u32;
@@ -98,7 +101,7 @@ pub(crate) struct BufferDesc {
     /// `fork << 32 | block`, written under the header lock.
     tag_block: AtomicU64,
     /// The page, behind its content lock (tranche `BufferContent`).
-    pub(crate) content: LwLock<Box<PageBuf>>,
+    pub(crate) content: LwLock<Frame>,
     /// Held exclusive by whoever performs I/O on the buffer
     /// (`IO_IN_PROGRESS`); waiters for that I/O queue on it (tranche
     /// `BufferIO`, PostgreSQL ≤ 13's `io_in_progress_lock`).
@@ -106,13 +109,13 @@ pub(crate) struct BufferDesc {
 }
 
 impl BufferDesc {
-    pub(crate) fn new(policy: LwLockPolicy) -> BufferDesc {
+    pub(crate) fn new(policy: LwLockPolicy, frame: Frame) -> BufferDesc {
         BufferDesc {
             state: AtomicU32::new(0),
             tag_rel: AtomicU64::new(0),
             tag_block: AtomicU64::new(0),
             io: LwLock::new(Tranche::BufferIo, policy, ()),
-            content: LwLock::new(Tranche::BufferContent, policy, Box::new([0; PAGE_SIZE])),
+            content: LwLock::new(Tranche::BufferContent, policy, frame),
         }
     }
 
@@ -278,10 +281,14 @@ mod tests {
     use super::*;
     use turnstile_sync::CachePadded;
 
+    fn frames(n: usize) -> Vec<Frame> {
+        turnstile_sync::frames::frames(n, false).unwrap().0
+    }
+
     #[test]
     fn descriptors_do_not_share_cache_lines() {
         let descs: Vec<CachePadded<BufferDesc>> =
-            (0..3).map(|_| CachePadded::new(BufferDesc::new(LwLockPolicy::Fair))).collect();
+            frames(3).into_iter().map(|f| CachePadded::new(BufferDesc::new(LwLockPolicy::Fair, f))).collect();
         assert_eq!(std::mem::align_of::<CachePadded<BufferDesc>>() % 128, 0);
         assert_eq!(std::mem::size_of::<CachePadded<BufferDesc>>() % 128, 0);
         let a = &descs[0].state as *const _ as usize;
@@ -291,20 +298,20 @@ mod tests {
 
     #[test]
     fn a_buffer_hit_touches_one_line_of_the_descriptor() {
-        let mut d = BufferDesc::new(LwLockPolicy::Fair);
+        let mut d = BufferDesc::new(LwLockPolicy::Fair, frames(1).remove(0));
         let base = &d as *const BufferDesc as usize;
         let end_of = |p: usize, size: usize| p + size - base;
         assert!(end_of(&d.state as *const _ as usize, 4) <= 64);
         assert!(end_of(&d.tag_block as *const _ as usize, 8) <= 64);
         // The content lock's state word is its first field (`repr(C)`).
         assert!(end_of(&d.content as *const _ as usize, 4) <= 64);
-        let page_pointer = d.content.get_mut() as *mut Box<PageBuf> as usize;
+        let page_pointer = d.content.get_mut() as *mut Frame as usize;
         assert!(end_of(page_pointer, 8) <= 64, "the page pointer is {} bytes in", page_pointer - base);
     }
 
     #[test]
     fn pin_and_header_lock_exclude_each_other() {
-        let d = BufferDesc::new(LwLockPolicy::Fair);
+        let d = BufferDesc::new(LwLockPolicy::Fair, frames(1).remove(0));
         assert_eq!(refcount(d.pin(false)), 1);
         assert!(d.lock_header_if_unpinned().is_none(), "a pinned buffer was locked as a victim");
         d.unpin();

@@ -3,7 +3,7 @@
 //! pin ([`PageReadGuard`], [`PageWriteGuard`]). Each unpins or unlocks
 //! when dropped.
 
-use super::desc::{BufferDesc, BufferId, DIRTY, IO_IN_PROGRESS, TAG_VALID, VALID};
+use super::desc::{BufferDesc, BufferId, Frame, DIRTY, IO_IN_PROGRESS, TAG_VALID, VALID};
 use super::pool::BufferPool;
 use crate::error::Result;
 use crate::page::{self, PageBuf};
@@ -153,7 +153,7 @@ impl Drop for PinnedBuffer<'_> {
 /// Shared access to a pinned page; released on drop.
 #[must_use = "the content lock is released when the guard is dropped"]
 pub struct PageReadGuard<'b> {
-    guard: LwLockSharedGuard<'b, Box<PageBuf>>,
+    guard: LwLockSharedGuard<'b, Frame>,
 }
 
 impl Deref for PageReadGuard<'_> {
@@ -167,7 +167,7 @@ impl Deref for PageReadGuard<'_> {
 /// [`PageWriteGuard::mark_dirty`] after changing the page.
 #[must_use = "the content lock is released when the guard is dropped"]
 pub struct PageWriteGuard<'b> {
-    guard: LwLockExclusiveGuard<'b, Box<PageBuf>>,
+    guard: LwLockExclusiveGuard<'b, Frame>,
     desc: &'b BufferDesc,
 }
 

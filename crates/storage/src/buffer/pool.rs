@@ -36,6 +36,7 @@ use super::desc::{
 use super::mapping::{BufferMapping, Partition};
 use crate::error::{Result, StorageError};
 use crate::fsm::FreeSpaceMap;
+use crate::page::PAGE_SIZE;
 use crate::rel::BufferTag;
 use crate::stats::{Counter, Counters, WaitHistogram};
 use crate::store::PageStore;
@@ -57,6 +58,8 @@ pub struct PoolOptions {
     /// Look blocks up through recent-buffer hints first
     /// (`buffer.lookup_hints`; see `read.rs`).
     pub lookup_hints: bool,
+    /// Back the pages with transparent huge pages (`buffer.huge_pages`).
+    pub huge_pages: bool,
 }
 
 impl PoolOptions {
@@ -67,6 +70,7 @@ impl PoolOptions {
             mapping_partitions: config.buffer.mapping_partitions as usize,
             policy: config.lwlock.policy,
             lookup_hints: config.buffer.lookup_hints,
+            huge_pages: config.buffer.huge_pages,
         }
     }
 }
@@ -123,6 +127,8 @@ impl BufferPoolStats {
 #[derive(Debug)]
 pub struct BufferPool {
     pub(super) descs: Box<[CachePadded<BufferDesc>]>,
+    /// Whether the kernel took the huge-page advice for the pages.
+    huge_pages: bool,
     /// Buffers one backend may pin at once for a multi-block operation.
     pub(super) proportional_pins: usize,
     pub(super) mapping: BufferMapping,
@@ -158,9 +164,18 @@ impl BufferPool {
         if options.mapping_partitions == 0 {
             return Err(StorageError::Config("mapping_partitions must be at least 1".into()));
         }
+        let (frames, huge_pages) =
+            turnstile_sync::frames::frames::<PAGE_SIZE>(options.shared_buffers, options.huge_pages).map_err(|e| {
+                StorageError::Config(format!(
+                    "could not map {} MB for {} shared buffers: {e}",
+                    (options.shared_buffers * PAGE_SIZE) >> 20,
+                    options.shared_buffers
+                ))
+            })?;
         Ok(BufferPool {
             proportional_pins: (options.shared_buffers / DEFAULT_PIN_SHARE).max(1),
-            descs: (0..options.shared_buffers).map(|_| CachePadded::new(BufferDesc::new(options.policy))).collect(),
+            descs: frames.into_iter().map(|frame| CachePadded::new(BufferDesc::new(options.policy, frame))).collect(),
+            huge_pages,
             mapping: BufferMapping::new(
                 options.mapping_partitions,
                 options.shared_buffers,
@@ -174,6 +189,12 @@ impl BufferPool {
             mapping_base: tranche_stats(Tranche::BufferMapping),
             exclusive_mapping_waits: WaitHistogram::new(),
         })
+    }
+
+    /// Whether the pages are backed by transparent huge pages: asked for
+    /// (`buffer.huge_pages`) and the advice taken by the kernel.
+    pub fn huge_pages(&self) -> bool {
+        self.huge_pages
     }
 
     /// Buffers in the pool.
@@ -365,8 +386,13 @@ mod tests {
     /// and a mapping entry without its buffer.
     #[test]
     fn check_invariants_catches_a_leaked_pin_and_a_stray_mapping_entry() {
-        let options =
-            PoolOptions { shared_buffers: 4, mapping_partitions: 2, policy: LwLockPolicy::Fair, lookup_hints: true };
+        let options = PoolOptions {
+            shared_buffers: 4,
+            mapping_partitions: 2,
+            policy: LwLockPolicy::Fair,
+            lookup_hints: true,
+            huge_pages: false,
+        };
         let pool = BufferPool::with_options(options, Arc::new(EmptyPages)).unwrap();
         let rel = RelFileId::new(1, 1);
         for b in 0..10 {
@@ -390,7 +416,13 @@ mod tests {
     fn an_exclusive_mapping_wait_is_recorded_and_an_uncontended_one_is_not() {
         const HELD: Duration = Duration::from_millis(20);
         for policy in [LwLockPolicy::Fair, LwLockPolicy::Barging] {
-            let options = PoolOptions { shared_buffers: 4, mapping_partitions: 1, policy, lookup_hints: false };
+            let options = PoolOptions {
+                shared_buffers: 4,
+                mapping_partitions: 1,
+                policy,
+                lookup_hints: false,
+                huge_pages: false,
+            };
             let pool = BufferPool::with_options(options, Arc::new(EmptyPages)).unwrap();
             let rel = RelFileId::new(1, 1);
             drop(pool.read_buffer(BufferTag::new(rel, Fork::Main, 0)).unwrap());

@@ -67,6 +67,7 @@ pub fn assert_payloads_on_disk<'a>(
         mapping_partitions: 4,
         policy: turnstile_sync::LwLockPolicy::Fair,
         lookup_hints: true,
+        huge_pages: false,
     };
     let fresh = BufferPool::with_options(options, store).unwrap();
     for (writer, blocks) in handed {
