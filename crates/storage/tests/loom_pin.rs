@@ -47,8 +47,13 @@ impl PageStore for StampStore {
 }
 
 fn pool(buffers: usize, lookup_hints: bool) -> Arc<BufferPool> {
-    let options =
-        PoolOptions { shared_buffers: buffers, mapping_partitions: 1, policy: LwLockPolicy::Fair, lookup_hints };
+    let options = PoolOptions {
+        shared_buffers: buffers,
+        mapping_partitions: 1,
+        policy: LwLockPolicy::Fair,
+        lookup_hints,
+        huge_pages: false,
+    };
     Arc::new(BufferPool::with_options(options, std::sync::Arc::new(StampStore)).unwrap())
 }
 
