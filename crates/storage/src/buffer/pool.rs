@@ -44,6 +44,7 @@ use hdrhistogram::Histogram;
 // The store is a trait object, which loom's `Arc` cannot hold; no
 // handshake lives in its reference count, so std's is used.
 use std::sync::Arc;
+use turnstile_sync::frames::HugeArray;
 use turnstile_sync::{tranche_stats, CachePadded, Config, LwLockExclusiveGuard, LwLockPolicy, Tranche, TrancheStats};
 
 /// How a [`BufferPool`] is sized.
@@ -126,7 +127,7 @@ impl BufferPoolStats {
 /// The shared buffer pool. See the module documentation.
 #[derive(Debug)]
 pub struct BufferPool {
-    pub(super) descs: Box<[CachePadded<BufferDesc>]>,
+    pub(super) descs: HugeArray<CachePadded<BufferDesc>>,
     /// Whether the kernel took the huge-page advice for the pages.
     huge_pages: bool,
     /// Buffers one backend may pin at once for a multi-block operation.
@@ -172,9 +173,17 @@ impl BufferPool {
                     options.shared_buffers
                 ))
             })?;
+        // The descriptors, read at random by every lookup, get huge pages
+        // too: 4 MB at the default size, one TLB entry per 2 MB.
+        let mut frames = frames.into_iter();
+        let (descs, _) = HugeArray::new(options.shared_buffers, options.huge_pages, |_| {
+            let frame = frames.next().expect("frames() returns one frame per buffer");
+            CachePadded::new(BufferDesc::new(options.policy, frame))
+        })
+        .map_err(|e| StorageError::Config(format!("could not map the buffer descriptors: {e}")))?;
         Ok(BufferPool {
             proportional_pins: (options.shared_buffers / DEFAULT_PIN_SHARE).max(1),
-            descs: frames.into_iter().map(|frame| CachePadded::new(BufferDesc::new(options.policy, frame))).collect(),
+            descs,
             huge_pages,
             mapping: BufferMapping::new(
                 options.mapping_partitions,
