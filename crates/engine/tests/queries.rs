@@ -191,6 +191,44 @@ fn a_prepared_plan_is_remade_after_ddl() {
     engine.check_invariants();
 }
 
+/// Two index scans keyed by different parameters in one execution: each
+/// probes with its own key. (The executor encodes a parameter's key once
+/// per execution for all the partitions it probes; it must never hand one
+/// scan's key to another.)
+#[test]
+fn two_parameter_keys_in_one_execution_each_probe_with_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::open(dir.path(), Config::default()).unwrap();
+    let mut s = engine.session().unwrap();
+    load(&mut s, 10, true);
+    let select = ["accounts.aid", "branches.bid"];
+    let one = Query::from("accounts")
+        .join("branches", "accounts.bid", "bid")
+        .filter("accounts.aid_parent", Operand::Param(1))
+        .select(&select);
+    let both = Query::from("accounts")
+        .join("branches", "accounts.bid", "bid")
+        .filter("accounts.aid_parent", Operand::Param(1))
+        .filter("branches.bid", Operand::Param(2))
+        .select(&select);
+    let (mut one_slot, mut both_slot) = (None, None);
+    let mut found = 0;
+    for aid in (0..N).step_by(97) {
+        for bid in [aid % BRANCHES, (aid + 1) % BRANCHES] {
+            let params = [Value::Int4(aid_parent(aid)), Value::Int4(bid)];
+            let all = s.run(QueryMode::Prepared, &one, &mut one_slot, &params[..1]).unwrap();
+            let expected: Vec<_> = all.into_iter().filter(|r| r[1] == Value::Int4(bid)).collect();
+            let got = s.run(QueryMode::Prepared, &both, &mut both_slot, &params).unwrap();
+            assert_eq!(got, expected, "aid {aid}, bid {bid}");
+            found += got.len();
+        }
+    }
+    assert!(found > 0, "no probe found its row");
+    let mut p = s.prepare(&both).unwrap();
+    s.execute(&mut p, &[Value::Int4(0), Value::Int4(0)]).unwrap();
+    assert!(p.plan().explain().contains("Index Scan using branches_pkey"), "{}", p.plan().explain());
+}
+
 /// `memory.lazy_scan_state`: only the index scans that find an entry
 /// allocate scan state; the rows are the same.
 #[test]
