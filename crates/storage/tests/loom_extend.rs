@@ -56,6 +56,19 @@ impl PageStore for GrowStore {
     }
 }
 
+/// A two-buffer pool over `store` (one mapping partition, no lookup
+/// hints): the smallest pool where a victim can be another block's buffer.
+fn two_buffer_pool(store: std::sync::Arc<GrowStore>) -> BufferPool {
+    let options = PoolOptions {
+        shared_buffers: 2,
+        mapping_partitions: 1,
+        policy: LwLockPolicy::Fair,
+        lookup_hints: false,
+        huge_pages: false,
+    };
+    BufferPool::with_options(options, store).unwrap()
+}
+
 /// The extension lock as a loom mutex.
 struct Locker(Arc<Mutex<()>>);
 
@@ -93,14 +106,7 @@ impl ExtensionLocker for Locker {
 fn a_reader_of_a_new_block_waits_for_its_initialisation() {
     loom::model(|| {
         let store = std::sync::Arc::new(GrowStore { nblocks: AtomicU32::new(1) });
-        let options = PoolOptions {
-            shared_buffers: 2,
-            mapping_partitions: 1,
-            policy: LwLockPolicy::Fair,
-            lookup_hints: false,
-            huge_pages: false,
-        };
-        let pool = Arc::new(BufferPool::with_options(options, store).unwrap());
+        let pool = Arc::new(two_buffer_pool(store));
         // Block 0 occupies one buffer, so the extension's victim may be it.
         drop(pool.read_buffer(BufferTag::new(REL, Fork::Main, 0)).unwrap());
         let lock = Arc::new(Mutex::new(()));
@@ -146,14 +152,7 @@ fn a_reader_of_a_new_block_waits_for_its_initialisation() {
 fn classic_inserters_never_share_a_block() {
     loom::model(|| {
         let store = std::sync::Arc::new(GrowStore { nblocks: AtomicU32::new(0) });
-        let options = PoolOptions {
-            shared_buffers: 2,
-            mapping_partitions: 1,
-            policy: LwLockPolicy::Fair,
-            lookup_hints: false,
-            huge_pages: false,
-        };
-        let pool = Arc::new(BufferPool::with_options(options, store.clone()).unwrap());
+        let pool = Arc::new(two_buffer_pool(store.clone()));
         let lock = Arc::new(Mutex::new(()));
         let insert = |pool: Arc<BufferPool>, lock: Arc<Mutex<()>>| {
             let mut ext = Extender::new(&pool, Locker(lock), ExtendStrategy::Classic, 1);

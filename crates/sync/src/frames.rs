@@ -12,7 +12,7 @@
 //! buffer descriptors).
 //!
 //! ```
-//! let (mut frames, _huge) = turnstile_sync::frames::frames::<8192>(4, false).unwrap();
+//! let mut frames = turnstile_sync::frames::frames::<8192>(4, false).unwrap();
 //! assert_eq!(frames.len(), 4);
 //! assert!(frames[0].iter().all(|&b| b == 0)); // fresh frames are zeroed
 //! frames[3][8191] = 7;
@@ -96,22 +96,22 @@ impl<const N: usize> fmt::Debug for Frame<N> {
 
 /// `count` zeroed frames of `N` bytes (`N` a multiple of 4096), cut from
 /// one fresh anonymous mapping, [`STAGGER`] bytes apart. With
-/// `huge_pages` the first frame starts on a 2 MB boundary and the mapping is advised `MADV_HUGEPAGE`; the second
-/// value says whether the kernel took the advice (it refuses when
-/// transparent huge pages are compiled out; with them `never` it accepts
-/// and keeps 4 kB pages).
+/// `huge_pages` the first frame starts on a 2 MB boundary and the mapping
+/// is advised `MADV_HUGEPAGE` — advice: a kernel without transparent huge
+/// pages, or with them `never`, keeps 4 kB pages and the frames work the
+/// same.
 ///
 /// # Errors
 /// The mapping's `io::Error` (`ENOMEM`), or `InvalidInput` for a zero
 /// count, a size that is not a whole number of 4 kB pages, or a total
 /// that overflows.
-pub fn frames<const N: usize>(count: usize, huge_pages: bool) -> io::Result<(Vec<Frame<N>>, bool)> {
+pub fn frames<const N: usize>(count: usize, huge_pages: bool) -> io::Result<Vec<Frame<N>>> {
     if count == 0 || N == 0 || N % 4096 != 0 {
         return Err(invalid("frames: the count must be positive and the size a multiple of 4096"));
     }
     let stride = N + STAGGER;
     let bytes = count.checked_mul(stride).ok_or_else(|| invalid("frames: the size overflows"))?;
-    let (mapping, start, huge) = Mapping::new(bytes, huge_pages)?;
+    let (mapping, start) = Mapping::new(bytes, huge_pages)?;
     let mapping = Arc::new(mapping);
     let frames = (0..count)
         .map(|i| Frame {
@@ -123,7 +123,7 @@ pub fn frames<const N: usize>(count: usize, huge_pages: bool) -> io::Result<(Vec
             _mapping: Arc::clone(&mapping),
         })
         .collect();
-    Ok((frames, huge))
+    Ok(frames)
 }
 
 fn invalid(what: &str) -> io::Error {
@@ -132,9 +132,8 @@ fn invalid(what: &str) -> io::Error {
 
 impl Mapping {
     /// A fresh zeroed mapping with `bytes` usable from the returned offset
-    /// (a huge-page boundary when `huge_pages`), and whether the kernel
-    /// took the huge-page advice.
-    fn new(bytes: usize, huge_pages: bool) -> io::Result<(Mapping, usize, bool)> {
+    /// (a huge-page boundary, advised `MADV_HUGEPAGE`, when `huge_pages`).
+    fn new(bytes: usize, huge_pages: bool) -> io::Result<(Mapping, usize)> {
         // Room to start on a huge-page boundary.
         let slack = if huge_pages { HUGE_PAGE } else { 0 };
         let len = bytes.checked_add(slack).ok_or_else(|| invalid("frames: the size overflows"))?;
@@ -151,16 +150,17 @@ impl Mapping {
         let base = NonNull::new(base).ok_or_else(|| io::Error::other("mmap returned NULL"))?;
         let mapping = Mapping { base, len };
         if !huge_pages {
-            return Ok((mapping, 0, false));
+            return Ok((mapping, 0));
         }
         let start = (HUGE_PAGE - base.as_ptr() as usize % HUGE_PAGE) % HUGE_PAGE;
         let advised = bytes.next_multiple_of(HUGE_PAGE).min(len - start);
+        // Advice only: refused (no transparent huge pages), the mapping
+        // keeps 4 kB pages.
         // SAFETY: advice on a range inside our own mapping; `MADV_HUGEPAGE`
         // changes how it is backed, never its contents.
-        let huge =
-            unsafe { rustix::mm::madvise(base.as_ptr().byte_add(start), advised, rustix::mm::Advice::LinuxHugepage) }
-                .is_ok();
-        Ok((mapping, start, huge))
+        let _ =
+            unsafe { rustix::mm::madvise(base.as_ptr().byte_add(start), advised, rustix::mm::Advice::LinuxHugepage) };
+        Ok((mapping, start))
     }
 }
 
@@ -170,7 +170,7 @@ impl Mapping {
 /// Dereferences to `[T]`; drops its elements, then unmaps.
 ///
 /// ```
-/// let (a, _huge) = turnstile_sync::frames::HugeArray::new(1000, true, |i| i * 2).unwrap();
+/// let a = turnstile_sync::frames::HugeArray::new(1000, true, |i| i * 2).unwrap();
 /// assert_eq!(a.len(), 1000);
 /// assert_eq!(a[999], 1998);
 /// ```
@@ -187,13 +187,12 @@ unsafe impl<T: Sync> Sync for HugeArray<T> {}
 
 impl<T> HugeArray<T> {
     /// `len` elements, element `i` made by `init(i)`, with the huge-page
-    /// advice when `huge_pages`; the second value says whether the kernel
-    /// took it.
+    /// advice when `huge_pages` (as [`frames`]).
     ///
     /// # Errors
     /// The mapping's `io::Error`, or `InvalidInput` for a zero length, an
     /// element aligned beyond 4096 bytes or a size that overflows.
-    pub fn new(len: usize, huge_pages: bool, mut init: impl FnMut(usize) -> T) -> io::Result<(HugeArray<T>, bool)> {
+    pub fn new(len: usize, huge_pages: bool, mut init: impl FnMut(usize) -> T) -> io::Result<HugeArray<T>> {
         if len == 0 || std::mem::align_of::<T>() > 4096 || std::mem::size_of::<T>() == 0 {
             return Err(invalid(
                 "huge array: the length must be positive and the element sized and aligned to at most 4096",
@@ -201,7 +200,7 @@ impl<T> HugeArray<T> {
         }
         let bytes =
             len.checked_mul(std::mem::size_of::<T>()).ok_or_else(|| invalid("huge array: the size overflows"))?;
-        let (mapping, start, huge) = Mapping::new(bytes, huge_pages)?;
+        let (mapping, start) = Mapping::new(bytes, huge_pages)?;
         // SAFETY: `start` is inside the mapping and page-aligned, so aligned
         // for `T` (alignment ≤ 4096); not null.
         let ptr = unsafe { NonNull::new_unchecked(mapping.base.as_ptr().byte_add(start).cast::<T>()) };
@@ -225,7 +224,7 @@ impl<T> HugeArray<T> {
             partial.done = i + 1;
         }
         std::mem::forget(partial);
-        Ok((HugeArray { ptr, len, _mapping: mapping }, huge))
+        Ok(HugeArray { ptr, len, _mapping: mapping })
     }
 }
 
@@ -259,7 +258,7 @@ mod tests {
 
     #[test]
     fn frames_are_disjoint_zeroed_and_outlive_each_other() {
-        let (mut fs, _) = frames::<8192>(3, false).unwrap();
+        let mut fs = frames::<8192>(3, false).unwrap();
         for (i, f) in fs.iter_mut().enumerate() {
             assert!(f.iter().all(|&b| b == 0));
             f.fill(i as u8 + 1);
@@ -273,7 +272,7 @@ mod tests {
 
     #[test]
     fn huge_frames_start_on_a_huge_page_boundary() {
-        let (fs, _) = frames::<8192>(300, true).unwrap();
+        let fs = frames::<8192>(300, true).unwrap();
         assert_eq!(fs[0].as_ptr() as usize % HUGE_PAGE, 0);
         assert_eq!(fs[1].as_ptr() as usize - fs[0].as_ptr() as usize, 8192 + STAGGER);
     }
@@ -281,7 +280,7 @@ mod tests {
     #[test]
     fn a_huge_array_drops_its_elements_once() {
         let counter = Arc::new(());
-        let (a, _) = HugeArray::new(5000, true, |_| Arc::clone(&counter)).unwrap();
+        let a = HugeArray::new(5000, true, |_| Arc::clone(&counter)).unwrap();
         assert_eq!(Arc::strong_count(&counter), 5001);
         assert_eq!(a.as_ptr() as usize % HUGE_PAGE, 0);
         drop(a);

@@ -72,21 +72,13 @@ impl<'p> BTree<'p> {
     /// A bound may give fewer values than the index has columns: it is then
     /// a prefix (`Included([7])` as upper bound admits `(7, anything)`).
     pub fn range(&self, lower: Bound<&[Value]>, upper: Bound<&[Value]>) -> Result<RangeScan<'_, 'p>> {
-        let encoded_lower = self.encode_bound(lower)?;
-        // An equality scan passes one key as both bounds: encode it once.
-        let encoded_upper = match (lower, upper, &encoded_lower) {
-            (Bound::Included(l), Bound::Included(u), Bound::Included(e)) if std::ptr::eq(l, u) => {
-                Bound::Included(e.clone())
-            }
-            _ => self.encode_bound(upper)?,
-        };
-        Ok(RangeScan { raw: self.raw_scan(encoded_lower, encoded_upper) })
+        Ok(RangeScan { raw: self.raw_scan(self.encode_bound(lower)?, self.encode_bound(upper)?) })
     }
 
     /// The TIDs of every entry whose key starts with `key` (all of them
     /// when `key` has a value for every column), in TID order.
     pub fn search(&self, key: &[Value]) -> Result<Vec<Tid>> {
-        let k = key::encode_key(&self.opts.key_types, key).map_err(|e| self.key_error(e))?;
+        let k = self.encode_prefix(key)?;
         let mut scan = self.raw_scan(Bound::Included(Cow::Borrowed(&k)), Bound::Included(Cow::Borrowed(&k)));
         let mut out = Vec::new();
         while let Some(e) = scan.next_entry()? {

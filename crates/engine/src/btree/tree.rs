@@ -12,7 +12,7 @@ use crate::types::ColumnType;
 use std::borrow::Cow;
 use turnstile_storage::page::PageBuf;
 use turnstile_storage::{BlockNumber, BufferPool, BufferTag, Fork, PinnedBuffer, RelFileId};
-use turnstile_sync::config::LeafInsertLock;
+use turnstile_sync::config::{BtreeConfig, LeafInsertLock};
 use turnstile_sync::Config;
 
 /// What an index is: the part of its definition the B-tree needs.
@@ -35,12 +35,22 @@ impl BtreeOptions {
     /// Options for index `name` on columns of `key_types`, taking the
     /// leaf-lock mode from `config`.
     pub fn new(name: impl Into<String>, key_types: Vec<ColumnType>, unique: bool, config: &Config) -> BtreeOptions {
+        BtreeOptions::with_btree_config(name, key_types, unique, &config.btree)
+    }
+
+    /// [`BtreeOptions::new`] from the `btree` section alone.
+    pub fn with_btree_config(
+        name: impl Into<String>,
+        key_types: Vec<ColumnType>,
+        unique: bool,
+        btree: &BtreeConfig,
+    ) -> BtreeOptions {
         BtreeOptions {
             name: name.into(),
             key_types,
             unique,
-            leaf_insert_lock: config.btree.leaf_insert_lock,
-            edge_precheck: config.btree.edge_precheck,
+            leaf_insert_lock: btree.leaf_insert_lock,
+            edge_precheck: btree.edge_precheck,
         }
     }
 }

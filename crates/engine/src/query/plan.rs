@@ -465,13 +465,12 @@ impl<'a> Planner<'a> {
             None => Access::SeqScan,
             Some((_, ix, key)) => Access::IndexScan {
                 index: ix.id,
-                opts: BtreeOptions {
-                    name: ix.name.clone(),
-                    key_types: ix.columns.iter().map(|&c| leaf.column_types[c]).collect(),
-                    unique: ix.unique,
-                    leaf_insert_lock: self.btree.leaf_insert_lock,
-                    edge_precheck: self.btree.edge_precheck,
-                },
+                opts: BtreeOptions::with_btree_config(
+                    ix.name.clone(),
+                    ix.columns.iter().map(|&c| leaf.column_types[c]).collect(),
+                    ix.unique,
+                    &self.btree,
+                ),
                 key,
             },
         })

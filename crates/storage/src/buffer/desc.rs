@@ -282,7 +282,7 @@ mod tests {
     use turnstile_sync::CachePadded;
 
     fn frames(n: usize) -> Vec<Frame> {
-        turnstile_sync::frames::frames(n, false).unwrap().0
+        turnstile_sync::frames::frames(n, false).unwrap()
     }
 
     #[test]

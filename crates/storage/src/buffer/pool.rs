@@ -128,8 +128,6 @@ impl BufferPoolStats {
 #[derive(Debug)]
 pub struct BufferPool {
     pub(super) descs: HugeArray<CachePadded<BufferDesc>>,
-    /// Whether the kernel took the huge-page advice for the pages.
-    huge_pages: bool,
     /// Buffers one backend may pin at once for a multi-block operation.
     pub(super) proportional_pins: usize,
     pub(super) mapping: BufferMapping,
@@ -165,7 +163,7 @@ impl BufferPool {
         if options.mapping_partitions == 0 {
             return Err(StorageError::Config("mapping_partitions must be at least 1".into()));
         }
-        let (frames, huge_pages) =
+        let frames =
             turnstile_sync::frames::frames::<PAGE_SIZE>(options.shared_buffers, options.huge_pages).map_err(|e| {
                 StorageError::Config(format!(
                     "could not map {} MB for {} shared buffers: {e}",
@@ -176,7 +174,7 @@ impl BufferPool {
         // The descriptors, read at random by every lookup, get huge pages
         // too: 4 MB at the default size, one TLB entry per 2 MB.
         let mut frames = frames.into_iter();
-        let (descs, _) = HugeArray::new(options.shared_buffers, options.huge_pages, |_| {
+        let descs = HugeArray::new(options.shared_buffers, options.huge_pages, |_| {
             let frame = frames.next().expect("frames() returns one frame per buffer");
             CachePadded::new(BufferDesc::new(options.policy, frame))
         })
@@ -184,7 +182,6 @@ impl BufferPool {
         Ok(BufferPool {
             proportional_pins: (options.shared_buffers / DEFAULT_PIN_SHARE).max(1),
             descs,
-            huge_pages,
             mapping: BufferMapping::new(
                 options.mapping_partitions,
                 options.shared_buffers,
@@ -198,12 +195,6 @@ impl BufferPool {
             mapping_base: tranche_stats(Tranche::BufferMapping),
             exclusive_mapping_waits: WaitHistogram::new(),
         })
-    }
-
-    /// Whether the pages are backed by transparent huge pages: asked for
-    /// (`buffer.huge_pages`) and the advice taken by the kernel.
-    pub fn huge_pages(&self) -> bool {
-        self.huge_pages
     }
 
     /// Buffers in the pool.
