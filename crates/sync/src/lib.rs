@@ -20,6 +20,10 @@
 //! * [`config`] — every knob of the system with the `classic` and
 //!   `scalable` presets (it lives in the bottom crate so that every layer
 //!   reads its own section of one `Config`).
+//! * [`frames`] — the buffer pool's memory: page frames cut from one
+//!   anonymous mapping and a [`frames::HugeArray`] for the descriptors,
+//!   both optionally advised onto transparent huge pages
+//!   (`buffer.huge_pages`).
 //!
 //! ## What protects what
 //!

@@ -1,5 +1,8 @@
 //! The shared buffer pool (DESIGN.md §5): descriptors, the partitioned
-//! mapping table, clock-sweep victim selection, rings, pins.
+//! mapping table, clock-sweep victim selection, rings, pins. The pages
+//! are frames of one mapping and the descriptors one array
+//! (`turnstile_sync::frames`), both on huge pages with
+//! `buffer.huge_pages`.
 //!
 //! | file | what |
 //! |---|---|
