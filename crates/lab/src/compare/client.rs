@@ -3,7 +3,7 @@
 //! server fails the command instead of blocking it.
 
 use super::cleanup::{self, Kind};
-use super::pgbin::PgBin;
+use super::pgbin::PgClients;
 use super::workloads::Mode;
 use crate::CliError;
 use std::io::{Read, Write};
@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 /// A connection target: server socket and database.
 #[derive(Clone, Copy)]
 pub struct Conn<'a> {
-    /// PostgreSQL's programs.
-    pub pg: &'a PgBin,
+    /// The client programs (the same for every server).
+    pub clients: &'a PgClients,
     /// The server's unix socket directory.
     pub socket_dir: &'a Path,
     /// Its port.
@@ -32,7 +32,7 @@ impl Conn<'_> {
     /// Runs `sql` through `psql` (unaligned, tuples only, comma-separated,
     /// stopping at the first error); returns its output.
     pub fn psql(&self, sql: &str, limit: Duration) -> Result<String, CliError> {
-        let mut cmd = Command::new(self.pg.program("psql"));
+        let mut cmd = Command::new(self.clients.program("psql"));
         cmd.args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-A", "-t", "-F", ","]);
         self.target(&mut cmd);
         cmd.args(["-d", self.db, "-f", "-"]);
@@ -51,7 +51,7 @@ impl Conn<'_> {
 
     /// `pgbench -i -q <args> <db>`.
     pub fn pgbench_init(&self, args: &[String], limit: Duration) -> Result<(), CliError> {
-        let mut cmd = Command::new(self.pg.program("pgbench"));
+        let mut cmd = Command::new(self.clients.program("pgbench"));
         cmd.args(["-i", "-q"]);
         self.target(&mut cmd);
         cmd.args(args).arg(self.db);
@@ -65,7 +65,7 @@ impl Conn<'_> {
     /// One pgbench point: `pgbench -n -M <mode> -c <clients> -j
     /// min(clients, 2) -T <seconds> <args> <db>`.
     pub fn pgbench(&self, mode: Mode, clients: usize, seconds: u32, args: &[String]) -> Result<Bench, CliError> {
-        let mut cmd = Command::new(self.pg.program("pgbench"));
+        let mut cmd = Command::new(self.clients.program("pgbench"));
         let threads = clients.min(2);
         cmd.args(["-n", "-M", mode.name(), "-c", &clients.to_string(), "-j", &threads.to_string()]);
         cmd.args(["-T", &seconds.to_string()]);

@@ -1,12 +1,12 @@
-//! Runs a comparison: servers up, floor, then every workload's variants
+//! Runs a comparison: servers up (every PostgreSQL given, classic, scalable), floor, then every workload's variants
 //! (load, census, points), servers down; the figures go to
 //! [`report`](super::report).
 
 use super::census::{self, median, LockCount, Planning};
 use super::cleanup::TempRoot;
 use super::client::Conn;
-use super::pgbin::{PgBin, RunAs};
-use super::server::{Server, ServerId, TurnstileSpec};
+use super::pgbin::{PgBin, PgClients, RunAs};
+use super::server::{Server, ServerId, ServerInfo, TurnstileSpec, REFERENCE};
 use super::workloads::{self, Lists, Mode, Sizes, Step, Variant, Workload};
 use super::Args;
 use crate::{progress, CliError};
@@ -89,7 +89,7 @@ impl Plan {
     }
 }
 
-/// Measurements of one point on the three servers, every run.
+/// Measurements of one point on every server, every run.
 #[derive(Clone, Debug)]
 pub struct Point {
     /// The workload.
@@ -117,7 +117,7 @@ impl Point {
     }
 }
 
-/// The lock census of one query on the three servers.
+/// The lock census of one query on every server.
 #[derive(Clone, Debug)]
 pub struct LockRow {
     /// The workload.
@@ -130,7 +130,7 @@ pub struct LockRow {
     pub counts: BTreeMap<ServerId, LockCount>,
 }
 
-/// Planning times of one query on the three servers.
+/// Planning times of one query on every server.
 #[derive(Clone, Debug)]
 pub struct PlanRow {
     /// The workload.
@@ -146,10 +146,10 @@ pub struct PlanRow {
 /// Everything one run measured.
 #[derive(Debug, Default)]
 pub struct Outcome {
-    /// `postgres --version`.
-    pub pg_version: String,
-    /// What ran as each server.
-    pub programs: BTreeMap<ServerId, String>,
+    /// The servers, in report order: PostgreSQL by version, classic, scalable.
+    pub servers: Vec<ServerInfo>,
+    /// The client programs every server was driven by: directory and `psql --version`.
+    pub clients: (String, String),
     /// The resolved settings.
     pub plan: Option<Plan>,
     /// Throughput points.
@@ -168,9 +168,35 @@ pub struct Outcome {
     pub stand_in: bool,
 }
 
+impl Outcome {
+    /// The servers' ids, in report order.
+    pub fn ids(&self) -> Vec<ServerId> {
+        self.servers.iter().map(|s| s.id).collect()
+    }
+
+    /// The PostgreSQL servers, newest first (the order of the ratio rows).
+    pub fn postgres_newest_first(&self) -> Vec<&ServerInfo> {
+        let mut pgs: Vec<&ServerInfo> = self.servers.iter().filter(|s| matches!(s.id, ServerId::Postgres(_))).collect();
+        pgs.sort_by_key(|s| std::cmp::Reverse(s.id));
+        pgs
+    }
+
+    /// The label of `id` (`PostgreSQL 18.4`, `classic`).
+    pub fn label(&self, id: ServerId) -> String {
+        self.servers.iter().find(|s| s.id == id).map_or_else(|| id.key(), ServerInfo::label)
+    }
+
+    /// The version of the faithfulness reference (PostgreSQL 15), if it ran.
+    pub fn reference_version(&self) -> Option<&str> {
+        self.servers.iter().find(|s| s.id == REFERENCE).map(|s| s.version.as_str())
+    }
+}
+
 /// Runs every point of `plan` (servers up, floor, workloads, servers
 /// down) and returns the figures; [`report`](super::report) renders them.
-pub(crate) fn compare(args: &Args, plan: &Plan, pg: &PgBin) -> Result<Outcome, CliError> {
+/// `pgs` are the PostgreSQL servers (one per major version), `clients`
+/// the programs that drive every server.
+pub(crate) fn compare(args: &Args, plan: &Plan, pgs: &[PgBin], clients: &PgClients) -> Result<Outcome, CliError> {
     let run_as = RunAs::detect()?;
     let root = TempRoot::create()?;
     run_as.chown(root.path())?;
@@ -178,8 +204,10 @@ pub(crate) fn compare(args: &Args, plan: &Plan, pg: &PgBin) -> Result<Outcome, C
     write_scripts(&scripts, plan, run_as)?;
     let spec = TurnstileSpec { exe: std::env::current_exe()?, set: args.set.clone(), stand_in: args.stand_in };
     let max_clients = plan.clients.iter().copied().max().unwrap_or(1);
+    let ids: Vec<ServerId> =
+        pgs.iter().map(|p| ServerId::Postgres(p.major())).chain([ServerId::Classic, ServerId::Scalable]).collect();
     let mut outcome = Outcome {
-        pg_version: pg.version.clone(),
+        clients: (clients.dir().display().to_string(), clients.version.clone()),
         plan: Some(plan.clone()),
         stand_in: args.stand_in,
         ..Default::default()
@@ -187,16 +215,16 @@ pub(crate) fn compare(args: &Args, plan: &Plan, pg: &PgBin) -> Result<Outcome, C
 
     let variants: Vec<Variant> =
         plan.workloads.iter().flat_map(|&w| workloads::variants(w, &plan.lists, plan.sizes, &scripts)).collect();
-    let per_variant = |v: &Variant| v.modes.len() * plan.clients.len() * plan.runs * ServerId::ALL.len();
-    let total = plan.runs * ServerId::ALL.len() + variants.iter().map(per_variant).sum::<usize>();
+    let per_variant = |v: &Variant| v.modes.len() * plan.clients.len() * plan.runs * ids.len();
+    let total = plan.runs * ids.len() + variants.iter().map(per_variant).sum::<usize>();
     let bar = progress::points(total as u64, "cmp");
     progress::tick(&bar);
 
     let mut servers = Vec::new();
-    for id in ServerId::ALL {
-        bar.set_message(format!("starting {}", id.label()));
-        let s = Server::start(id, root.path(), pg, run_as, &spec, max_clients)?;
-        outcome.programs.insert(id, s.program.clone());
+    for &id in &ids {
+        bar.set_message(format!("starting {}", id.key()));
+        let s = Server::start(id, root.path(), pgs, clients, run_as, &spec, max_clients)?;
+        outcome.servers.push(s.info.clone());
         servers.push(s);
     }
 
@@ -204,22 +232,22 @@ pub(crate) fn compare(args: &Args, plan: &Plan, pg: &PgBin) -> Result<Outcome, C
     let floor_args = vec!["-f".to_owned(), scripts.join("floor.sql").display().to_string()];
     for _ in 0..plan.runs {
         for s in &servers {
-            match s.conn(pg, "postgres").pgbench(Mode::Prepared, 1, plan.duration, &floor_args) {
+            match s.conn(clients, "postgres").pgbench(Mode::Prepared, 1, plan.duration, &floor_args) {
                 Ok(b) => outcome.floor.entry(s.id).or_default().push(b.tps),
-                Err(e) => outcome.errors.push(format!("{} floor: {e}", s.id.name())),
+                Err(e) => outcome.errors.push(format!("{} floor: {e}", s.id.key())),
             }
             bar.inc(1);
         }
     }
 
     for v in &variants {
-        run_variant(plan, pg, &mut servers, v, &bar, &mut outcome);
+        run_variant(plan, clients, &mut servers, v, &bar, &mut outcome);
     }
     bar.finish_and_clear();
     for s in servers {
         let id = s.id;
         if let Err(e) = s.stop() {
-            outcome.errors.push(format!("{} stop: {e}", id.name()));
+            outcome.errors.push(format!("{} stop: {e}", id.key()));
         }
     }
     drop(root);
@@ -247,7 +275,7 @@ fn write_scripts(dir: &Path, plan: &Plan, run_as: RunAs) -> Result<(), CliError>
     Ok(())
 }
 
-fn run_variant(plan: &Plan, pg: &PgBin, servers: &mut [Server], v: &Variant, bar: &ProgressBar, out: &mut Outcome) {
+fn run_variant(plan: &Plan, pg: &PgClients, servers: &mut [Server], v: &Variant, bar: &ProgressBar, out: &mut Outcome) {
     let name = v.workload.name();
     let label = v.label();
     // Load: the same SQL into each server, the three at once (loading waits
@@ -266,7 +294,7 @@ fn run_variant(plan: &Plan, pg: &PgBin, servers: &mut [Server], v: &Variant, bar
     for (id, r) in results {
         match r {
             Ok(()) => loaded.push(id),
-            Err(e) => out.errors.push(format!("{} {name} {label} load: {e}", id.name())),
+            Err(e) => out.errors.push(format!("{} {name} {label} load: {e}", id.key())),
         }
     }
     let ready: Vec<&Server> = servers.iter().filter(|s| loaded.contains(&s.id)).collect();
@@ -279,7 +307,7 @@ fn run_variant(plan: &Plan, pg: &PgBin, servers: &mut [Server], v: &Variant, bar
                     Ok(c) => {
                         counts.insert(s.id, c);
                     }
-                    Err(e) => out.errors.push(format!("{} {name} {label} {} locks: {e}", s.id.name(), mode.name())),
+                    Err(e) => out.errors.push(format!("{} {name} {label} {} locks: {e}", s.id.key(), mode.name())),
                 }
             }
             out.locks.push(LockRow { workload: v.workload, label: label.clone(), params: v.params_with(mode), counts });
@@ -290,7 +318,7 @@ fn run_variant(plan: &Plan, pg: &PgBin, servers: &mut [Server], v: &Variant, bar
                 Ok(p) => {
                     planning.insert(s.id, p);
                 }
-                Err(e) => out.errors.push(format!("{} {name} {label} planning: {e}", s.id.name())),
+                Err(e) => out.errors.push(format!("{} {name} {label} planning: {e}", s.id.key())),
             }
         }
         out.planning.push(PlanRow {
@@ -302,7 +330,7 @@ fn run_variant(plan: &Plan, pg: &PgBin, servers: &mut [Server], v: &Variant, bar
     }
     if plan.warmup > 0 && v.workload != Workload::W4 {
         for s in &ready {
-            bar.set_message(format!("{name} {label}: warm-up on {}", s.id.label()));
+            bar.set_message(format!("{name} {label}: warm-up on {}", s.info.label()));
             let mode = v.modes.last().copied().unwrap_or(Mode::Prepared);
             let _ = s.conn(pg, &v.db).pgbench(mode, 2, plan.warmup, &v.pgbench_args);
         }
@@ -321,12 +349,12 @@ fn run_variant(plan: &Plan, pg: &PgBin, servers: &mut [Server], v: &Variant, bar
             };
             for run in 0..plan.runs {
                 for s in servers.iter() {
-                    bar.set_message(format!("{name} {label} {} {clients} clients: {}", mode.name(), s.id.label()));
+                    bar.set_message(format!("{name} {label} {} {clients} clients: {}", mode.name(), s.info.label()));
                     if loaded.contains(&s.id) {
                         if let Err(e) = measure(plan, pg, s, v, mode, clients, &mut p) {
                             out.errors.push(format!(
                                 "{} {name} {label} {} {clients} clients run {}: {e}",
-                                s.id.name(),
+                                s.id.key(),
                                 mode.name(),
                                 run + 1
                             ));
@@ -339,17 +367,17 @@ fn run_variant(plan: &Plan, pg: &PgBin, servers: &mut [Server], v: &Variant, bar
         }
     }
     for s in servers.iter() {
-        bar.set_message(format!("{name} {label}: dropping the database on {}", s.id.label()));
+        bar.set_message(format!("{name} {label}: dropping the database on {}", s.info.label()));
         // Frees the space; a server that cannot drop keeps the database (a note, not a failed point).
         let sql = format!("DROP DATABASE IF EXISTS {};\n", v.db);
         if let Err(e) = s.conn(pg, "postgres").psql(&sql, Duration::from_secs(600)) {
-            out.notes.push(format!("{} {name} {label}: database kept: {e}", s.id.name()));
+            out.notes.push(format!("{} {name} {label}: database kept: {e}", s.id.key()));
         }
     }
 }
 
 /// Creates the variant's database on `s` and runs its setup steps.
-fn load(pg: &PgBin, s: &Server, v: &Variant) -> Result<(), CliError> {
+fn load(pg: &PgClients, s: &Server, v: &Variant) -> Result<(), CliError> {
     s.conn(pg, "postgres").psql(&format!("CREATE DATABASE {};\n", v.db), LOAD_LIMIT)?;
     let conn = s.conn(pg, &v.db);
     for step in &v.setup {
@@ -367,7 +395,7 @@ fn load(pg: &PgBin, s: &Server, v: &Variant) -> Result<(), CliError> {
 /// One run of one point on one server.
 fn measure(
     plan: &Plan,
-    pg: &PgBin,
+    pg: &PgClients,
     s: &Server,
     v: &Variant,
     mode: Mode,

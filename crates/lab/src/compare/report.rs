@@ -1,9 +1,17 @@
 //! The comparison's report: tables in the lab's style, the JSON contract
 //! (`--json`), CSV (`--csv`) and figures (`--plot DIR`).
+//!
+//! Every server has a key (`pg15`, `pg18`, `classic`, `scalable`) and a
+//! label (`PostgreSQL 18.4`, from the server's own `SHOW server_version`).
+//! Throughput ratios are taken against each PostgreSQL (`scalable / PG18`,
+//! `scalable / PG15`) and `classic` against PostgreSQL 15, the system
+//! whose locking it reproduces. The JSON keeps `postgres` as a second key
+//! for PostgreSQL 15, for readers of the three-server report.
 
-use super::census::median;
+use super::census::{median, LockCount, Planning};
 use super::driver::{Outcome, Point};
-use super::server::ServerId;
+use super::pgbin::PG18_HINT;
+use super::server::{ServerId, REFERENCE, REFERENCE_ALIAS, REFERENCE_MAJOR};
 use super::workloads::{Mode, Workload};
 use super::Args;
 use crate::report::{f, Table};
@@ -38,11 +46,36 @@ pub fn emit(args: &Args, o: &Outcome) -> Result<(), CliError> {
     Ok(())
 }
 
-fn per_server<T>(f: impl Fn(ServerId) -> Option<T>) -> Map<String, Json>
+/// `{key: f(server)}` for every server of the run, and `postgres` for
+/// PostgreSQL 15 as well (older readers).
+fn per_server<T>(o: &Outcome, f: impl Fn(ServerId) -> Option<T>) -> Map<String, Json>
 where
     T: Into<Json>,
 {
-    ServerId::ALL.iter().map(|&s| (s.name().to_owned(), f(s).map_or(Json::Null, Into::into))).collect()
+    let mut m: Map<String, Json> =
+        o.ids().into_iter().map(|s| (s.key(), f(s).map_or(Json::Null, Into::into))).collect();
+    if let Some(v) = m.get(&REFERENCE.key()).cloned() {
+        m.insert(REFERENCE_ALIAS.to_owned(), v);
+    }
+    m
+}
+
+/// The ratio rows of a throughput table: `scalable / PG<n>` for every
+/// PostgreSQL, newest first, then `classic / PG15`.
+fn ratios(o: &Outcome) -> Vec<(String, ServerId, ServerId)> {
+    let mut r: Vec<(String, ServerId, ServerId)> = o
+        .postgres_newest_first()
+        .into_iter()
+        .map(|pg| (format!("scalable / {}", pg.id.short()), ServerId::Scalable, pg.id))
+        .collect();
+    r.push((format!("classic / {}", REFERENCE.short()), ServerId::Classic, REFERENCE));
+    r
+}
+
+/// `scalable / PG<n>` for every PostgreSQL, newest first (planning and
+/// per-partition tables, where classic's ratio says little).
+fn scalable_ratios(o: &Outcome) -> Vec<(String, ServerId, ServerId)> {
+    ratios(o).into_iter().filter(|(_, a, _)| *a == ServerId::Scalable).collect()
 }
 
 fn med(values: Option<&Vec<f64>>) -> Option<f64> {
@@ -60,7 +93,7 @@ pub fn per_partition(o: &Outcome) -> Vec<(Mode, u64, BTreeMap<ServerId, f64>)> {
         for p in w1.iter().filter(|p| p.mode == mode && parts(p).is_some_and(|n| n > 0)) {
             let n = parts(p).unwrap_or(1);
             let mut m = BTreeMap::new();
-            for s in ServerId::ALL {
+            for s in o.ids() {
                 if let (Some(t), Some(t0)) = (p.tps(s), base.tps(s)) {
                     m.insert(s, (1e6 / t - 1e6 / t0) / n as f64);
                 }
@@ -89,12 +122,12 @@ pub fn to_json(o: &Outcome) -> Json {
                 "workload": p.workload.name(),
                 "params": p.params,
                 "clients": p.clients,
-                "tps": per_server(|s| p.tps(s)),
-                "latency_ms": per_server(|s| med(p.latency_ms.get(&s))),
-                "runs": per_server(|s| p.tps.get(&s).cloned()),
+                "tps": per_server(o, |s| p.tps(s)),
+                "latency_ms": per_server(o, |s| med(p.latency_ms.get(&s))),
+                "runs": per_server(o, |s| p.tps.get(&s).cloned()),
             });
             if p.workload == Workload::W4 {
-                r["mb_per_s"] = Json::Object(per_server(|s| med(p.mb_per_s.get(&s))));
+                r["mb_per_s"] = Json::Object(per_server(o, |s| med(p.mb_per_s.get(&s))));
             }
             r
         })
@@ -104,11 +137,8 @@ pub fn to_json(o: &Outcome) -> Json {
         .iter()
         .map(|l| {
             let mut r = json!({ "workload": l.workload.name(), "params": l.params });
-            for s in ServerId::ALL {
-                r[s.name()] = l.counts.get(&s).map_or(Json::Null, |c| json!(c));
-            }
-            r["classic_equals_postgres"] =
-                json!(equal(l.counts.get(&ServerId::Postgres), l.counts.get(&ServerId::Classic)));
+            extend(&mut r, per_server(o, |s| l.counts.get(&s).map(|c| json!(c))));
+            r["classic_equals_postgres"] = json!(equal(l.counts.get(&REFERENCE), l.counts.get(&ServerId::Classic)));
             r
         })
         .collect();
@@ -117,9 +147,7 @@ pub fn to_json(o: &Outcome) -> Json {
         .iter()
         .map(|p| {
             let mut r = json!({ "workload": p.workload.name(), "params": p.params });
-            for s in ServerId::ALL {
-                r[s.name()] = p.planning.get(&s).map_or(Json::Null, |v| json!(v));
-            }
+            extend(&mut r, per_server(o, |s| p.planning.get(&s).map(|v| json!(v))));
             r
         })
         .collect();
@@ -127,24 +155,29 @@ pub fn to_json(o: &Outcome) -> Json {
         .into_iter()
         .map(|(mode, n, m)| {
             let mut r = json!({ "partitions": n, "mode": mode.name() });
-            for s in ServerId::ALL {
-                r[s.name()] = m.get(&s).map_or(Json::Null, |v| json!(v));
-            }
+            extend(&mut r, per_server(o, |s| m.get(&s).copied()));
             r
         })
         .collect();
     let headline = headline_per_partition(o);
+    let servers: Vec<Json> = o
+        .servers
+        .iter()
+        .map(|s| json!({ "key": s.id.key(), "version": s.version, "label": s.label(), "program": s.program }))
+        .collect();
     let mut doc = json!({
-        "pg_version": o.pg_version,
-        "servers": ServerId::ALL.iter().map(|s| s.name()).collect::<Vec<_>>(),
-        "programs": o.programs.iter().map(|(s, p)| (s.name().to_owned(), json!(p))).collect::<Map<_, _>>(),
+        "pg_version": o.reference_version(),
+        "servers": servers,
+        "faithfulness_reference": REFERENCE.key(),
+        "clients": { "dir": o.clients.0, "version": o.clients.1 },
+        "programs": per_server(o, |s| o.servers.iter().find(|i| i.id == s).map(|i| i.program.clone())),
         "results": results,
         "locks": locks,
         "planning_ms": planning,
-        "per_partition_us": per_server(|s| headline.as_ref().and_then(|(_, _, m)| m.get(&s).copied())),
+        "per_partition_us": per_server(o, |s| headline.as_ref().and_then(|(_, _, m)| m.get(&s).copied())),
         "per_partition_basis": headline.as_ref().map(|(mode, n, _)| json!({"partitions": n, "mode": mode.name(), "clients": 1})),
         "per_partition_detail": detail,
-        "protocol_floor_tps": per_server(|s| med(o.floor.get(&s))),
+        "protocol_floor_tps": per_server(o, |s| med(o.floor.get(&s))),
         "errors": o.errors,
         "notes": o.notes,
     });
@@ -164,7 +197,14 @@ pub fn to_json(o: &Outcome) -> Json {
     doc
 }
 
-fn equal(a: Option<&super::census::LockCount>, b: Option<&super::census::LockCount>) -> Json {
+/// Adds every entry of `m` to the object `r`.
+fn extend(r: &mut Json, m: Map<String, Json>) {
+    if let Json::Object(obj) = r {
+        obj.extend(m);
+    }
+}
+
+fn equal(a: Option<&LockCount>, b: Option<&LockCount>) -> Json {
     match (a, b) {
         (Some(a), Some(b)) => json!(
             a.relation_locks == b.relation_locks
@@ -192,14 +232,25 @@ pub fn text(o: &Outcome) -> String {
     if o.stand_in {
         out.push_str("*** STAND-IN: PostgreSQL ran in place of turnstile serve. These are not results. ***\n\n");
     }
-    out.push_str(&format!("turnstile compare: PostgreSQL {} / turnstile classic / turnstile scalable", o.pg_version));
+    let names: Vec<String> = o
+        .servers
+        .iter()
+        .map(|s| if matches!(s.id, ServerId::Postgres(_)) { s.label() } else { format!("turnstile {}", s.label()) })
+        .collect();
+    out.push_str(&format!("turnstile compare: {}", names.join(" / ")));
     if let Some(plan) = &o.plan {
         out.push_str(&format!(
-            ", real pgbench, {} s per point, median of {} run(s), pgbench -j min(clients, 2)\n",
+            ", real pgbench, {} s per point, median of {} run(s), pgbench -j min(clients, 2)",
             plan.duration, plan.runs
         ));
     }
+    out.push_str(&format!("\nclient programs for every server: {} (psql {})\n", o.clients.0, o.clients.1));
+    if !o.servers.iter().any(|s| matches!(s.id, ServerId::Postgres(m) if m > REFERENCE_MAJOR)) {
+        out.push_str(&format!("no newer PostgreSQL in this run; {PG18_HINT}\n"));
+    }
     out.push('\n');
+    let ids = o.ids();
+    let ratio_rows = ratios(o);
     let clients: Vec<usize> = {
         let mut c: Vec<usize> = o.points.iter().map(|p| p.clients).collect();
         c.sort_unstable();
@@ -232,15 +283,17 @@ pub fn text(o: &Outcome) -> String {
                     })
                     .collect()
             };
-            let rows: BTreeMap<ServerId, Vec<Option<f64>>> = ServerId::ALL.iter().map(|&s| (s, row_of(s))).collect();
-            for s in ServerId::ALL {
-                let mut r = vec![p0.label.clone(), p0.mode.name().to_owned(), s.label().to_owned()];
+            let rows: BTreeMap<ServerId, Vec<Option<f64>>> = ids.iter().map(|&s| (s, row_of(s))).collect();
+            for &s in &ids {
+                let mut r = vec![p0.label.clone(), p0.mode.name().to_owned(), o.label(s)];
                 r.extend(rows[&s].iter().map(|v| cell(*v, if w4 { 1 } else { 0 })));
                 t.row(r);
             }
-            for (s, name) in [(ServerId::Scalable, "scalable / PG15"), (ServerId::Classic, "classic / PG15")] {
-                let mut r = vec![p0.label.clone(), p0.mode.name().to_owned(), name.to_owned()];
-                r.extend(rows[&s].iter().zip(&rows[&ServerId::Postgres]).map(|(a, b)| ratio(*a, *b)));
+            for (name, a, b) in &ratio_rows {
+                let mut r = vec![p0.label.clone(), p0.mode.name().to_owned(), name.clone()];
+                let none = vec![None; clients.len()];
+                let (ra, rb) = (rows.get(a).unwrap_or(&none), rows.get(b).unwrap_or(&none));
+                r.extend(ra.iter().zip(rb).map(|(a, b)| ratio(*a, *b)));
                 t.row(r);
             }
         }
@@ -248,13 +301,23 @@ pub fn text(o: &Outcome) -> String {
         out.push('\n');
     }
     if !o.locks.is_empty() {
+        // PostgreSQL 15 and classic side by side, then the newer PostgreSQL
+        // servers beside scalable: the spill that scalable avoids.
+        let mut order = vec![REFERENCE, ServerId::Classic];
+        order.extend(o.postgres_newest_first().into_iter().map(|s| s.id).filter(|&s| s != REFERENCE).rev());
+        order.push(ServerId::Scalable);
+        let verdict_name = format!("classic vs {}", REFERENCE.short());
+        let mut header: Vec<String> = vec!["workload".into(), "variant".into(), "mode".into()];
+        header.extend(order.iter().map(|&s| o.label(s)));
+        header.push(verdict_name);
+        let h: Vec<&str> = header.iter().map(String::as_str).collect();
         let mut t = Table::new(
             "Faithfulness: relation locks one execution takes (pg_locks in an open transaction; rel (fast path, indexes))",
-            &["workload", "variant", "mode", "PostgreSQL 15", "classic", "scalable", "classic vs PG15"],
+            &h,
         );
         for l in &o.locks {
-            let c = |s| l.counts.get(&s).map_or("error".to_owned(), |c: &super::census::LockCount| c.cell());
-            let verdict = match (l.counts.get(&ServerId::Postgres), l.counts.get(&ServerId::Classic)) {
+            let c = |s| l.counts.get(&s).map_or("error".to_owned(), LockCount::cell);
+            let verdict = match (l.counts.get(&REFERENCE), l.counts.get(&ServerId::Classic)) {
                 (Some(p), Some(k)) if p == k => "same".to_owned(),
                 (Some(p), Some(k)) => {
                     let d = |a: u32, b: u32| i64::from(a) - i64::from(b);
@@ -269,76 +332,64 @@ pub fn text(o: &Outcome) -> String {
                 _ => "-".to_owned(),
             };
             let mode = l.params.get("mode").and_then(Json::as_str).unwrap_or("");
-            t.row(vec![
-                l.workload.name().to_owned(),
-                l.label.clone(),
-                mode.to_owned(),
-                c(ServerId::Postgres),
-                c(ServerId::Classic),
-                c(ServerId::Scalable),
-                verdict,
-            ]);
+            let mut r = vec![l.workload.name().to_owned(), l.label.clone(), mode.to_owned()];
+            r.extend(order.iter().map(|&s| c(s)));
+            r.push(verdict);
+            t.row(r);
         }
         out.push_str(&t.render());
         out.push('\n');
     }
+    let scalable_rows = scalable_ratios(o);
+    let header_with = |first: &[&str], last: &[(String, ServerId, ServerId)]| -> Vec<String> {
+        let mut h: Vec<String> = first.iter().map(|s| (*s).to_owned()).collect();
+        h.extend(ids.iter().map(|&s| o.label(s)));
+        h.extend(last.iter().map(|(n, _, _)| n.clone()));
+        h
+    };
     if !o.planning.is_empty() {
-        let mut t = Table::new(
-            "Planning time, EXPLAIN (ANALYZE) in one session: median ms (first execution ms)",
-            &["workload", "variant", "PostgreSQL 15", "classic", "scalable", "scalable / PG15"],
-        );
+        let header = header_with(&["workload", "variant"], &scalable_rows);
+        let h: Vec<&str> = header.iter().map(String::as_str).collect();
+        let mut t = Table::new("Planning time, EXPLAIN (ANALYZE) in one session: median ms (first execution ms)", &h);
         for p in &o.planning {
             let c = |s| {
-                p.planning.get(&s).map_or("error".to_owned(), |v: &super::census::Planning| {
-                    format!("{:.3} ({:.3})", v.median_ms, v.first_ms)
-                })
+                p.planning
+                    .get(&s)
+                    .map_or("error".to_owned(), |v: &Planning| format!("{:.3} ({:.3})", v.median_ms, v.first_ms))
             };
-            let m = |s| p.planning.get(&s).map(|v: &super::census::Planning| v.median_ms);
-            t.row(vec![
-                p.workload.name().to_owned(),
-                p.label.clone(),
-                c(ServerId::Postgres),
-                c(ServerId::Classic),
-                c(ServerId::Scalable),
-                ratio(m(ServerId::Scalable), m(ServerId::Postgres)),
-            ]);
+            let m = |s| p.planning.get(&s).map(|v: &Planning| v.median_ms);
+            let mut r = vec![p.workload.name().to_owned(), p.label.clone()];
+            r.extend(ids.iter().map(|&s| c(s)));
+            r.extend(scalable_rows.iter().map(|(_, a, b)| ratio(m(*a), m(*b))));
+            t.row(r);
         }
         out.push_str(&t.render());
         out.push('\n');
     }
     let pp = per_partition(o);
     if !pp.is_empty() {
-        let mut t = Table::new(
-            "W1 marginal cost of one more partition, one client: (latency(P) - latency(0)) / P, us",
-            &["partitions", "mode", "PostgreSQL 15", "classic", "scalable", "scalable / PG15"],
-        );
+        let header = header_with(&["partitions", "mode"], &scalable_rows);
+        let h: Vec<&str> = header.iter().map(String::as_str).collect();
+        let mut t =
+            Table::new("W1 marginal cost of one more partition, one client: (latency(P) - latency(0)) / P, us", &h);
         for (mode, n, m) in &pp {
             let g = |s| m.get(&s).copied();
-            t.row(vec![
-                n.to_string(),
-                mode.name().to_owned(),
-                cell(g(ServerId::Postgres), 2),
-                cell(g(ServerId::Classic), 2),
-                cell(g(ServerId::Scalable), 2),
-                ratio(g(ServerId::Scalable), g(ServerId::Postgres)),
-            ]);
+            let mut r = vec![n.to_string(), mode.name().to_owned()];
+            r.extend(ids.iter().map(|&s| cell(g(s), 2)));
+            r.extend(scalable_rows.iter().map(|(_, a, b)| ratio(g(*a), g(*b))));
+            t.row(r);
         }
         out.push_str(&t.render());
         out.push('\n');
     }
     if !o.floor.is_empty() {
-        let mut t = Table::new(
-            "Protocol floor: SELECT 1 through pgbench -M prepared, one client (tps)",
-            &["PostgreSQL 15", "classic", "scalable", "classic / PG15", "scalable / PG15"],
-        );
+        let header = header_with(&[], &ratio_rows);
+        let h: Vec<&str> = header.iter().map(String::as_str).collect();
+        let mut t = Table::new("Protocol floor: SELECT 1 through pgbench -M prepared, one client (tps)", &h);
         let g = |s| med(o.floor.get(&s));
-        t.row(vec![
-            cell(g(ServerId::Postgres), 0),
-            cell(g(ServerId::Classic), 0),
-            cell(g(ServerId::Scalable), 0),
-            ratio(g(ServerId::Classic), g(ServerId::Postgres)),
-            ratio(g(ServerId::Scalable), g(ServerId::Postgres)),
-        ]);
+        let mut r: Vec<String> = ids.iter().map(|&s| cell(g(s), 0)).collect();
+        r.extend(ratio_rows.iter().map(|(_, a, b)| ratio(g(*a), g(*b))));
+        t.row(r);
         out.push_str(&t.render());
     }
     if !o.notes.is_empty() {
@@ -358,19 +409,20 @@ pub fn text(o: &Outcome) -> String {
 
 /// One line per point, server and run.
 pub fn csv(o: &Outcome) -> String {
-    let mut out = String::from("workload,variant,mode,clients,server,run,tps,latency_ms,mb_per_s\n");
+    let mut out = String::from("workload,variant,mode,clients,server,label,run,tps,latency_ms,mb_per_s\n");
     for p in &o.points {
-        for s in ServerId::ALL {
+        for s in o.ids() {
             for (i, tps) in p.tps.get(&s).into_iter().flatten().enumerate() {
                 let lat = p.latency_ms.get(&s).and_then(|v| v.get(i)).copied().unwrap_or(f64::NAN);
                 let mb = p.mb_per_s.get(&s).and_then(|v| v.get(i)).map_or(String::new(), |v| format!("{v:.2}"));
                 out.push_str(&format!(
-                    "{},\"{}\",{},{},{},{},{:.1},{:.3},{}\n",
+                    "{},\"{}\",{},{},{},\"{}\",{},{:.1},{:.3},{}\n",
                     p.workload.name(),
                     p.label,
                     p.mode.name(),
                     p.clients,
-                    s.name(),
+                    s.key(),
+                    o.label(s),
                     i + 1,
                     tps,
                     lat,
@@ -379,19 +431,27 @@ pub fn csv(o: &Outcome) -> String {
             }
         }
     }
-    for s in ServerId::ALL {
+    for s in o.ids() {
         for (i, tps) in o.floor.get(&s).into_iter().flatten().enumerate() {
-            out.push_str(&format!("floor,\"SELECT 1\",prepared,1,{},{},{tps:.1},,\n", s.name(), i + 1));
+            out.push_str(&format!(
+                "floor,\"SELECT 1\",prepared,1,{},\"{}\",{},{tps:.1},,\n",
+                s.key(),
+                o.label(s),
+                i + 1
+            ));
         }
     }
     out
 }
 
 /// `compare-W?-tps.png` per workload (tps against clients, one line per
-/// variant and server) and `compare-speedup.png` (`scalable / PG15`,
-/// rows = workload variants, columns = client counts).
+/// variant and server) and a heat map of `scalable / PostgreSQL` per
+/// PostgreSQL (rows = workload variants, columns = client counts):
+/// `compare-speedup.png` against the newest, `compare-speedup-pg<n>.png`
+/// against each older one.
 pub fn plots(dir: &Path, o: &Outcome) -> Result<Vec<PathBuf>, CliError> {
     std::fs::create_dir_all(dir)?;
+    let ids = o.ids();
     let mut clients: Vec<usize> = o.points.iter().map(|p| p.clients).collect();
     clients.sort_unstable();
     clients.dedup();
@@ -411,13 +471,13 @@ pub fn plots(dir: &Path, o: &Outcome) -> Result<Vec<PathBuf>, CliError> {
     for w in workloads {
         let mut series = Vec::new();
         for (group, key) in rows.iter().filter(|r| r.0 == w).enumerate() {
-            for s in ServerId::ALL {
+            for (i, &s) in ids.iter().enumerate() {
                 let values: Vec<Option<f64>> = clients.iter().map(|&c| find(key, c).and_then(|p| p.tps(s))).collect();
                 if values.iter().any(Option::is_some) {
                     series.push(plot::Series {
-                        name: format!("{} {} {}", key.1, key.2.name(), s.label()),
-                        group: group * 3 + s as usize,
-                        baseline: s == ServerId::Postgres,
+                        name: format!("{} {} {}", key.1, key.2.name(), o.label(s)),
+                        group: group * ids.len() + i,
+                        baseline: matches!(s, ServerId::Postgres(_)),
                         values,
                     });
                 }
@@ -427,7 +487,7 @@ pub fn plots(dir: &Path, o: &Outcome) -> Result<Vec<PathBuf>, CliError> {
             continue;
         }
         let chart = plot::LineChart {
-            title: format!("{}: tps vs clients (thin: PostgreSQL 15, thick: turnstile)", w.name()),
+            title: format!("{}: tps vs clients (thin: PostgreSQL, thick: turnstile)", w.name()),
             x_desc: "clients".into(),
             y_desc: "transactions per second".into(),
             x_labels: clients.iter().map(usize::to_string).collect(),
@@ -437,29 +497,35 @@ pub fn plots(dir: &Path, o: &Outcome) -> Result<Vec<PathBuf>, CliError> {
         plot::line_chart(&path, &chart)?;
         written.push(path);
     }
-    let map = plot::HeatMap {
-        title: "turnstile scalable / PostgreSQL 15 (tps)".into(),
-        rows: rows.iter().map(|(w, l, m)| format!("{} {l} {}", w.name(), m.name())).collect(),
-        cols: clients.iter().map(|c| format!("{c} clients")).collect(),
-        cells: rows
-            .iter()
-            .map(|key| {
-                clients
-                    .iter()
-                    .map(|&c| {
-                        let p = find(key, c)?;
-                        match (p.tps(ServerId::Scalable), p.tps(ServerId::Postgres)) {
-                            (Some(a), Some(b)) if b > 0.0 => Some(a / b),
-                            _ => None,
-                        }
-                    })
-                    .collect()
-            })
-            .collect(),
-    };
-    if !map.rows.is_empty() {
-        let path = dir.join("compare-speedup.png");
-        plot::heat_map_noted(&path, &map, "scalable over PostgreSQL 15 (tps ratio): green faster, red slower")?;
+    for (n, pg) in o.postgres_newest_first().into_iter().enumerate() {
+        let map = plot::HeatMap {
+            title: format!("turnstile scalable / {} (tps)", pg.label()),
+            rows: rows.iter().map(|(w, l, m)| format!("{} {l} {}", w.name(), m.name())).collect(),
+            cols: clients.iter().map(|c| format!("{c} clients")).collect(),
+            cells: rows
+                .iter()
+                .map(|key| {
+                    clients
+                        .iter()
+                        .map(|&c| {
+                            let p = find(key, c)?;
+                            match (p.tps(ServerId::Scalable), p.tps(pg.id)) {
+                                (Some(a), Some(b)) if b > 0.0 => Some(a / b),
+                                _ => None,
+                            }
+                        })
+                        .collect()
+                })
+                .collect(),
+        };
+        if map.rows.is_empty() {
+            break;
+        }
+        let name =
+            if n == 0 { "compare-speedup.png".to_owned() } else { format!("compare-speedup-{}.png", pg.id.key()) };
+        let path = dir.join(name);
+        let note = format!("scalable over {} (tps ratio): green faster, red slower", pg.label());
+        plot::heat_map_noted(&path, &map, &note)?;
         written.push(path);
     }
     Ok(written)

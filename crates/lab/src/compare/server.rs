@@ -1,11 +1,11 @@
-//! The three servers: a private PostgreSQL cluster with the seeds'
-//! settings, and `turnstile serve` under `classic` and `scalable`. Each
-//! listens on a unix socket in its own directory under compare's
+//! The servers: a private PostgreSQL cluster with the seeds' settings per
+//! `--pg-bin` (PostgreSQL 15, and PostgreSQL 18 when given), and
+//! `turnstile serve` under `classic` and `scalable`. Each listens on a unix socket in its own directory under compare's
 //! temporary root; clients connect as user `postgres`.
 
 use super::cleanup::{self, Kind, Registered};
 use super::client::{self, Conn};
-use super::pgbin::{PgBin, RunAs};
+use super::pgbin::{major_of, PgBin, PgClients, RunAs};
 use crate::CliError;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -31,36 +31,66 @@ log_min_messages = warning
 /// How long a server may take to accept connections.
 const START_LIMIT: Duration = Duration::from_secs(120);
 
-/// Which server.
+/// Which server. PostgreSQL servers are told apart by major version
+/// (one per `--pg-bin`); the derived order is the report's: PostgreSQL by
+/// version, then classic, then scalable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ServerId {
-    /// PostgreSQL 15.
-    Postgres,
+    /// PostgreSQL of this major version.
+    Postgres(u32),
     /// `turnstile serve --profile classic`.
     Classic,
     /// `turnstile serve --profile scalable`.
     Scalable,
 }
 
-impl ServerId {
-    /// The three, in report order.
-    pub const ALL: [ServerId; 3] = [ServerId::Postgres, ServerId::Classic, ServerId::Scalable];
+/// The major version of the PostgreSQL that `classic` must lock like
+/// (the faithfulness table): PostgreSQL 15, before the seeds' fixes.
+pub const REFERENCE_MAJOR: u32 = 15;
 
-    /// `postgres` / `classic` / `scalable` (the JSON keys).
-    pub fn name(self) -> &'static str {
+/// That server.
+pub const REFERENCE: ServerId = ServerId::Postgres(REFERENCE_MAJOR);
+
+/// The JSON key that older readers know the reference by.
+pub const REFERENCE_ALIAS: &str = "postgres";
+
+impl ServerId {
+    /// `pg15` / `pg18` / `classic` / `scalable` (the JSON keys).
+    pub fn key(self) -> String {
         match self {
-            ServerId::Postgres => "postgres",
-            ServerId::Classic => "classic",
-            ServerId::Scalable => "scalable",
+            ServerId::Postgres(major) => format!("pg{major}"),
+            ServerId::Classic => "classic".into(),
+            ServerId::Scalable => "scalable".into(),
         }
     }
 
-    /// Row label in tables.
-    pub fn label(self) -> &'static str {
+    /// `PG15` in ratio names, `classic` and `scalable` as they are.
+    pub fn short(self) -> String {
         match self {
-            ServerId::Postgres => "PostgreSQL 15",
-            ServerId::Classic => "classic",
-            ServerId::Scalable => "scalable",
+            ServerId::Postgres(major) => format!("PG{major}"),
+            other => other.key(),
+        }
+    }
+}
+
+/// What ran as one server of a run, for the reports.
+#[derive(Clone, Debug)]
+pub struct ServerInfo {
+    /// Which one.
+    pub id: ServerId,
+    /// PostgreSQL: what `SHOW server_version` answered (`18.4`);
+    /// turnstile: its package version.
+    pub version: String,
+    /// What ran (`…/bin/postgres`, `turnstile serve --profile …`).
+    pub program: String,
+}
+
+impl ServerInfo {
+    /// Row and column label: `PostgreSQL 18.4`, `classic`, `scalable`.
+    pub fn label(&self) -> String {
+        match self.id {
+            ServerId::Postgres(_) => format!("PostgreSQL {}", self.version),
+            other => other.key(),
         }
     }
 }
@@ -75,8 +105,8 @@ pub struct Server {
     pub port: u16,
     /// Its log (stderr).
     pub log: PathBuf,
-    /// What it really is (`postgres`, `turnstile serve --profile …`).
-    pub program: String,
+    /// What it really is and its version.
+    pub info: ServerInfo,
     kind: Kind,
     process: Registered,
 }
@@ -94,28 +124,34 @@ pub struct TurnstileSpec {
 }
 
 impl Server {
-    /// Starts server `id` with its files under `root/<name>`.
+    /// Starts server `id` with its files under `root/<key>`: PostgreSQL of
+    /// its major version from `pgs`, or `turnstile serve` (PostgreSQL 15
+    /// in its place under `--stand-in`). `clients` probe it until it is up.
     pub fn start(
         id: ServerId,
         root: &Path,
-        pg: &PgBin,
+        pgs: &[PgBin],
+        clients: &PgClients,
         run_as: RunAs,
         turnstile: &TurnstileSpec,
         max_clients: usize,
     ) -> Result<Server, CliError> {
-        let dir = root.join(id.name());
+        let dir = root.join(id.key());
         std::fs::create_dir_all(&dir)?;
         let port = free_port()?;
-        if id == ServerId::Postgres || turnstile.stand_in {
-            start_postgres(id, &dir, port, pg, run_as)
-        } else {
-            start_turnstile(id, &dir, port, pg, turnstile, max_clients)
+        let pg_for = |major: u32| {
+            pgs.iter().find(|p| p.major() == major).ok_or_else(|| format!("no --pg-bin holds PostgreSQL {major}"))
+        };
+        match id {
+            ServerId::Postgres(major) => start_postgres(id, &dir, port, pg_for(major)?, clients, run_as),
+            _ if turnstile.stand_in => start_postgres(id, &dir, port, pg_for(REFERENCE_MAJOR)?, clients, run_as),
+            _ => start_turnstile(id, &dir, port, clients, turnstile, max_clients),
         }
     }
 
     /// Connection to database `db`.
-    pub fn conn<'a>(&'a self, pg: &'a PgBin, db: &'a str) -> Conn<'a> {
-        Conn { pg, socket_dir: &self.socket_dir, port: self.port, db }
+    pub fn conn<'a>(&'a self, clients: &'a PgClients, db: &'a str) -> Conn<'a> {
+        Conn { clients, socket_dir: &self.socket_dir, port: self.port, db }
     }
 
     /// Whether the process still runs.
@@ -139,7 +175,7 @@ impl Server {
         };
         let status = self.process.stop_with(sig, Duration::from_secs(60))?;
         if !status.success() {
-            return Err(format!("{} exited with {status} when stopped:\n{}", self.program, self.log_tail()).into());
+            return Err(format!("{} exited with {status} when stopped:\n{}", self.info.program, self.log_tail()).into());
         }
         Ok(())
     }
@@ -151,7 +187,14 @@ fn free_port() -> Result<u16, CliError> {
     Ok(l.local_addr()?.port())
 }
 
-fn start_postgres(id: ServerId, dir: &Path, port: u16, pg: &PgBin, run_as: RunAs) -> Result<Server, CliError> {
+fn start_postgres(
+    id: ServerId,
+    dir: &Path,
+    port: u16,
+    pg: &PgBin,
+    clients: &PgClients,
+    run_as: RunAs,
+) -> Result<Server, CliError> {
     run_as.chown(dir)?;
     let data = dir.join("data");
     let log = dir.join("server.log");
@@ -176,9 +219,22 @@ fn start_postgres(id: ServerId, dir: &Path, port: u16, pg: &PgBin, run_as: RunAs
         .stderr(File::create(&log)?);
     run_as.apply(&mut cmd);
     let process = cleanup::spawn(&mut cmd, Kind::Postmaster)?;
-    let program = pg.program("postgres").display().to_string();
-    let mut server = Server { id, socket_dir: dir.to_owned(), port, log, program, kind: Kind::Postmaster, process };
-    wait_ready(&mut server, pg)?;
+    let info = ServerInfo { id, version: pg.version.clone(), program: pg.program("postgres").display().to_string() };
+    let mut server = Server { id, socket_dir: dir.to_owned(), port, log, info, kind: Kind::Postmaster, process };
+    wait_ready(&mut server, clients)?;
+    // The label is what the server says it is, not what its directory suggests.
+    let shown = server.conn(clients, "postgres").psql("SHOW server_version;\n", Duration::from_secs(60))?;
+    let version = shown.split_whitespace().next().unwrap_or("").to_owned();
+    if major_of(&version) != major_of(&pg.version) {
+        return Err(format!(
+            "{} reports server_version {:?}, but `postgres --version` said {}",
+            server.info.program,
+            shown.trim(),
+            pg.version
+        )
+        .into());
+    }
+    server.info.version = version;
     Ok(server)
 }
 
@@ -186,11 +242,11 @@ fn start_turnstile(
     id: ServerId,
     dir: &Path,
     port: u16,
-    pg: &PgBin,
+    clients: &PgClients,
     spec: &TurnstileSpec,
     max_clients: usize,
 ) -> Result<Server, CliError> {
-    let profile = id.name();
+    let profile = id.key();
     let data = dir.join("data");
     let log = dir.join("server.log");
     let mut cmd = Command::new(&spec.exe);
@@ -199,9 +255,9 @@ fn start_turnstile(
         .arg(&data)
         .args(["--listen", "127.0.0.1", "--port", &port.to_string(), "--socket-dir"])
         .arg(dir)
-        .args(["--profile", profile]);
+        .args(["--profile", &profile]);
     // max_connections is lock.max_backends: room for the clients, psql and pgbench's probe.
-    let config = crate::build_config(turnstile_sync::Profile::parse(profile)?, None, &spec.set)?;
+    let config = crate::build_config(turnstile_sync::Profile::parse(&profile)?, None, &spec.set)?;
     let needed = max_clients as u32 + 8;
     if config.lock.max_backends < needed && !spec.set.iter().any(|s| s.starts_with("lock.max_backends=")) {
         cmd.args(["--set", &format!("lock.max_backends={needed}")]);
@@ -211,20 +267,24 @@ fn start_turnstile(
     }
     cmd.current_dir(dir).stdin(Stdio::null()).stdout(File::create(&log)?).stderr(File::create(&log)?);
     let process = cleanup::spawn(&mut cmd, Kind::Turnstile)?;
-    let program = format!("turnstile serve --profile {profile}");
-    let mut server = Server { id, socket_dir: dir.to_owned(), port, log, program, kind: Kind::Turnstile, process };
-    wait_ready(&mut server, pg)?;
+    let info = ServerInfo {
+        id,
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        program: format!("turnstile serve --profile {profile}"),
+    };
+    let mut server = Server { id, socket_dir: dir.to_owned(), port, log, info, kind: Kind::Turnstile, process };
+    wait_ready(&mut server, clients)?;
     Ok(server)
 }
 
 /// Polls with `pg_isready` until the server accepts connections.
-fn wait_ready(server: &mut Server, pg: &PgBin) -> Result<(), CliError> {
+fn wait_ready(server: &mut Server, clients: &PgClients) -> Result<(), CliError> {
     let started = Instant::now();
     loop {
         if !server.alive() {
-            return Err(format!("{} exited during start-up:\n{}", server.program, server.log_tail()).into());
+            return Err(format!("{} exited during start-up:\n{}", server.info.program, server.log_tail()).into());
         }
-        let mut probe = Command::new(pg.program("pg_isready"));
+        let mut probe = Command::new(clients.program("pg_isready"));
         probe.args(["-q", "-h"]).arg(&server.socket_dir).args([
             "-p",
             &server.port.to_string(),
@@ -241,7 +301,7 @@ fn wait_ready(server: &mut Server, pg: &PgBin) -> Result<(), CliError> {
         if started.elapsed() > START_LIMIT {
             return Err(format!(
                 "{} did not accept connections within {START_LIMIT:?}:\n{}",
-                server.program,
+                server.info.program,
                 server.log_tail()
             )
             .into());
