@@ -25,6 +25,7 @@ use pgwire::messages::PgWireFrontendMessage as Msg;
 use std::collections::HashMap;
 use std::time::Duration;
 use turnstile_sql::{CopyIn, Outcome, Severity, SqlError, SqlSession, Statement, TxStatus};
+use turnstile_sync::sync::counter::Ordering;
 
 /// A client that has not finished its startup packet by then is dropped
 /// (PostgreSQL's `authentication_timeout`).
@@ -66,6 +67,11 @@ pub(crate) fn run(mut stream: Stream, shared: &Shared) {
     };
     let pid = session.pid();
     let secret: i32 = rand::random();
+    // pg_terminate_backend and shutdown wake a session blocked reading its
+    // socket by shutting the socket's read side down.
+    if let Ok(second) = stream.try_clone() {
+        session.cancel_handle().set_waker(move || second.shutdown_read());
+    }
     shared.register_cancel(pid, secret, session.cancel_handle());
     let mut backend = Backend {
         stream,
@@ -76,6 +82,7 @@ pub(crate) fn run(mut stream: Stream, shared: &Shared) {
         statements: HashMap::new(),
         portals: HashMap::new(),
         skip_until_sync: false,
+        read_timeout: None,
     };
     backend.out.push(&Authentication::Ok);
     for (name, value) in backend.session.startup_parameters() {
@@ -119,6 +126,8 @@ struct Backend<'a> {
     portals: HashMap<String, Portal>,
     /// An extended-query message failed: skip messages until `Sync`.
     skip_until_sync: bool,
+    /// The socket's read timeout now (`idle_in_transaction_session_timeout`).
+    read_timeout: Option<Duration>,
 }
 
 /// An error that ends the connection (socket gone or protocol violated).
@@ -135,12 +144,24 @@ type Step = Result<(), Disconnect>;
 impl Backend<'_> {
     fn main_loop(&mut self) {
         loop {
+            if self.terminating() {
+                return self.fatal("57P01", "terminating connection due to administrator command");
+            }
+            let idle_timeout = self.session.idle_in_transaction_timeout();
+            if idle_timeout != self.read_timeout && self.stream.set_read_timeout(idle_timeout).is_ok() {
+                self.read_timeout = idle_timeout;
+            }
             let msg = match self.reader.read_message(&mut self.stream) {
                 Ok(m) => m,
-                Err(FrameError::Protocol(m)) => {
-                    self.out.error("FATAL", "08P01", &m, None, None, None);
-                    let _ = self.flush();
-                    return;
+                Err(FrameError::Protocol(m)) => return self.fatal("08P01", &m),
+                Err(_) if self.terminating() => {
+                    return self.fatal("57P01", "terminating connection due to administrator command");
+                }
+                Err(FrameError::Io(e))
+                    if idle_timeout.is_some()
+                        && matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) =>
+                {
+                    return self.fatal("25P03", "terminating connection due to idle-in-transaction timeout");
                 }
                 Err(_) => return,
             };
@@ -181,6 +202,17 @@ impl Backend<'_> {
         }
     }
 
+    /// Whether the session must end: `pg_terminate_backend` or shutdown.
+    fn terminating(&self) -> bool {
+        self.shared.stopping.load(Ordering::SeqCst) || self.session.terminate_requested()
+    }
+
+    /// Sends a FATAL error and ends the session (its drop rolls back).
+    fn fatal(&mut self, code: &str, message: &str) {
+        self.out.error("FATAL", code, message, None, None, None);
+        let _ = self.flush();
+    }
+
     fn flush(&mut self) -> Step {
         self.out.flush_to(&mut self.stream, &self.shared.writes)?;
         Ok(())
@@ -214,6 +246,7 @@ impl Backend<'_> {
         match f(self) {
             Ok(()) => Ok(()),
             Err(Failure::Sql(e)) => {
+                self.session.statement_failed();
                 self.notices();
                 push_error(&mut self.out, &e, false);
                 self.skip_until_sync = true;
@@ -240,6 +273,7 @@ impl Backend<'_> {
         match result {
             Ok(()) => {}
             Err(Failure::Sql(e)) => {
+                self.session.statement_failed();
                 self.notices();
                 push_error(&mut self.out, &e, false);
                 if e.severity == Severity::Fatal {

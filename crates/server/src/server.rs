@@ -187,18 +187,25 @@ impl Server {
         for t in self.accept_threads.drain(..) {
             let _ = t.join();
         }
-        // Terminate the sessions: every blocked read returns EOF, every
-        // running statement or lock wait is canceled.
-        for s in lock(&self.shared.sockets).values() {
-            s.shutdown();
-        }
+        // PostgreSQL's fast shutdown: every session is told (FATAL 57P01)
+        // and ends, rolling back its open transaction; a running statement
+        // or lock wait is canceled, a session blocked reading its socket is
+        // woken by the socket's read side being shut down (so it can still
+        // write the FATAL). A connection still in startup reads EOF.
         for (_, h) in lock(&self.shared.cancel_keys).values() {
-            h.cancel();
+            h.terminate();
+        }
+        for s in lock(&self.shared.sockets).values() {
+            s.shutdown_read();
         }
         let deadline = Instant::now() + SHUTDOWN_WAIT_MAX;
         while self.shared.live.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
-            // Polled: backends end on their own once their socket is shut.
+            // Polled: backends end on their own once told.
             std::thread::sleep(Duration::from_millis(10));
+        }
+        // Whatever is left (a client that stopped reading) is cut off.
+        for s in lock(&self.shared.sockets).values() {
+            s.shutdown();
         }
         if let Some(p) = &self.socket_path {
             let _ = std::fs::remove_file(p);

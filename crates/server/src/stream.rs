@@ -25,10 +25,20 @@ impl Stream {
 
     /// Shuts both directions down: a backend blocked in `read` wakes with EOF.
     pub fn shutdown(&self) {
+        self.shutdown_how(Shutdown::Both);
+    }
+
+    /// Shuts the read side down: a backend blocked in `read` wakes with EOF
+    /// and can still write its last message (FATAL `57P01`).
+    pub fn shutdown_read(&self) {
+        self.shutdown_how(Shutdown::Read);
+    }
+
+    fn shutdown_how(&self, how: Shutdown) {
         // Ignored: the socket may already be closed by the peer.
         let _ = match self {
-            Stream::Tcp(s) => s.shutdown(Shutdown::Both),
-            Stream::Unix(s) => s.shutdown(Shutdown::Both),
+            Stream::Tcp(s) => s.shutdown(how),
+            Stream::Unix(s) => s.shutdown(how),
         };
     }
 

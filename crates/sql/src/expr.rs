@@ -100,6 +100,10 @@ pub enum Func {
     Version,
     /// `pg_backend_pid()`
     BackendPid,
+    /// `pg_cancel_backend(pid)`
+    CancelBackend,
+    /// `pg_terminate_backend(pid [, timeout])`
+    TerminateBackend,
     /// `pg_relation_size(rel)`: bytes of the relation's main fork.
     RelationSize,
     /// `coalesce(…)`
@@ -213,8 +217,14 @@ pub trait Services {
     fn random(&mut self) -> f64;
     /// `current_setting(name)`.
     fn setting(&self, name: &str) -> Result<Option<String>, SqlError>;
-    /// `set_config(name, value, is_local)`.
-    fn set_setting(&mut self, name: &str, value: &str) -> Result<String, SqlError>;
+    /// `set_config(name, value, is_local)`: `is_local` lasts until the
+    /// transaction block ends (`SET LOCAL`).
+    fn set_setting(&mut self, name: &str, value: &str, local: bool) -> Result<String, SqlError>;
+    /// `pg_cancel_backend(pid)` (`terminate` false) and
+    /// `pg_terminate_backend(pid, timeout)`: `false` with a warning when
+    /// `pid` is not a backend; with a timeout, `false` with a warning when
+    /// the backend has not ended within it.
+    fn signal_backend(&mut self, pid: i32, terminate: bool, timeout_ms: i64) -> Result<bool, SqlError>;
     /// The cancel flag checked by long loops and `pg_sleep`.
     fn cancel_flag(&self) -> &AtomicBool;
     /// The session's database name.
@@ -621,6 +631,8 @@ impl Compiler<'_> {
             "current_setting" => (Func::CurrentSetting, SqlType::Text, vec![SqlType::Text, SqlType::Bool]),
             "version" => (Func::Version, SqlType::Text, vec![]),
             "pg_backend_pid" => (Func::BackendPid, SqlType::Int4, vec![]),
+            "pg_cancel_backend" => (Func::CancelBackend, SqlType::Bool, vec![SqlType::Int4]),
+            "pg_terminate_backend" => (Func::TerminateBackend, SqlType::Bool, vec![SqlType::Int4, SqlType::Int8]),
             "pg_relation_size" | "pg_table_size" => (Func::RelationSize, SqlType::Int8, vec![SqlType::Text]),
             "current_database" => (Func::CurrentDatabase, SqlType::Name, vec![]),
             "current_user" | "session_user" => (Func::CurrentUser, SqlType::Name, vec![]),
@@ -660,7 +672,7 @@ impl Compiler<'_> {
         };
         let min = match func {
             Func::SetConfig => 3,
-            Func::CurrentSetting => 1,
+            Func::CurrentSetting | Func::TerminateBackend => 1,
             Func::Substr => 2,
             _ => arg_types.len(),
         };
@@ -1062,7 +1074,8 @@ fn call(f: Func, args: Vec<Datum>, env: &mut EvalEnv<'_>) -> Result<Datum, SqlEr
             if args[0].is_null() {
                 return Err(SqlError::new("22004", "SET requires parameter name"));
             }
-            let v = env.services.set_setting(&text_arg(&args[0]), &text_arg(&args[1]))?;
+            let local = matches!(args.get(2), Some(Datum::Bool(true)));
+            let v = env.services.set_setting(&text_arg(&args[0]), &text_arg(&args[1]), local)?;
             Datum::Text(v)
         }
         Func::CurrentSetting => {
@@ -1080,6 +1093,22 @@ fn call(f: Func, args: Vec<Datum>, env: &mut EvalEnv<'_>) -> Result<Datum, SqlEr
         }
         Func::Version => Datum::Text(VERSION.to_owned()),
         Func::BackendPid => Datum::Int(env.services.pid().into()),
+        Func::CancelBackend | Func::TerminateBackend => {
+            let int = |d: Option<&Datum>| match d {
+                Some(Datum::Int(v)) => Some(*v),
+                _ => None,
+            };
+            match int(args.first()) {
+                // PostgreSQL's functions are strict: NULL in, NULL out.
+                None => Datum::Null,
+                Some(pid) => {
+                    let pid = i32::try_from(pid).map_err(|_| SqlError::new("22003", "integer out of range"))?;
+                    let terminate = f == Func::TerminateBackend;
+                    let timeout = if terminate { int(args.get(1)).unwrap_or(0) } else { 0 };
+                    Datum::Bool(env.services.signal_backend(pid, terminate, timeout)?)
+                }
+            }
+        }
         Func::RelationSize if args[0].is_null() => Datum::Null,
         Func::RelationSize => Datum::Int(env.services.relation_size(&text_arg(&args[0]))?),
         Func::CurrentDatabase => Datum::Text(env.services.database().to_owned()),

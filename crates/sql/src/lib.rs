@@ -61,6 +61,7 @@
 
 mod error;
 pub mod expr;
+mod interrupt;
 mod md5;
 pub mod parse;
 pub mod plan;
@@ -69,8 +70,10 @@ pub mod value;
 pub mod views;
 
 pub use error::{Notice, Severity, SqlError};
+pub use interrupt::CancelHandle;
+use interrupt::{Reason, Timer};
 
-use crate::sync::atomic::{AtomicBool, Ordering};
+use crate::sync::atomic::AtomicBool;
 use expr::{object_name, parse_type_name, Compiler, EvalEnv, Scope, Services};
 use parse::{Parsed, PreStmt};
 use plan::{CacheMode, Catalog, InsertPlan, Run, SelectPlan};
@@ -94,6 +97,8 @@ pub struct Shared {
     /// the lock manager's and activity table's time origin.
     pub started: i64,
     knobs: BTreeMap<String, String>,
+    /// Fires `statement_timeout`s.
+    timer: Timer,
 }
 
 impl Shared {
@@ -122,6 +127,9 @@ pub struct BackendInfo {
     pub backend_start: i64,
     application_name: Mutex<String>,
     query: Mutex<String>,
+    /// Cancels or terminates the backend (`pg_cancel_backend`,
+    /// `pg_terminate_backend`).
+    cancel: CancelHandle,
 }
 
 impl BackendInfo {
@@ -184,7 +192,15 @@ impl SqlEngine {
         if let Ok(v) = engine.config().to_toml_string().parse::<toml::Table>() {
             flatten_toml("", &toml::Value::Table(v), &mut knobs);
         }
-        Ok(SqlEngine { shared: Arc::new(Shared { engine, registry: Mutex::new(Vec::new()), started, knobs }) })
+        Ok(SqlEngine {
+            shared: Arc::new(Shared {
+                engine,
+                registry: Mutex::new(Vec::new()),
+                started,
+                knobs,
+                timer: Timer::default(),
+            }),
+        })
     }
 
     /// The engine underneath.
@@ -195,23 +211,6 @@ impl SqlEngine {
     /// Writes every dirty buffer and fsyncs (server shutdown, `CHECKPOINT`).
     pub fn flush(&self) -> Result<(), SqlError> {
         self.shared.engine.flush().map_err(SqlError::from_engine)
-    }
-}
-
-/// Cancels the statement a session is running: it fails with `57014`.
-#[derive(Clone, Debug)]
-pub struct CancelHandle {
-    flag: Arc<AtomicBool>,
-    lock: turnstile_lock::CancelHandle,
-}
-
-impl CancelHandle {
-    /// Requests cancellation of the running statement: a heavyweight-lock
-    /// wait ends at once, loops (`pg_sleep`, COPY, `generate_series`) at
-    /// their next check.
-    pub fn cancel(&self) {
-        self.flag.store(true, Ordering::Release);
-        self.lock.cancel();
     }
 }
 
@@ -362,6 +361,29 @@ struct Ctx {
     cancel: Arc<AtomicBool>,
     param_changes: Vec<(String, String)>,
     timeouts_dirty: bool,
+    /// The values `RESET` goes back to: the session's start (defaults and
+    /// the startup packet's).
+    reset_values: HashMap<String, String>,
+    /// Settings changed by the open transaction block (`None` outside one):
+    /// what they were before it and what a commit keeps.
+    xact: Option<HashMap<String, XactSetting>>,
+    /// `statement_timeout` in ms (0 = none), parsed when it changes.
+    statement_timeout_ms: u64,
+    /// `idle_in_transaction_session_timeout` in ms (0 = none).
+    idle_in_transaction_ms: u64,
+    /// Notices of the current call.
+    notices: Vec<Notice>,
+}
+
+/// One setting changed inside a transaction block: PostgreSQL's GUC stack
+/// entry for one nesting level (there are no savepoints).
+#[derive(Clone, Debug)]
+struct XactSetting {
+    /// The value before the block (`None`: it had none): what a rollback restores.
+    prior: Option<String>,
+    /// What a commit keeps: `prior` until a plain `SET`, whose value it
+    /// becomes; `SET LOCAL` leaves it (its value ends with the block).
+    keep: Option<String>,
 }
 
 /// Parameters PostgreSQL reports with ParameterStatus when they change.
@@ -467,7 +489,7 @@ impl Ctx {
             ));
         }
         let value = match lower.as_str() {
-            "lock_timeout" | "deadlock_timeout" | "statement_timeout" | "idle_in_transaction_session_timeout" => {
+            l if TIMEOUTS.contains(&l) => {
                 let ms = parse_ms(value).ok_or_else(|| {
                     SqlError::new("22023", format!("invalid value for parameter \"{lower}\": \"{value}\""))
                 })?;
@@ -508,8 +530,7 @@ impl Ctx {
                 "UTC" | "GMT" | "ETC/UTC" | "Z" | "0" | "+00" => "UTC".to_owned(),
                 _ => return Err(SqlError::unsupported(&format!("time zone {value} (turnstile runs in UTC)"))),
             },
-            "server_version" | "server_encoding" | "integer_datetimes" | "is_superuser" | "max_connections"
-            | "server_version_num" => {
+            l if FIXED.contains(&l) => {
                 return Err(SqlError::new("55P02", format!("parameter \"{lower}\" cannot be changed")));
             }
             "standard_conforming_strings" => match value.to_ascii_lowercase().as_str() {
@@ -533,7 +554,79 @@ impl Ctx {
         self.gucs.insert(lower, value.clone());
         Ok(value)
     }
+
+    /// `SET [LOCAL]`, `set_config(…, is_local)`, `RESET`: sets `name`,
+    /// remembering inside a transaction block what the block's end must
+    /// restore. `SET LOCAL` outside a block has no lasting effect (the
+    /// caller warns, as PostgreSQL does).
+    fn set_scoped(&mut self, name: &str, value: &str, local: bool) -> Result<String, SqlError> {
+        let lower = name.to_ascii_lowercase();
+        let before = self.gucs.get(&lower).cloned();
+        let value = self.set(name, value)?;
+        match &mut self.xact {
+            Some(changed) => {
+                let e = changed.entry(lower).or_insert_with(|| XactSetting { prior: before.clone(), keep: before });
+                if !local {
+                    e.keep = Some(value.clone());
+                }
+            }
+            None if local => self.restore(&lower, before),
+            None => {}
+        }
+        Ok(value)
+    }
+
+    /// Puts `value` back as `lower`'s setting, reporting the change.
+    fn restore(&mut self, lower: &str, value: Option<String>) {
+        if self.gucs.get(lower) == value.as_ref() {
+            return;
+        }
+        match value {
+            Some(v) => {
+                if REPORTED.contains(&lower) {
+                    self.param_changes.push((display_name(lower).to_owned(), v.clone()));
+                }
+                self.gucs.insert(lower.to_owned(), v);
+            }
+            None => {
+                self.gucs.remove(lower);
+            }
+        }
+        self.timeouts_dirty |= TIMEOUTS.contains(&lower);
+    }
+
+    /// The end of a transaction block: a commit keeps plain `SET`s and
+    /// ends `SET LOCAL`s; a rollback restores every setting the block
+    /// changed (PostgreSQL's `AtEOXact_GUC`).
+    fn end_xact(&mut self, commit: bool) {
+        for (name, s) in self.xact.take().unwrap_or_default() {
+            self.restore(&name, if commit { s.keep } else { s.prior });
+        }
+    }
+
+    /// `RESET name`: the value the session started with.
+    fn reset_value(&self, name: &str) -> Result<String, SqlError> {
+        let lower = name.to_ascii_lowercase();
+        self.reset_values
+            .get(&lower)
+            .cloned()
+            .ok_or_else(|| SqlError::new("42704", format!("unrecognized configuration parameter \"{name}\"")))
+    }
 }
+
+/// Settings fixed at server start.
+const FIXED: &[&str] = &[
+    "server_version",
+    "server_encoding",
+    "integer_datetimes",
+    "is_superuser",
+    "max_connections",
+    "server_version_num",
+];
+
+/// The settings whose change must reach the lock manager or the timers.
+const TIMEOUTS: &[&str] =
+    &["lock_timeout", "deadlock_timeout", "statement_timeout", "idle_in_transaction_session_timeout"];
 
 /// Settings accepted (and only echoed back): clients set them routinely.
 const KNOWN_EXTRA: &[&str] = &[
@@ -585,8 +678,47 @@ impl Services for Ctx {
         Ok(self.get(name))
     }
 
-    fn set_setting(&mut self, name: &str, value: &str) -> Result<String, SqlError> {
-        self.set(name, value)
+    fn set_setting(&mut self, name: &str, value: &str, local: bool) -> Result<String, SqlError> {
+        self.set_scoped(name, value, local)
+    }
+
+    fn signal_backend(&mut self, pid: i32, terminate: bool, timeout_ms: i64) -> Result<bool, SqlError> {
+        if timeout_ms < 0 {
+            return Err(SqlError::new("22023", "\"timeout\" must not be negative"));
+        }
+        let target = self.shared.backends().into_iter().find(|b| b.pid == pid);
+        let Some(target) = target else {
+            self.notices.push(Notice {
+                severity: "WARNING",
+                code: "01000",
+                message: format!("PID {pid} is not a PostgreSQL backend process"),
+            });
+            return Ok(false);
+        };
+        if !terminate {
+            target.cancel.cancel();
+            return Ok(true);
+        }
+        target.cancel.terminate();
+        if timeout_ms == 0 || pid == self.pid {
+            return Ok(true);
+        }
+        // pg_terminate_backend(pid, timeout): wait for the backend to leave.
+        let end = std::time::Instant::now() + std::time::Duration::from_millis(timeout_ms as u64);
+        while self.shared.backends().iter().any(|b| Arc::ptr_eq(b, &target)) {
+            plan::check_cancel(self)?;
+            if std::time::Instant::now() >= end {
+                self.notices.push(Notice {
+                    severity: "WARNING",
+                    code: "01000",
+                    message: format!("backend with PID {pid} did not terminate within {timeout_ms} milliseconds"),
+                });
+                return Ok(false);
+            }
+            // Polled, as PostgreSQL's pg_wait_until_termination does.
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        Ok(true)
     }
 
     fn cancel_flag(&self) -> &AtomicBool {
@@ -632,7 +764,6 @@ pub struct SqlSession {
     info: Arc<BackendInfo>,
     tx: TxStatus,
     wrote: bool,
-    notices: Vec<Notice>,
     prepared: HashMap<String, Statement>,
     cancel: CancelHandle,
 }
@@ -734,36 +865,34 @@ impl SqlSession {
             backend_start: now_timestamp(),
             application_name: Mutex::new(application_name.to_owned()),
             query: Mutex::new(String::new()),
+            cancel: CancelHandle::new(es.backend().cancel_handle()),
         });
         if let Ok(mut r) = shared.registry.lock() {
             r.retain(|b| b.activity_slot != info.activity_slot);
             r.push(Arc::clone(&info));
         }
-        let cancel = CancelHandle { flag: Arc::new(AtomicBool::new(false)), lock: es.backend().cancel_handle() };
+        let cancel = info.cancel.clone();
         let max_backends = shared.engine.config().lock.max_backends;
         let seed = (now_timestamp() as u64) ^ ((pid as u64) << 32) | 1;
+        let gucs = default_gucs(user, application_name, max_backends);
         let ctx = Ctx {
             shared,
             pid,
             user: user.to_owned(),
             database: database.to_owned(),
-            gucs: default_gucs(user, application_name, max_backends),
+            reset_values: gucs.clone(),
+            gucs,
             rng: seed,
             stmt_ts: now_timestamp(),
-            cancel: Arc::clone(&cancel.flag),
+            cancel: Arc::clone(&cancel.inner.cancel),
             param_changes: Vec::new(),
             timeouts_dirty: false,
-        };
-        Ok(SqlSession {
-            ctx,
-            es,
-            info,
-            tx: TxStatus::Idle,
-            wrote: false,
+            xact: None,
+            statement_timeout_ms: 0,
+            idle_in_transaction_ms: 0,
             notices: Vec::new(),
-            prepared: HashMap::new(),
-            cancel,
-        })
+        };
+        Ok(SqlSession { ctx, es, info, tx: TxStatus::Idle, wrote: false, prepared: HashMap::new(), cancel })
     }
 
     /// The backend's pid (`pg_backend_pid()`, BackendKeyData).
@@ -774,6 +903,12 @@ impl SqlSession {
     /// A handle that cancels this session's running statement.
     pub fn cancel_handle(&self) -> CancelHandle {
         self.cancel.clone()
+    }
+
+    /// Whether the session was asked to end (`pg_terminate_backend`,
+    /// shutdown): its server ends it with FATAL `57P01`.
+    pub fn terminate_requested(&self) -> bool {
+        self.cancel.terminate_requested()
     }
 
     /// ParameterStatus values to send after authentication.
@@ -901,22 +1036,24 @@ impl SqlSession {
     }
 
     /// Parses a simple Query string into its statements.
+    /// A syntax error inside a transaction block aborts it.
     pub fn parse_batch(&mut self, sql: &str) -> Result<Vec<Statement>, SqlError> {
-        self.notices.clear();
+        self.ctx.notices.clear();
         let pieces = parse::split(sql);
-        if pieces.is_empty() {
-            return Ok(vec![self.make_statement(sql, "", 0, &[], false)?]);
+        let r = if pieces.is_empty() {
+            self.make_statement(sql, "", 0, &[], false).map(|s| vec![s])
+        } else {
+            pieces.into_iter().map(|(offset, piece)| self.make_statement(sql, piece, offset, &[], false)).collect()
+        };
+        if r.is_err() {
+            self.statement_failed();
         }
-        let mut out = Vec::with_capacity(pieces.len());
-        for (offset, piece) in pieces {
-            out.push(self.make_statement(sql, piece, offset, &[], false)?);
-        }
-        Ok(out)
+        r
     }
 
     /// Parses one statement for the extended protocol (Parse).
     pub fn prepare(&mut self, sql: &str, param_types: &[u32]) -> Result<Statement, SqlError> {
-        self.notices.clear();
+        self.ctx.notices.clear();
         let pieces = parse::split(sql);
         if self.tx == TxStatus::Failed {
             let first = pieces.first().map(|(_, p)| p.trim_start().to_ascii_lowercase()).unwrap_or_default();
@@ -933,15 +1070,20 @@ impl SqlSession {
             [(offset, piece)] => self.make_statement(sql, piece, *offset, param_types, true),
             _ => Err(SqlError::new("42601", "cannot insert multiple commands into a prepared statement")),
         };
-        if r.is_err() && self.tx == TxStatus::InBlock {
-            self.tx = TxStatus::Failed;
+        if r.is_err() {
+            self.statement_failed();
         }
         r
     }
 
     /// Executes a statement with text-format parameters.
+    ///
+    /// An error inside a transaction block aborts the transaction at once
+    /// ([`SqlSession::statement_failed`]); `statement_timeout` cancels the
+    /// statement with `57014`; a pending terminate ends the session with
+    /// FATAL `57P01`.
     pub fn execute(&mut self, stmt: &Statement, params: &[Option<String>]) -> Result<Outcome, SqlError> {
-        self.notices.clear();
+        self.ctx.notices.clear();
         let is_end = matches!(
             &stmt.inner.parsed,
             Parsed::Ast(a) if matches!(a.as_ref(), ast::Statement::Commit { .. } | ast::Statement::Rollback { .. })
@@ -952,31 +1094,105 @@ impl SqlSession {
                 "current transaction is aborted, commands ignored until end of transaction block",
             ));
         }
-        self.cancel.flag.store(false, Ordering::Release);
+        if self.cancel.terminate_requested() {
+            return Err(self.interrupted(SqlError::new("57014", "")));
+        }
+        // A cancel that arrived while idle is not for this statement.
+        self.cancel.clear();
         self.es.backend().clear_cancel();
         if self.tx == TxStatus::Idle {
             self.ctx.stmt_ts = now_timestamp();
         }
         self.info.set_query(&stmt.inner.sql);
+        let timeout = (self.ctx.statement_timeout_ms > 0).then(|| {
+            self.ctx.shared.timer.arm(&self.cancel, std::time::Duration::from_millis(self.ctx.statement_timeout_ms))
+        });
         let result = self.dispatch(stmt, params);
+        drop(timeout);
+        let result = result.map_err(|e| self.interrupted(e));
+        if result.is_err() {
+            self.statement_failed();
+        }
         if self.ctx.timeouts_dirty {
             self.apply_timeouts();
-        }
-        if let Err(e) = &result {
-            if self.tx == TxStatus::InBlock {
-                self.tx = TxStatus::Failed;
-            }
-            if e.severity == Severity::Error && e.code == "57014" {
-                self.cancel.flag.store(false, Ordering::Release);
-            }
         }
         result
     }
 
+    /// A canceled statement's error, as the interrupt's reason names it:
+    /// `57014` for a cancel or a statement timeout, FATAL `57P01` when the
+    /// session is being terminated.
+    fn interrupted(&self, e: SqlError) -> SqlError {
+        if e.code != "57014" || e.severity != Severity::Error {
+            return e;
+        }
+        if self.cancel.terminate_requested() {
+            let mut f = SqlError::new("57P01", "terminating connection due to administrator command");
+            f.severity = Severity::Fatal;
+            return f;
+        }
+        match self.cancel.reason() {
+            Reason::StatementTimeout => SqlError::new("57014", "canceling statement due to statement timeout"),
+            Reason::User => e,
+        }
+    }
+
+    /// A statement, or a protocol message, failed: inside a transaction
+    /// block the transaction is aborted now, as PostgreSQL's
+    /// `AbortTransaction` does — its writes undone through the undo log,
+    /// its row and heavyweight locks released, its settings restored. The
+    /// block stays failed (`25P02`) until `ROLLBACK` (or `COMMIT`, which
+    /// answers `ROLLBACK`). Outside a block the failed statement was already
+    /// undone by the engine.
+    pub fn statement_failed(&mut self) {
+        if self.tx != TxStatus::InBlock {
+            return;
+        }
+        self.tx = TxStatus::Failed;
+        self.abort_engine_transaction();
+    }
+
+    /// Undoes and ends the engine's transaction, restoring the block's
+    /// settings; warns about what could not be undone.
+    fn abort_engine_transaction(&mut self) {
+        self.wrote = false;
+        self.ctx.end_xact(false);
+        if !self.es.in_transaction() {
+            return;
+        }
+        match self.es.rollback() {
+            Ok(report) => {
+                for ddl in &report.kept_ddl {
+                    self.notice("WARNING", "01000", format!("{ddl} is not transactional in turnstile: it stays"));
+                }
+                if report.kept_writes > 0 {
+                    self.notice(
+                        "WARNING",
+                        "01000",
+                        format!("{} writes could not be undone (undo log full): they stay", report.kept_writes),
+                    );
+                }
+            }
+            Err(e) => self.notice("WARNING", "XX000", format!("rollback could not undo every write: {e}")),
+        }
+    }
+
+    /// `idle_in_transaction_session_timeout`, if set: how long the server
+    /// waits for the next message of a session inside a transaction block
+    /// before it ends the session with FATAL `25P03`.
+    pub fn idle_in_transaction_timeout(&self) -> Option<std::time::Duration> {
+        (self.tx != TxStatus::Idle && self.ctx.idle_in_transaction_ms > 0)
+            .then(|| std::time::Duration::from_millis(self.ctx.idle_in_transaction_ms))
+    }
+
     fn apply_timeouts(&mut self) {
         self.ctx.timeouts_dirty = false;
-        let lock = self.ctx.get("lock_timeout").and_then(|v| parse_ms(&v)).unwrap_or(0);
-        let deadlock = self.ctx.get("deadlock_timeout").and_then(|v| parse_ms(&v)).unwrap_or(1000).max(1);
+        let ctx = &self.ctx;
+        let ms = |name: &str, default: u64| ctx.get(name).and_then(|v| parse_ms(&v)).unwrap_or(default);
+        let (lock, deadlock) = (ms("lock_timeout", 0), ms("deadlock_timeout", 1000).max(1));
+        let (statement, idle) = (ms("statement_timeout", 0), ms("idle_in_transaction_session_timeout", 0));
+        self.ctx.statement_timeout_ms = statement;
+        self.ctx.idle_in_transaction_ms = idle;
         let b = self.es.backend_mut();
         b.set_lock_timeout((lock > 0).then(|| std::time::Duration::from_millis(lock)));
         b.set_deadlock_timeout(std::time::Duration::from_millis(deadlock));
@@ -1087,7 +1303,7 @@ impl SqlSession {
     }
 
     fn notice(&mut self, severity: &'static str, code: &'static str, message: impl Into<String>) {
-        self.notices.push(Notice { severity, code, message: message.into() });
+        self.ctx.notices.push(Notice { severity, code, message: message.into() });
     }
 
     fn lock_with_partitions(&mut self, name: &str, mode: LockMode, wait: Wait) -> Result<(), SqlError> {
@@ -1211,7 +1427,7 @@ impl SqlSession {
 
     /// Feeds a CopyData chunk (lines may be split anywhere).
     pub fn copy_data(&mut self, copy: &mut CopyIn, data: &[u8]) -> Result<(), SqlError> {
-        self.notices.clear();
+        self.ctx.notices.clear();
         if copy.done {
             return Ok(());
         }
@@ -1264,15 +1480,7 @@ impl SqlSession {
             return Ok(());
         }
         let n = self.es.insert_many(&copy.table, rows).map_err(SqlError::from_engine);
-        let n = match n {
-            Ok(n) => n,
-            Err(e) => {
-                if self.tx == TxStatus::InBlock {
-                    self.tx = TxStatus::Failed;
-                }
-                return Err(e);
-            }
-        };
+        let n = n?;
         self.wrote = true;
         copy.count += n;
         Ok(())
@@ -1280,28 +1488,29 @@ impl SqlSession {
 
     /// Ends a COPY FROM STDIN (CopyDone): the tag `COPY n`.
     pub fn copy_done(&mut self, mut copy: CopyIn) -> Result<String, SqlError> {
-        self.notices.clear();
+        self.ctx.notices.clear();
         if !copy.partial.is_empty() && !copy.done {
             let mut rest = std::mem::take(&mut copy.partial);
             rest.push(b'\n');
             self.copy_data(&mut copy, &rest)?;
         }
-        self.flush_copy(&mut copy)?;
-        Ok(format!("COPY {}", copy.count))
+        let done = self.flush_copy(&mut copy);
+        if done.is_err() {
+            self.statement_failed();
+        }
+        done.map(|()| format!("COPY {}", copy.count))
     }
 
     /// Aborts a COPY FROM STDIN (CopyFail).
     pub fn copy_fail(&mut self, copy: CopyIn, message: &str) -> SqlError {
         let _ = copy;
-        if self.tx == TxStatus::InBlock {
-            self.tx = TxStatus::Failed;
-        }
+        self.statement_failed();
         SqlError::new("57014", format!("COPY from stdin failed: {message}"))
     }
 
     /// Notices produced by the last call.
     pub fn take_notices(&mut self) -> Vec<Notice> {
-        std::mem::take(&mut self.notices)
+        std::mem::take(&mut self.ctx.notices)
     }
 
     /// ParameterStatus messages owed after a SET of a reported parameter.
@@ -1324,23 +1533,18 @@ impl SqlSession {
             TxStatus::InBlock if commit => {
                 self.tx = TxStatus::Idle;
                 self.wrote = false;
+                self.ctx.end_xact(true);
                 eng(self.es.commit())?;
                 Self::command("COMMIT")
             }
-            _ => {
-                self.wrote = false;
+            TxStatus::InBlock => {
                 self.tx = TxStatus::Idle;
-                let report = eng(self.es.rollback())?;
-                for ddl in &report.kept_ddl {
-                    self.notice("WARNING", "01000", format!("{ddl} is not transactional in turnstile: it stays"));
-                }
-                if report.kept_writes > 0 {
-                    self.notice(
-                        "WARNING",
-                        "01000",
-                        format!("{} writes could not be undone (undo log full): they stay", report.kept_writes),
-                    );
-                }
+                self.abort_engine_transaction();
+                Self::command("ROLLBACK")
+            }
+            // Aborted at the error already: only the block ends.
+            TxStatus::Failed => {
+                self.tx = TxStatus::Idle;
                 Self::command("ROLLBACK")
             }
         }
@@ -1360,6 +1564,7 @@ impl SqlSession {
                 eng(self.es.begin())?;
                 self.tx = TxStatus::InBlock;
                 self.wrote = false;
+                self.ctx.xact = Some(HashMap::new());
                 self.ctx.stmt_ts = now_timestamp();
                 Self::command(if matches!(s, S::StartTransaction { begin: false, .. }) {
                     "START TRANSACTION"
@@ -1371,6 +1576,7 @@ impl SqlSession {
             S::Rollback { chain: false, savepoint: None } => self.end_transaction(false),
             S::Rollback { savepoint: Some(_), .. } => Err(SqlError::unsupported("ROLLBACK TO SAVEPOINT")),
             S::Set(set) => self.run_set(set),
+            S::Reset(r) => self.run_reset(&r.reset),
             S::ShowVariable { variable } => {
                 let name = variable.iter().map(expr::ident_name).collect::<Vec<_>>().join(" ");
                 let raw = variable.iter().map(|i| i.value.clone()).collect::<Vec<_>>().join(" ");
@@ -1527,9 +1733,57 @@ impl SqlSession {
         }
     }
 
+    /// `SET [LOCAL] name = value`: `SET LOCAL` outside a transaction block
+    /// warns and changes nothing, as in PostgreSQL.
+    fn set_command(&mut self, name: &str, value: &str, local: bool) -> Result<Outcome, SqlError> {
+        self.ctx.set_scoped(name, value, local)?;
+        if local && self.tx == TxStatus::Idle {
+            self.notice("WARNING", "25P01", "SET LOCAL can only be used in transaction blocks");
+        }
+        Self::command("SET")
+    }
+
+    /// `RESET name` / `RESET ALL`: back to the session's start values
+    /// (transactional like `SET`).
+    fn run_reset(&mut self, r: &ast::Reset) -> Result<Outcome, SqlError> {
+        let names: Vec<String> = match r {
+            ast::Reset::ConfigurationParameter(n) => vec![n.to_string().trim_matches('"').to_owned()],
+            ast::Reset::ALL => {
+                // Only what a user can set: fixed parameters stay as they are.
+                let mut n: Vec<String> = self
+                    .ctx
+                    .gucs
+                    .keys()
+                    .filter(|k| !FIXED.contains(&k.as_str()) && self.ctx.reset_values.get(*k) != self.ctx.gucs.get(*k))
+                    .cloned()
+                    .collect();
+                n.sort();
+                n
+            }
+            ast::Reset::SessionAuthorization => vec!["session_authorization".to_owned()],
+        };
+        for name in names {
+            if FIXED.contains(&name.to_ascii_lowercase().as_str()) {
+                return Err(SqlError::new("55P02", format!("parameter \"{name}\" cannot be changed")));
+            }
+            match self.ctx.reset_value(&name) {
+                Ok(v) => {
+                    self.ctx.set_scoped(&name, &v, false)?;
+                }
+                // A custom (dotted) setting made by SET has no start value: RESET removes it.
+                Err(_) if self.ctx.gucs.contains_key(&name.to_ascii_lowercase()) => {
+                    self.ctx.set_scoped(&name, "", false)?;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Self::command("RESET")
+    }
+
     fn run_set(&mut self, set: &ast::Set) -> Result<Outcome, SqlError> {
         match set {
-            ast::Set::SingleAssignment { variable, values, .. } => {
+            ast::Set::SingleAssignment { variable, values, scope, .. } => {
+                let local = matches!(scope, Some(ast::ContextModifier::Local));
                 let name = variable.to_string().trim_matches('"').to_owned();
                 let value = values
                     .iter()
@@ -1543,16 +1797,10 @@ impl SqlSession {
                     })
                     .collect::<Vec<_>>()
                     .join(", ");
-                let value = if value.eq_ignore_ascii_case("default") {
-                    let fresh = default_gucs(&self.ctx.user, "", 0);
-                    fresh.get(&name.to_ascii_lowercase()).cloned().unwrap_or_default()
-                } else {
-                    value
-                };
-                self.ctx.set(&name, &value)?;
-                Self::command("SET")
+                let value = if value.eq_ignore_ascii_case("default") { self.ctx.reset_value(&name)? } else { value };
+                self.set_command(&name, &value, local)
             }
-            ast::Set::SetTimeZone { value, .. } => {
+            ast::Set::SetTimeZone { value, local } => {
                 let v = match value {
                     ast::Expr::Value(v) => match &v.value {
                         ast::Value::SingleQuotedString(s) => s.clone(),
@@ -1560,12 +1808,10 @@ impl SqlSession {
                     },
                     other => other.to_string(),
                 };
-                self.ctx.set("timezone", &v)?;
-                Self::command("SET")
+                self.set_command("timezone", &v, *local)
             }
             ast::Set::SetNames { charset_name, .. } => {
-                self.ctx.set("client_encoding", &charset_name.to_string())?;
-                Self::command("SET")
+                self.set_command("client_encoding", &charset_name.to_string(), false)
             }
             other => Err(SqlError::unsupported(&format!("{other}"))),
         }
@@ -1866,8 +2112,10 @@ impl Drop for SqlSession {
         if let Ok(mut r) = self.ctx.shared.registry.lock() {
             r.retain(|b| !Arc::ptr_eq(b, &self.info));
         }
+        // Every exit that is not COMMIT rolls back: a closed or broken
+        // connection, a terminate, a shutdown.
         if self.es.in_transaction() {
-            let _ = self.es.commit();
+            let _ = self.es.rollback();
         }
     }
 }
