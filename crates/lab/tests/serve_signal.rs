@@ -1,14 +1,19 @@
 //! `turnstile serve` as a process: one line saying where it listens, a clean
 //! stop on SIGTERM and SIGINT, and the data flushed on the way out (a
-//! restarted server sees it).
+//! restarted server sees it); SIGTERM in the middle of pgbench's tpcb-like
+//! run keeps every acknowledged transaction and none of the half-done ones.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn start(data: &std::path::Path, sock: &std::path::Path, port: u16) -> Child {
+    start_as(data, sock, port, "classic")
+}
+
+fn start_as(data: &std::path::Path, sock: &std::path::Path, port: u16, profile: &str) -> Child {
     let mut child = Command::new(env!("CARGO_BIN_EXE_turnstile"))
-        .args(["serve", "--listen", "127.0.0.1", "--port", &port.to_string(), "--profile", "classic"])
+        .args(["serve", "--listen", "127.0.0.1", "--port", &port.to_string(), "--profile", profile])
         .arg("--data-dir")
         .arg(data)
         .arg("--socket-dir")
@@ -86,4 +91,65 @@ fn serve_stops_cleanly_on_signals_and_flushes() {
         assert_eq!(psql(&sock, port, "SELECT count(*) FROM kept"), "3", "flushed before exit");
     }
     stop(server, "-INT");
+}
+
+fn have(tool: &str) -> bool {
+    Command::new(tool).arg("--version").output().is_ok_and(|o| o.status.success())
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+#[test]
+fn sigterm_during_tpcb_like_keeps_the_balances_consistent() {
+    if !have("psql") || !have("pgbench") {
+        eprintln!("SKIPPED: psql and pgbench are needed (apt-get install postgresql-client-15)");
+        return;
+    }
+    for profile in ["classic", "scalable"] {
+        let dir = tempfile::tempdir().unwrap();
+        let (data, sock, port) = (dir.path().join("data"), dir.path().to_path_buf(), free_port());
+        let server = start_as(&data, &sock, port, profile);
+        let pgbench = |args: &[&str]| {
+            let mut c = Command::new("pgbench");
+            c.args(["-U", "postgres", "-p", &port.to_string()]).arg("-h").arg(&sock).args(args).arg("postgres");
+            c
+        };
+        let init = pgbench(&["-i", "-q", "-s", "1"]).output().unwrap();
+        assert!(init.status.success(), "{}", String::from_utf8_lossy(&init.stderr));
+        let run = pgbench(&["-c", "16", "-j", "2", "-T", "20"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn();
+        let run = run.unwrap();
+        // Mid-run: wait until transactions are being committed.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while psql(&sock, port, "SELECT count(*) FROM pgbench_history").parse::<u64>().unwrap() < 200 {
+            assert!(Instant::now() < deadline, "{profile}: pgbench commits nothing");
+            // Polled: pgbench is another process.
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        stop(server, "-TERM");
+        let out = run.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let acknowledged: u64 = text
+            .lines()
+            .find_map(|l| l.strip_prefix("number of transactions actually processed: "))
+            .and_then(|n| n.split_whitespace().next()?.parse().ok())
+            .unwrap_or_else(|| panic!("{profile}: pgbench printed no count: {text}"));
+        let server = start_as(&data, &sock, port, profile);
+        let sum = |t: &str, c: &str| psql(&sock, port, &format!("SELECT coalesce(sum({c}), 0) FROM {t}"));
+        let sums = [
+            sum("pgbench_accounts", "abalance"),
+            sum("pgbench_branches", "bbalance"),
+            sum("pgbench_tellers", "tbalance"),
+            sum("pgbench_history", "delta"),
+        ];
+        assert!(sums.iter().all(|s| *s == sums[0]), "{profile}: sums disagree after the restart: {sums:?}");
+        let history: u64 = psql(&sock, port, "SELECT count(*) FROM pgbench_history").parse().unwrap();
+        assert!(history >= acknowledged, "{profile}: {history} history rows, {acknowledged} acknowledged");
+        assert_eq!(psql(&sock, port, "SELECT count(*) FROM pgbench_accounts"), "100000");
+        eprintln!(
+            "{profile}: SIGTERM after {acknowledged} acknowledged transactions; {history} history rows; sums {sums:?}"
+        );
+        stop(server, "-INT");
+    }
 }

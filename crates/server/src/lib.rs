@@ -63,10 +63,19 @@
 //! ## Shutdown
 //!
 //! [`Server::shutdown`] (SIGINT/SIGTERM in `turnstile serve`, see
-//! [`TerminationSignals`]) stops the accept threads, shuts every client
-//! socket down and cancels every running statement; each backend drops its
-//! session (rolling back an open transaction, releasing its locks); then
-//! the engine is flushed.
+//! [`TerminationSignals`]) is PostgreSQL's *fast* shutdown: it stops the
+//! accept threads, asks every session to terminate (a running statement or
+//! lock wait is canceled; a session blocked reading its socket is woken by
+//! the socket's read side being shut down), and each backend says FATAL
+//! `57P01` and drops its session, which rolls back an open transaction and
+//! releases its locks; then the engine is flushed.
+//!
+//! ## Ending a session from the inside
+//!
+//! `pg_terminate_backend` ends a session the same way. With
+//! `idle_in_transaction_session_timeout` set, a session inside a
+//! transaction block that sends nothing for that long is ended with FATAL
+//! `25P03` (the socket's read timeout).
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]

@@ -42,12 +42,23 @@
 //! ## Transactions
 //!
 //! `BEGIN`/`START TRANSACTION` … `COMMIT`/`END`/`ROLLBACK` map to the
-//! engine's transaction (heavyweight locks held to the end). An error
-//! inside a block leaves it failed (`25P02` for everything but the end,
-//! locks kept), as in PostgreSQL. `ROLLBACK` undoes the block's inserts,
-//! updates and deletes through the engine's undo log and warns about DDL,
-//! which is not transactional here and stays.
+//! engine's transaction (heavyweight locks held to the end). Only `COMMIT`
+//! keeps work: dropping a session inside a block (a closed connection, a
+//! terminate, shutdown) rolls it back. An error inside a block aborts the
+//! transaction at once ([`SqlSession::statement_failed`], PostgreSQL's
+//! `AbortTransaction`): its writes are undone through the engine's undo log
+//! and its locks released, and the block answers `25P02` until it ends
+//! (`COMMIT` then answers `ROLLBACK`). DDL is not transactional here: a
+//! rollback warns about it and it stays. Settings changed inside a block
+//! are restored when it rolls back; `SET LOCAL` ends with the block.
 //!
+//! ## Interrupts
+//!
+//! A [`CancelHandle`] cancels the running statement (`57014`: a
+//! CancelRequest, `pg_cancel_backend`, or the engine's timer thread for
+//! `statement_timeout`) or terminates the session (FATAL `57P01`:
+//! `pg_terminate_backend`, server shutdown). See the `interrupt` module.
+
 //! ## What is not there (each is an ErrorResponse, never a crash)
 //!
 //! Subqueries, CTEs, set operations, outer joins and cross joins of tables,
@@ -684,7 +695,7 @@ impl Services for Ctx {
 
     fn signal_backend(&mut self, pid: i32, terminate: bool, timeout_ms: i64) -> Result<bool, SqlError> {
         if timeout_ms < 0 {
-            return Err(SqlError::new("22023", "\"timeout\" must not be negative"));
+            return Err(SqlError::new("22003", "\"timeout\" must not be negative"));
         }
         let target = self.shared.backends().into_iter().find(|b| b.pid == pid);
         let Some(target) = target else {
@@ -1770,8 +1781,8 @@ impl SqlSession {
                 Ok(v) => {
                     self.ctx.set_scoped(&name, &v, false)?;
                 }
-                // A custom (dotted) setting made by SET has no start value: RESET removes it.
-                Err(_) if self.ctx.gucs.contains_key(&name.to_ascii_lowercase()) => {
+                // A custom (dotted) setting has no start value: RESET empties it.
+                Err(_) if name.contains('.') || self.ctx.gucs.contains_key(&name.to_ascii_lowercase()) => {
                     self.ctx.set_scoped(&name, "", false)?;
                 }
                 Err(e) => return Err(e),

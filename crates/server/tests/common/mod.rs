@@ -21,6 +21,7 @@ pub struct TestServer {
     pub server: Option<Server>,
     pub port: u16,
     pub socket_dir: PathBuf,
+    config: Config,
     _dir: tempfile::TempDir,
 }
 
@@ -32,12 +33,25 @@ impl TestServer {
         for s in sets {
             config.apply_override(s).expect("override");
         }
-        let engine = SqlEngine::open(&dir.path().join("data"), config).expect("open engine");
         let socket_dir = dir.path().to_path_buf();
-        let options = ServerOptions { listen: "127.0.0.1".into(), port: 0, socket_dir: Some(socket_dir.clone()) };
-        let server = Server::start(engine, &options).expect("start server");
+        let server = Self::open(&socket_dir, config.clone(), 0);
         let port = server.port().expect("port");
-        TestServer { server: Some(server), port, socket_dir, _dir: dir }
+        TestServer { server: Some(server), port, socket_dir, config, _dir: dir }
+    }
+
+    fn open(dir: &std::path::Path, config: Config, port: u16) -> Server {
+        let engine = SqlEngine::open(&dir.join("data"), config).expect("open engine");
+        let options = ServerOptions { listen: "127.0.0.1".into(), port, socket_dir: Some(dir.to_path_buf()) };
+        Server::start(engine, &options).expect("start server")
+    }
+
+    /// Stops the server as SIGTERM does (`Server::shutdown`) and starts it
+    /// again on the same data directory and port.
+    pub fn restart(&mut self) {
+        if let Some(s) = self.server.take() {
+            s.shutdown().expect("clean shutdown");
+        }
+        self.server = Some(Self::open(&self.socket_dir, self.config.clone(), self.port));
     }
 
     pub fn server(&self) -> &Server {
