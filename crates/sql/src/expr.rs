@@ -1053,7 +1053,10 @@ fn call(f: Func, args: Vec<Datum>, env: &mut EvalEnv<'_>) -> Result<Datum, SqlEr
             }
             Datum::Text(s.repeat(n))
         }
-        Func::Md5 => Datum::Text(crate::md5::hex(text_arg(&args[0]).as_bytes())),
+        Func::Md5 => {
+            use md5::Digest;
+            Datum::Text(format!("{:x}", md5::Md5::digest(text_arg(&args[0]).as_bytes())))
+        }
         Func::Now => Datum::Timestamp(env.services.statement_timestamp()),
         Func::PgSleep => {
             let secs = args[0].as_f64().unwrap_or(0.0).max(0.0);

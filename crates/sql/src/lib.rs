@@ -73,7 +73,6 @@
 mod error;
 pub mod expr;
 mod interrupt;
-mod md5;
 pub mod parse;
 pub mod plan;
 mod sync;
