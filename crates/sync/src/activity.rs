@@ -3,7 +3,7 @@
 //! Each backend owns one [`ActivitySlot`] in an [`ActivityTable`] and is the
 //! only writer of it. Any thread may read every slot at any time without a
 //! lock ([`ActivityTable::snapshot`]); a sampler thread does so while
-//! queries run to build the wait-event profile of seed 004.
+//! queries run to build the wait-event profile of Postgres Pro 2018.
 //!
 //! # What a reader can rely on
 //!

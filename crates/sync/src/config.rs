@@ -3,8 +3,9 @@
 //!
 //! A profile is only a preset: every knob can be flipped alone, so the lab
 //! can show what each fix contributes (`--profile scalable --set
-//! lock.fast_path_slots=16`). Each knob's doc comment names the seed
-//! document in `shared/seeds/` that motivates it.
+//! lock.fast_path_slots=16`). Each knob's doc comment names the write-up
+//! that motivates it, by the short names of `docs/sources.md` (Vondra 2024,
+//! Freund 2020, Haas 2011, Geier 2022, Postgres Pro 2018).
 //!
 //! ```
 //! use turnstile_sync::config::{Config, Profile};
@@ -25,7 +26,7 @@ use std::path::Path;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Profile {
-    /// PostgreSQL's behaviour before the fixes of the seeds.
+    /// PostgreSQL's behaviour before the fixes the write-ups propose.
     Classic,
     /// Every fix on (the default).
     Scalable,
@@ -63,7 +64,7 @@ impl fmt::Display for Profile {
     }
 }
 
-/// How a relation grows (seed 001).
+/// How a relation grows (Freund 2020).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ExtendStrategy {
@@ -75,7 +76,7 @@ pub enum ExtendStrategy {
     Bulk,
 }
 
-/// How a B-tree insert locks its leaf (seed 004).
+/// How a B-tree insert locks its leaf (Postgres Pro 2018).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LeafInsertLock {
@@ -87,7 +88,7 @@ pub enum LeafInsertLock {
 }
 
 /// How a weak relation lock is recorded in its backend's fast-path slots
-/// and handed over to a strong locker (seeds 000 and 002, issue 15).
+/// and handed over to a strong locker (Vondra 2024, Haas 2011).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FastPathProtocol {
@@ -124,25 +125,26 @@ impl fmt::Display for FastPathProtocol {
 #[serde(deny_unknown_fields)]
 pub struct LockConfig {
     /// Partitions of the shared lock table, each behind its own `LwLock`
-    /// (PostgreSQL's `NUM_LOCK_PARTITIONS`). Seed 000: 16 → 64.
+    /// (PostgreSQL's `NUM_LOCK_PARTITIONS`). Vondra 2024: 16 → 64.
     pub partitions: u32,
     /// Fast-path relation-lock slots per backend at start, in groups of 16.
-    /// Seeds 000 and 002: PostgreSQL had 16 (one group); the patch 1024
+    /// Vondra 2024, Haas 2011: PostgreSQL had 16 (one group); the patch 1024
     /// (64 groups × 16).
     pub fast_path_slots: u32,
     /// Upper bound to which a backend's fast path may grow when a group
     /// overflows (beyond PostgreSQL, whose slot count is fixed at start).
-    /// Equal to `fast_path_slots` means fixed. Seed 000.
+    /// Equal to `fast_path_slots` means fixed. Vondra 2024.
     pub fast_path_slots_max: u32,
     /// How weak lockers and strong lockers meet in the fast-path slots.
     /// `lwlock` is PostgreSQL's; `lockfree` costs the weak locker one fence
-    /// instead of an LWLock round trip (issue 15, seeds 000 and 002).
+    /// instead of an LWLock round trip (turnstile's own, for the
+    /// fast path of Vondra 2024 and Haas 2011).
     pub fast_path_protocol: FastPathProtocol,
     /// Strong-lock counters that tell weak lockers a strong lock may exist
-    /// (`FAST_PATH_STRONG_LOCK_HASH_PARTITIONS`). Seed 002: 1024.
+    /// (`FAST_PATH_STRONG_LOCK_HASH_PARTITIONS`). Haas 2011: 1024.
     pub strong_lock_counters: u32,
     /// Capacity of the shared lock table, in locks (PostgreSQL sizes it as
-    /// `max_locks_per_transaction × max_connections`). Seed 000.
+    /// `max_locks_per_transaction × max_connections`). Vondra 2024.
     pub max_locks: u32,
     /// Backends that may be registered at once (`max_connections`).
     pub max_backends: u32,
@@ -160,8 +162,8 @@ pub struct LockConfig {
 pub struct LwLockConfig {
     /// Whether shared lockers may pass a queued exclusive waiter, and
     /// whether a release hands the lock over or wakes waiters to retry.
-    /// Seed 004: `barging` (PostgreSQL 15) starved exclusive lockers of
-    /// `BufferMapping`; `fair` is the seed's patch (shared lockers queue
+    /// Postgres Pro 2018: `barging` (PostgreSQL 15) starved exclusive lockers
+    /// of `BufferMapping`; `fair` is the article's patch (shared lockers queue
     /// behind a queued exclusive one; woken waiters retry, as PostgreSQL's
     /// do). Every
     /// `LwLock` follows it, the free-space map's and the vfd cache's
@@ -174,14 +176,14 @@ pub struct LwLockConfig {
 #[serde(deny_unknown_fields)]
 pub struct BufferConfig {
     /// Partitions of the buffer mapping table (`NUM_BUFFER_PARTITIONS`).
-    /// Seed 004: 128 → 512.
+    /// Postgres Pro 2018: 128 → 512.
     pub mapping_partitions: u32,
     /// Buffers in the pool (`shared_buffers`, in 8 kB pages).
     pub shared_buffers: u32,
     /// Look a block up first through a table of recent buffer hints: pin
     /// the hinted buffer and keep the pin if it holds the block (PostgreSQL
     /// 14's `ReadRecentBuffer`, applied to every read), so a hit takes no
-    /// mapping-partition lock. Seed 004: the hot root page's partition
+    /// mapping-partition lock. Postgres Pro 2018: the hot root page's partition
     /// lock is what readers pile up on and what a writer must wait behind.
     pub lookup_hints: bool,
     /// Back the pool's pages with transparent huge pages (`MADV_HUGEPAGE`
@@ -197,12 +199,12 @@ pub struct BufferConfig {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StorageConfig {
-    /// Relation extension strategy. Seed 001.
+    /// Relation extension strategy. Freund 2020.
     pub extend: ExtendStrategy,
-    /// Most blocks one bulk extension adds. Seed 001 (chunks of 32–128 × 8 kB).
+    /// Most blocks one bulk extension adds. Freund 2020 (chunks of 32–128 × 8 kB).
     pub extend_max_blocks: u32,
     /// File descriptors the vfd cache keeps open (`max_files_per_process`).
-    /// Seed 000: thrashing past ~1000 relations; watch the hit ratio.
+    /// Vondra 2024: thrashing past ~1000 relations; watch the hit ratio.
     pub max_open_files: u32,
 }
 
@@ -210,12 +212,12 @@ pub struct StorageConfig {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BtreeConfig {
-    /// How an insert locks its leaf. Seed 004.
+    /// How an insert locks its leaf. Postgres Pro 2018.
     pub leaf_insert_lock: LeafInsertLock,
     /// Before a leaf's binary search, compare the probe with the last entry
     /// of a rightmost leaf and the first entry of a leftmost one: a probe
     /// outside the index's key range (most partitions of a partitioned
-    /// join) touches one entry instead of ~9. turnstile's own. Seed 000.
+    /// join) touches one entry instead of ~9. turnstile's own. Vondra 2024.
     pub edge_precheck: bool,
 }
 
@@ -224,7 +226,7 @@ pub struct BtreeConfig {
 #[serde(deny_unknown_fields)]
 pub struct PlannerConfig {
     /// Discard indexes that cannot serve the query from the relation
-    /// cache's column sets before opening and locking them. Seed 003.
+    /// cache's column sets before opening and locking them. Geier 2022.
     pub index_prefilter: bool,
 }
 
@@ -233,12 +235,12 @@ pub struct PlannerConfig {
 #[serde(deny_unknown_fields)]
 pub struct MemoryConfig {
     /// Keep blocks released at query end in a per-backend cache by size
-    /// class instead of returning them to the allocator. Seed 000.
+    /// class instead of returning them to the allocator. Vondra 2024.
     pub block_cache: bool,
     /// Allocate an index scan's position array (PostgreSQL's ~27 kB
     /// `BTScanOpaqueData`) when the scan finds its first entry, not when
     /// it begins: a probe that finds nothing — most partitions of a
-    /// partitioned join — allocates and touches nothing. Seed 000.
+    /// partitioned join — allocates and touches nothing. Vondra 2024.
     pub lazy_scan_state: bool,
 }
 
@@ -350,7 +352,7 @@ fn known_keys() -> String {
 }
 
 impl Config {
-    /// The preset of `profile` (DESIGN.md §2).
+    /// The preset of `profile` (the table in `docs/architecture.md`).
     pub fn preset(profile: Profile) -> Config {
         let classic = profile == Profile::Classic;
         Config {

@@ -9,8 +9,8 @@
 //! * [`LwLock`] — PostgreSQL's lightweight lock: one atomic state word
 //!   (shared count, exclusive bit, waiter and wake-up flags), a wait queue,
 //!   and two admission policies: [`LwLockPolicy::Barging`] (PostgreSQL
-//!   15, which starves exclusive lockers in seed 004) and
-//!   [`LwLockPolicy::Fair`] (seed 004's patch: a shared locker does not
+//!   15, which starves exclusive lockers in Postgres Pro 2018's report) and
+//!   [`LwLockPolicy::Fair`] (that report's patch: a shared locker does not
 //!   pass a queued exclusive one). Under both, a release wakes waiters to
 //!   retry, as PostgreSQL's does; it never hands the lock over. Every lock belongs to a [`Tranche`] whose counters
 //!   ([`stats::tranche_stats`]) count acquisitions, waits and wait time.

@@ -1,6 +1,6 @@
 //! `LwLock`: PostgreSQL's lightweight lock — a shared/exclusive lock on one
 //! atomic state word, with a wait queue for the slow path and two
-//! admission policies (seed 004).
+//! admission policies (Postgres Pro 2018, see `docs/sources.md`).
 //!
 //! # State word
 //!
@@ -27,11 +27,11 @@
 //! | | shared request | exclusive request | release that finds waiters |
 //! |---|---|---|---|
 //! | `barging` (PostgreSQL 15, `classic`) | granted whenever no exclusive holder, even past queued exclusive waiters | granted whenever no holder | wakes the head exclusive waiter, or every queued shared waiter; they **retry**, and one that loses re-queues at the tail |
-//! | `fair` (seed 004's patch, `scalable`) | not granted while an exclusive waiter is queued or woken — unless the requester is itself a woken waiter, which was ahead of it | granted whenever no holder | wakes the head exclusive waiter, or the shared waiters at the head of the queue (up to the first exclusive one); they **retry**, and one that loses re-queues at the head |
+//! | `fair` (Postgres Pro 2018's patch, `scalable`) | not granted while an exclusive waiter is queued or woken — unless the requester is itself a woken waiter, which was ahead of it | granted whenever no holder | wakes the head exclusive waiter, or the shared waiters at the head of the queue (up to the first exclusive one); they **retry**, and one that loses re-queues at the head |
 //!
 //! Under `barging` a steady stream of shared lockers keeps the shared count
-//! above zero and a queued exclusive waiter can wait forever — the hang seed
-//! 004 diagnosed on `BufferMapping`. Under `fair` it waits for the holders
+//! above zero and a queued exclusive waiter can wait forever — the hang
+//! Postgres Pro 2018 diagnosed on `BufferMapping`. Under `fair` it waits for the holders
 //! present when it queued, no more: later shared lockers queue behind it,
 //! also in the gap between its wake-up and its retry (`EXCLUSIVE_WAKING`).
 //! Under both policies no release picks the next holder, as in
@@ -129,12 +129,13 @@ const SPIN_TRIES: u32 = 6;
 #[cfg(loom)]
 const SPIN_TRIES: u32 = 0;
 
-/// Who may be granted a lightweight lock while others wait (seed 004).
+/// Who may be granted a lightweight lock while others wait
+/// (Postgres Pro 2018).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LwLockPolicy {
-    /// Seed 004's patch: a shared request does not pass a queued (or woken)
-    /// exclusive waiter; releases wake waiters to retry, as PostgreSQL's do.
+    /// Postgres Pro 2018's patch: a shared request does not pass a queued
+    /// (or woken) exclusive waiter; releases wake waiters to retry, as PostgreSQL's do.
     Fair,
     /// Shared requests pass queued exclusive waiters (PostgreSQL before the
     /// patch); releases wake waiters to retry.
@@ -305,7 +306,7 @@ impl<T> LwLock<T> {
     /// `wait_ns` counter accumulates it, and at least 1 even when the clock
     /// is too coarse to see it (under loom, which has no clock, exactly 1).
     /// A caller that keeps a histogram of exclusive waits (the buffer pool
-    /// does, for `BufferMapping`: seed 004's figure) records only when
+    /// does, for `BufferMapping`: Postgres Pro 2018's figure) records only when
     /// `wait_ns > 0`, so the uncontended path stays free of shared writes.
     ///
     /// ```

@@ -3,8 +3,8 @@
 //!
 //! A [`WaitEvent`] packs into one `u32` (`type << 16 | event`) so an
 //! activity slot can publish it with a single atomic store and a sampler
-//! can read it with a single atomic load (seed 004 diagnosed its hang by
-//! grouping exactly these two columns).
+//! can read it with a single atomic load (Postgres Pro 2018 diagnosed its
+//! hang by grouping exactly these two columns).
 
 use std::fmt;
 
