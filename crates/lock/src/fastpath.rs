@@ -1,4 +1,4 @@
-//! A backend's fast-path relation-lock slots (seeds 000, 002).
+//! A backend's fast-path relation-lock slots (Haas 2011, Vondra 2024).
 //!
 //! Slots come in groups of [`SLOTS_PER_GROUP`]. A relation id hashes to
 //! exactly one group (Fibonacci hashing: the top `log2(groups)` bits of

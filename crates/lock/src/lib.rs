@@ -7,7 +7,8 @@
 //! partitioned shared lock table with FIFO wait queues, `NOWAIT` and lock
 //! timeouts ([`Wait`]), deadlock detection with soft-deadlock resolution,
 //! and the **fast path** for weak relation locks — grouped, and in the
-//! `scalable` profile **growing** (seeds 000 and 002).
+//! `scalable` profile **growing** (Haas 2011, Vondra 2024; see
+//! `docs/sources.md`).
 //!
 //! ```
 //! use turnstile_lock::{LockManager, LockMode, LockTag, Wait};

@@ -172,8 +172,7 @@ fn nowait() {
     m.check_invariants();
 }
 
-/// Regression (issue 15 item 4, found by a test written outside the
-/// project): a NOWAIT request whose wait would close a deadlock cycle got
+/// Regression: a NOWAIT request whose wait would close a deadlock cycle got
 /// `Deadlock` and was counted in `stats().deadlocks`. Two sessions hold
 /// Share, one queues for Exclusive, and the other asks for Exclusive with
 /// NOWAIT: PostgreSQL's `LockAcquireExtended` with `dontWait` answers "not
