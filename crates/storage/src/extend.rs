@@ -1,4 +1,4 @@
-//! Relation extension (seed 001): giving an inserter a page with room,
+//! Relation extension (Freund 2020): giving an inserter a page with room,
 //! from the free-space map or by growing the relation, under one of two
 //! strategies (`storage.extend`).
 //!
@@ -27,7 +27,7 @@
 //! `fstat` of the last segment), the victim search (including writing back
 //! a dirty victim — with a bulk-write ring it nearly always is dirty), the
 //! zeroing of the buffer, the file extension (a zero-page `pwrite`), the
-//! mapping insert and the page initialisation. Seed 001 measured that at 8
+//! mapping insert and the page initialisation. Freund 2020 measured that at 8
 //! clients the lock is then held for 76 % of the run, and its profile shows
 //! `RelationAddExtraBlocks` at 8.35 %: extra blocks spread the lock's cost
 //! over more pages but do not take any of the work out from under it.
@@ -49,7 +49,7 @@
 //! # `bulk` — the fix
 //!
 //! PostgreSQL 16's `RelationAddBlocks` / `ExtendBufferedRelBy`, with the
-//! victim search moved out of the lock as seed 001 asks:
+//! victim search moved out of the lock as Freund 2020 asks:
 //!
 //! 1. *Before* the lock, find and clean `k` victim buffers (write-backs
 //!    happen here, in parallel across backends). If the free-space map
@@ -75,7 +75,7 @@
 //!
 //! # Instrumentation
 //!
-//! Each [`Extender`] (one per backend) accumulates the four times seed 001
+//! Each [`Extender`] (one per backend) accumulates the four times Freund 2020
 //! measured: waiting for the lock, holding it, in the file system (the
 //! size check and the extension call), and searching for buffers (victim
 //! search including write-back, and zeroing) — [`ExtensionStats`]. Under
@@ -132,7 +132,7 @@ pub trait ExtensionGuard {
 }
 
 /// Per-backend extension times and counts (`extension_stats`), the
-/// breakdown of seed 001.
+/// breakdown of Freund 2020.
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
 pub struct ExtensionStats {
     /// Time waiting for the extension lock.

@@ -1,7 +1,7 @@
 //! The relation-extension lock: a heavyweight lock of `turnstile-lock`
 //! (tag [`LockTag::relation_extend`], mode `Exclusive`), as in PostgreSQL,
 //! where `LockRelationForExtension` goes through the regular lock manager
-//! — seed 001 argues for keeping it there and fixing what is done *under*
+//! — Freund 2020 argues for keeping it there and fixing what is done *under*
 //! it instead.
 //!
 //! A backend's [`Backend`] is the locker ([`ExtensionLocker`] is

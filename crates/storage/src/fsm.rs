@@ -2,7 +2,7 @@
 //! reuse them before extending (PostgreSQL's FSM, kept in memory).
 //!
 //! Relation extension adds more pages than the extender needs and records
-//! the spares here (seed 001: `bulk`'s `k − 1` spares, `classic`'s
+//! the spares here (Freund 2020: `bulk`'s `k − 1` spares, `classic`'s
 //! `RelationAddExtraBlocks`); other inserters [`FreeSpaceMap::claim`] them
 //! instead of queueing on the extension lock.
 //!

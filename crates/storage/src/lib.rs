@@ -1,8 +1,9 @@
 //! # turnstile-storage: pages, files, the buffer pool, relation extension
 //!
 //! The layer between the engine's access methods and the file system,
-//! built as PostgreSQL's is, so that the bottlenecks seeds 000, 001 and 004
-//! measured exist here — and their fixes are switches.
+//! built as PostgreSQL's is, so that the bottlenecks measured in
+//! Vondra 2024, Freund 2020 and Postgres Pro 2018 (`docs/sources.md`)
+//! exist here — and their fixes are switches.
 //!
 //! ```text
 //!  engine (heap, B-tree)
@@ -44,7 +45,7 @@
 //! (content locks are taken only on pinned `VALID` buffers). The
 //! free-space-map, smgr-fork and vfd locks are leaves.
 //!
-//! ## Relation extension (seed 001)
+//! ## Relation extension (Freund 2020)
 //!
 //! [`Extender::get_page`] hands an inserter a page: from the free-space
 //! map, else by extending. `classic` does PostgreSQL ≤ 15's extension —

@@ -49,7 +49,7 @@ use turnstile_sync::{Config, IoEvent, LwLock, LwLockPolicy, Tranche, WaitEvent};
 pub const DEFAULT_SEGMENT_BLOCKS: u32 = (1 << 30) / PAGE_SIZE as u32;
 
 /// Extensions of at least this many blocks use `fallocate`; smaller ones
-/// write zero pages. Seed 001 measured `posix_fallocate` of one 8 kB block
+/// write zero pages. Freund 2020 measured `posix_fallocate` of one 8 kB block
 /// *slower* than a `pwrite` of it, and 32 blocks at once 20× faster
 /// (PostgreSQL 16's `mdzeroextend` draws the line at 8).
 pub const FALLOCATE_MIN_BLOCKS: u32 = 8;

@@ -8,7 +8,7 @@
 //! interleavings for no benefit.
 //!
 //! [`WaitHistogram`] keeps the distribution of one kind of lock wait (the
-//! pool's exclusive `BufferMapping` waits, seed 004's figure). It is
+//! pool's exclusive `BufferMapping` waits, Postgres Pro 2018's figure). It is
 //! written only after a wait, so its mutex is never on an uncontended
 //! path.
 
@@ -40,7 +40,7 @@ pub(crate) enum Counter {
 const COUNTERS: usize = 10;
 const _: () = assert!(Counter::HintHits as usize + 1 == COUNTERS);
 
-/// The longest wait a [`WaitHistogram`] tells apart: 2 h. Seed 004 saw one
+/// The longest wait a [`WaitHistogram`] tells apart: 2 h. Postgres Pro 2018 saw one
 /// exclusive `BufferMapping` wait of 3706 s; longer ones are recorded as
 /// this value (`saturating_record` on fixed bounds), and the count stays
 /// exact.

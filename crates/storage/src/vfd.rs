@@ -2,7 +2,7 @@
 //!
 //! Every segment file is named by a [`VfdKey`]; the cache keeps at most
 //! `storage.max_open_files` of them open and closes the least recently
-//! used one to make room. Seed 000 saw this cache thrash past ~1000
+//! used one to make room. Vondra 2024 saw this cache thrash past ~1000
 //! relations and asked for its hit ratio to be monitored: [`FdStats`].
 //!
 //! # What protects what

@@ -1,4 +1,4 @@
-//! loom model of the buffer pin / eviction handshake (issue 4 §7): a
+//! loom model of the buffer pin / eviction handshake: a
 //! pinned buffer is never chosen as a victim, and a reader never gets a
 //! buffer that was re-tagged under it — looking blocks up through the
 //! mapping table alone, and through lookup hints first

@@ -1,5 +1,5 @@
-//! The pool's record of exclusive `BufferMapping` acquisitions (seed
-//! 004's figure): every one is counted, only the ones that waited reach
+//! The pool's record of exclusive `BufferMapping` acquisitions
+//! (Postgres Pro 2018's figure): every one is counted, only the ones that waited reach
 //! the histogram, and counters and histogram agree under concurrency.
 
 mod common;

@@ -6,7 +6,7 @@
 //! shared; inserting or removing an entry takes it exclusive. A backend
 //! holds at most one partition lock at a time (the victim's old entry is
 //! removed before the new one is inserted, as in PostgreSQL 16), so there
-//! is no partition lock order to respect. Seed 004 raised the partition
+//! is no partition lock order to respect. Postgres Pro 2018 raised the partition
 //! count from 128 to 512 to spread exactly these locks.
 //!
 //! With `buffer.lookup_hints`, a table of hints sits in front: slot

@@ -1,4 +1,4 @@
-//! The shared buffer pool (DESIGN.md §5): descriptors, the partitioned
+//! The shared buffer pool (`docs/architecture.md`): descriptors, the partitioned
 //! mapping table, clock-sweep victim selection, rings, pins. The pages
 //! are frames of one mapping and the descriptors one array
 //! (`turnstile_sync::frames`), both on huge pages with

@@ -14,7 +14,7 @@
 //! taken only on `VALID` buffers and a read-in happens only on buffers
 //! that are not. At most one mapping partition is held at a time.
 //!
-//! # Exclusive mapping waits (seed 004)
+//! # Exclusive mapping waits (Postgres Pro 2018)
 //!
 //! Every exclusive acquisition of a mapping partition — step 3 (a miss,
 //! or a new block of an extension), the victim's old-entry removal in
@@ -25,7 +25,7 @@
 //! the acquisition waited, records the wait in a histogram behind a mutex
 //! ([`BufferPool::exclusive_mapping_waits`]). An uncontended acquisition
 //! reads no clock and touches no shared line beyond its counter stripe.
-//! These are the waits that starved under `barging` in seed 004: an
+//! These are the waits that starved under `barging` in Postgres Pro 2018: an
 //! inserter evicting a victim or mapping a new block, queued behind a
 //! stream of shared lookups on the same partition.
 
@@ -105,7 +105,7 @@ pub struct BufferPoolStats {
     /// block, to remove a victim's old entry, to drop a relation's buffers.
     /// Counted by this pool alone (unlike the `mapping_*` tranche figures).
     pub exclusive_mapping_acquisitions: u64,
-    /// Of those, the ones that had to wait (seed 004's starved requests);
+    /// Of those, the ones that had to wait (Postgres Pro 2018's starved requests);
     /// their distribution is [`BufferPool::exclusive_mapping_waits`].
     pub exclusive_mapping_waits: u64,
     /// Total time of those waits, in nanoseconds.

@@ -2,7 +2,7 @@
 //! `BufferAccessStrategy`): a backend doing a bulk write reuses a small
 //! ring of its own buffers instead of sweeping the whole pool, so a COPY
 //! does not evict everyone else's pages — and so its victims are its own
-//! dirty pages, which it must write back (seed 001's "FlushBuffer").
+//! dirty pages, which it must write back (Freund 2020's "FlushBuffer").
 //!
 //! A ring is private to one backend (`&mut`). Its slots remember buffers
 //! this backend used; a slot's buffer is reused only if it is unpinned and

@@ -55,7 +55,7 @@ impl BufferPool {
     /// `n` victims (see [`BufferPool::victim`]), all or none. Dirty
     /// candidates holding consecutive blocks of one relation are written
     /// back together, one `pwritev` per run of up to [`MAX_WRITE_RUN`]
-    /// pages (seed 001: 16 × 8 kB per call instead of 16 calls) — with a
+    /// pages (Freund 2020: 16 × 8 kB per call instead of 16 calls) — with a
     /// bulk-write ring they are exactly that: the pages of an earlier bulk
     /// extension.
     pub(crate) fn victims(&self, n: usize, mut ring: Option<&mut Ring>) -> Result<Vec<Victim<'_>>> {
