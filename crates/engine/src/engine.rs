@@ -210,14 +210,14 @@ impl Engine {
     }
 
     /// The `fd_stats` view: the vfd cache's hits, misses, opens, closes and
-    /// hit ratio (seed 000 asks for exactly this to be monitored).
+    /// hit ratio (Vondra 2024 asks for exactly this to be monitored).
     pub fn fd_stats(&self) -> FdStats {
         self.smgr.fd_stats()
     }
 
     /// The `extension_stats` view, summed over every statement that
     /// extended a relation: lock wait, lock held, file system and buffer
-    /// search time (seed 001's breakdown).
+    /// search time (Freund 2020's breakdown).
     pub fn extension_stats(&self) -> ExtensionStats {
         self.totals.lock().map(|t| t.0).unwrap_or_default()
     }

@@ -1,8 +1,8 @@
 //! # turnstile-engine: catalog, heap, B-tree, planner, executor, sessions
 //!
-//! Not a SQL database: a typed query API rich enough for the seed
-//! workloads, built on real pages (`turnstile-storage`) and real locks
-//! (`turnstile-lock`). There is no MVCC: a row is visible once its insert
+//! Not a SQL database: a typed query API rich enough for the workloads
+//! W1–W6 (`docs/sources.md`), built on real pages (`turnstile-storage`)
+//! and real locks (`turnstile-lock`). There is no MVCC: a row is visible once its insert
 //! returns, and isolation between sessions comes only from heavyweight
 //! locks — enough for the lock-manager experiments this engine exists for.
 //!
@@ -29,14 +29,14 @@
 //! * [`catalog`] — databases, tables, range/hash partitions, B-tree index
 //!   definitions, persisted atomically; and the per-backend relation cache
 //!   that keeps each relation's index list with each index's column set
-//!   (seed 003).
+//!   (Geier 2022).
 //! * [`heap`] — slotted heap pages: insert through the free-space map and
 //!   relation extension, fetch by [`tid::Tid`], sequential scan, in-place
 //!   update of fixed-size columns.
 //! * [`btree`] — Lehman–Yao B-tree indexes over the buffer pool: concurrent
 //!   inserts with splits, search, range scans, unique checks, bulk build.
 //! * [`memory`] — per-query memory contexts and the per-backend block
-//!   cache of seed 000 (`memory.block_cache`).
+//!   cache of Vondra 2024 (`memory.block_cache`).
 //! * [`Engine`] — one data directory: storage manager, buffer pool, lock
 //!   manager, catalog, activity slots; the views (`locks_view`,
 //!   `activity`, `lock_stats`, `buffer_stats`, `fd_stats`,
@@ -48,7 +48,7 @@
 //!   plan cache of prepared statements).
 //! * [`query`] — the typed query API, the [`query::plan::Planner`]
 //!   (partition expansion and pruning, index choice with or without the
-//!   seed-003 prefilter, join method) and the [`query::exec::Executor`]
+//!   prefilter of Geier 2022, join method) and the [`query::exec::Executor`]
 //!   (index and sequential scans, append, nested loop, hash join). Each
 //!   borrows a session's relation cache and lock-manager backend (through
 //!   `lmgr`, the relation-locking step shared with the session's DDL) for
@@ -58,7 +58,6 @@
 //! `lmgr` → `catalog`, `btree`, `heap` → `turnstile-storage`; `session` →
 //! `engine`. Nothing below the session imports it, and `engine` does not
 //! import the session (`Engine::session` is defined in `session.rs`).
-//! `/work/shared/tools/import-cycles .` checks it.
 //!
 //! ## Writes, rollback and maintenance (DML, undo, VACUUM)
 //!

@@ -1,5 +1,5 @@
 //! Per-query memory contexts with an optional per-backend block cache
-//! (seed 000).
+//! (Vondra 2024).
 //!
 //! # The problem
 //!
@@ -12,7 +12,7 @@
 //! allocator and come back every query; once the freed chunks coalesce
 //! into more than glibc's trim threshold at the top of the heap, glibc
 //! gives the pages back to the kernel (`sbrk`/`madvise`), and the next
-//! query page-faults them in again. Seed 000 measured this as the next
+//! query page-faults them in again. Vondra 2024 measured this as the next
 //! bottleneck once the lock manager was fixed and proposed a backend-level
 //! cache of blocks.
 //!
@@ -383,7 +383,8 @@ pub fn minor_faults() -> u64 {
 mod tests {
     use super::*;
 
-    /// The ~27 kB B-tree scan state of seed 000: item positions of one page.
+    /// The ~27 kB B-tree scan state of Vondra 2024: item positions of one
+    /// page.
     fn scan_state(ctx: &MemoryContext<'_>) {
         let items: &mut [u64] = ctx.alloc_slice(1358);
         let tuples: &mut [u8] = ctx.alloc_slice(8192);

@@ -20,7 +20,7 @@
 //! the parent) before touching the catalog, so it waits for queries that
 //! hold `AccessShareLock` — and, because `AccessExclusive` is a strong
 //! mode, it first moves every backend's matching fast-path locks into the
-//! shared lock table (seed 002's transfer). A new relation is locked
+//! shared lock table (the transfer of Haas 2011). A new relation is locked
 //! `AccessExclusive` too, until the creating transaction ends.
 //!
 //! Names are resolved, locked, then resolved again: if DDL replaced the
@@ -474,7 +474,7 @@ impl Session {
     }
 
     /// This session's relation-extension times (`extension_stats`): lock
-    /// wait, lock held, file system, buffer search — seed 001's breakdown.
+    /// wait, lock held, file system, buffer search — Freund 2020's breakdown.
     pub fn extension_stats(&self) -> ExtensionStats {
         self.extension
     }

@@ -3,7 +3,7 @@
 //! under `exclusive` (the handle has the root cached, so the metapage is
 //! not locked), and one more — the shared visit of
 //! the leaf before its exclusive lock — under `share_then_exclusive`
-//! (seed 004). This file holds a single test because the tranche counters
+//! (Postgres Pro 2018). This file holds a single test because the tranche counters
 //! are process-wide: another test running beside it would add its own
 //! acquisitions.
 

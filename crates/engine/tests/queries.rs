@@ -1,6 +1,6 @@
 //! Queries against an oracle (the same rows in a `Vec`): plain and
 //! partitioned tables, with and without indexes, both modes, both
-//! profiles; and the relation-lock counts of seed 000's shapes.
+//! profiles; and the relation-lock counts of Vondra 2024's shapes.
 
 use turnstile_engine::catalog::{PartitionBound, PartitionStrategy};
 use turnstile_engine::query::{Operand, Query, QueryError, QueryMode};

@@ -1,7 +1,7 @@
 //! Insertion: find the leaf, check uniqueness, add the entry, and split
 //! full pages up to a new root (Lehman & Yao, with PostgreSQL's refinements).
 //!
-//! # The leaf lock (`btree.leaf_insert_lock`, seed 004)
+//! # The leaf lock (`btree.leaf_insert_lock`, Postgres Pro 2018)
 //!
 //! The descent takes shared locks on inner pages only (`BTree::descend`).
 //! Then:

@@ -34,7 +34,7 @@
 //! (its caller locks it in the mode it needs): the caller makes the check
 //! when it first locks it (`Descent::unverified_root`). Locking it an extra
 //! time in the descent would cost a shared lock per insert on a one-page
-//! index — the share-then-exclusive pattern seed 004 removes. PostgreSQL
+//! index — the share-then-exclusive pattern Postgres Pro 2018 removes. PostgreSQL
 //! pays that relock (`_bt_search` on a leaf root in write mode).
 //!
 //! The inserting handle that splits the root points its cache at the new

@@ -24,7 +24,8 @@ pub struct BtreeOptions {
     pub key_types: Vec<ColumnType>,
     /// Whether keys must be unique (NULLs never conflict).
     pub unique: bool,
-    /// How inserts lock their leaf (`btree.leaf_insert_lock`, seed 004).
+    /// How inserts lock their leaf (`btree.leaf_insert_lock`,
+    /// Postgres Pro 2018).
     pub leaf_insert_lock: LeafInsertLock,
     /// Whether a scan's first leaf checks the probe against the page's
     /// edges before its binary search (`btree.edge_precheck`).

@@ -1,5 +1,5 @@
 //! The relation cache: per backend, each relation's definition with its
-//! partitions and its index list *with each index's column set* (seed 003),
+//! partitions and its index list *with each index's column set* (Geier 2022),
 //! built once from the catalog and thrown away when DDL bumps the catalog
 //! generation.
 //!

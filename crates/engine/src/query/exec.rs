@@ -3,12 +3,13 @@
 //! Every execution first takes `AccessShareLock` on each relation and
 //! index in [`Plan::executor_locks`] — after planning in the same statement
 //! these are local-lock-table hits; for a prepared plan they are the real
-//! cost seed 000 measured (every partition, every used index, every time).
+//! cost Vondra 2024 measured (every partition, every used index, every
+//! time).
 //!
 //! Per-execution memory comes from a [`MemoryContext`] over the session's
 //! block cache: each index scan allocates PostgreSQL-sized scan state (the
 //! item positions of one index page, and a page-sized tuple buffer), which
-//! is what makes a query over 100 partitions allocate megabytes (seed 000).
+//! is what makes a query over 100 partitions allocate megabytes (Vondra 2024).
 
 use super::plan::{operand_value, Access, IndexKey, JoinMethod, JoinPlan, Leaf, Plan, TablePlan};
 use super::{Operand, QueryError};
@@ -201,7 +202,7 @@ impl Ctx<'_, '_> {
     ) -> Result<()> {
         // The scan state, sized as PostgreSQL's `BTScanOpaqueData`: a
         // current and a mark position, each a header and room for every
-        // item of one leaf (~27 kB in one chunk, seed 000). Like `palloc`'d
+        // item of one leaf (~27 kB in one chunk, Vondra 2024). Like `palloc`'d
         // memory it is not initialised, except what `btbeginscan` writes:
         // each position's header is invalidated (`BTScanPosInvalidate`).
         // The items are written only as the scan fills them.

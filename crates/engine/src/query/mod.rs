@@ -1,5 +1,5 @@
-//! The typed query API: what the seed workloads ask of the engine, without
-//! SQL text.
+//! The typed query API: what the workloads W1–W6 ask of the engine,
+//! without SQL text.
 //!
 //! A [`Query`] reads one table (`FROM`), optionally equi-joins more tables
 //! to it, filters with `column = value` or `column = $n` predicates, and

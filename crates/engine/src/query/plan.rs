@@ -1,25 +1,26 @@
 //! The planner: lock what the query reads, expand partitions, choose an
 //! index per relation, choose a join method.
 //!
-//! It follows PostgreSQL's planner where the seeds measured it:
+//! It follows PostgreSQL's planner where the write-ups (`docs/sources.md`)
+//! measured it:
 //!
 //! 1. Every table of the query is locked `AccessShareLock` before its
 //!    definition is read.
 //! 2. A partitioned table is expanded into its partitions. A predicate on
 //!    the partition key whose value is known at plan time prunes them
 //!    (PostgreSQL ≥ 12 locks only the survivors); otherwise every
-//!    partition is locked and kept (seed 000: 100 or 1000 partitions, each
+//!    partition is locked and kept (Vondra 2024: 100 or 1000 partitions, each
 //!    locked, when the lookup is on `aid_parent`).
 //! 3. For each relation scanned, the indexes are considered:
 //!    * `planner.index_prefilter = false`: every index is opened and locked
 //!      first, as `get_relation_info` does, then the useful one chosen;
-//!    * `planner.index_prefilter = true` (seed 003): the relation cache's
+//!    * `planner.index_prefilter = true` (Geier 2022): the relation cache's
 //!      column sets discard every index whose leading column is neither in
 //!      an equality predicate nor a join column, *before* anything is
 //!      locked; only the candidates are locked.
 //! 4. A join whose inner relation has an index on the join column becomes
 //!    a nested loop with an inner index scan; otherwise a hash join. As in
-//!    PostgreSQL's plans of the seed queries, an inner relation of one
+//!    PostgreSQL's plans of the W1 and W2 queries, an inner relation of one
 //!    page is read sequentially when it has at most one row (PostgreSQL
 //!    drives a nested loop from it: pgbench scale 1's one branch) or the
 //!    outer side is not known to probe it more often than it has rows
@@ -35,7 +36,7 @@
 //! Not modelled: PostgreSQL also reads a *base* relation sequentially
 //! instead of through an equality index when its vacuumed size makes that
 //! cheaper (`pages + 0.0125 × tuples` below the index probe's two random
-//! pages, about 8.2). Of the seed shapes only W1 at pgbench scale 1 and
+//! pages, about 8.2). Of the workloads' shapes only W1 at pgbench scale 1 and
 //! 1000 partitions (100 rows, 2 pages each) is that small; there
 //! PostgreSQL 15's generic plan locks no `aid_parent` index (1002 locks)
 //! where classic locks all 1000 (2002). Modelling it needs per-relation
@@ -424,7 +425,7 @@ impl<'a> Planner<'a> {
     /// index whose leading column has an equality predicate (`filters`) or
     /// is the join column (`join_col`), else a sequential scan. Without the
     /// prefilter every index is locked before it is looked at; with it
-    /// (seed 003) only those the column sets keep.
+    /// (Geier 2022) only those the column sets keep.
     fn choose_index(
         &mut self,
         leaf: &RelEntry,
@@ -432,7 +433,7 @@ impl<'a> Planner<'a> {
         join_col: Option<usize>,
     ) -> Result<Access> {
         // Columns an index could serve: one pass over the predicates,
-        // so discarding an index is one lookup (seed 003's column sets).
+        // so discarding an index is one lookup (Geier 2022's column sets).
         let mut useful_cols = vec![false; leaf.column_types.len()];
         for (c, _) in filters {
             useful_cols[*c] = true;
@@ -445,7 +446,7 @@ impl<'a> Planner<'a> {
         for ix in &leaf.indexes {
             let leading = ix.leading_column();
             if self.prefilter && !useful(leading) {
-                continue; // seed 003: discarded before it is opened or locked
+                continue; // Geier 2022: discarded before it is opened or locked
             }
             self.lock(ix.id)?;
             if !useful(leading) {
