@@ -1,6 +1,6 @@
 //! Heavyweight locks through the protocol: one backend thread per
-//! connection, so waiters block only themselves; seed 004's diagnosis with
-//! psql while a session waits; 64 waiters; deadlock; cancel.
+//! connection, so waiters block only themselves; Postgres Pro 2018's
+//! diagnosis with psql while a session waits; 64 waiters; deadlock; cancel.
 
 mod common;
 
@@ -53,7 +53,7 @@ fn psql_diagnoses_a_session_waiting_on_a_lock() {
     wait_for_count(&mut holder, "SELECT count(*) FROM pg_locks WHERE NOT granted", 1);
     let out =
         srv.psql_ok("postgres", &["SELECT wait_event_type, wait_event, count(*) FROM pg_stat_activity GROUP BY 1, 2"]);
-    assert!(out.lines().any(|l| l == "Lock|relation|1"), "seed 004's query:\n{out}");
+    assert!(out.lines().any(|l| l == "Lock|relation|1"), "Postgres Pro 2018's query:\n{out}");
     let out =
         srv.psql_ok("postgres", &["SELECT mode, granted FROM pg_locks WHERE locktype = 'relation' AND NOT granted"]);
     assert_eq!(out.trim(), "AccessShareLock|f", "{out}");

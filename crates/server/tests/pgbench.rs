@@ -1,7 +1,7 @@
 //! The real pgbench of PostgreSQL 15 against the server: `pgbench -i` with
-//! partitions, seed W1 in the three query modes, and tpcb-like with its
-//! balances checked. Skipped (with the reason printed) when pgbench or psql
-//! is not installed.
+//! partitions, W1 (Vondra 2024's partitioned join) in the three query
+//! modes, and tpcb-like with its balances checked. Skipped (with the
+//! reason printed) when pgbench or psql is not installed.
 
 mod common;
 
@@ -9,7 +9,7 @@ use common::{have_tools, TestServer};
 use std::process::Output;
 use turnstile_sync::config::Profile;
 
-/// The W1 script of seed 001 (`pgbench -f`).
+/// The W1 script, Vondra 2024's partitioned join (`pgbench -f`).
 const W1_SCRIPT: &str = "\\set aid random(1, 100000 * :scale)\n\
 SELECT * FROM pgbench_accounts pa JOIN pgbench_branches pb ON (pa.bid = pb.bid) WHERE pa.aid_parent = :aid;\n";
 
