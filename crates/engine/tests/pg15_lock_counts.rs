@@ -1,16 +1,17 @@
-//! Relation locks one execution of each seed query holds, against
-//! PostgreSQL 15's, measured on this machine with `pg_locks` inside an
-//! open transaction (`/work/shared/pg15/results/locks.csv`): simple mode
-//! (planned each time: the planner locks every index of every table it
-//! plans) and prepared mode (a generic plan: every range-table relation,
-//! then the indexes the plan scans). The schemas are the seeds' (indexes
-//! per table included); sizes are small but keep PostgreSQL's plan
-//! shapes: `branches` and each dimension fit in one page, `synth` is empty.
+//! Relation locks one execution of each W1–W3 query holds, against
+//! PostgreSQL 15's, counted with `pg_locks` inside an open transaction
+//! (`tests/fixtures/pg15_locks.csv`; how it was measured is in
+//! `tests/fixtures/README.md`): simple mode (planned each time: the
+//! planner locks every index of every table it plans) and prepared mode (a
+//! generic plan: every range-table relation, then the indexes the plan
+//! scans). The schemas are the workloads' (indexes per table included);
+//! sizes are small but keep PostgreSQL's plan shapes: `branches` and each
+//! dimension fit in one page, `synth` is empty.
 //!
 //! `classic` must equal PostgreSQL 15 (16 fast-path slots, the rest in the
 //! shared table); `scalable` takes the same locks, all on the fast path,
-//! except that its planner (seed 003's prefilter) skips the indexes a
-//! simple plan cannot use.
+//! except that its planner (the index prefilter of Geier 2022, see
+//! `docs/sources.md`) skips the indexes a simple plan cannot use.
 
 use turnstile_engine::catalog::{PartitionBound, PartitionStrategy, RelKind};
 use turnstile_engine::query::{Operand, Query, QueryMode};
@@ -130,57 +131,103 @@ fn w3_query() -> Query {
     Query::from("synth").filter("col5", Operand::Param(1))
 }
 
-/// PostgreSQL 15's `user_rel_locks` (`tables`, `indexes`), from
-/// `results/locks.csv`; its fast-path count is min(16, total) in every row.
+/// PostgreSQL 15's relation locks for one execution, a row of
+/// `tests/fixtures/pg15_locks.csv`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Pg15 {
+    tables: usize,
+    indexes: usize,
+    fastpath: usize,
+}
+
+/// One case of the fixture: a schema and query, with PostgreSQL 15's
+/// locks under a simple and a generic plan.
 struct Expected {
     label: String,
-    simple: (usize, usize),
-    generic: (usize, usize),
+    simple: Pg15,
+    generic: Pg15,
 }
 
 /// Loads a case's schema into a session and returns its query.
 type Build = Box<dyn Fn(&mut Session) -> Query>;
 
+const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/pg15_locks.csv");
+const HEADER: &str = "label,how,fastpath,non_fastpath,user_rel_locks,tables,indexes,all_locks_incl_vxid_catalog";
+
+/// Reads the fixture: (label, how, locks) per row, after checking that
+/// each row's counts add up.
+fn fixture() -> Vec<(String, String, Pg15)> {
+    let text = std::fs::read_to_string(FIXTURE).unwrap_or_else(|e| panic!("cannot read {FIXTURE}: {e}"));
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some(HEADER), "{FIXTURE}: unexpected header");
+    let mut rows = Vec::new();
+    for line in lines.filter(|l| !l.trim().is_empty()) {
+        let f: Vec<&str> = line.split(',').collect();
+        assert_eq!(f.len(), 8, "{FIXTURE}: malformed row `{line}`");
+        let n = |i: usize| f[i].parse::<usize>().unwrap_or_else(|e| panic!("{FIXTURE}: `{line}`: {e}"));
+        let (fastpath, shared, total, tables, indexes) = (n(2), n(3), n(4), n(5), n(6));
+        assert_eq!(fastpath + shared, total, "{FIXTURE}: `{line}`: fast path + shared table");
+        assert_eq!(tables + indexes, total, "{FIXTURE}: `{line}`: tables + indexes");
+        rows.push((f[0].to_owned(), f[1].to_owned(), Pg15 { tables, indexes, fastpath }));
+    }
+    rows
+}
+
+/// The schema and query of a fixture label: `w1_P<partitions>`,
+/// `w2_N<dimensions>`, `w3_idx<indexes>`.
+fn build(label: &str) -> Build {
+    let num = |prefix: &str| label.strip_prefix(prefix).and_then(|n| n.parse::<usize>().ok());
+    if let Some(p) = num("w1_P") {
+        Box::new(move |s| {
+            load_w1(s, p as i64, 10);
+            w1_query()
+        })
+    } else if let Some(n) = num("w2_N") {
+        Box::new(move |s| {
+            load_w2(s, n);
+            w2_query(n)
+        })
+    } else if let Some(k) = num("w3_idx") {
+        Box::new(move |s| {
+            load_w3(s, k);
+            w3_query()
+        })
+    } else {
+        panic!("{FIXTURE}: unknown case `{label}`")
+    }
+}
+
+/// Every case of the fixture, in its order, each with both plans.
 fn pg15() -> Vec<(Expected, Build)> {
-    let mut cases: Vec<(Expected, Build)> = Vec::new();
-    for (p, generic_indexes) in [(0i64, 1usize), (10, 10), (100, 101), (1000, 1001)] {
-        let tables = if p == 0 { 2 } else { p as usize + 2 };
-        let simple_indexes = if p == 0 { 3 } else { 2 * p as usize + 1 };
-        cases.push((
-            Expected {
-                label: format!("W1 P={p}"),
-                simple: (tables, simple_indexes),
-                generic: (tables, generic_indexes),
-            },
-            Box::new(move |s| {
-                load_w1(s, p, 10);
-                w1_query()
-            }),
-        ));
+    let rows = fixture();
+    let mut labels: Vec<&str> = Vec::new();
+    for (label, _, _) in &rows {
+        if !labels.contains(&label.as_str()) {
+            labels.push(label);
+        }
     }
-    for n in [1usize, 10, 100] {
-        cases.push((
-            Expected { label: format!("W2 N={n}"), simple: (n + 1, n + 1), generic: (n + 1, 1) },
-            Box::new(move |s| {
-                load_w2(s, n);
-                w2_query(n)
-            }),
-        ));
-    }
-    for k in [1usize, 10, 60] {
-        cases.push((
-            Expected { label: format!("W3 idx={k}"), simple: (1, k), generic: (1, 1) },
-            Box::new(move |s| {
-                load_w3(s, k);
-                w3_query()
-            }),
-        ));
-    }
+    let pick = |label: &str, how: &str| {
+        let found: Vec<Pg15> = rows.iter().filter(|(l, h, _)| l == label && h == how).map(|r| r.2).collect();
+        assert_eq!(found.len(), 1, "{FIXTURE}: {label} needs exactly one `{how}` row");
+        found[0]
+    };
+    let cases: Vec<(Expected, Build)> = labels
+        .iter()
+        .map(|&label| {
+            let expected =
+                Expected { label: label.to_owned(), simple: pick(label, "simple"), generic: pick(label, "generic") };
+            (expected, build(label))
+        })
+        .collect();
+    assert_eq!(rows.len(), 2 * cases.len(), "{FIXTURE}: a `how` other than simple or generic");
+    // W1 at 0/10/100/1000 partitions, W2 at 1/10/100 dimensions, W3 at
+    // 1/10/60 indexes: a fixture that lost rows would check less.
+    assert_eq!(cases.len(), 10, "{FIXTURE}: expected 10 cases");
     cases
 }
 
 #[test]
-fn classic_takes_postgresql_15s_locks_for_every_seed_query() {
+fn classic_takes_postgresql_15s_locks_for_every_workload_query() {
     let mut table = String::from("case         mode     PG15(t+i/fp)  classic        scalable\n");
     let mut failures = Vec::new();
     for (expected, build) in pg15() {
@@ -197,7 +244,8 @@ fn classic_takes_postgresql_15s_locks_for_every_seed_query() {
             assert!(engine.locks_view().is_empty(), "{}: locks outlived the transaction", expected.label);
             got.push((profile, simple, prepared));
         }
-        for (mode, (t, i)) in [("simple", expected.simple), ("generic", expected.generic)] {
+        for (mode, pg) in [("simple", expected.simple), ("generic", expected.generic)] {
+            let (t, i) = (pg.tables, pg.indexes);
             let pick = |p: Profile| {
                 let (_, simple, prepared) = got.iter().find(|(q, _, _)| *q == p).unwrap();
                 if mode == "simple" {
@@ -212,11 +260,11 @@ fn classic_takes_postgresql_15s_locks_for_every_seed_query() {
                 "{:<12} {:<8} {:<13} {:<14} {}\n",
                 expected.label,
                 mode,
-                format!("{t}+{i}/{}", (t + i).min(16)),
+                format!("{t}+{i}/{}", pg.fastpath),
                 fmt(c),
                 fmt(sc)
             ));
-            let want = Held { tables: t, indexes: i, fastpath: (t + i).min(16) };
+            let want = Held { tables: t, indexes: i, fastpath: pg.fastpath };
             if c != want {
                 failures.push(format!("{} {mode}: classic {c:?}, PostgreSQL 15 {want:?}", expected.label));
             }
