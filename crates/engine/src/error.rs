@@ -6,7 +6,7 @@ use crate::catalog::CatalogError;
 use crate::heap::HeapError;
 use crate::query::QueryError;
 use crate::types::CodecError;
-use turnstile_lock::LockError;
+use turnstile_lock::{LockError, SqlState};
 use turnstile_storage::StorageError;
 use turnstile_sync::activity::ActivityFull;
 use turnstile_sync::ConfigError;
@@ -89,84 +89,74 @@ impl From<LockError> for EngineError {
 impl EngineError {
     /// The PostgreSQL SQLSTATE this error corresponds to (`XX000` when
     /// nothing closer exists).
-    pub fn sqlstate(&self) -> &'static str {
+    pub fn sqlstate(&self) -> SqlState {
         use crate::btree::BtreeError as B;
         use crate::query::QueryError as Q;
         use crate::types::CodecError as C;
         use turnstile_storage::FileError as F;
+        use SqlState as S;
         match self {
-            EngineError::Config(_) => "22023",
+            EngineError::Config(_) => S::INVALID_PARAMETER_VALUE,
             EngineError::Catalog(e) => match e {
-                CatalogError::UnknownDatabase(_) => "3D000",
-                CatalogError::UnknownRelation(_) => "42P01",
-                CatalogError::UnknownColumn { .. } => "42703",
-                CatalogError::DuplicateDatabase(_) => "42P04",
-                CatalogError::DuplicateRelation(_) => "42P07",
-                CatalogError::DuplicateColumn { .. } => "42701",
-                CatalogError::UnknownType(_) => "42704",
-                CatalogError::WrongKind { .. } => "42809",
-                CatalogError::Invalid(_) => "42P17",
-                CatalogError::Corrupted { .. } => "XX001",
-                CatalogError::Io { .. } => "58030",
+                CatalogError::UnknownDatabase(_) => S::INVALID_CATALOG_NAME,
+                CatalogError::UnknownRelation(_) => S::UNDEFINED_TABLE,
+                CatalogError::UnknownColumn { .. } => S::UNDEFINED_COLUMN,
+                CatalogError::DuplicateDatabase(_) => S::DUPLICATE_DATABASE,
+                CatalogError::DuplicateRelation(_) => S::DUPLICATE_TABLE,
+                CatalogError::DuplicateColumn { .. } => S::DUPLICATE_COLUMN,
+                CatalogError::UnknownType(_) => S::UNDEFINED_OBJECT,
+                CatalogError::WrongKind { .. } => S::WRONG_OBJECT_TYPE,
+                CatalogError::Invalid(_) => S::INVALID_OBJECT_DEFINITION,
+                CatalogError::Corrupted { .. } => S::DATA_CORRUPTED,
+                CatalogError::Io { .. } => S::IO_ERROR,
             },
-            EngineError::Lock(e) => lock_sqlstate(e),
+            EngineError::Lock(e) => e.sqlstate(),
             EngineError::Storage(e) | EngineError::Heap(HeapError::Storage(e)) | EngineError::Index(B::Storage(e)) => {
                 match e {
-                    StorageError::File(F::NoSpace { .. }) => "53100",
-                    StorageError::File(_) => "58030",
-                    StorageError::Page(_) => "XX001",
-                    StorageError::AllBuffersPinned { .. } => "53000",
-                    StorageError::RelationTooLarge { .. } => "54000",
+                    StorageError::File(F::NoSpace { .. }) => S::DISK_FULL,
+                    StorageError::File(_) => S::IO_ERROR,
+                    StorageError::Page(_) => S::DATA_CORRUPTED,
+                    StorageError::AllBuffersPinned { .. } => S::INSUFFICIENT_RESOURCES,
+                    StorageError::RelationTooLarge { .. } => S::PROGRAM_LIMIT_EXCEEDED,
                     StorageError::ExtensionLock { source, .. } => {
-                        source.downcast_ref::<LockError>().map_or("XX000", lock_sqlstate)
+                        source.downcast_ref::<LockError>().map_or(S::INTERNAL_ERROR, LockError::sqlstate)
                     }
-                    _ => "XX000",
+                    _ => S::INTERNAL_ERROR,
                 }
             }
-            EngineError::Heap(HeapError::TupleTooLarge { .. }) => "54000",
+            EngineError::Heap(HeapError::TupleTooLarge { .. }) => S::PROGRAM_LIMIT_EXCEEDED,
             EngineError::Heap(HeapError::Codec(c)) | EngineError::Codec(c) => match c {
-                C::Type { .. } => "42804",
-                C::Arity { .. } => "42601",
-                C::TooLongFor { .. } => "22001",
-                C::TooLong(_) => "54000",
-                C::BadInput { .. } => "22P02",
-                C::Corrupted(_) => "XX001",
+                C::Type { .. } => S::DATATYPE_MISMATCH,
+                C::Arity { .. } => S::SYNTAX_ERROR,
+                C::TooLongFor { .. } => S::STRING_DATA_RIGHT_TRUNCATION,
+                C::TooLong(_) => S::PROGRAM_LIMIT_EXCEEDED,
+                C::BadInput { .. } => S::INVALID_TEXT_REPRESENTATION,
+                C::Corrupted(_) => S::DATA_CORRUPTED,
             },
-            EngineError::Heap(_) => "XX000",
+            EngineError::Heap(_) => S::INTERNAL_ERROR,
             EngineError::Query(q) => match q {
-                Q::UnknownColumn(_) => "42703",
-                Q::AmbiguousColumn(_) => "42702",
-                Q::DuplicateTable(_) => "42712",
-                Q::MissingParam(_) => "42P02",
-                Q::ParamCount { .. } => "08P01",
-                Q::TypeMismatch { .. } => "42883",
-                Q::JoinTypeMismatch { .. } => "42883",
-                Q::NotATable(_) => "42809",
+                Q::UnknownColumn(_) => S::UNDEFINED_COLUMN,
+                Q::AmbiguousColumn(_) => S::AMBIGUOUS_COLUMN,
+                Q::DuplicateTable(_) => S::DUPLICATE_ALIAS,
+                Q::MissingParam(_) => S::UNDEFINED_PARAMETER,
+                Q::ParamCount { .. } => S::PROTOCOL_VIOLATION,
+                Q::TypeMismatch { .. } => S::UNDEFINED_FUNCTION,
+                Q::JoinTypeMismatch { .. } => S::UNDEFINED_FUNCTION,
+                Q::NotATable(_) => S::WRONG_OBJECT_TYPE,
             },
-            EngineError::Index(B::UniqueViolation { .. }) => "23505",
-            EngineError::Index(B::EntryTooLarge { .. }) => "54000",
-            EngineError::Index(B::Key { .. }) => "42804",
-            EngineError::Index(B::Corrupt { .. }) => "XX002",
-            EngineError::Index(_) => "XX000",
-            EngineError::TooManySessions(_) => "53300",
-            EngineError::State(_) => "25000",
-            EngineError::NotNullViolation { .. } => "23502",
-            EngineError::NotSupported(_) => "0A000",
-            EngineError::ObjectInUse(_) => "55006",
-            EngineError::NoPartition { .. } => "23514",
-            EngineError::Canceled => "57014",
+            EngineError::Index(B::UniqueViolation { .. }) => S::UNIQUE_VIOLATION,
+            EngineError::Index(B::EntryTooLarge { .. }) => S::PROGRAM_LIMIT_EXCEEDED,
+            EngineError::Index(B::Key { .. }) => S::DATATYPE_MISMATCH,
+            EngineError::Index(B::Corrupt { .. }) => S::INDEX_CORRUPTED,
+            EngineError::Index(_) => S::INTERNAL_ERROR,
+            EngineError::TooManySessions(_) => S::TOO_MANY_CONNECTIONS,
+            EngineError::State(_) => S::INVALID_TRANSACTION_STATE,
+            EngineError::NotNullViolation { .. } => S::NOT_NULL_VIOLATION,
+            EngineError::NotSupported(_) => S::FEATURE_NOT_SUPPORTED,
+            EngineError::ObjectInUse(_) => S::OBJECT_IN_USE,
+            EngineError::NoPartition { .. } => S::CHECK_VIOLATION,
+            EngineError::Canceled => S::QUERY_CANCELED,
         }
-    }
-}
-
-fn lock_sqlstate(e: &LockError) -> &'static str {
-    match e {
-        LockError::OutOfLockMemory { .. } => "53200",
-        LockError::TooManyBackends { .. } => "53300",
-        LockError::NotAvailable { .. } | LockError::Timeout { .. } => "55P03",
-        LockError::Deadlock { .. } => "40P01",
-        LockError::Canceled { .. } => "57014",
-        _ => "XX000",
     }
 }
 

@@ -182,4 +182,5 @@ pub mod vacuum;
 pub use engine::Engine;
 pub use error::{EngineError, Result};
 pub use session::Session;
+pub use turnstile_lock::SqlState;
 pub use txn::RollbackReport;

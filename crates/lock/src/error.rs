@@ -119,6 +119,23 @@ pub enum LockError {
     Config(#[from] ConfigError),
 }
 
+impl LockError {
+    /// The SQLSTATE a client sees for this error (the only place lock
+    /// errors are mapped).
+    pub fn sqlstate(&self) -> crate::SqlState {
+        use crate::SqlState as S;
+        match self {
+            LockError::OutOfLockMemory { .. } => S::OUT_OF_MEMORY,
+            LockError::TooManyBackends { .. } => S::TOO_MANY_CONNECTIONS,
+            LockError::NotAvailable { .. } | LockError::Timeout { .. } => S::LOCK_NOT_AVAILABLE,
+            LockError::Deadlock { .. } => S::DEADLOCK_DETECTED,
+            LockError::Canceled { .. } => S::QUERY_CANCELED,
+            LockError::NotHeld { .. } => S::INTERNAL_ERROR,
+            LockError::Config(_) => S::INVALID_PARAMETER_VALUE,
+        }
+    }
+}
+
 struct DisplayWait<'a>(&'a Option<(LockTag, LockMode)>);
 
 impl fmt::Display for DisplayWait<'_> {

@@ -24,7 +24,7 @@ use pgwire::messages::startup::{Authentication, BackendKeyData, ParameterStatus,
 use pgwire::messages::PgWireFrontendMessage as Msg;
 use std::collections::HashMap;
 use std::time::Duration;
-use turnstile_sql::{CopyIn, Outcome, Severity, SqlError, SqlSession, Statement, TxStatus};
+use turnstile_sql::{CopyIn, Outcome, Severity, SqlError, SqlSession, SqlState, Statement, TxStatus};
 use turnstile_sync::sync::counter::Ordering;
 
 /// A client that has not finished its startup packet by then is dropped
@@ -46,7 +46,7 @@ pub(crate) fn run(mut stream: Stream, shared: &Shared) {
         Err(e) => {
             if let FrameError::Protocol(msg) = &e {
                 if out.is_empty() {
-                    out.error("FATAL", "08P01", msg, None, None, None);
+                    out.error(Severity::Fatal, SqlState::PROTOCOL_VIOLATION, msg, None, None, None);
                 }
                 let _ = out.flush_to(&mut stream, &shared.writes);
             }
@@ -145,7 +145,7 @@ impl Backend<'_> {
     fn main_loop(&mut self) {
         loop {
             if self.terminating() {
-                return self.fatal("57P01", "terminating connection due to administrator command");
+                return self.fatal(SqlState::ADMIN_SHUTDOWN, "terminating connection due to administrator command");
             }
             let idle_timeout = self.session.idle_in_transaction_timeout();
             if idle_timeout != self.read_timeout && self.stream.set_read_timeout(idle_timeout).is_ok() {
@@ -153,15 +153,18 @@ impl Backend<'_> {
             }
             let msg = match self.reader.read_message(&mut self.stream) {
                 Ok(m) => m,
-                Err(FrameError::Protocol(m)) => return self.fatal("08P01", &m),
+                Err(FrameError::Protocol(m)) => return self.fatal(SqlState::PROTOCOL_VIOLATION, &m),
                 Err(_) if self.terminating() => {
-                    return self.fatal("57P01", "terminating connection due to administrator command");
+                    return self.fatal(SqlState::ADMIN_SHUTDOWN, "terminating connection due to administrator command");
                 }
                 Err(FrameError::Io(e))
                     if idle_timeout.is_some()
                         && matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) =>
                 {
-                    return self.fatal("25P03", "terminating connection due to idle-in-transaction timeout");
+                    return self.fatal(
+                        SqlState::IDLE_IN_TRANSACTION_SESSION_TIMEOUT,
+                        "terminating connection due to idle-in-transaction timeout",
+                    );
                 }
                 Err(_) => return,
             };
@@ -182,8 +185,8 @@ impl Backend<'_> {
                 Msg::CopyData(_) | Msg::CopyDone(_) | Msg::CopyFail(_) => Ok(()),
                 other => {
                     self.out.error(
-                        "FATAL",
-                        "08P01",
+                        Severity::Fatal,
+                        SqlState::PROTOCOL_VIOLATION,
                         &format!("unexpected message {}", message_name(&other)),
                         None,
                         None,
@@ -208,8 +211,8 @@ impl Backend<'_> {
     }
 
     /// Sends a FATAL error and ends the session (its drop rolls back).
-    fn fatal(&mut self, code: &str, message: &str) {
-        self.out.error("FATAL", code, message, None, None, None);
+    fn fatal(&mut self, code: SqlState, message: &str) {
+        self.out.error(Severity::Fatal, code, message, None, None, None);
         let _ = self.flush();
     }
 
@@ -360,7 +363,7 @@ impl Backend<'_> {
                 Ok(m) => m,
                 Err(FrameError::Protocol(m)) => {
                     let e = self.session.copy_fail(copy, &m);
-                    self.out.error("FATAL", "08P01", &m, None, None, None);
+                    self.out.error(Severity::Fatal, SqlState::PROTOCOL_VIOLATION, &m, None, None, None);
                     let _ = e;
                     let _ = self.flush();
                     return Err(Failure::Disconnect);
@@ -389,7 +392,7 @@ impl Backend<'_> {
                 other => {
                     let what = format!("unexpected message type {} during COPY from stdin", message_name(&other));
                     let mut e = self.session.copy_fail(copy, &what);
-                    e.code = "08P01";
+                    e.code = SqlState::PROTOCOL_VIOLATION;
                     e.message = what;
                     return Err(Failure::Sql(e));
                 }
@@ -402,7 +405,10 @@ impl Backend<'_> {
     fn parse(&mut self, m: Parse) -> Result<(), Failure> {
         let name = m.name.unwrap_or_default();
         if !name.is_empty() && self.statements.contains_key(&name) {
-            return Err(sql_error("42P05", format!("prepared statement \"{name}\" already exists")));
+            return Err(sql_error(
+                SqlState::DUPLICATE_PREPARED_STATEMENT,
+                format!("prepared statement \"{name}\" already exists"),
+            ));
         }
         let stmt = self.session.prepare(&m.query, &m.type_oids);
         self.notices();
@@ -419,17 +425,17 @@ impl Backend<'_> {
             || m.result_column_format_codes.contains(&FORMAT_CODE_BINARY)
         {
             return Err(sql_error(
-                "0A000",
+                SqlState::FEATURE_NOT_SUPPORTED,
                 "binary format is not supported by turnstile: use text format for parameters and results".into(),
             ));
         }
         if let Some(&code) = m.parameter_format_codes.iter().chain(&m.result_column_format_codes).find(|&&c| c != 0) {
-            return Err(sql_error("22023", format!("unsupported format code: {code}")));
+            return Err(sql_error(SqlState::INVALID_PARAMETER_VALUE, format!("unsupported format code: {code}")));
         }
         let wanted = statement.param_types().len();
         if m.parameters.len() != wanted {
             return Err(sql_error(
-                "08P01",
+                SqlState::PROTOCOL_VIOLATION,
                 format!(
                     "bind message supplies {} parameters, but prepared statement \"{stmt_name}\" requires {wanted}",
                     m.parameters.len()
@@ -440,14 +446,16 @@ impl Backend<'_> {
         for p in m.parameters {
             params.push(match p {
                 None => None,
-                Some(bytes) => Some(
-                    String::from_utf8(bytes.to_vec())
-                        .map_err(|_| sql_error("22021", "invalid byte sequence for encoding \"UTF8\"".into()))?,
-                ),
+                Some(bytes) => Some(String::from_utf8(bytes.to_vec()).map_err(|_| {
+                    sql_error(
+                        SqlState::CHARACTER_NOT_IN_REPERTOIRE,
+                        "invalid byte sequence for encoding \"UTF8\"".into(),
+                    )
+                })?),
             });
         }
         if !portal_name.is_empty() && self.portals.contains_key(&portal_name) {
-            return Err(sql_error("42P03", format!("cursor \"{portal_name}\" already exists")));
+            return Err(sql_error(SqlState::DUPLICATE_CURSOR, format!("cursor \"{portal_name}\" already exists")));
         }
         self.portals.insert(portal_name, Portal { statement, params, state: PortalState::Ready });
         self.out.push(&BindComplete::new());
@@ -464,7 +472,10 @@ impl Backend<'_> {
             }
             TARGET_TYPE_BYTE_PORTAL => self.portals.get(&name).ok_or_else(|| no_portal(&name))?.statement.clone(),
             other => {
-                return Err(sql_error("08P01", format!("invalid DESCRIBE message subtype {other}")));
+                return Err(sql_error(
+                    SqlState::PROTOCOL_VIOLATION,
+                    format!("invalid DESCRIBE message subtype {other}"),
+                ));
             }
         };
         match statement.fields() {
@@ -543,7 +554,9 @@ impl Backend<'_> {
             TARGET_TYPE_BYTE_PORTAL => {
                 self.portals.remove(&name);
             }
-            other => return Err(sql_error("08P01", format!("invalid CLOSE message subtype {other}"))),
+            other => {
+                return Err(sql_error(SqlState::PROTOCOL_VIOLATION, format!("invalid CLOSE message subtype {other}")))
+            }
         }
         self.out.push(&CloseComplete::new());
         Ok(())
@@ -564,26 +577,26 @@ impl From<SqlError> for Failure {
     }
 }
 
-fn sql_error(code: &'static str, message: String) -> Failure {
+fn sql_error(code: SqlState, message: String) -> Failure {
     Failure::Sql(SqlError::new(code, message))
 }
 
 fn no_statement(name: &str) -> Failure {
     if name.is_empty() {
-        sql_error("26000", "unnamed prepared statement does not exist".into())
+        sql_error(SqlState::INVALID_SQL_STATEMENT_NAME, "unnamed prepared statement does not exist".into())
     } else {
-        sql_error("26000", format!("prepared statement \"{name}\" does not exist"))
+        sql_error(SqlState::INVALID_SQL_STATEMENT_NAME, format!("prepared statement \"{name}\" does not exist"))
     }
 }
 
 fn no_portal(name: &str) -> Failure {
-    sql_error("34000", format!("portal \"{name}\" does not exist"))
+    sql_error(SqlState::INVALID_CURSOR_NAME, format!("portal \"{name}\" does not exist"))
 }
 
 /// Appends `e` as an `ErrorResponse` (FATAL when `fatal` or when the error
 /// says so).
 fn push_error(out: &mut Output, e: &SqlError, fatal: bool) {
-    let severity = if fatal || e.severity == Severity::Fatal { "FATAL" } else { "ERROR" };
+    let severity = if fatal { Severity::Fatal } else { e.severity };
     out.error(severity, e.code, &e.message, e.detail.as_deref(), e.hint.as_deref(), e.position);
 }
 

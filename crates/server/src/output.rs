@@ -9,6 +9,7 @@ use pgwire::messages::data::{DataRow, FieldDescription, RowDescription, FORMAT_C
 use pgwire::messages::response::{ErrorResponse, NoticeResponse};
 use pgwire::messages::Message;
 use std::io::{self, Write};
+use turnstile_sql::{Severity, SqlState};
 use turnstile_sync::sync::counter::{AtomicU64, Ordering};
 
 /// Output larger than this is written out before the result is complete
@@ -40,24 +41,31 @@ impl Output {
         let mark = self.buf.len();
         if let Err(e) = msg.encode(&mut self.buf) {
             self.buf.truncate(mark);
-            self.error("ERROR", "54000", &format!("message too long for the protocol: {e}"), None, None, None);
+            self.error(
+                Severity::Error,
+                SqlState::PROGRAM_LIMIT_EXCEEDED,
+                &format!("message too long for the protocol: {e}"),
+                None,
+                None,
+                None,
+            );
         }
     }
 
     /// Appends an `ErrorResponse` (severity `ERROR` or `FATAL`).
     pub fn error(
         &mut self,
-        severity: &str,
-        code: &str,
+        severity: Severity,
+        code: SqlState,
         message: &str,
         detail: Option<&str>,
         hint: Option<&str>,
         position: Option<u32>,
     ) {
         let mut fields = vec![
-            (b'S', severity.to_owned()),
-            (b'V', severity.to_owned()),
-            (b'C', code.to_owned()),
+            (b'S', severity.name().to_owned()),
+            (b'V', severity.name().to_owned()),
+            (b'C', code.to_string()),
             (b'M', message.to_owned()),
         ];
         if let Some(d) = detail {
@@ -73,11 +81,11 @@ impl Output {
     }
 
     /// Appends a `NoticeResponse`.
-    pub fn notice(&mut self, severity: &str, code: &str, message: &str) {
+    pub fn notice(&mut self, severity: Severity, code: SqlState, message: &str) {
         let fields = vec![
-            (b'S', severity.to_owned()),
-            (b'V', severity.to_owned()),
-            (b'C', code.to_owned()),
+            (b'S', severity.name().to_owned()),
+            (b'V', severity.name().to_owned()),
+            (b'C', code.to_string()),
             (b'M', message.to_owned()),
         ];
         let _ = NoticeResponse::new(fields).encode(&mut self.buf);

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use turnstile_sql::SqlEngine;
+use turnstile_sql::{Severity, SqlState};
 use turnstile_sync::sync::counter::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use turnstile_sync::sync::{Arc, Mutex};
 
@@ -298,6 +299,6 @@ impl Drop for ConnectionGuard<'_> {
 /// child slot).
 fn refuse_too_many(mut stream: Stream, writes: &AtomicU64) {
     let mut out = Output::new();
-    out.error("FATAL", "53300", "sorry, too many clients already", None, None, None);
+    out.error(Severity::Fatal, SqlState::TOO_MANY_CONNECTIONS, "sorry, too many clients already", None, None, None);
     let _ = out.flush_to(&mut stream, writes);
 }

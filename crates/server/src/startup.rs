@@ -10,6 +10,7 @@ use pgwire::messages::startup::{NegotiateProtocolVersion, Startup};
 use pgwire::messages::{DecodeContext, Message, ProtocolVersion};
 use std::collections::BTreeMap;
 use std::io::Write;
+use turnstile_sql::{Severity, SqlState};
 
 /// `SSLRequest`'s code in place of a protocol version.
 const SSL_REQUEST_CODE: i32 = 80877103;
@@ -58,8 +59,8 @@ pub fn negotiate(reader: &mut Reader, stream: &mut Stream, out: &mut Output) -> 
                 let minor = (code & 0xffff) as u16;
                 if major != 3 {
                     out.error(
-                        "FATAL",
-                        "0A000",
+                        Severity::Fatal,
+                        SqlState::FEATURE_NOT_SUPPORTED,
                         &format!("unsupported frontend protocol {major}.{minor}: server supports 3.0 to 3.0"),
                         None,
                         None,
@@ -83,8 +84,8 @@ fn startup_parameters(
     // The parameter list must end with an empty name.
     if packet.len() < 9 || packet[packet.len() - 1] != 0 {
         out.error(
-            "FATAL",
-            "08P01",
+            Severity::Fatal,
+            SqlState::PROTOCOL_VIOLATION,
             "invalid startup packet layout: expected terminator as last byte",
             None,
             None,
@@ -96,7 +97,7 @@ fn startup_parameters(
     let startup = match Startup::decode(packet, &ctx) {
         Ok(Some(s)) => s,
         _ => {
-            out.error("FATAL", "08P01", "invalid startup packet layout", None, None, None);
+            out.error(Severity::Fatal, SqlState::PROTOCOL_VIOLATION, "invalid startup packet layout", None, None, None);
             return Err(FrameError::Protocol("bad startup packet".into()));
         }
     };
@@ -109,11 +110,25 @@ fn startup_parameters(
         }
     }
     if params.get("replication").is_some_and(|v| v != "false" && v != "off" && v != "0") {
-        out.error("FATAL", "0A000", "turnstile does not support replication connections", None, None, None);
+        out.error(
+            Severity::Fatal,
+            SqlState::FEATURE_NOT_SUPPORTED,
+            "turnstile does not support replication connections",
+            None,
+            None,
+            None,
+        );
         return Err(FrameError::Protocol("replication".into()));
     }
     if params.get("user").is_none_or(|u| u.is_empty()) {
-        out.error("FATAL", "28000", "no PostgreSQL user name specified in startup packet", None, None, None);
+        out.error(
+            Severity::Fatal,
+            SqlState::INVALID_AUTHORIZATION_SPECIFICATION,
+            "no PostgreSQL user name specified in startup packet",
+            None,
+            None,
+            None,
+        );
         return Err(FrameError::Protocol("no user".into()));
     }
     Ok(params)

@@ -2,24 +2,16 @@
 
 use std::fmt;
 use turnstile_engine::EngineError;
-use turnstile_lock::LockError;
+use turnstile_lock::{LockError, SqlState};
 
-/// The SQLSTATE of a lock-manager error.
-pub fn lock_code(l: &LockError) -> &'static str {
-    match l {
-        LockError::OutOfLockMemory { .. } => "53200",
-        LockError::TooManyBackends { .. } => "53300",
-        LockError::NotAvailable { .. } | LockError::Timeout { .. } => "55P03",
-        LockError::Deadlock { .. } => "40P01",
-        LockError::Canceled { .. } => "57014",
-        other if other.to_string().contains("cancel") => "57014",
-        _ => "XX000",
-    }
-}
-
-/// ErrorResponse severity.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How bad a message is: PostgreSQL's `elevel`, as ErrorResponse and
+/// NoticeResponse carry it (`S` and `V` fields).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Severity {
+    /// A NoticeResponse the client may show.
+    Notice,
+    /// A NoticeResponse worth attention (`WARNING`).
+    Warning,
     /// The statement failed; the session goes on.
     Error,
     /// The session ends.
@@ -27,9 +19,11 @@ pub enum Severity {
 }
 
 impl Severity {
-    /// PostgreSQL's name (`ERROR`, `FATAL`).
+    /// PostgreSQL's name (`NOTICE`, `WARNING`, `ERROR`, `FATAL`).
     pub const fn name(self) -> &'static str {
         match self {
+            Severity::Notice => "NOTICE",
+            Severity::Warning => "WARNING",
             Severity::Error => "ERROR",
             Severity::Fatal => "FATAL",
         }
@@ -42,7 +36,7 @@ pub struct SqlError {
     /// ERROR or FATAL.
     pub severity: Severity,
     /// SQLSTATE.
-    pub code: &'static str,
+    pub code: SqlState,
     /// Primary message.
     pub message: String,
     /// DETAIL.
@@ -55,40 +49,60 @@ pub struct SqlError {
 
 impl SqlError {
     /// An ERROR with `code` and `message`.
-    pub fn new(code: &'static str, message: impl Into<String>) -> SqlError {
+    pub fn new(code: SqlState, message: impl Into<String>) -> SqlError {
         SqlError { severity: Severity::Error, code, message: message.into(), detail: None, hint: None, position: None }
     }
 
     /// `0A000`: a valid construct turnstile does not support.
     pub fn unsupported(what: &str) -> SqlError {
-        SqlError::new("0A000", format!("{what} is not supported by turnstile"))
+        SqlError::new(SqlState::FEATURE_NOT_SUPPORTED, format!("{what} is not supported by turnstile"))
     }
 
-    /// Maps an engine error to its SQLSTATE.
+    /// `FATAL` with `code` and `message`: the session ends.
+    pub fn fatal(code: SqlState, message: impl Into<String>) -> SqlError {
+        SqlError { severity: Severity::Fatal, ..SqlError::new(code, message) }
+    }
+
+    /// An engine error, with its SQLSTATE ([`EngineError::sqlstate`]) and
+    /// PostgreSQL's wording where PostgreSQL words it differently (the
+    /// engine's own text then goes to DETAIL).
     pub fn from_engine(e: EngineError) -> SqlError {
         let msg = e.to_string();
-        let code = match &e {
-            EngineError::State(s) if s.starts_with("no partition of") => "23514",
-            _ if msg.contains("cancel") && e.sqlstate() == "XX000" => "57014",
-            _ => e.sqlstate(),
+        let message = match &e {
+            EngineError::Lock(l) => lock_message(l, None),
+            _ => None,
         };
-        let message = match code {
-            "40P01" => "deadlock detected".to_owned(),
-            "57014" => "canceling statement due to user request".to_owned(),
-            _ if matches!(&e, EngineError::Lock(LockError::Timeout { .. })) => {
-                "canceling statement due to lock timeout".to_owned()
-            }
-            _ => msg.clone(),
-        };
-        let mut err = SqlError::new(code, message);
+        let mut err = SqlError::new(e.sqlstate(), message.unwrap_or_else(|| msg.clone()));
         if err.message != msg {
             err.detail = Some(msg);
         }
-        if code == "53200" {
+        if err.code == SqlState::OUT_OF_MEMORY {
             err.hint = Some("You might need to increase lock.max_locks.".into());
         }
         err
     }
+
+    /// A lock-manager error; `relation` names the relation a `NOWAIT` asked for.
+    pub fn from_lock(e: &LockError, relation: Option<&str>) -> SqlError {
+        let msg = e.to_string();
+        let mut err = SqlError::new(e.sqlstate(), lock_message(e, relation).unwrap_or_else(|| msg.clone()));
+        err.detail = Some(msg);
+        err
+    }
+}
+
+/// PostgreSQL's primary message for a lock error, where it differs from ours.
+fn lock_message(e: &LockError, relation: Option<&str>) -> Option<String> {
+    Some(match e {
+        LockError::NotAvailable { .. } => match relation {
+            Some(name) => format!("could not obtain lock on relation \"{name}\""),
+            None => "could not obtain lock".to_owned(),
+        },
+        LockError::Timeout { .. } => "canceling statement due to lock timeout".to_owned(),
+        LockError::Deadlock { .. } => "deadlock detected".to_owned(),
+        LockError::Canceled { .. } => "canceling statement due to user request".to_owned(),
+        _ => return None,
+    })
 }
 
 impl fmt::Display for SqlError {
@@ -102,10 +116,10 @@ impl std::error::Error for SqlError {}
 /// A NoticeResponse.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Notice {
-    /// `WARNING` or `NOTICE`.
-    pub severity: &'static str,
+    /// [`Severity::Warning`] or [`Severity::Notice`].
+    pub severity: Severity,
     /// SQLSTATE.
-    pub code: &'static str,
+    pub code: SqlState,
     /// Message.
     pub message: String,
 }

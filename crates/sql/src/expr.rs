@@ -5,6 +5,7 @@ use crate::error::SqlError;
 use crate::sync::atomic::{AtomicBool, Ordering};
 use crate::value::{Datum, SqlType};
 use sqlparser::ast;
+use turnstile_lock::SqlState;
 
 /// One column visible to an expression.
 #[derive(Clone, Debug)]
@@ -35,17 +36,20 @@ impl Scope {
         for (i, c) in self.cols.iter().enumerate() {
             if c.name == name && qual.is_none_or(|q| q == c.qual) {
                 if found.is_some() {
-                    return Err(SqlError::new("42702", format!("column reference \"{name}\" is ambiguous")));
+                    return Err(SqlError::new(
+                        SqlState::AMBIGUOUS_COLUMN,
+                        format!("column reference \"{name}\" is ambiguous"),
+                    ));
                 }
                 found = Some(i);
             }
         }
         found.ok_or_else(|| match qual {
             Some(q) if !self.cols.iter().any(|c| c.qual == q) => {
-                SqlError::new("42P01", format!("missing FROM-clause entry for table \"{q}\""))
+                SqlError::new(SqlState::UNDEFINED_TABLE, format!("missing FROM-clause entry for table \"{q}\""))
             }
-            Some(q) => SqlError::new("42703", format!("column {q}.{name} does not exist")),
-            None => SqlError::new("42703", format!("column \"{name}\" does not exist")),
+            Some(q) => SqlError::new(SqlState::UNDEFINED_COLUMN, format!("column {q}.{name} does not exist")),
+            None => SqlError::new(SqlState::UNDEFINED_COLUMN, format!("column \"{name}\" does not exist")),
         })
     }
 }
@@ -250,7 +254,7 @@ pub struct Compiler<'a> {
 }
 
 fn syntax(msg: impl Into<String>) -> SqlError {
-    SqlError::new("42601", msg)
+    SqlError::new(SqlState::SYNTAX_ERROR, msg)
 }
 
 /// The lowercase (unquoted) or exact (quoted) name of an identifier.
@@ -269,7 +273,7 @@ pub fn object_name(n: &ast::ObjectName) -> Result<String, SqlError> {
     match parts.as_slice() {
         [one] => Ok(one.clone()),
         [schema, one] if schema == "pg_catalog" || schema == "public" => Ok(one.clone()),
-        _ => Err(SqlError::new("3F000", format!("schema of \"{n}\" does not exist"))),
+        _ => Err(SqlError::new(SqlState::INVALID_SCHEMA_NAME, format!("schema of \"{n}\" does not exist"))),
     }
 }
 
@@ -296,7 +300,7 @@ pub fn parse_type_name(text: &str) -> Result<SqlType, SqlError> {
         "timestamptz" | "timestamp with time zone" => SqlType::TimestampTz,
         "oid" | "regclass" => SqlType::Oid,
         "xid" => SqlType::Xid,
-        _ => return Err(SqlError::new("42704", format!("type \"{base}\" does not exist"))),
+        _ => return Err(SqlError::new(SqlState::UNDEFINED_OBJECT, format!("type \"{base}\" does not exist"))),
     })
 }
 
@@ -462,7 +466,7 @@ impl Compiler<'_> {
         match t {
             SqlType::Bool | SqlType::Unknown => Ok(x),
             other => Err(SqlError::new(
-                "42804",
+                SqlState::DATATYPE_MISMATCH,
                 format!("argument of WHERE must be type boolean, not type {}", other.name()),
             )),
         }
@@ -542,7 +546,7 @@ impl Compiler<'_> {
                     || !(tb.is_integer() || matches!(tb, SqlType::Float8 | SqlType::Numeric | SqlType::Unknown))
                 {
                     return Err(SqlError::new(
-                        "42883",
+                        SqlState::UNDEFINED_FUNCTION,
                         format!("operator does not exist: {} {} {}", ta.name(), op, tb.name()),
                     ));
                 }
@@ -557,7 +561,7 @@ impl Compiler<'_> {
                     || (is_ts(ta) && is_ts(tb));
                 if !comparable {
                     return Err(SqlError::new(
-                        "42883",
+                        SqlState::UNDEFINED_FUNCTION,
                         format!("operator does not exist: {} {} {}", ta.name(), op, tb.name()),
                     ));
                 }
@@ -604,7 +608,10 @@ impl Compiler<'_> {
             return self.aggregate(kind, &name, &args, distinct, f.filter.as_deref());
         }
         if f.filter.is_some() {
-            return Err(SqlError::new("42809", format!("FILTER specified, but {name} is not an aggregate function")));
+            return Err(SqlError::new(
+                SqlState::WRONG_OBJECT_TYPE,
+                format!("FILTER specified, but {name} is not an aggregate function"),
+            ));
         }
         if star {
             return Err(syntax(format!("syntax error at or near \"*\" in {name}(*)")));
@@ -614,7 +621,7 @@ impl Compiler<'_> {
                 Ok(())
             } else {
                 Err(SqlError::new(
-                    "42883",
+                    SqlState::UNDEFINED_FUNCTION,
                     format!("function {name}({}) does not exist", vec!["unknown"; args.len()].join(", ")),
                 ))
             }
@@ -665,7 +672,7 @@ impl Compiler<'_> {
             }
             _ => {
                 return Err(SqlError::new(
-                    "42883",
+                    SqlState::UNDEFINED_FUNCTION,
                     format!("function {name}({}) does not exist", vec!["unknown"; args.len()].join(", ")),
                 ))
             }
@@ -694,12 +701,15 @@ impl Compiler<'_> {
         filter: Option<&ast::Expr>,
     ) -> Result<(Expr, SqlType), SqlError> {
         if self.aggs.is_none() {
-            return Err(SqlError::new("42803", format!("aggregate functions are not allowed here ({name})")));
+            return Err(SqlError::new(
+                SqlState::GROUPING_ERROR,
+                format!("aggregate functions are not allowed here ({name})"),
+            ));
         }
         let nargs = if kind == AggKind::CountStar { 0 } else { 1 };
         if args.len() != nargs {
             return Err(SqlError::new(
-                "42883",
+                SqlState::UNDEFINED_FUNCTION,
                 format!("function {name} with {} arguments does not exist", args.len()),
             ));
         }
@@ -722,12 +732,13 @@ impl Compiler<'_> {
             (AggKind::Min | AggKind::Max, Some(t)) => t,
             (_, t) => {
                 return Err(SqlError::new(
-                    "42883",
+                    SqlState::UNDEFINED_FUNCTION,
                     format!("function {name}({}) does not exist", t.map_or("", |t| t.name())),
                 ))
             }
         };
-        let aggs = self.aggs.as_mut().ok_or_else(|| SqlError::new("42803", "aggregate not allowed"))?;
+        let aggs =
+            self.aggs.as_mut().ok_or_else(|| SqlError::new(SqlState::GROUPING_ERROR, "aggregate not allowed"))?;
         aggs.push(AggSpec { kind, arg: arg.map(|a| a.0), filter, distinct, ty });
         Ok((Expr::Agg(aggs.len() - 1), ty))
     }
@@ -752,11 +763,11 @@ fn truth(d: &Datum) -> Option<bool> {
 }
 
 fn int_overflow() -> SqlError {
-    SqlError::new("22003", "integer out of range")
+    SqlError::new(SqlState::NUMERIC_VALUE_OUT_OF_RANGE, "integer out of range")
 }
 
 fn arith(op: BinOp, a: Datum, b: Datum) -> Result<Datum, SqlError> {
-    let div0 = || SqlError::new("22012", "division by zero");
+    let div0 = || SqlError::new(SqlState::DIVISION_BY_ZERO, "division by zero");
     Ok(match (a, b) {
         (Datum::Null, _) | (_, Datum::Null) => Datum::Null,
         (Datum::Int(x), Datum::Int(y)) => Datum::Int(match op {
@@ -788,14 +799,14 @@ fn arith(op: BinOp, a: Datum, b: Datum) -> Result<Datum, SqlError> {
 }
 
 fn float_arith(op: BinOp, a: &Datum, b: &Datum) -> Result<Datum, SqlError> {
-    let bad = || SqlError::new("42883", "operator does not exist for these operand types");
+    let bad = || SqlError::new(SqlState::UNDEFINED_FUNCTION, "operator does not exist for these operand types");
     let x = a.as_f64().ok_or_else(bad)?;
     let y = b.as_f64().ok_or_else(bad)?;
     Ok(Datum::Float(match op {
         BinOp::Add => x + y,
         BinOp::Sub => x - y,
         BinOp::Mul => x * y,
-        BinOp::Div if y == 0.0 => return Err(SqlError::new("22012", "division by zero")),
+        BinOp::Div if y == 0.0 => return Err(SqlError::new(SqlState::DIVISION_BY_ZERO, "division by zero")),
         BinOp::Div => x / y,
         _ => x % y,
     }))
@@ -837,11 +848,9 @@ impl Expr {
         Ok(match self {
             Expr::Col(c) => row.get(*c).cloned().unwrap_or(Datum::Null),
             Expr::Const(d) => d.clone(),
-            Expr::Param(n) => env
-                .params
-                .get(*n)
-                .cloned()
-                .ok_or_else(|| SqlError::new("08P01", format!("there is no parameter ${}", n + 1)))?,
+            Expr::Param(n) => env.params.get(*n).cloned().ok_or_else(|| {
+                SqlError::new(SqlState::PROTOCOL_VIOLATION, format!("there is no parameter ${}", n + 1))
+            })?,
             Expr::Bin(op, a, b) => {
                 let x = a.eval(row, env)?;
                 let y = b.eval(row, env)?;
@@ -1045,11 +1054,13 @@ fn call(f: Func, args: Vec<Datum>, env: &mut EvalEnv<'_>) -> Result<Datum, SqlEr
             let s = text_arg(&args[0]);
             let n = match &args[1] {
                 Datum::Int(n) => *n,
-                other => text_arg(other).parse::<i64>().map_err(|_| SqlError::new("22P02", "bad repeat count"))?,
+                other => text_arg(other)
+                    .parse::<i64>()
+                    .map_err(|_| SqlError::new(SqlState::INVALID_TEXT_REPRESENTATION, "bad repeat count"))?,
             };
             let n = n.max(0) as usize;
             if s.len().saturating_mul(n) > (1 << 28) {
-                return Err(SqlError::new("54000", "requested length too large"));
+                return Err(SqlError::new(SqlState::PROGRAM_LIMIT_EXCEEDED, "requested length too large"));
             }
             Datum::Text(s.repeat(n))
         }
@@ -1063,7 +1074,7 @@ fn call(f: Func, args: Vec<Datum>, env: &mut EvalEnv<'_>) -> Result<Datum, SqlEr
             let end = std::time::Instant::now() + std::time::Duration::from_secs_f64(secs.min(1e6));
             loop {
                 if env.services.cancel_flag().swap(false, Ordering::AcqRel) {
-                    return Err(SqlError::new("57014", "canceling statement due to user request"));
+                    return Err(SqlError::new(SqlState::QUERY_CANCELED, "canceling statement due to user request"));
                 }
                 let now = std::time::Instant::now();
                 if now >= end {
@@ -1075,7 +1086,7 @@ fn call(f: Func, args: Vec<Datum>, env: &mut EvalEnv<'_>) -> Result<Datum, SqlEr
         }
         Func::SetConfig => {
             if args[0].is_null() {
-                return Err(SqlError::new("22004", "SET requires parameter name"));
+                return Err(SqlError::new(SqlState::NULL_VALUE_NOT_ALLOWED, "SET requires parameter name"));
             }
             let local = matches!(args.get(2), Some(Datum::Bool(true)));
             let v = env.services.set_setting(&text_arg(&args[0]), &text_arg(&args[1]), local)?;
@@ -1088,7 +1099,7 @@ fn call(f: Func, args: Vec<Datum>, env: &mut EvalEnv<'_>) -> Result<Datum, SqlEr
                 None if missing_ok => Datum::Null,
                 None => {
                     return Err(SqlError::new(
-                        "42704",
+                        SqlState::UNDEFINED_OBJECT,
                         format!("unrecognized configuration parameter \"{}\"", text_arg(&args[0])),
                     ))
                 }
@@ -1105,7 +1116,8 @@ fn call(f: Func, args: Vec<Datum>, env: &mut EvalEnv<'_>) -> Result<Datum, SqlEr
                 // PostgreSQL's functions are strict: NULL in, NULL out.
                 None => Datum::Null,
                 Some(pid) => {
-                    let pid = i32::try_from(pid).map_err(|_| SqlError::new("22003", "integer out of range"))?;
+                    let pid = i32::try_from(pid)
+                        .map_err(|_| SqlError::new(SqlState::NUMERIC_VALUE_OUT_OF_RANGE, "integer out of range"))?;
                     let terminate = f == Func::TerminateBackend;
                     let timeout = if terminate { int(args.get(1)).unwrap_or(0) } else { 0 };
                     Datum::Bool(env.services.signal_backend(pid, terminate, timeout)?)
@@ -1123,7 +1135,10 @@ fn call(f: Func, args: Vec<Datum>, env: &mut EvalEnv<'_>) -> Result<Datum, SqlEr
             let chars: Vec<char> = text_arg(&args[0]).chars().collect();
             let int = |d: &Datum| match d {
                 Datum::Int(v) => Ok(*v),
-                other => text_arg(other).trim().parse::<i64>().map_err(|_| SqlError::new("22P02", "bad integer")),
+                other => text_arg(other)
+                    .trim()
+                    .parse::<i64>()
+                    .map_err(|_| SqlError::new(SqlState::INVALID_TEXT_REPRESENTATION, "bad integer")),
             };
             let len = chars.len() as i64;
             let n = int(&args[1])?;
@@ -1136,7 +1151,10 @@ fn call(f: Func, args: Vec<Datum>, env: &mut EvalEnv<'_>) -> Result<Datum, SqlEr
                         Some(c) => {
                             let c = int(c)?;
                             if c < 0 {
-                                return Err(SqlError::new("22011", "negative substring length not allowed"));
+                                return Err(SqlError::new(
+                                    SqlState::SUBSTRING_ERROR,
+                                    "negative substring length not allowed",
+                                ));
                             }
                             start.saturating_add(c)
                         }

@@ -82,6 +82,7 @@ pub mod views;
 pub use error::{Notice, Severity, SqlError};
 pub use interrupt::CancelHandle;
 use interrupt::{Reason, Timer};
+pub use turnstile_lock::SqlState;
 
 use crate::sync::atomic::AtomicBool;
 use expr::{object_name, parse_type_name, Compiler, EvalEnv, Scope, Services};
@@ -494,17 +495,23 @@ impl Ctx {
         let lower = name.to_ascii_lowercase();
         if self.shared.knobs.contains_key(name) {
             return Err(SqlError::new(
-                "55P02",
+                SqlState::CANT_CHANGE_RUNTIME_PARAM,
                 format!("parameter \"{name}\" cannot be changed now (turnstile knobs are set when the server starts)"),
             ));
         }
         let value = match lower.as_str() {
             l if TIMEOUTS.contains(&l) => {
                 let ms = parse_ms(value).ok_or_else(|| {
-                    SqlError::new("22023", format!("invalid value for parameter \"{lower}\": \"{value}\""))
+                    SqlError::new(
+                        SqlState::INVALID_PARAMETER_VALUE,
+                        format!("invalid value for parameter \"{lower}\": \"{value}\""),
+                    )
                 })?;
                 if lower == "deadlock_timeout" && ms == 0 {
-                    return Err(SqlError::new("22023", "deadlock_timeout must be at least 1ms"));
+                    return Err(SqlError::new(
+                        SqlState::INVALID_PARAMETER_VALUE,
+                        "deadlock_timeout must be at least 1ms",
+                    ));
                 }
                 self.timeouts_dirty = true;
                 format_ms(ms)
@@ -513,7 +520,7 @@ impl Ctx {
                 v @ ("auto" | "force_custom_plan" | "force_generic_plan") => v.to_owned(),
                 _ => {
                     return Err(SqlError::new(
-                        "22023",
+                        SqlState::INVALID_PARAMETER_VALUE,
                         format!("invalid value for parameter \"plan_cache_mode\": \"{value}\""),
                     ))
                 }
@@ -521,7 +528,10 @@ impl Ctx {
             "client_encoding" => match value.to_ascii_uppercase().replace(['-', '_'], "").as_str() {
                 "UTF8" | "UNICODE" => "UTF8".to_owned(),
                 _ => {
-                    return Err(SqlError::new("0A000", format!("conversion between {value} and UTF8 is not supported")))
+                    return Err(SqlError::new(
+                        SqlState::FEATURE_NOT_SUPPORTED,
+                        format!("conversion between {value} and UTF8 is not supported"),
+                    ))
                 }
             },
             "datestyle" => {
@@ -541,7 +551,10 @@ impl Ctx {
                 _ => return Err(SqlError::unsupported(&format!("time zone {value} (turnstile runs in UTC)"))),
             },
             l if FIXED.contains(&l) => {
-                return Err(SqlError::new("55P02", format!("parameter \"{lower}\" cannot be changed")));
+                return Err(SqlError::new(
+                    SqlState::CANT_CHANGE_RUNTIME_PARAM,
+                    format!("parameter \"{lower}\" cannot be changed"),
+                ));
             }
             "standard_conforming_strings" => match value.to_ascii_lowercase().as_str() {
                 "on" | "true" | "1" => "on".to_owned(),
@@ -553,7 +566,10 @@ impl Ctx {
             }
             _ => {
                 if !self.gucs.contains_key(&lower) && !lower.contains('.') && !KNOWN_EXTRA.contains(&lower.as_str()) {
-                    return Err(SqlError::new("42704", format!("unrecognized configuration parameter \"{name}\"")));
+                    return Err(SqlError::new(
+                        SqlState::UNDEFINED_OBJECT,
+                        format!("unrecognized configuration parameter \"{name}\""),
+                    ));
                 }
                 value.to_owned()
             }
@@ -617,10 +633,9 @@ impl Ctx {
     /// `RESET name`: the value the session started with.
     fn reset_value(&self, name: &str) -> Result<String, SqlError> {
         let lower = name.to_ascii_lowercase();
-        self.reset_values
-            .get(&lower)
-            .cloned()
-            .ok_or_else(|| SqlError::new("42704", format!("unrecognized configuration parameter \"{name}\"")))
+        self.reset_values.get(&lower).cloned().ok_or_else(|| {
+            SqlError::new(SqlState::UNDEFINED_OBJECT, format!("unrecognized configuration parameter \"{name}\""))
+        })
     }
 }
 
@@ -694,13 +709,13 @@ impl Services for Ctx {
 
     fn signal_backend(&mut self, pid: i32, terminate: bool, timeout_ms: i64) -> Result<bool, SqlError> {
         if timeout_ms < 0 {
-            return Err(SqlError::new("22003", "\"timeout\" must not be negative"));
+            return Err(SqlError::new(SqlState::NUMERIC_VALUE_OUT_OF_RANGE, "\"timeout\" must not be negative"));
         }
         let target = self.shared.backends().into_iter().find(|b| b.pid == pid);
         let Some(target) = target else {
             self.notices.push(Notice {
-                severity: "WARNING",
-                code: "01000",
+                severity: Severity::Warning,
+                code: SqlState::WARNING,
                 message: format!("PID {pid} is not a PostgreSQL backend process"),
             });
             return Ok(false);
@@ -719,8 +734,8 @@ impl Services for Ctx {
             plan::check_cancel(self)?;
             if std::time::Instant::now() >= end {
                 self.notices.push(Notice {
-                    severity: "WARNING",
-                    code: "01000",
+                    severity: Severity::Warning,
+                    code: SqlState::WARNING,
                     message: format!("backend with PID {pid} did not terminate within {timeout_ms} milliseconds"),
                 });
                 return Ok(false);
@@ -745,7 +760,7 @@ impl Services for Ctx {
         let rel = engine
             .catalog()
             .relation(db, name)
-            .map_err(|_| SqlError::new("42P01", format!("relation \"{name}\" does not exist")))?;
+            .map_err(|_| SqlError::new(SqlState::UNDEFINED_TABLE, format!("relation \"{name}\" does not exist")))?;
         if !rel.kind.has_storage() {
             return Ok(0);
         }
@@ -858,8 +873,8 @@ impl SqlSession {
         let es = shared.engine.session_on(database).map_err(|err| {
             let mut s = SqlError::from_engine(err);
             s.severity = Severity::Fatal;
-            if s.code == "XX000" || s.code == "53200" {
-                s.code = "53300";
+            if s.code == SqlState::INTERNAL_ERROR || s.code == SqlState::OUT_OF_MEMORY {
+                s.code = SqlState::TOO_MANY_CONNECTIONS;
                 s.message = "sorry, too many clients already".into();
             }
             s
@@ -948,8 +963,12 @@ impl SqlSession {
         let declared = types
             .iter()
             .map(|t| {
-                SqlType::from_oid(*t)
-                    .ok_or_else(|| SqlError::new("0A000", format!("parameters of type OID {t} are not supported")))
+                SqlType::from_oid(*t).ok_or_else(|| {
+                    SqlError::new(
+                        SqlState::FEATURE_NOT_SUPPORTED,
+                        format!("parameters of type OID {t} are not supported"),
+                    )
+                })
             })
             .collect::<Result<Vec<_>, _>>()?;
         let tag = match &parsed {
@@ -1022,7 +1041,7 @@ impl SqlSession {
                 ast::Statement::Delete(d) => Compiled::Modify(plan::compile_delete(&cat, d, &mut params)?),
                 other => return Err(SqlError::unsupported(&stmt_kind(other))),
             },
-            _ => return Err(SqlError::new("XX000", "not a compilable statement")),
+            _ => return Err(SqlError::new(SqlState::INTERNAL_ERROR, "not a compilable statement")),
         };
         Ok((compiled, params))
     }
@@ -1030,7 +1049,11 @@ impl SqlSession {
     /// The cached compilation of `st`, redone if DDL ran since.
     fn compiled(&self, st: &Statement) -> Result<Arc<Compiled>, SqlError> {
         let generation = self.es.engine().catalog().published_generation();
-        let mut slot = st.inner.compiled.lock().map_err(|_| SqlError::new("XX000", "statement cache poisoned"))?;
+        let mut slot = st
+            .inner
+            .compiled
+            .lock()
+            .map_err(|_| SqlError::new(SqlState::INTERNAL_ERROR, "statement cache poisoned"))?;
         if let Some((g, c)) = slot.as_ref() {
             if *g == generation {
                 return Ok(Arc::clone(c));
@@ -1038,7 +1061,7 @@ impl SqlSession {
         }
         let (c, params) = self.compile(&st.inner)?;
         if st.inner.saved && params.len() != st.inner.param_types.len() {
-            return Err(SqlError::new("0A000", "cached plan must not change result type"));
+            return Err(SqlError::new(SqlState::FEATURE_NOT_SUPPORTED, "cached plan must not change result type"));
         }
         let c = Arc::new(c);
         *slot = Some((generation, Arc::clone(&c)));
@@ -1070,7 +1093,7 @@ impl SqlSession {
             let exits = ["rollback", "commit", "end", "abort"];
             if !exits.iter().any(|w| first.starts_with(w)) {
                 return Err(SqlError::new(
-                    "25P02",
+                    SqlState::IN_FAILED_SQL_TRANSACTION,
                     "current transaction is aborted, commands ignored until end of transaction block",
                 ));
             }
@@ -1078,7 +1101,9 @@ impl SqlSession {
         let r = match pieces.as_slice() {
             [] => self.make_statement(sql, "", 0, param_types, true),
             [(offset, piece)] => self.make_statement(sql, piece, *offset, param_types, true),
-            _ => Err(SqlError::new("42601", "cannot insert multiple commands into a prepared statement")),
+            _ => {
+                Err(SqlError::new(SqlState::SYNTAX_ERROR, "cannot insert multiple commands into a prepared statement"))
+            }
         };
         if r.is_err() {
             self.statement_failed();
@@ -1100,12 +1125,12 @@ impl SqlSession {
         );
         if self.tx == TxStatus::Failed && !is_end {
             return Err(SqlError::new(
-                "25P02",
+                SqlState::IN_FAILED_SQL_TRANSACTION,
                 "current transaction is aborted, commands ignored until end of transaction block",
             ));
         }
         if self.cancel.terminate_requested() {
-            return Err(self.interrupted(SqlError::new("57014", "")));
+            return Err(self.interrupted(SqlError::new(SqlState::QUERY_CANCELED, "")));
         }
         // A cancel that arrived while idle is not for this statement.
         self.cancel.clear();
@@ -1133,16 +1158,18 @@ impl SqlSession {
     /// `57014` for a cancel or a statement timeout, FATAL `57P01` when the
     /// session is being terminated.
     fn interrupted(&self, e: SqlError) -> SqlError {
-        if e.code != "57014" || e.severity != Severity::Error {
+        if e.code != SqlState::QUERY_CANCELED || e.severity != Severity::Error {
             return e;
         }
         if self.cancel.terminate_requested() {
-            let mut f = SqlError::new("57P01", "terminating connection due to administrator command");
+            let mut f = SqlError::new(SqlState::ADMIN_SHUTDOWN, "terminating connection due to administrator command");
             f.severity = Severity::Fatal;
             return f;
         }
         match self.cancel.reason() {
-            Reason::StatementTimeout => SqlError::new("57014", "canceling statement due to statement timeout"),
+            Reason::StatementTimeout => {
+                SqlError::new(SqlState::QUERY_CANCELED, "canceling statement due to statement timeout")
+            }
             Reason::User => e,
         }
     }
@@ -1173,17 +1200,25 @@ impl SqlSession {
         match self.es.rollback() {
             Ok(report) => {
                 for ddl in &report.kept_ddl {
-                    self.notice("WARNING", "01000", format!("{ddl} is not transactional in turnstile: it stays"));
+                    self.notice(
+                        Severity::Warning,
+                        SqlState::WARNING,
+                        format!("{ddl} is not transactional in turnstile: it stays"),
+                    );
                 }
                 if report.kept_writes > 0 {
                     self.notice(
-                        "WARNING",
-                        "01000",
+                        Severity::Warning,
+                        SqlState::WARNING,
                         format!("{} writes could not be undone (undo log full): they stay", report.kept_writes),
                     );
                 }
             }
-            Err(e) => self.notice("WARNING", "XX000", format!("rollback could not undo every write: {e}")),
+            Err(e) => self.notice(
+                Severity::Warning,
+                SqlState::INTERNAL_ERROR,
+                format!("rollback could not undo every write: {e}"),
+            ),
         }
     }
 
@@ -1212,7 +1247,7 @@ impl SqlSession {
         let types = &stmt.inner.param_types;
         if !types.is_empty() && params.len() != types.len() {
             return Err(SqlError::new(
-                "08P01",
+                SqlState::PROTOCOL_VIOLATION,
                 format!(
                     "bind message supplies {} parameters, but prepared statement requires {}",
                     params.len(),
@@ -1249,7 +1284,7 @@ impl SqlSession {
                 ast::Statement::Query(_) => {
                     let compiled = self.compiled(stmt)?;
                     let Compiled::Select(plan) = compiled.as_ref() else {
-                        return Err(SqlError::new("XX000", "statement compiled to the wrong kind"));
+                        return Err(SqlError::new(SqlState::INTERNAL_ERROR, "statement compiled to the wrong kind"));
                     };
                     let values = self.typed_params(stmt, params)?;
                     let rows = self.run_select(plan, &values, !stmt.inner.saved)?;
@@ -1260,7 +1295,7 @@ impl SqlSession {
                 ast::Statement::Insert(_) => {
                     let compiled = self.compiled(stmt)?;
                     let Compiled::Insert(plan) = compiled.as_ref() else {
-                        return Err(SqlError::new("XX000", "statement compiled to the wrong kind"));
+                        return Err(SqlError::new(SqlState::INTERNAL_ERROR, "statement compiled to the wrong kind"));
                     };
                     let values = self.typed_params(stmt, params)?;
                     let cache_mode = self.cache_mode();
@@ -1278,7 +1313,7 @@ impl SqlSession {
                     let delete = matches!(a.as_ref(), ast::Statement::Delete(_));
                     let compiled = self.compiled(stmt)?;
                     let Compiled::Modify(plan) = compiled.as_ref() else {
-                        return Err(SqlError::new("XX000", "statement compiled to the wrong kind"));
+                        return Err(SqlError::new(SqlState::INTERNAL_ERROR, "statement compiled to the wrong kind"));
                     };
                     let values = self.typed_params(stmt, params)?;
                     let cache_mode = self.cache_mode();
@@ -1312,7 +1347,7 @@ impl SqlSession {
         Ok(Outcome::Command { tag: tag.to_owned() })
     }
 
-    fn notice(&mut self, severity: &'static str, code: &'static str, message: impl Into<String>) {
+    fn notice(&mut self, severity: Severity, code: SqlState, message: impl Into<String>) {
         self.ctx.notices.push(Notice { severity, code, message: message.into() });
     }
 
@@ -1322,9 +1357,9 @@ impl SqlSession {
         let rel = engine
             .catalog()
             .relation(db, name)
-            .map_err(|_| SqlError::new("42P01", format!("relation \"{name}\" does not exist")))?;
+            .map_err(|_| SqlError::new(SqlState::UNDEFINED_TABLE, format!("relation \"{name}\" does not exist")))?;
         if rel.index.is_some() {
-            return Err(SqlError::new("42809", format!("\"{name}\" is not a table")));
+            return Err(SqlError::new(SqlState::WRONG_OBJECT_TYPE, format!("\"{name}\" is not a table")));
         }
         self.es.backend_mut().lock(LockTag::relation(db, rel.id), mode, wait).map_err(|e| lock_error(e, name, wait))?;
         let parts: Vec<u32> = engine.catalog().snapshot().partitions_of(rel.id).map(|p| p.id).collect();
@@ -1342,7 +1377,10 @@ impl SqlSession {
             }
             PreStmt::Vacuum { full, analyze, tables } => {
                 if self.tx != TxStatus::Idle {
-                    return Err(SqlError::new("25001", "VACUUM cannot run inside a transaction block"));
+                    return Err(SqlError::new(
+                        SqlState::ACTIVE_SQL_TRANSACTION,
+                        "VACUUM cannot run inside a transaction block",
+                    ));
                 }
                 let targets: Vec<Option<&str>> =
                     if tables.is_empty() { vec![None] } else { tables.iter().map(|t| Some(t.as_str())).collect() };
@@ -1372,7 +1410,10 @@ impl SqlSession {
                         .iter()
                         .map(|c| {
                             def.names.iter().position(|n| n == c).ok_or_else(|| {
-                                SqlError::new("42703", format!("column \"{c}\" of relation \"{table}\" does not exist"))
+                                SqlError::new(
+                                    SqlState::UNDEFINED_COLUMN,
+                                    format!("column \"{c}\" of relation \"{table}\" does not exist"),
+                                )
                             })
                         })
                         .collect::<Result<Vec<_>, _>>()?
@@ -1391,7 +1432,10 @@ impl SqlSession {
                     None => Ok(Outcome::CopyIn(copy)),
                     Some(path) => {
                         let data = std::fs::read(path).map_err(|e| {
-                            SqlError::new("58P01", format!("could not open file \"{path}\" for reading: {e}"))
+                            SqlError::new(
+                                SqlState::UNDEFINED_FILE,
+                                format!("could not open file \"{path}\" for reading: {e}"),
+                            )
                         })?;
                         self.copy_data(&mut copy, &data)?;
                         let tag = self.copy_done(copy)?;
@@ -1426,7 +1470,10 @@ impl SqlSession {
                     None => Ok(Outcome::CopyOut { columns: plan.fields.len(), lines, tag }),
                     Some(path) => {
                         std::fs::write(path, lines.concat()).map_err(|e| {
-                            SqlError::new("58P01", format!("could not open file \"{path}\" for writing: {e}"))
+                            SqlError::new(
+                                SqlState::UNDEFINED_FILE,
+                                format!("could not open file \"{path}\" for writing: {e}"),
+                            )
                         })?;
                         Ok(Outcome::Command { tag })
                     }
@@ -1452,8 +1499,9 @@ impl SqlSession {
                 copy.done = true;
                 break;
             }
-            let text = std::str::from_utf8(line)
-                .map_err(|_| SqlError::new("22021", "invalid byte sequence for encoding \"UTF8\""))?;
+            let text = std::str::from_utf8(line).map_err(|_| {
+                SqlError::new(SqlState::CHARACTER_NOT_IN_REPERTOIRE, "invalid byte sequence for encoding \"UTF8\"")
+            })?;
             let fields: Vec<&str> = text.split('\t').collect();
             if fields.len() != copy.targets.len() {
                 let what = if fields.len() < copy.targets.len() {
@@ -1462,7 +1510,7 @@ impl SqlSession {
                     "extra data after last expected column"
                 };
                 return Err(SqlError::new(
-                    "22P04",
+                    SqlState::BAD_COPY_FILE_FORMAT,
                     format!("{what} (COPY {}, line {})", copy.table, copy.count + copy.batch.len() as u64 + 1),
                 ));
             }
@@ -1515,7 +1563,7 @@ impl SqlSession {
     pub fn copy_fail(&mut self, copy: CopyIn, message: &str) -> SqlError {
         let _ = copy;
         self.statement_failed();
-        SqlError::new("57014", format!("COPY from stdin failed: {message}"))
+        SqlError::new(SqlState::QUERY_CANCELED, format!("COPY from stdin failed: {message}"))
     }
 
     /// Notices produced by the last call.
@@ -1537,7 +1585,11 @@ impl SqlSession {
     fn end_transaction(&mut self, commit: bool) -> Result<Outcome, SqlError> {
         match self.tx {
             TxStatus::Idle => {
-                self.notice("WARNING", "25P01", "there is no transaction in progress");
+                self.notice(
+                    Severity::Warning,
+                    SqlState::NO_ACTIVE_SQL_TRANSACTION,
+                    "there is no transaction in progress",
+                );
                 Self::command(if commit { "COMMIT" } else { "ROLLBACK" })
             }
             TxStatus::InBlock if commit => {
@@ -1568,7 +1620,11 @@ impl SqlSession {
                     return Err(SqlError::unsupported("BEGIN … END blocks"));
                 }
                 if self.tx != TxStatus::Idle {
-                    self.notice("WARNING", "25001", "there is already a transaction in progress");
+                    self.notice(
+                        Severity::Warning,
+                        SqlState::ACTIVE_SQL_TRANSACTION,
+                        "there is already a transaction in progress",
+                    );
                     return Self::command("BEGIN");
                 }
                 eng(self.es.begin())?;
@@ -1603,10 +1659,9 @@ impl SqlSession {
                         tag: format!("SHOW {n}"),
                     });
                 }
-                let v =
-                    self.ctx.get(&raw).or_else(|| self.ctx.get(&name)).ok_or_else(|| {
-                        SqlError::new("42704", format!("unrecognized configuration parameter \"{raw}\""))
-                    })?;
+                let v = self.ctx.get(&raw).or_else(|| self.ctx.get(&name)).ok_or_else(|| {
+                    SqlError::new(SqlState::UNDEFINED_OBJECT, format!("unrecognized configuration parameter \"{raw}\""))
+                })?;
                 Ok(Outcome::Rows { fields: vec![text_field(&name)], rows: vec![vec![Some(v)]], tag: "SHOW".into() })
             }
             S::CreateTable(ct) => self.create_table(ct),
@@ -1620,10 +1675,17 @@ impl SqlSession {
                         let exists = self.es.engine().catalog().relation(self.es.database(), &name).is_ok();
                         if !exists {
                             if *if_exists {
-                                self.notice("NOTICE", "00000", format!("{kind} \"{name}\" does not exist, skipping"));
+                                self.notice(
+                                    Severity::Notice,
+                                    SqlState::SUCCESSFUL_COMPLETION,
+                                    format!("{kind} \"{name}\" does not exist, skipping"),
+                                );
                                 continue;
                             }
-                            return Err(SqlError::new("42P01", format!("{kind} \"{name}\" does not exist")));
+                            return Err(SqlError::new(
+                                SqlState::UNDEFINED_TABLE,
+                                format!("{kind} \"{name}\" does not exist"),
+                            ));
                         }
                         eng(self.es.drop_relation(&name))?;
                     }
@@ -1631,14 +1693,21 @@ impl SqlSession {
                 }
                 ast::ObjectType::Database => {
                     if self.tx != TxStatus::Idle {
-                        return Err(SqlError::new("25001", "DROP DATABASE cannot run inside a transaction block"));
+                        return Err(SqlError::new(
+                            SqlState::ACTIVE_SQL_TRANSACTION,
+                            "DROP DATABASE cannot run inside a transaction block",
+                        ));
                     }
                     for n in names {
                         let name = object_name(n)?;
                         match self.es.drop_database(&name).map_err(SqlError::from_engine) {
                             Ok(()) => {}
-                            Err(e) if e.code == "3D000" && *if_exists => {
-                                self.notice("NOTICE", "00000", format!("database \"{name}\" does not exist, skipping"));
+                            Err(e) if e.code == SqlState::INVALID_CATALOG_NAME && *if_exists => {
+                                self.notice(
+                                    Severity::Notice,
+                                    SqlState::SUCCESSFUL_COMPLETION,
+                                    format!("database \"{name}\" does not exist, skipping"),
+                                );
                             }
                             Err(e) => return Err(e),
                         }
@@ -1649,13 +1718,20 @@ impl SqlSession {
             },
             S::CreateDatabase { db_name, if_not_exists, .. } => {
                 if self.tx != TxStatus::Idle {
-                    return Err(SqlError::new("25001", "CREATE DATABASE cannot run inside a transaction block"));
+                    return Err(SqlError::new(
+                        SqlState::ACTIVE_SQL_TRANSACTION,
+                        "CREATE DATABASE cannot run inside a transaction block",
+                    ));
                 }
                 let name = object_name(db_name)?;
                 match self.es.create_database(&name).map_err(SqlError::from_engine) {
                     Ok(_) => Self::command("CREATE DATABASE"),
-                    Err(e) if e.code == "42P04" && *if_not_exists => {
-                        self.notice("NOTICE", "42P04", format!("database \"{name}\" already exists, skipping"));
+                    Err(e) if e.code == SqlState::DUPLICATE_DATABASE && *if_not_exists => {
+                        self.notice(
+                            Severity::Notice,
+                            SqlState::DUPLICATE_DATABASE,
+                            format!("database \"{name}\" already exists, skipping"),
+                        );
                         Self::command("CREATE DATABASE")
                     }
                     Err(e) => Err(e),
@@ -1663,7 +1739,10 @@ impl SqlSession {
             }
             S::Lock(l) => {
                 if self.tx == TxStatus::Idle {
-                    return Err(SqlError::new("25P01", "LOCK TABLE can only be used in transaction blocks"));
+                    return Err(SqlError::new(
+                        SqlState::NO_ACTIVE_SQL_TRANSACTION,
+                        "LOCK TABLE can only be used in transaction blocks",
+                    ));
                 }
                 let mode = lock_mode(l.lock_mode.as_ref());
                 let wait = if l.nowait { Wait::NoWait } else { Wait::Block };
@@ -1677,7 +1756,10 @@ impl SqlSession {
             S::Prepare { name, data_types, statement } => {
                 let n = expr::ident_name(name);
                 if self.prepared.contains_key(&n) {
-                    return Err(SqlError::new("42P05", format!("prepared statement \"{n}\" already exists")));
+                    return Err(SqlError::new(
+                        SqlState::DUPLICATE_PREPARED_STATEMENT,
+                        format!("prepared statement \"{n}\" already exists"),
+                    ));
                 }
                 let types = data_types
                     .iter()
@@ -1693,11 +1775,12 @@ impl SqlSession {
                     return Err(SqlError::unsupported("EXECUTE … USING"));
                 }
                 let n = object_name(name)?;
-                let st = self
-                    .prepared
-                    .get(&n)
-                    .cloned()
-                    .ok_or_else(|| SqlError::new("26000", format!("prepared statement \"{n}\" does not exist")))?;
+                let st = self.prepared.get(&n).cloned().ok_or_else(|| {
+                    SqlError::new(
+                        SqlState::INVALID_SQL_STATEMENT_NAME,
+                        format!("prepared statement \"{n}\" does not exist"),
+                    )
+                })?;
                 let outer = Statement {
                     inner: Arc::new(StatementInner {
                         sql: String::new(),
@@ -1727,7 +1810,10 @@ impl SqlSession {
                 if n == "all" {
                     self.prepared.clear();
                 } else if self.prepared.remove(&n).is_none() {
-                    return Err(SqlError::new("26000", format!("prepared statement \"{n}\" does not exist")));
+                    return Err(SqlError::new(
+                        SqlState::INVALID_SQL_STATEMENT_NAME,
+                        format!("prepared statement \"{n}\" does not exist"),
+                    ));
                 }
                 Self::command("DEALLOCATE")
             }
@@ -1748,7 +1834,11 @@ impl SqlSession {
     fn set_command(&mut self, name: &str, value: &str, local: bool) -> Result<Outcome, SqlError> {
         self.ctx.set_scoped(name, value, local)?;
         if local && self.tx == TxStatus::Idle {
-            self.notice("WARNING", "25P01", "SET LOCAL can only be used in transaction blocks");
+            self.notice(
+                Severity::Warning,
+                SqlState::NO_ACTIVE_SQL_TRANSACTION,
+                "SET LOCAL can only be used in transaction blocks",
+            );
         }
         Self::command("SET")
     }
@@ -1774,7 +1864,10 @@ impl SqlSession {
         };
         for name in names {
             if FIXED.contains(&name.to_ascii_lowercase().as_str()) {
-                return Err(SqlError::new("55P02", format!("parameter \"{name}\" cannot be changed")));
+                return Err(SqlError::new(
+                    SqlState::CANT_CHANGE_RUNTIME_PARAM,
+                    format!("parameter \"{name}\" cannot be changed"),
+                ));
             }
             match self.ctx.reset_value(&name) {
                 Ok(v) => {
@@ -1833,7 +1926,11 @@ impl SqlSession {
             return Err(SqlError::unsupported("CREATE TABLE … AS"));
         }
         if ct.if_not_exists && self.es.engine().catalog().relation(self.es.database(), &name).is_ok() {
-            self.notice("NOTICE", "42P07", format!("relation \"{name}\" already exists, skipping"));
+            self.notice(
+                Severity::Notice,
+                SqlState::DUPLICATE_TABLE,
+                format!("relation \"{name}\" already exists, skipping"),
+            );
             return Self::command("CREATE TABLE");
         }
         let fillfactor = table_fillfactor(&ct.table_options)?;
@@ -1844,9 +1941,10 @@ impl SqlSession {
                     PartitionBound::Range { from: bound_value(&from[0], i64::MIN)?, to: bound_value(&to[0], i64::MAX)? }
                 }
                 Some(ast::ForValues::With { modulus, remainder }) => PartitionBound::Hash {
-                    modulus: u32::try_from(*modulus).map_err(|_| SqlError::new("22023", "modulus out of range"))?,
+                    modulus: u32::try_from(*modulus)
+                        .map_err(|_| SqlError::new(SqlState::INVALID_PARAMETER_VALUE, "modulus out of range"))?,
                     remainder: u32::try_from(*remainder)
-                        .map_err(|_| SqlError::new("22023", "remainder out of range"))?,
+                        .map_err(|_| SqlError::new(SqlState::INVALID_PARAMETER_VALUE, "remainder out of range"))?,
                 },
                 Some(ast::ForValues::Default) => return Err(SqlError::unsupported("DEFAULT partitions")),
                 Some(ast::ForValues::In(_)) => return Err(SqlError::unsupported("list partitions")),
@@ -1929,7 +2027,11 @@ impl SqlSession {
             }
         };
         if ci.if_not_exists && self.es.engine().catalog().relation(self.es.database(), &name).is_ok() {
-            self.notice("NOTICE", "42P07", format!("relation \"{name}\" already exists, skipping"));
+            self.notice(
+                Severity::Notice,
+                SqlState::DUPLICATE_TABLE,
+                format!("relation \"{name}\" already exists, skipping"),
+            );
             return Self::command("CREATE INDEX");
         }
         let refs: Vec<&str> = cols.iter().map(String::as_str).collect();
@@ -1952,8 +2054,8 @@ impl SqlSession {
                             turnstile_engine::catalog::CatalogError::DuplicateColumn { .. },
                         )) if *if_not_exists => {
                             self.notice(
-                                "NOTICE",
-                                "42701",
+                                Severity::Notice,
+                                SqlState::DUPLICATE_COLUMN,
                                 format!("column \"{cname}\" of relation \"{table}\" already exists, skipping"),
                             );
                         }
@@ -1984,7 +2086,7 @@ impl SqlSession {
         let started = std::time::Instant::now();
         let compiled = self.compiled(&st)?;
         let Compiled::Select(plan) = compiled.as_ref() else {
-            return Err(SqlError::new("XX000", "statement compiled to the wrong kind"));
+            return Err(SqlError::new(SqlState::INTERNAL_ERROR, "statement compiled to the wrong kind"));
         };
         let mut lines: Vec<String> = Vec::new();
         let planning;
@@ -2036,17 +2138,7 @@ fn eng<T>(r: turnstile_engine::Result<T>) -> Result<T, SqlError> {
 }
 
 fn lock_error(e: turnstile_lock::LockError, name: &str, wait: Wait) -> SqlError {
-    let code = error::lock_code(&e);
-    let msg = match code {
-        "55P03" if wait == Wait::NoWait => format!("could not obtain lock on relation \"{name}\""),
-        "55P03" => "canceling statement due to lock timeout".to_owned(),
-        "40P01" => "deadlock detected".to_owned(),
-        "57014" => "canceling statement due to user request".to_owned(),
-        _ => e.to_string(),
-    };
-    let mut err = SqlError::new(code, msg);
-    err.detail = Some(e.to_string());
-    err
+    SqlError::from_lock(&e, (wait == Wait::NoWait).then_some(name))
 }
 
 fn text_field(name: &str) -> FieldInfo {
@@ -2070,9 +2162,9 @@ fn bound_value(v: &ast::PartitionBoundValue, inf: i64) -> Result<i64, SqlError> 
             match x {
                 expr::Expr::Const(d) => match d.cast(SqlType::Int8)? {
                     Datum::Int(v) => Ok(v),
-                    _ => Err(SqlError::new("22004", "partition bound is NULL")),
+                    _ => Err(SqlError::new(SqlState::NULL_VALUE_NOT_ALLOWED, "partition bound is NULL")),
                 },
-                _ => Err(SqlError::new("42P17", "partition bound must be a constant")),
+                _ => Err(SqlError::new(SqlState::INVALID_OBJECT_DEFINITION, "partition bound must be a constant")),
             }
         }
     }
@@ -2107,7 +2199,10 @@ fn table_fillfactor(o: &ast::CreateTableOptions) -> Result<Option<u8>, SqlError>
         match text.strip_prefix("fillfactor=") {
             Some(v) => {
                 let n: u8 = v.parse().ok().filter(|n| (10..=100).contains(n)).ok_or_else(|| {
-                    SqlError::new("22023", format!("value {v} out of bounds for option \"fillfactor\""))
+                    SqlError::new(
+                        SqlState::INVALID_PARAMETER_VALUE,
+                        format!("value {v} out of bounds for option \"fillfactor\""),
+                    )
                 })?;
                 ff = Some(n);
             }

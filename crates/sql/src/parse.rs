@@ -6,6 +6,7 @@ use crate::error::SqlError;
 use sqlparser::ast;
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::Parser;
+use turnstile_lock::SqlState;
 
 /// A statement the pre-parser handles.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -193,7 +194,7 @@ fn tokenize(s: &str) -> Result<Vec<Tok>, SqlError> {
             i += 1;
             loop {
                 match chars.get(i) {
-                    None => return Err(SqlError::new("42601", "unterminated quoted string")),
+                    None => return Err(SqlError::new(SqlState::SYNTAX_ERROR, "unterminated quoted string")),
                     Some(&q) if q == c => {
                         if chars.get(i + 1) == Some(&c) {
                             v.push(c);
@@ -241,9 +242,9 @@ fn syntax_near(t: Option<&Tok>) -> SqlError {
         Some(Tok::Punct(p)) => format!("\"{p}\""),
     };
     if t.is_none() {
-        SqlError::new("42601", "syntax error at end of input")
+        SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at end of input")
     } else {
-        SqlError::new("42601", format!("syntax error at or near {near}"))
+        SqlError::new(SqlState::SYNTAX_ERROR, format!("syntax error at or near {near}"))
     }
 }
 
@@ -284,7 +285,7 @@ pub fn parse_one(sql: &str, piece: &str, offset: usize) -> Result<Parsed, SqlErr
         "" => return Ok(Parsed::Empty),
         "vacuum" | "analyze" | "analyse" | "checkpoint" | "copy" => {
             return preparse(&word, piece).map(Parsed::Pre).map_err(|mut e| {
-                if e.code == "42601" && e.position.is_none() {
+                if e.code == SqlState::SYNTAX_ERROR && e.position.is_none() {
                     e.position = Some(char_pos(sql, offset + piece.len() - piece.trim_start().len()));
                 }
                 e
@@ -297,7 +298,9 @@ pub fn parse_one(sql: &str, piece: &str, offset: usize) -> Result<Parsed, SqlErr
         Ok(mut v) => match v.len() {
             0 => Ok(Parsed::Empty),
             1 => Ok(Parsed::Ast(Box::new(v.remove(0)))),
-            _ => Err(SqlError::new("42601", "cannot insert multiple commands into a prepared statement")),
+            _ => {
+                Err(SqlError::new(SqlState::SYNTAX_ERROR, "cannot insert multiple commands into a prepared statement"))
+            }
         },
         Err(e) => Err(parser_error(sql, piece, offset, &e.to_string())),
     }
@@ -334,7 +337,7 @@ fn parser_error(sql: &str, piece: &str, offset: usize, msg: &str) -> SqlError {
         Some("EOF") | None => "syntax error at end of input".to_owned(),
         Some(n) => format!("syntax error at or near \"{n}\""),
     };
-    let mut e = SqlError::new("42601", message);
+    let mut e = SqlError::new(SqlState::SYNTAX_ERROR, message);
     e.detail = Some(text.to_owned());
     e.position = position.or_else(|| Some(char_pos(sql, offset + piece.len())));
     e
@@ -425,7 +428,7 @@ fn preparse(word: &str, piece: &str) -> Result<PreStmt, SqlError> {
                                 "false" | "off" | "0" => {}
                                 other => {
                                     return Err(SqlError::new(
-                                        "42601",
+                                        SqlState::SYNTAX_ERROR,
                                         format!("unrecognized VACUUM option \"{other}\""),
                                     ))
                                 }
@@ -567,7 +570,9 @@ fn preparse_copy(rest: &[Tok]) -> Result<PreStmt, SqlError> {
             };
             Ok(PreStmt::CopyTo { query, file: target })
         }
-        (Some(Tok::Word(d)), Err(_)) if d == "from" => Err(SqlError::new("42601", "COPY (query) FROM is not valid")),
+        (Some(Tok::Word(d)), Err(_)) if d == "from" => {
+            Err(SqlError::new(SqlState::SYNTAX_ERROR, "COPY (query) FROM is not valid"))
+        }
         (t, _) => Err(syntax_near(t.as_ref())),
     }
 }

@@ -20,6 +20,7 @@ use turnstile_engine::query::{Operand, Query};
 use turnstile_engine::session::Prepared;
 use turnstile_engine::types::{ColumnType, Value};
 use turnstile_engine::Session;
+use turnstile_lock::SqlState;
 
 /// How many custom plans before a generic one (`plan_cache_mode = auto`).
 const CUSTOM_PLANS: u32 = 5;
@@ -141,7 +142,7 @@ impl Catalog<'_> {
         let rel = engine
             .catalog()
             .relation(self.session.database(), name)
-            .map_err(|_| SqlError::new("42P01", format!("relation \"{name}\" does not exist")))?;
+            .map_err(|_| SqlError::new(SqlState::UNDEFINED_TABLE, format!("relation \"{name}\" does not exist")))?;
         Ok(TableDef {
             oid: rel.id,
             names: rel.columns.iter().map(|c| c.name.clone()).collect(),
@@ -210,7 +211,7 @@ fn from_item(cat: &Catalog<'_>, f: &ast::TableFactor) -> Result<FromItem, SqlErr
             let alias_name = alias.as_ref().map(|a| ident_name(&a.name));
             if let Some(args) = args {
                 if n != "generate_series" {
-                    return Err(SqlError::new("42883", format!("function {n} does not exist")));
+                    return Err(SqlError::new(SqlState::UNDEFINED_FUNCTION, format!("function {n} does not exist")));
                 }
                 let mut exprs = Vec::new();
                 for a in &args.args {
@@ -220,7 +221,10 @@ fn from_item(cat: &Catalog<'_>, f: &ast::TableFactor) -> Result<FromItem, SqlErr
                     }
                 }
                 if !(2..=3).contains(&exprs.len()) {
-                    return Err(SqlError::new("42883", "function generate_series needs 2 or 3 arguments"));
+                    return Err(SqlError::new(
+                        SqlState::UNDEFINED_FUNCTION,
+                        "function generate_series needs 2 or 3 arguments",
+                    ));
                 }
                 let col = alias
                     .as_ref()
@@ -366,7 +370,7 @@ pub fn compile_select(cat: &Catalog<'_>, q: &ast::Query, params: &mut Vec<SqlTyp
             }
             names.push((alias.clone(), name.clone()));
         }
-        let mut query = query.ok_or_else(|| SqlError::new("XX000", "empty FROM"))?;
+        let mut query = query.ok_or_else(|| SqlError::new(SqlState::INTERNAL_ERROR, "empty FROM"))?;
         // Push `col = constant|parameter` down as engine filters.
         let mut pushed = Vec::new();
         for p in where_parts.drain(..) {
@@ -437,7 +441,10 @@ pub fn compile_select(cat: &Catalog<'_>, q: &ast::Query, params: &mut Vec<SqlTyp
         match item {
             ast::SelectItem::Wildcard(_) => {
                 if scope.cols.is_empty() {
-                    return Err(SqlError::new("42601", "SELECT * with no tables specified is not valid"));
+                    return Err(SqlError::new(
+                        SqlState::SYNTAX_ERROR,
+                        "SELECT * with no tables specified is not valid",
+                    ));
                 }
                 for (i, col) in scope.cols.iter().enumerate() {
                     outputs.push(Expr::Col(i));
@@ -465,7 +472,10 @@ pub fn compile_select(cat: &Catalog<'_>, q: &ast::Query, params: &mut Vec<SqlTyp
                     proj_ast.push(None);
                 }
                 if outputs.len() == before {
-                    return Err(SqlError::new("42P01", format!("missing FROM-clause entry for table \"{q}\"")));
+                    return Err(SqlError::new(
+                        SqlState::UNDEFINED_TABLE,
+                        format!("missing FROM-clause entry for table \"{q}\""),
+                    ));
                 }
             }
             ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
@@ -500,9 +510,14 @@ pub fn compile_select(cat: &Catalog<'_>, q: &ast::Query, params: &mut Vec<SqlTyp
                 let target = match g {
                     ast::Expr::Value(v) => match &v.value {
                         ast::Value::Number(n, _) => {
-                            let k: usize = n.parse().map_err(|_| SqlError::new("42601", "bad GROUP BY position"))?;
+                            let k: usize = n
+                                .parse()
+                                .map_err(|_| SqlError::new(SqlState::SYNTAX_ERROR, "bad GROUP BY position"))?;
                             let e = proj_ast.get(k.wrapping_sub(1)).cloned().flatten().ok_or_else(|| {
-                                SqlError::new("42P10", format!("GROUP BY position {k} is not in select list"))
+                                SqlError::new(
+                                    SqlState::INVALID_COLUMN_REFERENCE,
+                                    format!("GROUP BY position {k} is not in select list"),
+                                )
                             })?;
                             e
                         }
@@ -542,7 +557,10 @@ pub fn compile_select(cat: &Catalog<'_>, q: &ast::Query, params: &mut Vec<SqlTyp
                 ast::Expr::Value(v) if matches!(v.value, ast::Value::Number(..)) => {
                     let k: usize = v.value.to_string().parse().unwrap_or(0);
                     if k == 0 || k > visible {
-                        return Err(SqlError::new("42P10", format!("ORDER BY position {k} is not in select list")));
+                        return Err(SqlError::new(
+                            SqlState::INVALID_COLUMN_REFERENCE,
+                            format!("ORDER BY position {k} is not in select list"),
+                        ));
                     }
                     k - 1
                 }
@@ -599,7 +617,7 @@ pub fn compile_select(cat: &Catalog<'_>, q: &ast::Query, params: &mut Vec<SqlTyp
 }
 
 fn unreachable_table() -> Result<Producer, SqlError> {
-    Err(SqlError::new("XX000", "table in a materialised FROM list"))
+    Err(SqlError::new(SqlState::INTERNAL_ERROR, "table in a materialised FROM list"))
 }
 
 fn table_of(names: &[(String, String)], alias: &str) -> String {
@@ -693,7 +711,8 @@ impl SelectPlan {
                     eparams.push(x.eval(&[], &mut run.env)?.to_engine(*ty)?);
                 }
                 let out = {
-                    let mut cache = cache.lock().map_err(|_| SqlError::new("XX000", "plan cache poisoned"))?;
+                    let mut cache =
+                        cache.lock().map_err(|_| SqlError::new(SqlState::INTERNAL_ERROR, "plan cache poisoned"))?;
                     cache.runs = cache.runs.saturating_add(1);
                     let generic = !run.one_shot
                         && match run.cache_mode {
@@ -905,7 +924,9 @@ fn count_arg(e: &Expr, env: &mut EvalEnv<'_>, what: &str) -> Result<usize, SqlEr
         Datum::Null => Ok(usize::MAX),
         d => match d.cast(SqlType::Int8)? {
             Datum::Int(n) if n >= 0 => Ok(n as usize),
-            _ => Err(SqlError::new("2201W", format!("{what} must not be negative"))),
+            _ => {
+                Err(SqlError::new(SqlState::INVALID_ROW_COUNT_IN_LIMIT_CLAUSE, format!("{what} must not be negative")))
+            }
         },
     }
 }
@@ -913,7 +934,7 @@ fn count_arg(e: &Expr, env: &mut EvalEnv<'_>, what: &str) -> Result<usize, SqlEr
 /// Checks the session's cancel flag (57014).
 pub fn check_cancel(s: &dyn Services) -> Result<(), SqlError> {
     if s.cancel_flag().swap(false, crate::sync::atomic::Ordering::AcqRel) {
-        return Err(SqlError::new("57014", "canceling statement due to user request"));
+        return Err(SqlError::new(SqlState::QUERY_CANCELED, "canceling statement due to user request"));
     }
     Ok(())
 }
@@ -922,7 +943,7 @@ fn series_bounds(a: &Expr, b: &Expr, step: Option<&Expr>, env: &mut EvalEnv<'_>)
     let int = |d: Datum| -> Result<i64, SqlError> {
         match d.cast(SqlType::Int8)? {
             Datum::Int(v) => Ok(v),
-            _ => Err(SqlError::new("22004", "generate_series argument is NULL")),
+            _ => Err(SqlError::new(SqlState::NULL_VALUE_NOT_ALLOWED, "generate_series argument is NULL")),
         }
     };
     let start = int(a.eval(&[], env)?)?;
@@ -932,7 +953,7 @@ fn series_bounds(a: &Expr, b: &Expr, step: Option<&Expr>, env: &mut EvalEnv<'_>)
         None => 1,
     };
     if step == 0 {
-        return Err(SqlError::new("22023", "step size cannot equal zero"));
+        return Err(SqlError::new(SqlState::INVALID_PARAMETER_VALUE, "step size cannot equal zero"));
     }
     Ok((start, stop, step))
 }
@@ -981,10 +1002,16 @@ pub fn compile_insert(cat: &Catalog<'_>, ins: &ast::Insert, params: &mut Vec<Sql
         for c in &ins.columns {
             let n = object_name(c)?;
             let k = def.names.iter().position(|x| *x == n).ok_or_else(|| {
-                SqlError::new("42703", format!("column \"{n}\" of relation \"{table}\" does not exist"))
+                SqlError::new(
+                    SqlState::UNDEFINED_COLUMN,
+                    format!("column \"{n}\" of relation \"{table}\" does not exist"),
+                )
             })?;
             if t.contains(&k) {
-                return Err(SqlError::new("42701", format!("column \"{n}\" specified more than once")));
+                return Err(SqlError::new(
+                    SqlState::DUPLICATE_COLUMN,
+                    format!("column \"{n}\" specified more than once"),
+                ));
             }
             t.push(k);
         }
@@ -997,7 +1024,10 @@ pub fn compile_insert(cat: &Catalog<'_>, ins: &ast::Insert, params: &mut Vec<Sql
             let mut rows = Vec::new();
             for r in &v.rows {
                 if r.len() > targets.len() {
-                    return Err(SqlError::new("42601", "INSERT has more expressions than target columns"));
+                    return Err(SqlError::new(
+                        SqlState::SYNTAX_ERROR,
+                        "INSERT has more expressions than target columns",
+                    ));
                 }
                 let mut row = Vec::new();
                 for (e, &t) in r.iter().zip(&targets) {
@@ -1013,7 +1043,7 @@ pub fn compile_insert(cat: &Catalog<'_>, ins: &ast::Insert, params: &mut Vec<Sql
         _ => {
             let plan = compile_select(cat, src, params)?;
             if plan.fields.len() > targets.len() {
-                return Err(SqlError::new("42601", "INSERT has more expressions than target columns"));
+                return Err(SqlError::new(SqlState::SYNTAX_ERROR, "INSERT has more expressions than target columns"));
             }
             for (k, &t) in targets.iter().enumerate().take(plan.fields.len()) {
                 check_assignable(plan.out_types[k], def.sql_types[t], &def.names[t])?;
@@ -1037,7 +1067,7 @@ pub fn check_assignable(from: SqlType, to: SqlType, column: &str) -> Result<(), 
         Ok(())
     } else {
         Err(SqlError::new(
-            "42804",
+            SqlState::DATATYPE_MISMATCH,
             format!("column \"{column}\" is of type {} but expression is of type {}", to.name(), from.name()),
         ))
     }
@@ -1178,7 +1208,7 @@ fn modify_target(
 ) -> Result<ModifyTarget, SqlError> {
     let table = object_name(name)?;
     if View::named(&table).is_some() {
-        return Err(SqlError::new("42809", format!("cannot change system view \"{table}\"")));
+        return Err(SqlError::new(SqlState::WRONG_OBJECT_TYPE, format!("cannot change system view \"{table}\"")));
     }
     let def = cat.table(&table)?;
     let qual = alias.unwrap_or_else(|| table.clone());
@@ -1231,7 +1261,10 @@ pub fn compile_update(cat: &Catalog<'_>, u: &ast::Update, params: &mut Vec<SqlTy
             ast::AssignmentTarget::Tuple(_) => return Err(SqlError::unsupported("UPDATE SET (a, b) = …")),
         };
         let k = def.names.iter().position(|n| *n == col).ok_or_else(|| {
-            SqlError::new("42703", format!("column \"{col}\" of relation \"{}\" does not exist", query.tables()[0]))
+            SqlError::new(
+                SqlState::UNDEFINED_COLUMN,
+                format!("column \"{col}\" of relation \"{}\" does not exist", query.tables()[0]),
+            )
         })?;
         let (x, t) = compiler(&scope, params, None).compile(&a.value, Some(def.sql_types[k]))?;
         check_assignable(t, def.sql_types[k], &col)?;

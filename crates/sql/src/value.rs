@@ -6,6 +6,7 @@ use std::cmp::Ordering;
 use std::fmt::Write as _;
 use std::hash::{Hash, Hasher};
 use turnstile_engine::types::{ColumnType, Value};
+use turnstile_lock::SqlState;
 
 /// A SQL type as the front end tracks it (for RowDescription and casts).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -322,7 +323,10 @@ fn format_float(f: f64, out: &mut String) {
 }
 
 fn bad_input(ty: SqlType, s: &str) -> SqlError {
-    SqlError::new("22P02", format!("invalid input syntax for type {}: \"{s}\"", ty.name()))
+    SqlError::new(
+        SqlState::INVALID_TEXT_REPRESENTATION,
+        format!("invalid input syntax for type {}: \"{s}\"", ty.name()),
+    )
 }
 
 impl Datum {
@@ -387,7 +391,10 @@ impl Datum {
             SqlType::Bpchar(n) => Datum::Text(pad_char(s, n)?),
             SqlType::Varchar(n) => {
                 if n > 0 && s.chars().count() > n as usize {
-                    return Err(SqlError::new("22001", format!("value too long for type character varying({n})")));
+                    return Err(SqlError::new(
+                        SqlState::STRING_DATA_RIGHT_TRUNCATION,
+                        format!("value too long for type character varying({n})"),
+                    ));
                 }
                 Datum::Text(s.to_owned())
             }
@@ -430,7 +437,7 @@ impl Datum {
             (Datum::Timestamp(t), SqlType::Timestamp | SqlType::TimestampTz) => Datum::Timestamp(t),
             (d, t) => {
                 return Err(SqlError::new(
-                    "42846",
+                    SqlState::CANNOT_COERCE,
                     format!("cannot cast value {} to type {}", d.to_text(SqlType::Text).unwrap_or_default(), t.name()),
                 ))
             }
@@ -491,7 +498,10 @@ impl Datum {
             (Datum::Text(s), ColumnType::Char(n)) => Value::Text(pad_char(s, n)?),
             (Datum::Text(s), ColumnType::Varchar(Some(n))) => {
                 if s.chars().count() > n as usize {
-                    return Err(SqlError::new("22001", format!("value too long for type character varying({n})")));
+                    return Err(SqlError::new(
+                        SqlState::STRING_DATA_RIGHT_TRUNCATION,
+                        format!("value too long for type character varying({n})"),
+                    ));
                 }
                 Value::Text(s.clone())
             }
@@ -527,7 +537,10 @@ pub fn pad_char(s: &str, n: u32) -> Result<String, SqlError> {
     if len > n {
         let trimmed = s.trim_end_matches(' ');
         if trimmed.chars().count() > n {
-            return Err(SqlError::new("22001", format!("value too long for type character({n})")));
+            return Err(SqlError::new(
+                SqlState::STRING_DATA_RIGHT_TRUNCATION,
+                format!("value too long for type character({n})"),
+            ));
         }
         return Ok(trimmed.chars().chain(std::iter::repeat(' ')).take(n).collect());
     }
@@ -547,12 +560,12 @@ fn int_error(ty: SqlType, s: &str) -> SqlError {
 }
 
 fn out_of_range_value(ty: SqlType, s: &str) -> SqlError {
-    SqlError::new("22003", format!("value \"{s}\" is out of range for type {}", ty.name()))
+    SqlError::new(SqlState::NUMERIC_VALUE_OUT_OF_RANGE, format!("value \"{s}\" is out of range for type {}", ty.name()))
 }
 
 /// `22003`: a value does not fit its type.
 pub fn out_of_range(ty: SqlType) -> SqlError {
-    SqlError::new("22003", format!("{} out of range", ty.name()))
+    SqlError::new(SqlState::NUMERIC_VALUE_OUT_OF_RANGE, format!("{} out of range", ty.name()))
 }
 
 #[cfg(test)]

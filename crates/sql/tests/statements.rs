@@ -1,7 +1,7 @@
 //! In-process tests of turnstile-sql: the statements pgbench, the seeds and
 //! psql send, the views, and the SQLSTATEs of errors.
 
-use turnstile_sql::{Outcome, SqlEngine, SqlError, SqlSession, TxStatus};
+use turnstile_sql::{Outcome, SqlEngine, SqlError, SqlSession, SqlState, TxStatus};
 
 fn engine() -> (tempfile::TempDir, SqlEngine) {
     let dir = tempfile::tempdir().unwrap();
@@ -33,10 +33,10 @@ fn one(s: &mut SqlSession, sql: &str) -> String {
     rows(s, sql)[0][0].clone().unwrap_or_else(|| "NULL".into())
 }
 
-fn code(s: &mut SqlSession, sql: &str) -> &'static str {
+fn code(s: &mut SqlSession, sql: &str) -> String {
     match run(s, sql) {
         Ok(o) => panic!("{sql}: expected an error, got {o:?}"),
-        Err(e) => e.code,
+        Err(e) => e.code.to_string(),
     }
 }
 
@@ -379,7 +379,7 @@ fn cancel_during_a_lock_wait_is_57014() {
     assert_eq!(one(&mut a, "select count(*) from pg_stat_activity where wait_event_type = 'Lock'"), "1");
     h.cancel();
     let (r, after) = waiter.join().unwrap();
-    assert_eq!(r, Err("57014"));
+    assert_eq!(r, Err(SqlState::QUERY_CANCELED));
     assert_eq!(after, "1");
     run(&mut a, "commit").unwrap();
 }
@@ -425,7 +425,7 @@ fn w4_copy_to_and_from_a_file_and_out_of_lock_memory() {
             break;
         }
     }
-    assert_eq!(got, Some("53200"));
+    assert_eq!(got, Some(SqlState::OUT_OF_MEMORY));
     run(&mut t, "rollback").unwrap();
     assert_eq!(one(&mut t, "select count(*) from t1"), "0");
 }
