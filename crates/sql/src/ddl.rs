@@ -1,0 +1,238 @@
+//! DDL: `CREATE TABLE` (with partitions), `CREATE INDEX`, `ALTER TABLE`.
+
+use crate::error::{Severity, SqlError};
+use crate::expr;
+use crate::expr::{object_name, parse_type_name, Compiler, Scope};
+use crate::session::{eng, SqlSession};
+use crate::statement::Outcome;
+use crate::value::{Datum, SqlType};
+use sqlparser::ast;
+use turnstile_engine::catalog::{PartitionBound, PartitionStrategy};
+use turnstile_engine::types::ColumnType;
+use turnstile_lock::SqlState;
+
+impl SqlSession {
+    pub(crate) fn create_table(&mut self, ct: &ast::CreateTable) -> Result<Outcome, SqlError> {
+        let name = object_name(&ct.name)?;
+        if ct.query.is_some() {
+            return Err(SqlError::unsupported("CREATE TABLE … AS"));
+        }
+        if ct.if_not_exists && self.es.engine().catalog().relation(self.es.database(), &name).is_ok() {
+            self.notice(
+                Severity::Notice,
+                SqlState::DUPLICATE_TABLE,
+                format!("relation \"{name}\" already exists, skipping"),
+            );
+            return Self::command("CREATE TABLE");
+        }
+        let fillfactor = table_fillfactor(&ct.table_options)?;
+        if let Some(parent) = &ct.partition_of {
+            let parent = object_name(parent)?;
+            let bound = match &ct.for_values {
+                Some(ast::ForValues::From { from, to }) if from.len() == 1 && to.len() == 1 => {
+                    PartitionBound::Range { from: bound_value(&from[0], i64::MIN)?, to: bound_value(&to[0], i64::MAX)? }
+                }
+                Some(ast::ForValues::With { modulus, remainder }) => PartitionBound::Hash {
+                    modulus: u32::try_from(*modulus)
+                        .map_err(|_| SqlError::new(SqlState::INVALID_PARAMETER_VALUE, "modulus out of range"))?,
+                    remainder: u32::try_from(*remainder)
+                        .map_err(|_| SqlError::new(SqlState::INVALID_PARAMETER_VALUE, "remainder out of range"))?,
+                },
+                Some(ast::ForValues::Default) => return Err(SqlError::unsupported("DEFAULT partitions")),
+                Some(ast::ForValues::In(_)) => return Err(SqlError::unsupported("list partitions")),
+                _ => return Err(SqlError::unsupported("multi-column partition bounds")),
+            };
+            eng(self.es.create_partition(&parent, &name, bound))?;
+            if fillfactor.is_some() {
+                eng(self.es.set_fillfactor(&name, fillfactor))?;
+            }
+            return Self::command("CREATE TABLE");
+        }
+        let mut cols: Vec<(String, ColumnType)> = Vec::new();
+        let mut pk: Option<Vec<String>> = None;
+        for c in &ct.columns {
+            let ty = parse_type_name(&c.data_type.to_string())?.to_column()?;
+            let cname = expr::ident_name(&c.name);
+            for o in &c.options {
+                match &o.option {
+                    ast::ColumnOption::Null | ast::ColumnOption::NotNull => {}
+                    ast::ColumnOption::PrimaryKey(_) => pk = Some(vec![cname.clone()]),
+                    other => return Err(SqlError::unsupported(&format!("the column option {other}"))),
+                }
+            }
+            cols.push((cname, ty));
+        }
+        for con in &ct.constraints {
+            match con {
+                ast::TableConstraint::PrimaryKey(p) => {
+                    pk = Some(p.columns.iter().map(|c| c.to_string().trim_matches('"').to_ascii_lowercase()).collect())
+                }
+                other => return Err(SqlError::unsupported(&format!("the constraint {other}"))),
+            }
+        }
+        let partition_by = match &ct.partition_by {
+            None => None,
+            Some(e) => Some(partition_spec(e)?),
+        };
+        let col_refs: Vec<(&str, ColumnType)> = cols.iter().map(|(n, t)| (n.as_str(), *t)).collect();
+        let pb = partition_by.as_ref().map(|(s, c)| (*s, c.as_str()));
+        eng(self.es.create_table(&name, &col_refs, pb))?;
+        if fillfactor.is_some() {
+            eng(self.es.set_fillfactor(&name, fillfactor))?;
+        }
+        if let Some(cols) = pk {
+            let refs: Vec<&str> = cols.iter().map(String::as_str).collect();
+            eng(self.es.add_primary_key(&name, &refs))?;
+        }
+        Self::command("CREATE TABLE")
+    }
+
+    pub(crate) fn create_index(&mut self, ci: &ast::CreateIndex) -> Result<Outcome, SqlError> {
+        let table = object_name(&ci.table_name)?;
+        if ci.predicate.is_some() {
+            return Err(SqlError::unsupported("partial indexes"));
+        }
+        if ci.using.as_ref().is_some_and(|u| !u.to_string().eq_ignore_ascii_case("btree")) {
+            return Err(SqlError::unsupported("index methods other than btree"));
+        }
+        let mut cols = Vec::new();
+        for c in &ci.columns {
+            match &c.column.expr {
+                ast::Expr::Identifier(i) => cols.push(expr::ident_name(i)),
+                other => return Err(SqlError::unsupported(&format!("an index on the expression {other}"))),
+            }
+        }
+        let name = match &ci.name {
+            Some(n) => object_name(n)?,
+            None => {
+                // PostgreSQL's ChooseRelationName: table_col_idx, then _idx1, …
+                let base = format!("{table}_{}_{}", cols.join("_"), if ci.unique { "key" } else { "idx" });
+                let cat = self.es.engine().catalog().snapshot();
+                let db = self.es.database();
+                let mut candidate = base.clone();
+                let mut k = 0;
+                while cat.find(db, &candidate).is_some() {
+                    k += 1;
+                    candidate = format!("{base}{k}");
+                }
+                candidate
+            }
+        };
+        if ci.if_not_exists && self.es.engine().catalog().relation(self.es.database(), &name).is_ok() {
+            self.notice(
+                Severity::Notice,
+                SqlState::DUPLICATE_TABLE,
+                format!("relation \"{name}\" already exists, skipping"),
+            );
+            return Self::command("CREATE INDEX");
+        }
+        let refs: Vec<&str> = cols.iter().map(String::as_str).collect();
+        eng(self.es.create_index(&table, &name, &refs, ci.unique))?;
+        Self::command("CREATE INDEX")
+    }
+
+    pub(crate) fn alter_table(&mut self, at: &ast::AlterTable) -> Result<Outcome, SqlError> {
+        let table = object_name(&at.name)?;
+        for op in &at.operations {
+            match op {
+                ast::AlterTableOperation::AddColumn { column_def, if_not_exists, .. } => {
+                    let ty = parse_type_name(&column_def.data_type.to_string())?.to_column()?;
+                    if !column_def.options.is_empty() {
+                        return Err(SqlError::unsupported("column options in ADD COLUMN"));
+                    }
+                    let cname = expr::ident_name(&column_def.name);
+                    match self.es.add_column(&table, &cname, ty) {
+                        Err(turnstile_engine::EngineError::Catalog(
+                            turnstile_engine::catalog::CatalogError::DuplicateColumn { .. },
+                        )) if *if_not_exists => {
+                            self.notice(
+                                Severity::Notice,
+                                SqlState::DUPLICATE_COLUMN,
+                                format!("column \"{cname}\" of relation \"{table}\" already exists, skipping"),
+                            );
+                        }
+                        r => eng(r)?,
+                    }
+                }
+                ast::AlterTableOperation::AddConstraint { constraint: ast::TableConstraint::PrimaryKey(p), .. } => {
+                    let cols: Vec<String> =
+                        p.columns.iter().map(|c| c.to_string().trim_matches('"').to_ascii_lowercase()).collect();
+                    let refs: Vec<&str> = cols.iter().map(String::as_str).collect();
+                    if p.name.is_some() {
+                        return Err(SqlError::unsupported("a named primary key constraint"));
+                    }
+                    eng(self.es.add_primary_key(&table, &refs))?;
+                }
+                other => return Err(SqlError::unsupported(&format!("ALTER TABLE … {other}"))),
+            }
+        }
+        Self::command("ALTER TABLE")
+    }
+}
+
+pub(crate) fn bound_value(v: &ast::PartitionBoundValue, inf: i64) -> Result<i64, SqlError> {
+    match v {
+        ast::PartitionBoundValue::MinValue | ast::PartitionBoundValue::MaxValue => {
+            let min = matches!(v, ast::PartitionBoundValue::MinValue);
+            if (inf == i64::MIN) != min {
+                // MAXVALUE as a lower bound or MINVALUE as an upper one: an empty range.
+                return Ok(if min { i64::MIN } else { i64::MAX });
+            }
+            Ok(inf)
+        }
+        ast::PartitionBoundValue::Expr(e) => {
+            let empty = Scope::default();
+            let mut p = Vec::new();
+            let (x, _) = Compiler { scope: &empty, params: &mut p, aggs: None }.compile(e, Some(SqlType::Int8))?;
+            match x {
+                expr::Expr::Const(d) => match d.cast(SqlType::Int8)? {
+                    Datum::Int(v) => Ok(v),
+                    _ => Err(SqlError::new(SqlState::NULL_VALUE_NOT_ALLOWED, "partition bound is NULL")),
+                },
+                _ => Err(SqlError::new(SqlState::INVALID_OBJECT_DEFINITION, "partition bound must be a constant")),
+            }
+        }
+    }
+}
+
+pub(crate) fn partition_spec(e: &ast::Expr) -> Result<(PartitionStrategy, String), SqlError> {
+    // sqlparser keeps `PARTITION BY RANGE (aid)` as an expression; read it from its text.
+    let text = e.to_string().to_ascii_lowercase();
+    let (strategy, rest) = if let Some(r) = text.strip_prefix("range") {
+        (PartitionStrategy::Range, r)
+    } else if let Some(r) = text.strip_prefix("hash") {
+        (PartitionStrategy::Hash, r)
+    } else {
+        return Err(SqlError::unsupported(&format!("PARTITION BY {text}")));
+    };
+    let col = rest.trim().trim_start_matches('(').trim_end_matches(')').trim().trim_matches('"').to_owned();
+    if col.is_empty() || col.contains(',') || col.contains('(') {
+        return Err(SqlError::unsupported("a partition key other than one column"));
+    }
+    Ok((strategy, col))
+}
+
+pub(crate) fn table_fillfactor(o: &ast::CreateTableOptions) -> Result<Option<u8>, SqlError> {
+    let opts = match o {
+        ast::CreateTableOptions::None => return Ok(None),
+        ast::CreateTableOptions::With(v) => v,
+        other => return Err(SqlError::unsupported(&format!("table options {other}"))),
+    };
+    let mut ff = None;
+    for opt in opts {
+        let text = opt.to_string().to_ascii_lowercase().replace(' ', "");
+        match text.strip_prefix("fillfactor=") {
+            Some(v) => {
+                let n: u8 = v.parse().ok().filter(|n| (10..=100).contains(n)).ok_or_else(|| {
+                    SqlError::new(
+                        SqlState::INVALID_PARAMETER_VALUE,
+                        format!("value {v} out of bounds for option \"fillfactor\""),
+                    )
+                })?;
+                ff = Some(n);
+            }
+            None => return Err(SqlError::unsupported(&format!("the storage parameter {text}"))),
+        }
+    }
+    Ok(ff)
+}

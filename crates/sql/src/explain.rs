@@ -1,0 +1,65 @@
+//! `EXPLAIN [ANALYZE]`: the engine's plan as text.
+
+use crate::error::SqlError;
+use crate::plan;
+use crate::session::{eng, SqlSession};
+use crate::statement::{text_field, Compiled, Outcome};
+use sqlparser::ast;
+use turnstile_lock::SqlState;
+
+impl SqlSession {
+    pub(crate) fn explain(&mut self, analyze: bool, statement: &ast::Statement) -> Result<Outcome, SqlError> {
+        let ast::Statement::Query(_) = statement else {
+            return Err(SqlError::unsupported("EXPLAIN of anything but SELECT"));
+        };
+        let text = statement.to_string();
+        let st = self.make_statement(&text, &text, 0, &[], false)?;
+        let started = std::time::Instant::now();
+        let compiled = self.compiled(&st)?;
+        let Compiled::Select(plan) = compiled.as_ref() else {
+            return Err(SqlError::new(SqlState::INTERNAL_ERROR, "statement compiled to the wrong kind"));
+        };
+        let mut lines: Vec<String> = Vec::new();
+        let planning;
+        match &plan.source {
+            plan::Source::Engine { query, .. } => {
+                let e = eng(self.es.explain(query))?;
+                planning =
+                    self.es.last_planning_time() + started.elapsed().saturating_sub(self.es.last_planning_time());
+                lines.extend(e.lines().map(str::to_owned));
+            }
+            plan::Source::One => {
+                planning = started.elapsed();
+                lines.push("Result".into());
+            }
+            plan::Source::Rows(items) => {
+                planning = started.elapsed();
+                for it in items {
+                    lines.push(match &it.producer {
+                        plan::Producer::View(v) => format!("Function Scan on {v:?} (system view)"),
+                        plan::Producer::Series(..) => "Function Scan on generate_series".into(),
+                    });
+                }
+            }
+        }
+        if plan.residual.is_some() {
+            lines.push("  Filter: (residual predicate evaluated by turnstile-sql)".into());
+        }
+        if plan.grouped {
+            lines.insert(0, "Aggregate (turnstile-sql)".into());
+        }
+        lines.push(format!("Planning Time: {:.3} ms", planning.as_secs_f64() * 1e3));
+        if analyze {
+            let t = std::time::Instant::now();
+            let rows = self.run_select(plan, &[], true)?;
+            lines.push(format!("Rows: {}", rows.len()));
+            lines.push(format!("Execution Time: {:.3} ms", t.elapsed().as_secs_f64() * 1e3));
+        }
+
+        Ok(Outcome::Rows {
+            fields: vec![text_field("QUERY PLAN")],
+            rows: lines.into_iter().map(|l| vec![Some(l)]).collect(),
+            tag: "EXPLAIN".into(),
+        })
+    }
+}

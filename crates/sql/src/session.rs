@@ -1,0 +1,340 @@
+//! [`SqlSession`]: one connection's session — statements executed in
+//! order, with the transaction state ReadyForQuery reports.
+
+use crate::context::Ctx;
+use crate::error::{Notice, Severity, SqlError};
+use crate::expr::EvalEnv;
+use crate::interrupt::{CancelHandle, Reason};
+use crate::parse::Parsed;
+use crate::plan::{CacheMode, Run, SelectPlan};
+use crate::settings::default_gucs;
+use crate::shared::{BackendInfo, SqlEngine};
+use crate::statement::{Compiled, Outcome, Statement};
+use crate::value::{now_timestamp, Datum, SqlType};
+use crate::views;
+use sqlparser::ast;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use turnstile_engine::Session;
+use turnstile_lock::SqlState;
+
+/// The transaction state reported in ReadyForQuery.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TxStatus {
+    /// Not in a transaction block (`I`).
+    Idle,
+    /// In a transaction block (`T`).
+    InBlock,
+    /// In a failed transaction block (`E`).
+    Failed,
+}
+
+/// One connection's session: lives on its backend thread.
+#[derive(Debug)]
+pub struct SqlSession {
+    pub(crate) ctx: Ctx,
+    pub(crate) es: Session,
+    pub(crate) info: Arc<BackendInfo>,
+    pub(crate) tx: TxStatus,
+    pub(crate) wrote: bool,
+    pub(crate) prepared: HashMap<String, Statement>,
+    pub(crate) cancel: CancelHandle,
+}
+
+pub(crate) fn text_row(row: &[Datum], types: &[SqlType]) -> Vec<Option<String>> {
+    row.iter().zip(types).map(|(d, t)| d.to_text(*t)).collect()
+}
+
+pub(crate) fn eng<T>(r: turnstile_engine::Result<T>) -> Result<T, SqlError> {
+    r.map_err(SqlError::from_engine)
+}
+
+impl SqlSession {
+    /// Opens a session on `database` (`3D000` if unknown; `53300` if every
+    /// backend slot is taken).
+    pub fn connect(
+        e: &SqlEngine,
+        database: &str,
+        user: &str,
+        application_name: &str,
+        client_addr: Option<String>,
+    ) -> Result<SqlSession, SqlError> {
+        let shared = Arc::clone(&e.shared);
+        let es = shared.engine.session_on(database).map_err(|err| {
+            let mut s = SqlError::from_engine(err);
+            s.severity = Severity::Fatal;
+            if s.code == SqlState::INTERNAL_ERROR || s.code == SqlState::OUT_OF_MEMORY {
+                s.code = SqlState::TOO_MANY_CONNECTIONS;
+                s.message = "sorry, too many clients already".into();
+            }
+            s
+        })?;
+        let pid = views::PID_BASE + es.backend().id() as i32;
+        let info = Arc::new(BackendInfo {
+            pid,
+            activity_slot: es.activity_slot(),
+            datid: es.database(),
+            datname: database.to_owned(),
+            usename: user.to_owned(),
+            client_addr,
+            backend_start: now_timestamp(),
+            application_name: Mutex::new(application_name.to_owned()),
+            query: Mutex::new(String::new()),
+            cancel: CancelHandle::new(es.backend().cancel_handle()),
+        });
+        if let Ok(mut r) = shared.registry.lock() {
+            r.retain(|b| b.activity_slot != info.activity_slot);
+            r.push(Arc::clone(&info));
+        }
+        let cancel = info.cancel.clone();
+        let max_backends = shared.engine.config().lock.max_backends;
+        let seed = (now_timestamp() as u64) ^ ((pid as u64) << 32) | 1;
+        let gucs = default_gucs(user, application_name, max_backends);
+        let ctx = Ctx {
+            shared,
+            pid,
+            user: user.to_owned(),
+            database: database.to_owned(),
+            reset_values: gucs.clone(),
+            gucs,
+            rng: seed,
+            stmt_ts: now_timestamp(),
+            cancel: Arc::clone(&cancel.inner.cancel),
+            param_changes: Vec::new(),
+            timeouts_dirty: false,
+            xact: None,
+            statement_timeout_ms: 0,
+            idle_in_transaction_ms: 0,
+            notices: Vec::new(),
+        };
+        Ok(SqlSession { ctx, es, info, tx: TxStatus::Idle, wrote: false, prepared: HashMap::new(), cancel })
+    }
+
+    /// The backend's pid (`pg_backend_pid()`, BackendKeyData).
+    pub fn pid(&self) -> i32 {
+        self.ctx.pid
+    }
+
+    /// A handle that cancels this session's running statement.
+    pub fn cancel_handle(&self) -> CancelHandle {
+        self.cancel.clone()
+    }
+
+    /// Whether the session was asked to end (`pg_terminate_backend`,
+    /// shutdown): its server ends it with FATAL `57P01`.
+    pub fn terminate_requested(&self) -> bool {
+        self.cancel.terminate_requested()
+    }
+
+    /// The transaction state for ReadyForQuery.
+    pub fn transaction_status(&self) -> TxStatus {
+        self.tx
+    }
+
+    /// The engine session underneath.
+    pub fn engine_session(&mut self) -> &mut Session {
+        &mut self.es
+    }
+
+    /// Executes a statement with text-format parameters.
+    ///
+    /// An error inside a transaction block aborts the transaction at once
+    /// ([`SqlSession::statement_failed`]); `statement_timeout` cancels the
+    /// statement with `57014`; a pending terminate ends the session with
+    /// FATAL `57P01`.
+    pub fn execute(&mut self, stmt: &Statement, params: &[Option<String>]) -> Result<Outcome, SqlError> {
+        self.ctx.notices.clear();
+        let is_end = matches!(
+            &stmt.inner.parsed,
+            Parsed::Ast(a) if matches!(a.as_ref(), ast::Statement::Commit { .. } | ast::Statement::Rollback { .. })
+        );
+        if self.tx == TxStatus::Failed && !is_end {
+            return Err(SqlError::new(
+                SqlState::IN_FAILED_SQL_TRANSACTION,
+                "current transaction is aborted, commands ignored until end of transaction block",
+            ));
+        }
+        if self.cancel.terminate_requested() {
+            return Err(self.interrupted(SqlError::new(SqlState::QUERY_CANCELED, "")));
+        }
+        // A cancel that arrived while idle is not for this statement.
+        self.cancel.clear();
+        self.es.backend().clear_cancel();
+        if self.tx == TxStatus::Idle {
+            self.ctx.stmt_ts = now_timestamp();
+        }
+        self.info.set_query(&stmt.inner.sql);
+        let timeout = (self.ctx.statement_timeout_ms > 0).then(|| {
+            self.ctx.shared.timer.arm(&self.cancel, std::time::Duration::from_millis(self.ctx.statement_timeout_ms))
+        });
+        let result = self.dispatch(stmt, params);
+        drop(timeout);
+        let result = result.map_err(|e| self.interrupted(e));
+        if result.is_err() {
+            self.statement_failed();
+        }
+        if self.ctx.timeouts_dirty {
+            self.apply_timeouts();
+        }
+        result
+    }
+
+    /// A canceled statement's error, as the interrupt's reason names it:
+    /// `57014` for a cancel or a statement timeout, FATAL `57P01` when the
+    /// session is being terminated.
+    pub(crate) fn interrupted(&self, e: SqlError) -> SqlError {
+        if e.code != SqlState::QUERY_CANCELED || e.severity != Severity::Error {
+            return e;
+        }
+        if self.cancel.terminate_requested() {
+            let mut f = SqlError::new(SqlState::ADMIN_SHUTDOWN, "terminating connection due to administrator command");
+            f.severity = Severity::Fatal;
+            return f;
+        }
+        match self.cancel.reason() {
+            Reason::StatementTimeout => {
+                SqlError::new(SqlState::QUERY_CANCELED, "canceling statement due to statement timeout")
+            }
+            Reason::User => e,
+        }
+    }
+
+    /// `idle_in_transaction_session_timeout`, if set: how long the server
+    /// waits for the next message of a session inside a transaction block
+    /// before it ends the session with FATAL `25P03`.
+    pub fn idle_in_transaction_timeout(&self) -> Option<std::time::Duration> {
+        (self.tx != TxStatus::Idle && self.ctx.idle_in_transaction_ms > 0)
+            .then(|| std::time::Duration::from_millis(self.ctx.idle_in_transaction_ms))
+    }
+
+    pub(crate) fn typed_params(&self, stmt: &Statement, params: &[Option<String>]) -> Result<Vec<Datum>, SqlError> {
+        let types = &stmt.inner.param_types;
+        if !types.is_empty() && params.len() != types.len() {
+            return Err(SqlError::new(
+                SqlState::PROTOCOL_VIOLATION,
+                format!(
+                    "bind message supplies {} parameters, but prepared statement requires {}",
+                    params.len(),
+                    types.len()
+                ),
+            ));
+        }
+        params
+            .iter()
+            .enumerate()
+            .map(|(i, p)| match p {
+                None => Ok(Datum::Null),
+                Some(s) => {
+                    let ty = types.get(i).and_then(|t| SqlType::from_oid(*t)).unwrap_or(SqlType::Text);
+                    Datum::parse(s, ty)
+                }
+            })
+            .collect()
+    }
+
+    pub(crate) fn cache_mode(&self) -> CacheMode {
+        match self.ctx.get("plan_cache_mode").as_deref() {
+            Some("force_custom_plan") => CacheMode::ForceCustom,
+            Some("force_generic_plan") => CacheMode::ForceGeneric,
+            _ => CacheMode::Auto,
+        }
+    }
+
+    pub(crate) fn dispatch(&mut self, stmt: &Statement, params: &[Option<String>]) -> Result<Outcome, SqlError> {
+        match &stmt.inner.parsed {
+            Parsed::Empty => Ok(Outcome::Empty),
+            Parsed::Pre(p) => self.run_pre(p),
+            Parsed::Ast(a) => match a.as_ref() {
+                ast::Statement::Query(_) => {
+                    let compiled = self.compiled(stmt)?;
+                    let Compiled::Select(plan) = compiled.as_ref() else {
+                        return Err(SqlError::new(SqlState::INTERNAL_ERROR, "statement compiled to the wrong kind"));
+                    };
+                    let values = self.typed_params(stmt, params)?;
+                    let rows = self.run_select(plan, &values, !stmt.inner.saved)?;
+                    let n = rows.len();
+                    let rows = rows.iter().map(|r| text_row(r, &plan.out_types)).collect();
+                    Ok(Outcome::Rows { fields: plan.fields.clone(), rows, tag: format!("SELECT {n}") })
+                }
+                ast::Statement::Insert(_) => {
+                    let compiled = self.compiled(stmt)?;
+                    let Compiled::Insert(plan) = compiled.as_ref() else {
+                        return Err(SqlError::new(SqlState::INTERNAL_ERROR, "statement compiled to the wrong kind"));
+                    };
+                    let values = self.typed_params(stmt, params)?;
+                    let cache_mode = self.cache_mode();
+                    let mut run = Run {
+                        session: &mut self.es,
+                        env: EvalEnv { params: &values, aggs: &[], services: &mut self.ctx },
+                        cache_mode,
+                        one_shot: !stmt.inner.saved,
+                    };
+                    let n = plan.run(&mut run)?;
+                    self.wrote = true;
+                    Ok(Outcome::Command { tag: format!("INSERT 0 {n}") })
+                }
+                ast::Statement::Update(_) | ast::Statement::Delete(_) => {
+                    let delete = matches!(a.as_ref(), ast::Statement::Delete(_));
+                    let compiled = self.compiled(stmt)?;
+                    let Compiled::Modify(plan) = compiled.as_ref() else {
+                        return Err(SqlError::new(SqlState::INTERNAL_ERROR, "statement compiled to the wrong kind"));
+                    };
+                    let values = self.typed_params(stmt, params)?;
+                    let cache_mode = self.cache_mode();
+                    let mut run = Run {
+                        session: &mut self.es,
+                        env: EvalEnv { params: &values, aggs: &[], services: &mut self.ctx },
+                        cache_mode,
+                        one_shot: !stmt.inner.saved,
+                    };
+                    let n = plan.run(&mut run, delete)?;
+                    self.wrote = true;
+                    Ok(Outcome::Command { tag: format!("{} {n}", if delete { "DELETE" } else { "UPDATE" }) })
+                }
+                other => self.run_other(other, params),
+            },
+        }
+    }
+
+    pub(crate) fn run_select(
+        &mut self,
+        plan: &SelectPlan,
+        values: &[Datum],
+        one_shot: bool,
+    ) -> Result<Vec<Vec<Datum>>, SqlError> {
+        let cache_mode = self.cache_mode();
+        let mut run = Run {
+            session: &mut self.es,
+            env: EvalEnv { params: values, aggs: &[], services: &mut self.ctx },
+            cache_mode,
+            one_shot,
+        };
+        plan.run(&mut run)
+    }
+
+    pub(crate) fn command(tag: &str) -> Result<Outcome, SqlError> {
+        Ok(Outcome::Command { tag: tag.to_owned() })
+    }
+
+    pub(crate) fn notice(&mut self, severity: Severity, code: SqlState, message: impl Into<String>) {
+        self.ctx.notices.push(Notice { severity, code, message: message.into() });
+    }
+
+    /// Notices produced by the last call.
+    pub fn take_notices(&mut self) -> Vec<Notice> {
+        std::mem::take(&mut self.ctx.notices)
+    }
+}
+
+impl Drop for SqlSession {
+    fn drop(&mut self) {
+        if let Ok(mut r) = self.ctx.shared.registry.lock() {
+            r.retain(|b| !Arc::ptr_eq(b, &self.info));
+        }
+        // Every exit that is not COMMIT rolls back: a closed or broken
+        // connection, a terminate, a shutdown.
+        if self.es.in_transaction() {
+            let _ = self.es.rollback();
+        }
+    }
+}

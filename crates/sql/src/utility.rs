@@ -1,0 +1,384 @@
+//! Utility statements: everything that is not a query or DML — `VACUUM`,
+//! `ANALYZE`, `CHECKPOINT`, `LOCK`, `PREPARE`/`EXECUTE`, `DROP`, `TRUNCATE`…
+
+use crate::copy::{copy_escape, CopyIn};
+use crate::error::{Severity, SqlError};
+use crate::expr;
+use crate::expr::{object_name, parse_type_name, Compiler, EvalEnv, Scope};
+use crate::parse::{Parsed, PreStmt};
+use crate::plan::Catalog;
+use crate::session::{eng, SqlSession, TxStatus};
+use crate::statement::{stmt_kind, text_field, Compiled, Outcome, Statement, StatementInner};
+use crate::value::{now_timestamp, SqlType};
+use sqlparser::ast;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use turnstile_lock::SqlState;
+use turnstile_lock::{LockMode, LockTag, Wait};
+
+pub(crate) fn lock_mode(m: Option<&ast::LockTableMode>) -> LockMode {
+    match m {
+        None | Some(ast::LockTableMode::AccessExclusive) => LockMode::AccessExclusive,
+        Some(ast::LockTableMode::AccessShare) => LockMode::AccessShare,
+        Some(ast::LockTableMode::RowShare) => LockMode::RowShare,
+        Some(ast::LockTableMode::RowExclusive) => LockMode::RowExclusive,
+        Some(ast::LockTableMode::ShareUpdateExclusive) => LockMode::ShareUpdateExclusive,
+        Some(ast::LockTableMode::Share) => LockMode::Share,
+        Some(ast::LockTableMode::ShareRowExclusive) => LockMode::ShareRowExclusive,
+        Some(ast::LockTableMode::Exclusive) => LockMode::Exclusive,
+    }
+}
+
+pub(crate) fn lock_error(e: turnstile_lock::LockError, name: &str, wait: Wait) -> SqlError {
+    SqlError::from_lock(&e, (wait == Wait::NoWait).then_some(name))
+}
+
+impl SqlSession {
+    pub(crate) fn lock_with_partitions(&mut self, name: &str, mode: LockMode, wait: Wait) -> Result<(), SqlError> {
+        let engine = Arc::clone(self.es.engine());
+        let db = self.es.database();
+        let rel = engine
+            .catalog()
+            .relation(db, name)
+            .map_err(|_| SqlError::new(SqlState::UNDEFINED_TABLE, format!("relation \"{name}\" does not exist")))?;
+        if rel.index.is_some() {
+            return Err(SqlError::new(SqlState::WRONG_OBJECT_TYPE, format!("\"{name}\" is not a table")));
+        }
+        self.es.backend_mut().lock(LockTag::relation(db, rel.id), mode, wait).map_err(|e| lock_error(e, name, wait))?;
+        let parts: Vec<u32> = engine.catalog().snapshot().partitions_of(rel.id).map(|p| p.id).collect();
+        for p in parts {
+            self.es.backend_mut().lock(LockTag::relation(db, p), mode, wait).map_err(|e| lock_error(e, name, wait))?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn run_pre(&mut self, p: &PreStmt) -> Result<Outcome, SqlError> {
+        match p {
+            PreStmt::Checkpoint => {
+                eng(self.es.engine().flush())?;
+                Self::command("CHECKPOINT")
+            }
+            PreStmt::Vacuum { full, analyze, tables } => {
+                if self.tx != TxStatus::Idle {
+                    return Err(SqlError::new(
+                        SqlState::ACTIVE_SQL_TRANSACTION,
+                        "VACUUM cannot run inside a transaction block",
+                    ));
+                }
+                let targets: Vec<Option<&str>> =
+                    if tables.is_empty() { vec![None] } else { tables.iter().map(|t| Some(t.as_str())).collect() };
+                for t in targets {
+                    eng(self.es.vacuum(t, *full))?;
+                    if *analyze {
+                        eng(self.es.analyze(t))?;
+                    }
+                }
+                Self::command("VACUUM")
+            }
+            PreStmt::Analyze(tables) => {
+                let targets: Vec<Option<&str>> =
+                    if tables.is_empty() { vec![None] } else { tables.iter().map(|t| Some(t.as_str())).collect() };
+                for t in targets {
+                    eng(self.es.analyze(t))?;
+                }
+                Self::command("ANALYZE")
+            }
+            PreStmt::CopyFrom { table, columns, file, freeze: _ } => {
+                let cat = Catalog { session: &self.es };
+                let def = cat.table(table)?;
+                let targets = if columns.is_empty() {
+                    (0..def.names.len()).collect()
+                } else {
+                    columns
+                        .iter()
+                        .map(|c| {
+                            def.names.iter().position(|n| n == c).ok_or_else(|| {
+                                SqlError::new(
+                                    SqlState::UNDEFINED_COLUMN,
+                                    format!("column \"{c}\" of relation \"{table}\" does not exist"),
+                                )
+                            })
+                        })
+                        .collect::<Result<Vec<_>, _>>()?
+                };
+                let mut copy = CopyIn {
+                    table: table.clone(),
+                    types: def.types,
+                    sql_types: def.sql_types,
+                    targets,
+                    partial: Vec::new(),
+                    batch: Vec::new(),
+                    count: 0,
+                    done: false,
+                };
+                match file {
+                    None => Ok(Outcome::CopyIn(copy)),
+                    Some(path) => {
+                        let data = std::fs::read(path).map_err(|e| {
+                            SqlError::new(
+                                SqlState::UNDEFINED_FILE,
+                                format!("could not open file \"{path}\" for reading: {e}"),
+                            )
+                        })?;
+                        self.copy_data(&mut copy, &data)?;
+                        let tag = self.copy_done(copy)?;
+                        Ok(Outcome::Command { tag })
+                    }
+                }
+            }
+            PreStmt::CopyTo { query, file } => {
+                let st = self.make_statement(query, query, 0, &[], false)?;
+                let compiled = self.compiled(&st)?;
+                let Compiled::Select(plan) = compiled.as_ref() else {
+                    return Err(SqlError::unsupported("COPY of a non-SELECT"));
+                };
+                let rows = self.run_select(plan, &[], true)?;
+                let mut lines = Vec::with_capacity(rows.len());
+                for r in &rows {
+                    let mut line = Vec::new();
+                    for (i, (d, t)) in r.iter().zip(&plan.out_types).enumerate() {
+                        if i > 0 {
+                            line.push(b'\t');
+                        }
+                        match d.to_text(*t) {
+                            None => line.extend_from_slice(b"\\N"),
+                            Some(s) => copy_escape(&s, &mut line),
+                        }
+                    }
+                    line.push(b'\n');
+                    lines.push(line);
+                }
+                let tag = format!("COPY {}", rows.len());
+                match file {
+                    None => Ok(Outcome::CopyOut { columns: plan.fields.len(), lines, tag }),
+                    Some(path) => {
+                        std::fs::write(path, lines.concat()).map_err(|e| {
+                            SqlError::new(
+                                SqlState::UNDEFINED_FILE,
+                                format!("could not open file \"{path}\" for writing: {e}"),
+                            )
+                        })?;
+                        Ok(Outcome::Command { tag })
+                    }
+                }
+            }
+        }
+    }
+
+    pub(crate) fn run_other(&mut self, s: &ast::Statement, params: &[Option<String>]) -> Result<Outcome, SqlError> {
+        use ast::Statement as S;
+        match s {
+            S::StartTransaction { statements, exception, .. } => {
+                if !statements.is_empty() || exception.is_some() {
+                    return Err(SqlError::unsupported("BEGIN … END blocks"));
+                }
+                if self.tx != TxStatus::Idle {
+                    self.notice(
+                        Severity::Warning,
+                        SqlState::ACTIVE_SQL_TRANSACTION,
+                        "there is already a transaction in progress",
+                    );
+                    return Self::command("BEGIN");
+                }
+                eng(self.es.begin())?;
+                self.tx = TxStatus::InBlock;
+                self.wrote = false;
+                self.ctx.xact = Some(HashMap::new());
+                self.ctx.stmt_ts = now_timestamp();
+                Self::command(if matches!(s, S::StartTransaction { begin: false, .. }) {
+                    "START TRANSACTION"
+                } else {
+                    "BEGIN"
+                })
+            }
+            S::Commit { chain: false, .. } => self.end_transaction(true),
+            S::Rollback { chain: false, savepoint: None } => self.end_transaction(false),
+            S::Rollback { savepoint: Some(_), .. } => Err(SqlError::unsupported("ROLLBACK TO SAVEPOINT")),
+            S::Set(set) => self.run_set(set),
+            S::Reset(r) => self.run_reset(&r.reset),
+            S::ShowVariable { variable } => {
+                let name = variable.iter().map(expr::ident_name).collect::<Vec<_>>().join(" ");
+                let raw = variable.iter().map(|i| i.value.clone()).collect::<Vec<_>>().join(" ");
+                if name == "all" {
+                    let mut all: BTreeMap<String, String> = self.ctx.gucs.clone().into_iter().collect();
+                    for (k, v) in &self.ctx.shared.knobs {
+                        all.insert(k.clone(), v.clone());
+                    }
+                    let rows = all.into_iter().map(|(k, v)| vec![Some(k), Some(v), None]).collect::<Vec<_>>();
+                    let n = rows.len();
+                    return Ok(Outcome::Rows {
+                        fields: vec![text_field("name"), text_field("setting"), text_field("description")],
+                        rows,
+                        tag: format!("SHOW {n}"),
+                    });
+                }
+                let v = self.ctx.get(&raw).or_else(|| self.ctx.get(&name)).ok_or_else(|| {
+                    SqlError::new(SqlState::UNDEFINED_OBJECT, format!("unrecognized configuration parameter \"{raw}\""))
+                })?;
+                Ok(Outcome::Rows { fields: vec![text_field(&name)], rows: vec![vec![Some(v)]], tag: "SHOW".into() })
+            }
+            S::CreateTable(ct) => self.create_table(ct),
+            S::CreateIndex(ci) => self.create_index(ci),
+            S::AlterTable(at) => self.alter_table(at),
+            S::Drop { object_type, if_exists, names, cascade: _, .. } => match object_type {
+                ast::ObjectType::Table | ast::ObjectType::Index => {
+                    let kind = if *object_type == ast::ObjectType::Table { "table" } else { "index" };
+                    for n in names {
+                        let name = object_name(n)?;
+                        let exists = self.es.engine().catalog().relation(self.es.database(), &name).is_ok();
+                        if !exists {
+                            if *if_exists {
+                                self.notice(
+                                    Severity::Notice,
+                                    SqlState::SUCCESSFUL_COMPLETION,
+                                    format!("{kind} \"{name}\" does not exist, skipping"),
+                                );
+                                continue;
+                            }
+                            return Err(SqlError::new(
+                                SqlState::UNDEFINED_TABLE,
+                                format!("{kind} \"{name}\" does not exist"),
+                            ));
+                        }
+                        eng(self.es.drop_relation(&name))?;
+                    }
+                    Self::command(if kind == "table" { "DROP TABLE" } else { "DROP INDEX" })
+                }
+                ast::ObjectType::Database => {
+                    if self.tx != TxStatus::Idle {
+                        return Err(SqlError::new(
+                            SqlState::ACTIVE_SQL_TRANSACTION,
+                            "DROP DATABASE cannot run inside a transaction block",
+                        ));
+                    }
+                    for n in names {
+                        let name = object_name(n)?;
+                        match self.es.drop_database(&name).map_err(SqlError::from_engine) {
+                            Ok(()) => {}
+                            Err(e) if e.code == SqlState::INVALID_CATALOG_NAME && *if_exists => {
+                                self.notice(
+                                    Severity::Notice,
+                                    SqlState::SUCCESSFUL_COMPLETION,
+                                    format!("database \"{name}\" does not exist, skipping"),
+                                );
+                            }
+                            Err(e) => return Err(e),
+                        }
+                    }
+                    Self::command("DROP DATABASE")
+                }
+                other => Err(SqlError::unsupported(&format!("DROP {other}"))),
+            },
+            S::CreateDatabase { db_name, if_not_exists, .. } => {
+                if self.tx != TxStatus::Idle {
+                    return Err(SqlError::new(
+                        SqlState::ACTIVE_SQL_TRANSACTION,
+                        "CREATE DATABASE cannot run inside a transaction block",
+                    ));
+                }
+                let name = object_name(db_name)?;
+                match self.es.create_database(&name).map_err(SqlError::from_engine) {
+                    Ok(_) => Self::command("CREATE DATABASE"),
+                    Err(e) if e.code == SqlState::DUPLICATE_DATABASE && *if_not_exists => {
+                        self.notice(
+                            Severity::Notice,
+                            SqlState::DUPLICATE_DATABASE,
+                            format!("database \"{name}\" already exists, skipping"),
+                        );
+                        Self::command("CREATE DATABASE")
+                    }
+                    Err(e) => Err(e),
+                }
+            }
+            S::Lock(l) => {
+                if self.tx == TxStatus::Idle {
+                    return Err(SqlError::new(
+                        SqlState::NO_ACTIVE_SQL_TRANSACTION,
+                        "LOCK TABLE can only be used in transaction blocks",
+                    ));
+                }
+                let mode = lock_mode(l.lock_mode.as_ref());
+                let wait = if l.nowait { Wait::NoWait } else { Wait::Block };
+                for t in &l.tables {
+                    let text = t.to_string();
+                    let name = text.trim_start_matches("ONLY ").trim().trim_matches('"').to_ascii_lowercase();
+                    self.lock_with_partitions(&name, mode, wait)?;
+                }
+                Self::command("LOCK TABLE")
+            }
+            S::Prepare { name, data_types, statement } => {
+                let n = expr::ident_name(name);
+                if self.prepared.contains_key(&n) {
+                    return Err(SqlError::new(
+                        SqlState::DUPLICATE_PREPARED_STATEMENT,
+                        format!("prepared statement \"{n}\" already exists"),
+                    ));
+                }
+                let types = data_types
+                    .iter()
+                    .map(|t| parse_type_name(&t.to_string()).map(|t| t.oid()))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let text = statement.to_string();
+                let st = self.make_statement(&text, &text, 0, &types, true)?;
+                self.prepared.insert(n, st);
+                Self::command("PREPARE")
+            }
+            S::Execute { name: Some(name), parameters, using, .. } => {
+                if !using.is_empty() {
+                    return Err(SqlError::unsupported("EXECUTE … USING"));
+                }
+                let n = object_name(name)?;
+                let st = self.prepared.get(&n).cloned().ok_or_else(|| {
+                    SqlError::new(
+                        SqlState::INVALID_SQL_STATEMENT_NAME,
+                        format!("prepared statement \"{n}\" does not exist"),
+                    )
+                })?;
+                let outer = Statement {
+                    inner: Arc::new(StatementInner {
+                        sql: String::new(),
+                        parsed: Parsed::Empty,
+                        param_types: Vec::new(),
+                        declared: Vec::new(),
+                        fields: None,
+                        tag: String::new(),
+                        saved: false,
+                        compiled: Mutex::new(None),
+                    }),
+                };
+                let outer_params = self.typed_params(&outer, params)?;
+                let empty = Scope::default();
+                let mut vals = Vec::new();
+                for (i, p) in parameters.iter().enumerate() {
+                    let hint = st.inner.param_types.get(i).and_then(|t| SqlType::from_oid(*t));
+                    let mut ptypes = Vec::new();
+                    let (x, t) = Compiler { scope: &empty, params: &mut ptypes, aggs: None }.compile(p, hint)?;
+                    let d = x.eval(&[], &mut EvalEnv { params: &outer_params, aggs: &[], services: &mut self.ctx })?;
+                    vals.push(d.to_text(t));
+                }
+                self.dispatch(&st, &vals)
+            }
+            S::Deallocate { name, .. } => {
+                let n = expr::ident_name(name);
+                if n == "all" {
+                    self.prepared.clear();
+                } else if self.prepared.remove(&n).is_none() {
+                    return Err(SqlError::new(
+                        SqlState::INVALID_SQL_STATEMENT_NAME,
+                        format!("prepared statement \"{n}\" does not exist"),
+                    ));
+                }
+                Self::command("DEALLOCATE")
+            }
+            S::Explain { analyze, statement, .. } => self.explain(*analyze, statement),
+            S::Truncate(t) => {
+                let names = t.table_names.iter().map(|n| object_name(&n.name)).collect::<Result<Vec<_>, _>>()?;
+                let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+                eng(self.es.truncate(&refs))?;
+                self.wrote = true;
+                Self::command("TRUNCATE TABLE")
+            }
+            other => Err(SqlError::unsupported(&stmt_kind(other))),
+        }
+    }
+}
