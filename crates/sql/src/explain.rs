@@ -3,9 +3,8 @@
 use crate::error::SqlError;
 use crate::plan;
 use crate::session::{eng, SqlSession};
-use crate::statement::{text_field, Compiled, Outcome};
+use crate::statement::{text_field, Outcome};
 use sqlparser::ast;
-use turnstile_lock::SqlState;
 
 impl SqlSession {
     pub(crate) fn explain(&mut self, analyze: bool, statement: &ast::Statement) -> Result<Outcome, SqlError> {
@@ -15,10 +14,7 @@ impl SqlSession {
         let text = statement.to_string();
         let st = self.make_statement(&text, &text, 0, &[], false)?;
         let started = std::time::Instant::now();
-        let compiled = self.compiled(&st)?;
-        let Compiled::Select(plan) = compiled.as_ref() else {
-            return Err(SqlError::new(SqlState::INTERNAL_ERROR, "statement compiled to the wrong kind"));
-        };
+        let plan = self.select_plan(&st)?.ok_or_else(|| SqlError::unsupported("EXPLAIN of anything but SELECT"))?;
         let mut lines: Vec<String> = Vec::new();
         let planning;
         match &plan.source {
@@ -51,7 +47,7 @@ impl SqlSession {
         lines.push(format!("Planning Time: {:.3} ms", planning.as_secs_f64() * 1e3));
         if analyze {
             let t = std::time::Instant::now();
-            let rows = self.run_select(plan, &[], true)?;
+            let rows = self.run_select(&plan, &[], true)?;
             lines.push(format!("Rows: {}", rows.len()));
             lines.push(format!("Execution Time: {:.3} ms", t.elapsed().as_secs_f64() * 1e3));
         }

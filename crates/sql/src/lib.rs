@@ -69,6 +69,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+mod command;
 mod context;
 mod copy;
 mod ddl;

@@ -1,18 +1,18 @@
 //! [`SqlSession`]: one connection's session — statements executed in
 //! order, with the transaction state ReadyForQuery reports.
 
+use crate::command::Command;
 use crate::context::Ctx;
 use crate::error::{Notice, Severity, SqlError};
 use crate::expr::EvalEnv;
 use crate::interrupt::{CancelHandle, Reason};
-use crate::parse::Parsed;
+use crate::plan::{self, ModifyPlan};
 use crate::plan::{CacheMode, Run, SelectPlan};
 use crate::settings::default_gucs;
 use crate::shared::{BackendInfo, SqlEngine};
-use crate::statement::{Compiled, Outcome, Statement};
+use crate::statement::{in_failed_block, Outcome, Statement, StatementInner};
 use crate::value::{now_timestamp, Datum, SqlType};
 use crate::views;
-use sqlparser::ast;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use turnstile_engine::Session;
@@ -144,15 +144,8 @@ impl SqlSession {
     /// FATAL `57P01`.
     pub fn execute(&mut self, stmt: &Statement, params: &[Option<String>]) -> Result<Outcome, SqlError> {
         self.ctx.notices.clear();
-        let is_end = matches!(
-            &stmt.inner.parsed,
-            Parsed::Ast(a) if matches!(a.as_ref(), ast::Statement::Commit { .. } | ast::Statement::Rollback { .. })
-        );
-        if self.tx == TxStatus::Failed && !is_end {
-            return Err(SqlError::new(
-                SqlState::IN_FAILED_SQL_TRANSACTION,
-                "current transaction is aborted, commands ignored until end of transaction block",
-            ));
+        if self.tx == TxStatus::Failed && !stmt.inner.command.ends_block() {
+            return Err(in_failed_block());
         }
         if self.cancel.terminate_requested() {
             return Err(self.interrupted(SqlError::new(SqlState::QUERY_CANCELED, "")));
@@ -207,31 +200,6 @@ impl SqlSession {
             .then(|| std::time::Duration::from_millis(self.ctx.idle_in_transaction_ms))
     }
 
-    pub(crate) fn typed_params(&self, stmt: &Statement, params: &[Option<String>]) -> Result<Vec<Datum>, SqlError> {
-        let types = &stmt.inner.param_types;
-        if !types.is_empty() && params.len() != types.len() {
-            return Err(SqlError::new(
-                SqlState::PROTOCOL_VIOLATION,
-                format!(
-                    "bind message supplies {} parameters, but prepared statement requires {}",
-                    params.len(),
-                    types.len()
-                ),
-            ));
-        }
-        params
-            .iter()
-            .enumerate()
-            .map(|(i, p)| match p {
-                None => Ok(Datum::Null),
-                Some(s) => {
-                    let ty = types.get(i).and_then(|t| SqlType::from_oid(*t)).unwrap_or(SqlType::Text);
-                    Datum::parse(s, ty)
-                }
-            })
-            .collect()
-    }
-
     pub(crate) fn cache_mode(&self) -> CacheMode {
         match self.ctx.get("plan_cache_mode").as_deref() {
             Some("force_custom_plan") => CacheMode::ForceCustom,
@@ -241,58 +209,65 @@ impl SqlSession {
     }
 
     pub(crate) fn dispatch(&mut self, stmt: &Statement, params: &[Option<String>]) -> Result<Outcome, SqlError> {
-        match &stmt.inner.parsed {
-            Parsed::Empty => Ok(Outcome::Empty),
-            Parsed::Pre(p) => self.run_pre(p),
-            Parsed::Ast(a) => match a.as_ref() {
-                ast::Statement::Query(_) => {
-                    let compiled = self.compiled(stmt)?;
-                    let Compiled::Select(plan) = compiled.as_ref() else {
-                        return Err(SqlError::new(SqlState::INTERNAL_ERROR, "statement compiled to the wrong kind"));
-                    };
-                    let values = self.typed_params(stmt, params)?;
-                    let rows = self.run_select(plan, &values, !stmt.inner.saved)?;
-                    let n = rows.len();
-                    let rows = rows.iter().map(|r| text_row(r, &plan.out_types)).collect();
-                    Ok(Outcome::Rows { fields: plan.fields.clone(), rows, tag: format!("SELECT {n}") })
-                }
-                ast::Statement::Insert(_) => {
-                    let compiled = self.compiled(stmt)?;
-                    let Compiled::Insert(plan) = compiled.as_ref() else {
-                        return Err(SqlError::new(SqlState::INTERNAL_ERROR, "statement compiled to the wrong kind"));
-                    };
-                    let values = self.typed_params(stmt, params)?;
-                    let cache_mode = self.cache_mode();
-                    let mut run = Run {
-                        session: &mut self.es,
-                        env: EvalEnv { params: &values, aggs: &[], services: &mut self.ctx },
-                        cache_mode,
-                        one_shot: !stmt.inner.saved,
-                    };
-                    let n = plan.run(&mut run)?;
-                    self.wrote = true;
-                    Ok(Outcome::Command { tag: format!("INSERT 0 {n}") })
-                }
-                ast::Statement::Update(_) | ast::Statement::Delete(_) => {
-                    let delete = matches!(a.as_ref(), ast::Statement::Delete(_));
-                    let compiled = self.compiled(stmt)?;
-                    let Compiled::Modify(plan) = compiled.as_ref() else {
-                        return Err(SqlError::new(SqlState::INTERNAL_ERROR, "statement compiled to the wrong kind"));
-                    };
-                    let values = self.typed_params(stmt, params)?;
-                    let cache_mode = self.cache_mode();
-                    let mut run = Run {
-                        session: &mut self.es,
-                        env: EvalEnv { params: &values, aggs: &[], services: &mut self.ctx },
-                        cache_mode,
-                        one_shot: !stmt.inner.saved,
-                    };
-                    let n = plan.run(&mut run, delete)?;
-                    self.wrote = true;
-                    Ok(Outcome::Command { tag: format!("{} {n}", if delete { "DELETE" } else { "UPDATE" }) })
-                }
-                other => self.run_other(other, params),
-            },
+        let st = &stmt.inner;
+        match &st.command {
+            Command::Empty => Ok(Outcome::Empty),
+            Command::Select { query, plan: slot } => {
+                let plan = self.planned(st, slot, |c, ps| plan::compile_select(c, query, ps))?;
+                let values = typed_params(&st.param_types, params)?;
+                let rows = self.run_select(&plan, &values, !st.saved)?;
+                let n = rows.len();
+                let rows = rows.iter().map(|r| text_row(r, &plan.out_types)).collect();
+                Ok(Outcome::Rows { fields: plan.fields.clone(), rows, tag: format!("SELECT {n}") })
+            }
+            Command::Insert { insert, plan: slot } => {
+                let plan = self.planned(st, slot, |c, ps| plan::compile_insert(c, insert, ps))?;
+                let values = typed_params(&st.param_types, params)?;
+                let n = plan.run(&mut self.run(&values, !st.saved))?;
+                self.wrote = true;
+                Ok(Outcome::Command { tag: format!("INSERT 0 {n}") })
+            }
+            Command::Update { update, plan: slot } => {
+                let plan = self.planned(st, slot, |c, ps| plan::compile_update(c, update, ps))?;
+                self.modify(&plan, st, params, false)
+            }
+            Command::Delete { delete, plan: slot } => {
+                let plan = self.planned(st, slot, |c, ps| plan::compile_delete(c, delete, ps))?;
+                self.modify(&plan, st, params, true)
+            }
+            Command::Begin { start } => self.begin(*start),
+            Command::End { commit } => self.end_transaction(*commit),
+            Command::Show { variable } => self.show(variable),
+            Command::Explain { analyze, statement } => self.explain(*analyze, statement),
+            Command::Execute { name, parameters } => self.execute_prepared(name, parameters, params),
+            Command::Pre(p) => self.run_pre(p),
+            Command::Utility(a) => self.run_utility(a),
+        }
+    }
+
+    /// `UPDATE` or `DELETE` with `plan`.
+    fn modify(
+        &mut self,
+        plan: &ModifyPlan,
+        st: &StatementInner,
+        params: &[Option<String>],
+        delete: bool,
+    ) -> Result<Outcome, SqlError> {
+        let values = typed_params(&st.param_types, params)?;
+        let n = plan.run(&mut self.run(&values, !st.saved), delete)?;
+        self.wrote = true;
+        Ok(Outcome::Command { tag: format!("{} {n}", if delete { "DELETE" } else { "UPDATE" }) })
+    }
+
+    /// What a plan runs with: the engine session, the parameters, the
+    /// session's services and plan-cache mode.
+    fn run<'a>(&'a mut self, values: &'a [Datum], one_shot: bool) -> Run<'a, 'a> {
+        let cache_mode = self.cache_mode();
+        Run {
+            session: &mut self.es,
+            env: EvalEnv { params: values, aggs: &[], services: &mut self.ctx },
+            cache_mode,
+            one_shot,
         }
     }
 
@@ -302,14 +277,7 @@ impl SqlSession {
         values: &[Datum],
         one_shot: bool,
     ) -> Result<Vec<Vec<Datum>>, SqlError> {
-        let cache_mode = self.cache_mode();
-        let mut run = Run {
-            session: &mut self.es,
-            env: EvalEnv { params: values, aggs: &[], services: &mut self.ctx },
-            cache_mode,
-            one_shot,
-        };
-        plan.run(&mut run)
+        plan.run(&mut self.run(values, one_shot))
     }
 
     pub(crate) fn command(tag: &str) -> Result<Outcome, SqlError> {
@@ -337,4 +305,29 @@ impl Drop for SqlSession {
             let _ = self.es.rollback();
         }
     }
+}
+
+/// Text-format parameters as values of the statement's parameter types.
+pub(crate) fn typed_params(types: &[u32], params: &[Option<String>]) -> Result<Vec<Datum>, SqlError> {
+    if !types.is_empty() && params.len() != types.len() {
+        return Err(SqlError::new(
+            SqlState::PROTOCOL_VIOLATION,
+            format!(
+                "bind message supplies {} parameters, but prepared statement requires {}",
+                params.len(),
+                types.len()
+            ),
+        ));
+    }
+    params
+        .iter()
+        .enumerate()
+        .map(|(i, p)| match p {
+            None => Ok(Datum::Null),
+            Some(s) => {
+                let ty = types.get(i).and_then(|t| SqlType::from_oid(*t)).unwrap_or(SqlType::Text);
+                Datum::parse(s, ty)
+            }
+        })
+        .collect()
 }

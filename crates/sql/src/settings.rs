@@ -4,9 +4,9 @@
 use crate::context::Ctx;
 use crate::error::{Severity, SqlError};
 use crate::session::{SqlSession, TxStatus};
-use crate::statement::Outcome;
+use crate::statement::{show_name, text_field, Outcome};
 use sqlparser::ast;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use turnstile_lock::SqlState;
 
 /// One setting changed inside a transaction block: PostgreSQL's GUC stack
@@ -422,5 +422,28 @@ impl SqlSession {
             }
             other => Err(SqlError::unsupported(&format!("{other}"))),
         }
+    }
+
+    /// `SHOW name` / `SHOW ALL`.
+    pub(crate) fn show(&mut self, variable: &[ast::Ident]) -> Result<Outcome, SqlError> {
+        let name = show_name(variable);
+        let raw = variable.iter().map(|i| i.value.clone()).collect::<Vec<_>>().join(" ");
+        if name == "all" {
+            let mut all: BTreeMap<String, String> = self.ctx.gucs.clone().into_iter().collect();
+            for (k, v) in &self.ctx.shared.knobs {
+                all.insert(k.clone(), v.clone());
+            }
+            let rows = all.into_iter().map(|(k, v)| vec![Some(k), Some(v), None]).collect::<Vec<_>>();
+            let n = rows.len();
+            return Ok(Outcome::Rows {
+                fields: vec![text_field("name"), text_field("setting"), text_field("description")],
+                rows,
+                tag: format!("SHOW {n}"),
+            });
+        }
+        let v = self.ctx.get(&raw).or_else(|| self.ctx.get(&name)).ok_or_else(|| {
+            SqlError::new(SqlState::UNDEFINED_OBJECT, format!("unrecognized configuration parameter \"{raw}\""))
+        })?;
+        Ok(Outcome::Rows { fields: vec![text_field(&name)], rows: vec![vec![Some(v)]], tag: "SHOW".into() })
     }
 }

@@ -1,16 +1,15 @@
 //! Statements: parsed once, described (parameter types, result columns)
 //! and compiled to a cached plan.
 
+use crate::command::{Command, PlanSlot};
 use crate::copy::CopyIn;
 use crate::error::SqlError;
-use crate::expr::object_name;
-use crate::parse::{Parsed, PreStmt};
-use crate::plan::{Catalog, InsertPlan, SelectPlan};
+use crate::plan::{Catalog, SelectPlan};
 use crate::session::{SqlSession, TxStatus};
 use crate::value::SqlType;
 use crate::{expr, parse, plan};
 use sqlparser::ast;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use turnstile_lock::SqlState;
 
 /// A column of a result (RowDescription).
@@ -30,14 +29,6 @@ pub struct FieldInfo {
     pub type_modifier: i32,
 }
 
-/// What a statement compiles to (cached in the [`Statement`]).
-#[derive(Debug)]
-pub(crate) enum Compiled {
-    Select(Box<SelectPlan>),
-    Insert(InsertPlan),
-    Modify(plan::ModifyPlan),
-}
-
 /// A parsed (and, once executed, planned) statement. Cheap to clone.
 #[derive(Clone, Debug)]
 pub struct Statement {
@@ -47,14 +38,14 @@ pub struct Statement {
 #[derive(Debug)]
 pub(crate) struct StatementInner {
     pub(crate) sql: String,
-    pub(crate) parsed: Parsed,
+    /// What it is, decided once.
+    pub(crate) command: Command,
     pub(crate) param_types: Vec<u32>,
     pub(crate) declared: Vec<SqlType>,
     pub(crate) fields: Option<Vec<FieldInfo>>,
     pub(crate) tag: String,
     /// From `prepare` (extended protocol): its plan is cached.
     pub(crate) saved: bool,
-    pub(crate) compiled: Mutex<Option<(u64, Arc<Compiled>)>>,
 }
 
 impl Statement {
@@ -70,7 +61,7 @@ impl Statement {
 
     /// Whether the statement is empty (EmptyQueryResponse).
     pub fn is_empty(&self) -> bool {
-        matches!(self.inner.parsed, Parsed::Empty)
+        matches!(self.inner.command, Command::Empty)
     }
 
     /// The command tag's first word (`SELECT`, `BEGIN`…).
@@ -134,7 +125,10 @@ impl SqlSession {
         types: &[u32],
         saved: bool,
     ) -> Result<Statement, SqlError> {
-        let parsed = parse::parse_one(sql, piece, offset)?;
+        let command = Command::classify(parse::parse_one(sql, piece, offset)?)?;
+        if saved && self.tx == TxStatus::Failed && !command.ends_block() {
+            return Err(in_failed_block());
+        }
         let declared = types
             .iter()
             .map(|t| {
@@ -146,101 +140,92 @@ impl SqlSession {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let tag = match &parsed {
-            Parsed::Empty => String::new(),
-            Parsed::Pre(p) => match p {
-                PreStmt::Vacuum { .. } => "VACUUM",
-                PreStmt::Analyze(_) => "ANALYZE",
-                PreStmt::Checkpoint => "CHECKPOINT",
-                PreStmt::CopyFrom { .. } | PreStmt::CopyTo { .. } => "COPY",
-            }
-            .to_owned(),
-            Parsed::Ast(a) => stmt_kind(a).split_whitespace().next().unwrap_or("").to_owned(),
-        };
         let mut st = StatementInner {
             sql: piece.trim().to_owned(),
-            parsed,
+            tag: command.tag(),
+            command,
             param_types: Vec::new(),
             declared,
             fields: None,
-            tag,
             saved,
-            compiled: Mutex::new(None),
         };
         if saved {
-            // Describe needs parameter types and result columns now.
-            match &st.parsed {
-                Parsed::Ast(a) => match a.as_ref() {
-                    ast::Statement::Query(_)
-                    | ast::Statement::Insert(_)
-                    | ast::Statement::Update(_)
-                    | ast::Statement::Delete(_) => {
-                        let (compiled, params) = self.compile(&st)?;
-                        st.param_types =
-                            params.iter().map(|t| if *t == SqlType::Unknown { 25 } else { t.oid() }).collect();
-                        if let Compiled::Select(p) = &compiled {
-                            st.fields = Some(p.fields.clone());
-                        }
-                        let generation = self.es.engine().catalog().published_generation();
-                        st.compiled = Mutex::new(Some((generation, Arc::new(compiled))));
-                    }
-                    ast::Statement::ShowVariable { variable } => {
-                        let name = variable.iter().map(expr::ident_name).collect::<Vec<_>>().join(" ");
-                        st.fields = Some(vec![text_field(&name)]);
-                    }
-                    ast::Statement::Explain { .. } => st.fields = Some(vec![text_field("QUERY PLAN")]),
-                    ast::Statement::Execute { name: Some(n), .. } => {
-                        if let Some(p) = object_name(n).ok().and_then(|n| self.prepared.get(&n)) {
-                            st.fields = p.inner.fields.clone();
-                        }
-                    }
-                    _ => {}
-                },
-                Parsed::Pre(PreStmt::CopyTo { .. }) | Parsed::Pre(_) | Parsed::Empty => {}
-            }
-            if st.param_types.len() < st.declared.len() {
-                st.param_types = st.declared.iter().map(|t| t.oid()).collect();
-            }
+            self.describe(&mut st)?;
         }
         Ok(Statement { inner: Arc::new(st) })
     }
 
-    pub(crate) fn compile(&self, st: &StatementInner) -> Result<(Compiled, Vec<SqlType>), SqlError> {
-        let cat = Catalog { session: &self.es };
-        let mut params = st.declared.clone();
-        let compiled = match &st.parsed {
-            Parsed::Ast(a) => match a.as_ref() {
-                ast::Statement::Query(q) => Compiled::Select(Box::new(plan::compile_select(&cat, q, &mut params)?)),
-                ast::Statement::Insert(i) => Compiled::Insert(plan::compile_insert(&cat, i, &mut params)?),
-                ast::Statement::Update(u) => Compiled::Modify(plan::compile_update(&cat, u, &mut params)?),
-                ast::Statement::Delete(d) => Compiled::Modify(plan::compile_delete(&cat, d, &mut params)?),
-                other => return Err(SqlError::unsupported(&stmt_kind(other))),
-            },
-            _ => return Err(SqlError::new(SqlState::INTERNAL_ERROR, "not a compilable statement")),
+    /// Parameter types and result columns, for Describe: a query or DML
+    /// statement is compiled now (and its plan cached).
+    fn describe(&self, st: &mut StatementInner) -> Result<(), SqlError> {
+        let (params, fields) = match &st.command {
+            Command::Select { query, plan: slot } => {
+                let (p, params) = self.compile_into(st, slot, |c, ps| plan::compile_select(c, query, ps))?;
+                (params, Some(p.fields.clone()))
+            }
+            Command::Insert { insert, plan: slot } => {
+                (self.compile_into(st, slot, |c, ps| plan::compile_insert(c, insert, ps))?.1, None)
+            }
+            Command::Update { update, plan: slot } => {
+                (self.compile_into(st, slot, |c, ps| plan::compile_update(c, update, ps))?.1, None)
+            }
+            Command::Delete { delete, plan: slot } => {
+                (self.compile_into(st, slot, |c, ps| plan::compile_delete(c, delete, ps))?.1, None)
+            }
+            Command::Show { variable } => (Vec::new(), Some(vec![text_field(&show_name(variable))])),
+            Command::Explain { .. } => (Vec::new(), Some(vec![text_field("QUERY PLAN")])),
+            Command::Execute { name, .. } => (Vec::new(), self.prepared.get(name).and_then(|p| p.inner.fields.clone())),
+            _ => (Vec::new(), None),
         };
-        Ok((compiled, params))
+        st.param_types = params.iter().map(|t| if *t == SqlType::Unknown { 25 } else { t.oid() }).collect();
+        if st.param_types.len() < st.declared.len() {
+            st.param_types = st.declared.iter().map(|t| t.oid()).collect();
+        }
+        st.fields = fields;
+        Ok(())
     }
 
-    /// The cached compilation of `st`, redone if DDL ran since.
-    pub(crate) fn compiled(&self, st: &Statement) -> Result<Arc<Compiled>, SqlError> {
+    /// Compiles `st` with `compile` and caches the plan in `slot`; the plan
+    /// and the parameter types it inferred.
+    fn compile_into<T>(
+        &self,
+        st: &StatementInner,
+        slot: &PlanSlot<T>,
+        compile: impl FnOnce(&Catalog<'_>, &mut Vec<SqlType>) -> Result<T, SqlError>,
+    ) -> Result<(Arc<T>, Vec<SqlType>), SqlError> {
         let generation = self.es.engine().catalog().published_generation();
-        let mut slot = st
-            .inner
-            .compiled
-            .lock()
-            .map_err(|_| SqlError::new(SqlState::INTERNAL_ERROR, "statement cache poisoned"))?;
-        if let Some((g, c)) = slot.as_ref() {
-            if *g == generation {
-                return Ok(Arc::clone(c));
-            }
+        let mut params = st.declared.clone();
+        let plan = Arc::new(compile(&Catalog { session: &self.es }, &mut params)?);
+        slot.put(generation, Arc::clone(&plan));
+        Ok((plan, params))
+    }
+
+    /// The plan cached in `slot`, re-made by `compile` if DDL ran since.
+    pub(crate) fn planned<T>(
+        &self,
+        st: &StatementInner,
+        slot: &PlanSlot<T>,
+        compile: impl FnOnce(&Catalog<'_>, &mut Vec<SqlType>) -> Result<T, SqlError>,
+    ) -> Result<Arc<T>, SqlError> {
+        if let Some(p) = slot.get(self.es.engine().catalog().published_generation()) {
+            return Ok(p);
         }
-        let (c, params) = self.compile(&st.inner)?;
-        if st.inner.saved && params.len() != st.inner.param_types.len() {
+        let (plan, params) = self.compile_into(st, slot, compile)?;
+        if st.saved && params.len() != st.param_types.len() {
             return Err(SqlError::new(SqlState::FEATURE_NOT_SUPPORTED, "cached plan must not change result type"));
         }
-        let c = Arc::new(c);
-        *slot = Some((generation, Arc::clone(&c)));
-        Ok(c)
+        Ok(plan)
+    }
+
+    /// The plan of a `SELECT` statement (`EXPLAIN`, `COPY (query) TO`);
+    /// `None` for any other kind.
+    pub(crate) fn select_plan(&self, st: &Statement) -> Result<Option<Arc<SelectPlan>>, SqlError> {
+        match &st.inner.command {
+            Command::Select { query, plan: slot } => {
+                self.planned(&st.inner, slot, |c, ps| plan::compile_select(c, query, ps)).map(Some)
+            }
+            _ => Ok(None),
+        }
     }
 
     /// Parses a simple Query string into its statements.
@@ -263,16 +248,6 @@ impl SqlSession {
     pub fn prepare(&mut self, sql: &str, param_types: &[u32]) -> Result<Statement, SqlError> {
         self.ctx.notices.clear();
         let pieces = parse::split(sql);
-        if self.tx == TxStatus::Failed {
-            let first = pieces.first().map(|(_, p)| p.trim_start().to_ascii_lowercase()).unwrap_or_default();
-            let exits = ["rollback", "commit", "end", "abort"];
-            if !exits.iter().any(|w| first.starts_with(w)) {
-                return Err(SqlError::new(
-                    SqlState::IN_FAILED_SQL_TRANSACTION,
-                    "current transaction is aborted, commands ignored until end of transaction block",
-                ));
-            }
-        }
         let r = match pieces.as_slice() {
             [] => self.make_statement(sql, "", 0, param_types, true),
             [(offset, piece)] => self.make_statement(sql, piece, *offset, param_types, true),
@@ -285,4 +260,17 @@ impl SqlSession {
         }
         r
     }
+}
+
+/// `25P02`: a failed block runs nothing but its end.
+pub(crate) fn in_failed_block() -> SqlError {
+    SqlError::new(
+        SqlState::IN_FAILED_SQL_TRANSACTION,
+        "current transaction is aborted, commands ignored until end of transaction block",
+    )
+}
+
+/// `SHOW`'s column name.
+pub(crate) fn show_name(variable: &[ast::Ident]) -> String {
+    variable.iter().map(expr::ident_name).collect::<Vec<_>>().join(" ")
 }

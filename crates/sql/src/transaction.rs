@@ -4,6 +4,8 @@
 use crate::error::{Severity, SqlError};
 use crate::session::{eng, SqlSession, TxStatus};
 use crate::statement::Outcome;
+use crate::value::now_timestamp;
+use std::collections::HashMap;
 use turnstile_lock::SqlState;
 
 impl SqlSession {
@@ -83,5 +85,24 @@ impl SqlSession {
                 Self::command("ROLLBACK")
             }
         }
+    }
+
+    /// `BEGIN` / `START TRANSACTION` (`start`): inside a block it only warns,
+    /// as PostgreSQL does.
+    pub(crate) fn begin(&mut self, start: bool) -> Result<Outcome, SqlError> {
+        if self.tx != TxStatus::Idle {
+            self.notice(
+                Severity::Warning,
+                SqlState::ACTIVE_SQL_TRANSACTION,
+                "there is already a transaction in progress",
+            );
+            return Self::command("BEGIN");
+        }
+        eng(self.es.begin())?;
+        self.tx = TxStatus::InBlock;
+        self.wrote = false;
+        self.ctx.xact = Some(HashMap::new());
+        self.ctx.stmt_ts = now_timestamp();
+        Self::command(if start { "START TRANSACTION" } else { "BEGIN" })
     }
 }

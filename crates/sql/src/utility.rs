@@ -5,14 +5,14 @@ use crate::copy::{copy_escape, CopyIn};
 use crate::error::{Severity, SqlError};
 use crate::expr;
 use crate::expr::{object_name, parse_type_name, Compiler, EvalEnv, Scope};
-use crate::parse::{Parsed, PreStmt};
+use crate::parse::PreStmt;
 use crate::plan::Catalog;
+use crate::session::typed_params;
 use crate::session::{eng, SqlSession, TxStatus};
-use crate::statement::{stmt_kind, text_field, Compiled, Outcome, Statement, StatementInner};
-use crate::value::{now_timestamp, SqlType};
+use crate::statement::{stmt_kind, Outcome};
+use crate::value::SqlType;
 use sqlparser::ast;
-use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use turnstile_lock::SqlState;
 use turnstile_lock::{LockMode, LockTag, Wait};
 
@@ -128,11 +128,8 @@ impl SqlSession {
             }
             PreStmt::CopyTo { query, file } => {
                 let st = self.make_statement(query, query, 0, &[], false)?;
-                let compiled = self.compiled(&st)?;
-                let Compiled::Select(plan) = compiled.as_ref() else {
-                    return Err(SqlError::unsupported("COPY of a non-SELECT"));
-                };
-                let rows = self.run_select(plan, &[], true)?;
+                let plan = self.select_plan(&st)?.ok_or_else(|| SqlError::unsupported("COPY of a non-SELECT"))?;
+                let rows = self.run_select(&plan, &[], true)?;
                 let mut lines = Vec::with_capacity(rows.len());
                 for r in &rows {
                     let mut line = Vec::new();
@@ -165,58 +162,11 @@ impl SqlSession {
         }
     }
 
-    pub(crate) fn run_other(&mut self, s: &ast::Statement, params: &[Option<String>]) -> Result<Outcome, SqlError> {
+    pub(crate) fn run_utility(&mut self, s: &ast::Statement) -> Result<Outcome, SqlError> {
         use ast::Statement as S;
         match s {
-            S::StartTransaction { statements, exception, .. } => {
-                if !statements.is_empty() || exception.is_some() {
-                    return Err(SqlError::unsupported("BEGIN … END blocks"));
-                }
-                if self.tx != TxStatus::Idle {
-                    self.notice(
-                        Severity::Warning,
-                        SqlState::ACTIVE_SQL_TRANSACTION,
-                        "there is already a transaction in progress",
-                    );
-                    return Self::command("BEGIN");
-                }
-                eng(self.es.begin())?;
-                self.tx = TxStatus::InBlock;
-                self.wrote = false;
-                self.ctx.xact = Some(HashMap::new());
-                self.ctx.stmt_ts = now_timestamp();
-                Self::command(if matches!(s, S::StartTransaction { begin: false, .. }) {
-                    "START TRANSACTION"
-                } else {
-                    "BEGIN"
-                })
-            }
-            S::Commit { chain: false, .. } => self.end_transaction(true),
-            S::Rollback { chain: false, savepoint: None } => self.end_transaction(false),
-            S::Rollback { savepoint: Some(_), .. } => Err(SqlError::unsupported("ROLLBACK TO SAVEPOINT")),
             S::Set(set) => self.run_set(set),
             S::Reset(r) => self.run_reset(&r.reset),
-            S::ShowVariable { variable } => {
-                let name = variable.iter().map(expr::ident_name).collect::<Vec<_>>().join(" ");
-                let raw = variable.iter().map(|i| i.value.clone()).collect::<Vec<_>>().join(" ");
-                if name == "all" {
-                    let mut all: BTreeMap<String, String> = self.ctx.gucs.clone().into_iter().collect();
-                    for (k, v) in &self.ctx.shared.knobs {
-                        all.insert(k.clone(), v.clone());
-                    }
-                    let rows = all.into_iter().map(|(k, v)| vec![Some(k), Some(v), None]).collect::<Vec<_>>();
-                    let n = rows.len();
-                    return Ok(Outcome::Rows {
-                        fields: vec![text_field("name"), text_field("setting"), text_field("description")],
-                        rows,
-                        tag: format!("SHOW {n}"),
-                    });
-                }
-                let v = self.ctx.get(&raw).or_else(|| self.ctx.get(&name)).ok_or_else(|| {
-                    SqlError::new(SqlState::UNDEFINED_OBJECT, format!("unrecognized configuration parameter \"{raw}\""))
-                })?;
-                Ok(Outcome::Rows { fields: vec![text_field(&name)], rows: vec![vec![Some(v)]], tag: "SHOW".into() })
-            }
             S::CreateTable(ct) => self.create_table(ct),
             S::CreateIndex(ci) => self.create_index(ci),
             S::AlterTable(at) => self.alter_table(at),
@@ -323,41 +273,6 @@ impl SqlSession {
                 self.prepared.insert(n, st);
                 Self::command("PREPARE")
             }
-            S::Execute { name: Some(name), parameters, using, .. } => {
-                if !using.is_empty() {
-                    return Err(SqlError::unsupported("EXECUTE … USING"));
-                }
-                let n = object_name(name)?;
-                let st = self.prepared.get(&n).cloned().ok_or_else(|| {
-                    SqlError::new(
-                        SqlState::INVALID_SQL_STATEMENT_NAME,
-                        format!("prepared statement \"{n}\" does not exist"),
-                    )
-                })?;
-                let outer = Statement {
-                    inner: Arc::new(StatementInner {
-                        sql: String::new(),
-                        parsed: Parsed::Empty,
-                        param_types: Vec::new(),
-                        declared: Vec::new(),
-                        fields: None,
-                        tag: String::new(),
-                        saved: false,
-                        compiled: Mutex::new(None),
-                    }),
-                };
-                let outer_params = self.typed_params(&outer, params)?;
-                let empty = Scope::default();
-                let mut vals = Vec::new();
-                for (i, p) in parameters.iter().enumerate() {
-                    let hint = st.inner.param_types.get(i).and_then(|t| SqlType::from_oid(*t));
-                    let mut ptypes = Vec::new();
-                    let (x, t) = Compiler { scope: &empty, params: &mut ptypes, aggs: None }.compile(p, hint)?;
-                    let d = x.eval(&[], &mut EvalEnv { params: &outer_params, aggs: &[], services: &mut self.ctx })?;
-                    vals.push(d.to_text(t));
-                }
-                self.dispatch(&st, &vals)
-            }
             S::Deallocate { name, .. } => {
                 let n = expr::ident_name(name);
                 if n == "all" {
@@ -380,5 +295,31 @@ impl SqlSession {
             }
             other => Err(SqlError::unsupported(&stmt_kind(other))),
         }
+    }
+}
+
+impl SqlSession {
+    /// `EXECUTE name (parameters)`: the prepared statement with the
+    /// parameters evaluated (they may use this statement's own `$n`).
+    pub(crate) fn execute_prepared(
+        &mut self,
+        name: &str,
+        parameters: &[ast::Expr],
+        params: &[Option<String>],
+    ) -> Result<Outcome, SqlError> {
+        let st = self.prepared.get(name).cloned().ok_or_else(|| {
+            SqlError::new(SqlState::INVALID_SQL_STATEMENT_NAME, format!("prepared statement \"{name}\" does not exist"))
+        })?;
+        let outer_params = typed_params(&[], params)?;
+        let empty = Scope::default();
+        let mut vals = Vec::new();
+        for (i, p) in parameters.iter().enumerate() {
+            let hint = st.inner.param_types.get(i).and_then(|t| SqlType::from_oid(*t));
+            let mut ptypes = Vec::new();
+            let (x, t) = Compiler { scope: &empty, params: &mut ptypes, aggs: None }.compile(p, hint)?;
+            let d = x.eval(&[], &mut EvalEnv { params: &outer_params, aggs: &[], services: &mut self.ctx })?;
+            vals.push(d.to_text(t));
+        }
+        self.dispatch(&st, &vals)
     }
 }
