@@ -11,7 +11,6 @@ use crate::error::SqlError;
 use crate::expr::object_name;
 use crate::parse::{Parsed, PreStmt};
 use crate::plan::{InsertPlan, ModifyPlan, SelectPlan};
-use crate::statement::stmt_kind;
 use sqlparser::ast;
 use std::sync::{Arc, Mutex};
 
@@ -134,4 +133,9 @@ impl Command {
     pub(crate) fn ends_block(&self) -> bool {
         matches!(self, Command::End { .. })
     }
+}
+
+pub(crate) fn stmt_kind(s: &ast::Statement) -> String {
+    let text = s.to_string();
+    text.split_whitespace().take(2).collect::<Vec<_>>().join(" ").to_ascii_uppercase()
 }

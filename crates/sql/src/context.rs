@@ -4,7 +4,6 @@
 use crate::error::{Notice, Severity, SqlError};
 use crate::expr::Services;
 use crate::plan;
-use crate::settings::XactSetting;
 use crate::shared::Shared;
 use crate::sync::atomic::AtomicBool;
 use std::collections::HashMap;
@@ -137,4 +136,15 @@ impl Services for Ctx {
     fn shared(&self) -> &Shared {
         &self.shared
     }
+}
+
+/// One setting changed inside a transaction block: PostgreSQL's GUC stack
+/// entry for one nesting level (there are no savepoints).
+#[derive(Clone, Debug)]
+pub(crate) struct XactSetting {
+    /// The value before the block (`None`: it had none): what a rollback restores.
+    pub(crate) prior: Option<String>,
+    /// What a commit keeps: `prior` until a plain `SET`, whose value it
+    /// becomes; `SET LOCAL` leaves it (its value ends with the block).
+    pub(crate) keep: Option<String>,
 }

@@ -3,29 +3,10 @@
 use crate::error::SqlError;
 use crate::plan;
 use crate::session::SqlSession;
-use crate::value::{Datum, SqlType};
-use turnstile_engine::types::{ColumnType, Value};
+use crate::statement::CopyIn;
+use crate::value::Datum;
+use turnstile_engine::types::Value;
 use turnstile_lock::SqlState;
-
-/// A COPY FROM STDIN in progress.
-#[derive(Debug)]
-pub struct CopyIn {
-    pub(crate) table: String,
-    pub(crate) types: Vec<ColumnType>,
-    pub(crate) sql_types: Vec<SqlType>,
-    pub(crate) targets: Vec<usize>,
-    pub(crate) partial: Vec<u8>,
-    pub(crate) batch: Vec<Vec<Value>>,
-    pub(crate) count: u64,
-    pub(crate) done: bool,
-}
-
-impl CopyIn {
-    /// Columns each line holds.
-    pub fn columns(&self) -> usize {
-        self.targets.len()
-    }
-}
 
 /// COPY text format: `\N` is NULL, backslash escapes.
 pub(crate) fn copy_escape(s: &str, out: &mut Vec<u8>) {

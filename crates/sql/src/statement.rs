@@ -1,15 +1,13 @@
 //! Statements: parsed once, described (parameter types, result columns)
 //! and compiled to a cached plan.
 
-use crate::command::{Command, PlanSlot};
-use crate::copy::CopyIn;
+use crate::command::Command;
 use crate::error::SqlError;
-use crate::plan::{Catalog, SelectPlan};
-use crate::session::{SqlSession, TxStatus};
+use crate::expr;
 use crate::value::SqlType;
-use crate::{expr, parse, plan};
 use sqlparser::ast;
 use std::sync::Arc;
+use turnstile_engine::types::{ColumnType, Value};
 use turnstile_lock::SqlState;
 
 /// A column of a result (RowDescription).
@@ -107,159 +105,8 @@ pub enum Outcome {
     },
 }
 
-pub(crate) fn stmt_kind(s: &ast::Statement) -> String {
-    let text = s.to_string();
-    text.split_whitespace().take(2).collect::<Vec<_>>().join(" ").to_ascii_uppercase()
-}
-
 pub(crate) fn text_field(name: &str) -> FieldInfo {
     FieldInfo { name: name.to_owned(), table_oid: 0, column: 0, type_oid: 25, type_len: -1, type_modifier: -1 }
-}
-
-impl SqlSession {
-    pub(crate) fn make_statement(
-        &mut self,
-        sql: &str,
-        piece: &str,
-        offset: usize,
-        types: &[u32],
-        saved: bool,
-    ) -> Result<Statement, SqlError> {
-        let command = Command::classify(parse::parse_one(sql, piece, offset)?)?;
-        if saved && self.tx == TxStatus::Failed && !command.ends_block() {
-            return Err(in_failed_block());
-        }
-        let declared = types
-            .iter()
-            .map(|t| {
-                SqlType::from_oid(*t).ok_or_else(|| {
-                    SqlError::new(
-                        SqlState::FEATURE_NOT_SUPPORTED,
-                        format!("parameters of type OID {t} are not supported"),
-                    )
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut st = StatementInner {
-            sql: piece.trim().to_owned(),
-            tag: command.tag(),
-            command,
-            param_types: Vec::new(),
-            declared,
-            fields: None,
-            saved,
-        };
-        if saved {
-            self.describe(&mut st)?;
-        }
-        Ok(Statement { inner: Arc::new(st) })
-    }
-
-    /// Parameter types and result columns, for Describe: a query or DML
-    /// statement is compiled now (and its plan cached).
-    fn describe(&self, st: &mut StatementInner) -> Result<(), SqlError> {
-        let (params, fields) = match &st.command {
-            Command::Select { query, plan: slot } => {
-                let (p, params) = self.compile_into(st, slot, |c, ps| plan::compile_select(c, query, ps))?;
-                (params, Some(p.fields.clone()))
-            }
-            Command::Insert { insert, plan: slot } => {
-                (self.compile_into(st, slot, |c, ps| plan::compile_insert(c, insert, ps))?.1, None)
-            }
-            Command::Update { update, plan: slot } => {
-                (self.compile_into(st, slot, |c, ps| plan::compile_update(c, update, ps))?.1, None)
-            }
-            Command::Delete { delete, plan: slot } => {
-                (self.compile_into(st, slot, |c, ps| plan::compile_delete(c, delete, ps))?.1, None)
-            }
-            Command::Show { variable } => (Vec::new(), Some(vec![text_field(&show_name(variable))])),
-            Command::Explain { .. } => (Vec::new(), Some(vec![text_field("QUERY PLAN")])),
-            Command::Execute { name, .. } => (Vec::new(), self.prepared.get(name).and_then(|p| p.inner.fields.clone())),
-            _ => (Vec::new(), None),
-        };
-        st.param_types = params.iter().map(|t| if *t == SqlType::Unknown { 25 } else { t.oid() }).collect();
-        if st.param_types.len() < st.declared.len() {
-            st.param_types = st.declared.iter().map(|t| t.oid()).collect();
-        }
-        st.fields = fields;
-        Ok(())
-    }
-
-    /// Compiles `st` with `compile` and caches the plan in `slot`; the plan
-    /// and the parameter types it inferred.
-    fn compile_into<T>(
-        &self,
-        st: &StatementInner,
-        slot: &PlanSlot<T>,
-        compile: impl FnOnce(&Catalog<'_>, &mut Vec<SqlType>) -> Result<T, SqlError>,
-    ) -> Result<(Arc<T>, Vec<SqlType>), SqlError> {
-        let generation = self.es.engine().catalog().published_generation();
-        let mut params = st.declared.clone();
-        let plan = Arc::new(compile(&Catalog { session: &self.es }, &mut params)?);
-        slot.put(generation, Arc::clone(&plan));
-        Ok((plan, params))
-    }
-
-    /// The plan cached in `slot`, re-made by `compile` if DDL ran since.
-    pub(crate) fn planned<T>(
-        &self,
-        st: &StatementInner,
-        slot: &PlanSlot<T>,
-        compile: impl FnOnce(&Catalog<'_>, &mut Vec<SqlType>) -> Result<T, SqlError>,
-    ) -> Result<Arc<T>, SqlError> {
-        if let Some(p) = slot.get(self.es.engine().catalog().published_generation()) {
-            return Ok(p);
-        }
-        let (plan, params) = self.compile_into(st, slot, compile)?;
-        if st.saved && params.len() != st.param_types.len() {
-            return Err(SqlError::new(SqlState::FEATURE_NOT_SUPPORTED, "cached plan must not change result type"));
-        }
-        Ok(plan)
-    }
-
-    /// The plan of a `SELECT` statement (`EXPLAIN`, `COPY (query) TO`);
-    /// `None` for any other kind.
-    pub(crate) fn select_plan(&self, st: &Statement) -> Result<Option<Arc<SelectPlan>>, SqlError> {
-        match &st.inner.command {
-            Command::Select { query, plan: slot } => {
-                self.planned(&st.inner, slot, |c, ps| plan::compile_select(c, query, ps)).map(Some)
-            }
-            _ => Ok(None),
-        }
-    }
-
-    /// Parses a simple Query string into its statements.
-    /// A syntax error inside a transaction block aborts it.
-    pub fn parse_batch(&mut self, sql: &str) -> Result<Vec<Statement>, SqlError> {
-        self.ctx.notices.clear();
-        let pieces = parse::split(sql);
-        let r = if pieces.is_empty() {
-            self.make_statement(sql, "", 0, &[], false).map(|s| vec![s])
-        } else {
-            pieces.into_iter().map(|(offset, piece)| self.make_statement(sql, piece, offset, &[], false)).collect()
-        };
-        if r.is_err() {
-            self.statement_failed();
-        }
-        r
-    }
-
-    /// Parses one statement for the extended protocol (Parse).
-    pub fn prepare(&mut self, sql: &str, param_types: &[u32]) -> Result<Statement, SqlError> {
-        self.ctx.notices.clear();
-        let pieces = parse::split(sql);
-        let r = match pieces.as_slice() {
-            [] => self.make_statement(sql, "", 0, param_types, true),
-            [(offset, piece)] => self.make_statement(sql, piece, *offset, param_types, true),
-            _ => {
-                Err(SqlError::new(SqlState::SYNTAX_ERROR, "cannot insert multiple commands into a prepared statement"))
-            }
-        };
-        if r.is_err() {
-            self.statement_failed();
-        }
-        r
-    }
 }
 
 /// `25P02`: a failed block runs nothing but its end.
@@ -273,4 +120,24 @@ pub(crate) fn in_failed_block() -> SqlError {
 /// `SHOW`'s column name.
 pub(crate) fn show_name(variable: &[ast::Ident]) -> String {
     variable.iter().map(expr::ident_name).collect::<Vec<_>>().join(" ")
+}
+
+/// A COPY FROM STDIN in progress.
+#[derive(Debug)]
+pub struct CopyIn {
+    pub(crate) table: String,
+    pub(crate) types: Vec<ColumnType>,
+    pub(crate) sql_types: Vec<SqlType>,
+    pub(crate) targets: Vec<usize>,
+    pub(crate) partial: Vec<u8>,
+    pub(crate) batch: Vec<Vec<Value>>,
+    pub(crate) count: u64,
+    pub(crate) done: bool,
+}
+
+impl CopyIn {
+    /// Columns each line holds.
+    pub fn columns(&self) -> usize {
+        self.targets.len()
+    }
 }

@@ -1,7 +1,8 @@
 //! Utility statements: everything that is not a query or DML — `VACUUM`,
 //! `ANALYZE`, `CHECKPOINT`, `LOCK`, `PREPARE`/`EXECUTE`, `DROP`, `TRUNCATE`…
 
-use crate::copy::{copy_escape, CopyIn};
+use crate::command::stmt_kind;
+use crate::copy::copy_escape;
 use crate::error::{Severity, SqlError};
 use crate::expr;
 use crate::expr::{object_name, parse_type_name, Compiler, EvalEnv, Scope};
@@ -9,7 +10,8 @@ use crate::parse::PreStmt;
 use crate::plan::Catalog;
 use crate::session::typed_params;
 use crate::session::{eng, SqlSession, TxStatus};
-use crate::statement::{stmt_kind, Outcome};
+use crate::statement::CopyIn;
+use crate::statement::Outcome;
 use crate::value::SqlType;
 use sqlparser::ast;
 use std::sync::Arc;

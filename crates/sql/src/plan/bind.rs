@@ -1,0 +1,553 @@
+//! Binding a SELECT: FROM items resolved against the catalog, the scope of
+//! columns, joins and `column = value` filters handed to the engine, the
+//! select list, GROUP BY, ORDER BY and LIMIT compiled to expressions.
+
+use super::{Catalog, Producer, RowItem, SelectPlan, Source, TableDef};
+use crate::error::SqlError;
+use crate::expr::{ident_name, object_name, AggSpec, Compiler, Expr, Scope, ScopeCol};
+use crate::value::SqlType;
+use crate::views::View;
+use crate::FieldInfo;
+use sqlparser::ast;
+use turnstile_engine::query::{Operand, Query};
+use turnstile_lock::SqlState;
+
+pub(super) fn field(name: &str, ty: SqlType) -> FieldInfo {
+    FieldInfo {
+        name: name.to_owned(),
+        table_oid: 0,
+        column: 0,
+        type_oid: ty.oid(),
+        type_len: ty.type_len(),
+        type_modifier: ty.modifier(),
+    }
+}
+
+/// The default output name of an expression (PostgreSQL's FigureColname).
+pub(super) fn figure_colname(e: &ast::Expr) -> String {
+    match e {
+        ast::Expr::Identifier(i) => ident_name(i),
+        ast::Expr::CompoundIdentifier(p) => p.last().map(ident_name).unwrap_or_default(),
+        ast::Expr::Function(f) => object_name(&f.name).unwrap_or_else(|_| "?column?".into()),
+        ast::Expr::Cast { expr, data_type, .. } => match figure_colname(expr).as_str() {
+            "?column?" => data_type.to_string().to_ascii_lowercase(),
+            n => n.to_owned(),
+        },
+        ast::Expr::Nested(x) => figure_colname(x),
+        ast::Expr::Case { .. } => "case".into(),
+        _ => "?column?".into(),
+    }
+}
+
+/// Splits a condition into its AND-ed parts.
+pub(super) fn conjuncts(e: &ast::Expr, out: &mut Vec<ast::Expr>) {
+    match e {
+        ast::Expr::BinaryOp { left, op: ast::BinaryOperator::And, right } => {
+            conjuncts(left, out);
+            conjuncts(right, out);
+        }
+        ast::Expr::Nested(x) if matches!(**x, ast::Expr::BinaryOp { op: ast::BinaryOperator::And, .. }) => {
+            conjuncts(x, out)
+        }
+        other => out.push(other.clone()),
+    }
+}
+
+pub(super) fn and_all(parts: Vec<Expr>) -> Option<Expr> {
+    parts.into_iter().reduce(|a, b| Expr::And(Box::new(a), Box::new(b)))
+}
+
+/// A FROM item resolved.
+pub(super) enum FromItem {
+    Table { name: String, alias: String, def: TableDef },
+    View { view: View, alias: String },
+    Series { args: Vec<ast::Expr>, alias: String, col: String },
+}
+
+pub(super) fn from_item(cat: &Catalog<'_>, f: &ast::TableFactor) -> Result<FromItem, SqlError> {
+    match f {
+        ast::TableFactor::Table { name, alias, args, .. } => {
+            let n = object_name(name)?;
+            let alias_name = alias.as_ref().map(|a| ident_name(&a.name));
+            if let Some(args) = args {
+                if n != "generate_series" {
+                    return Err(SqlError::new(SqlState::UNDEFINED_FUNCTION, format!("function {n} does not exist")));
+                }
+                let mut exprs = Vec::new();
+                for a in &args.args {
+                    match a {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => exprs.push(e.clone()),
+                        other => return Err(SqlError::unsupported(&format!("the argument {other}"))),
+                    }
+                }
+                if !(2..=3).contains(&exprs.len()) {
+                    return Err(SqlError::new(
+                        SqlState::UNDEFINED_FUNCTION,
+                        "function generate_series needs 2 or 3 arguments",
+                    ));
+                }
+                let col = alias
+                    .as_ref()
+                    .and_then(|a| a.columns.first().map(|c| ident_name(&c.name)))
+                    .or_else(|| alias_name.clone())
+                    .unwrap_or_else(|| "generate_series".into());
+                return Ok(FromItem::Series {
+                    args: exprs,
+                    alias: alias_name.unwrap_or_else(|| "generate_series".into()),
+                    col,
+                });
+            }
+            if let Some(view) = View::named(&n) {
+                return Ok(FromItem::View { view, alias: alias_name.unwrap_or(n) });
+            }
+            let def = cat.table(&n)?;
+            Ok(FromItem::Table { alias: alias_name.unwrap_or_else(|| n.clone()), name: n, def })
+        }
+        ast::TableFactor::Derived { .. } => Err(SqlError::unsupported("a subquery in FROM")),
+        other => Err(SqlError::unsupported(&format!("the FROM item {other}"))),
+    }
+}
+
+/// Parameter types and an expression compiler over a scope.
+pub(super) fn compiler<'a>(
+    scope: &'a Scope,
+    params: &'a mut Vec<SqlType>,
+    aggs: Option<&'a mut Vec<AggSpec>>,
+) -> Compiler<'a> {
+    Compiler { scope, params, aggs }
+}
+
+/// Compiles a SELECT (`query` must be a plain SELECT, VALUES not supported).
+pub fn compile_select(cat: &Catalog<'_>, q: &ast::Query, params: &mut Vec<SqlType>) -> Result<SelectPlan, SqlError> {
+    if q.with.is_some() {
+        return Err(SqlError::unsupported("WITH"));
+    }
+    if !q.locks.is_empty() {
+        return Err(SqlError::unsupported("SELECT … FOR UPDATE/SHARE"));
+    }
+    if q.fetch.is_some() {
+        return Err(SqlError::unsupported("FETCH FIRST"));
+    }
+    let sel = match q.body.as_ref() {
+        ast::SetExpr::Select(s) => s,
+        ast::SetExpr::Values(_) => return Err(SqlError::unsupported("a VALUES list as a query")),
+        ast::SetExpr::SetOperation { .. } => return Err(SqlError::unsupported("UNION/INTERSECT/EXCEPT")),
+        other => return Err(SqlError::unsupported(&format!("the query {other}"))),
+    };
+    if sel.having.is_some() && sel.group_by == ast::GroupByExpr::Expressions(vec![], vec![]) {
+        // HAVING without GROUP BY is still an aggregate query: handled below.
+    }
+    // FROM.
+    let mut items = Vec::new();
+    for (i, twj) in sel.from.iter().enumerate() {
+        if i > 0 {
+            return Err(SqlError::unsupported("a comma-separated FROM list (use JOIN … ON)"));
+        }
+        items.push((from_item(cat, &twj.relation)?, None::<(ast::Expr, bool)>));
+        for j in &twj.joins {
+            let (cond, left) = match &j.join_operator {
+                ast::JoinOperator::Join(ast::JoinConstraint::On(e))
+                | ast::JoinOperator::Inner(ast::JoinConstraint::On(e)) => (Some(e.clone()), false),
+                ast::JoinOperator::LeftOuter(ast::JoinConstraint::On(e))
+                | ast::JoinOperator::Left(ast::JoinConstraint::On(e)) => (Some(e.clone()), true),
+                ast::JoinOperator::CrossJoin(_) => (None, false),
+                other => {
+                    return Err(SqlError::unsupported(
+                        &format!("the join {other:?}").chars().take(60).collect::<String>(),
+                    ))
+                }
+            };
+            items.push((from_item(cat, &j.relation)?, cond.map(|c| (c, left))));
+        }
+    }
+    let all_tables = !items.is_empty() && items.iter().all(|(i, _)| matches!(i, FromItem::Table { .. }));
+    let any_table = items.iter().any(|(i, _)| matches!(i, FromItem::Table { .. }));
+    if any_table && !all_tables {
+        return Err(SqlError::unsupported("joining a table with a system view or function"));
+    }
+    let mut scope = Scope::default();
+    let mut where_parts = Vec::new();
+    if let Some(w) = &sel.selection {
+        conjuncts(w, &mut where_parts);
+    }
+    let mut residual = Vec::new();
+    let source = if items.is_empty() {
+        Source::One
+    } else if all_tables {
+        let mut query: Option<Query> = None;
+        let mut names: Vec<(String, String)> = Vec::new(); // (alias, table)
+        let mut on_residual = Vec::new();
+        for (item, cond) in &items {
+            let FromItem::Table { name, alias, def } = item else { continue };
+            if names.iter().any(|(a, n)| a == alias || n == name) {
+                return Err(SqlError::unsupported("the same table twice in one query"));
+            }
+            let start = scope.cols.len();
+            for (k, (n, t)) in def.names.iter().zip(&def.sql_types).enumerate() {
+                scope.cols.push(ScopeCol {
+                    qual: alias.clone(),
+                    name: n.clone(),
+                    ty: *t,
+                    table_oid: def.oid,
+                    attnum: (k + 1) as i16,
+                });
+            }
+            match (&mut query, cond) {
+                (None, _) => query = Some(Query::from(name.clone())),
+                (Some(q), Some((on, false))) => {
+                    // Find `new.col = earlier.col` among the ON conjuncts.
+                    let mut parts = Vec::new();
+                    conjuncts(on, &mut parts);
+                    let mut join = None;
+                    for p in parts {
+                        if join.is_none() {
+                            if let Some((l, r)) = equi_columns(&scope, &p) {
+                                let (new_c, old_c) = if l >= start && r < start {
+                                    (l, r)
+                                } else if r >= start && l < start {
+                                    (r, l)
+                                } else {
+                                    on_residual.push(p);
+                                    continue;
+                                };
+                                if scope.cols[new_c].ty.to_column()? != scope.cols[old_c].ty.to_column()? {
+                                    on_residual.push(p);
+                                    continue;
+                                }
+                                let old_table = table_of(&names, &scope.cols[old_c].qual);
+                                join = Some((
+                                    format!("{old_table}.{}", scope.cols[old_c].name),
+                                    scope.cols[new_c].name.clone(),
+                                ));
+                                continue;
+                            }
+                        }
+                        on_residual.push(p);
+                    }
+                    let (left, right) = join.ok_or_else(|| {
+                        SqlError::unsupported("a join without an equality between a column of each side")
+                    })?;
+                    *q = std::mem::replace(q, Query::from("")).join(name.clone(), left, right);
+                }
+                (Some(_), Some((_, true))) => return Err(SqlError::unsupported("LEFT JOIN of tables")),
+                (Some(_), None) => return Err(SqlError::unsupported("CROSS JOIN of tables")),
+            }
+            names.push((alias.clone(), name.clone()));
+        }
+        let mut query = query.ok_or_else(|| SqlError::new(SqlState::INTERNAL_ERROR, "empty FROM"))?;
+        // Push `col = constant|parameter` down as engine filters.
+        let mut pushed = Vec::new();
+        for p in where_parts.drain(..) {
+            if let Some((col, value)) = pushable(&scope, &p, params)? {
+                let ty = scope.cols[col].ty.to_column()?;
+                let table = table_of(&names, &scope.cols[col].qual);
+                pushed.push((value, ty));
+                query = query.filter(format!("{table}.{}", scope.cols[col].name), Operand::Param(pushed.len()));
+                continue;
+            }
+            residual.push(p);
+        }
+        residual.extend(on_residual);
+        Source::Engine { query, pushed, cache: Box::default() }
+    } else {
+        let mut row_items = Vec::new();
+        for (item, cond) in &items {
+            let start = scope.cols.len();
+            let producer = match item {
+                FromItem::View { view, alias } => {
+                    for (n, t) in view.columns() {
+                        scope.cols.push(ScopeCol {
+                            qual: alias.clone(),
+                            name: (*n).into(),
+                            ty: *t,
+                            table_oid: 0,
+                            attnum: 0,
+                        });
+                    }
+                    Producer::View(*view)
+                }
+                FromItem::Series { args, alias, col } => {
+                    let empty = Scope::default();
+                    let mut c = compiler(&empty, params, None);
+                    let (a, ta) = c.compile(&args[0], Some(SqlType::Int4))?;
+                    let (b, tb) = c.compile(&args[1], Some(ta))?;
+                    let step = args.get(2).map(|s| c.compile(s, Some(ta)).map(|x| x.0)).transpose()?;
+                    let ty = if ta == SqlType::Int8 || tb == SqlType::Int8 { SqlType::Int8 } else { SqlType::Int4 };
+                    if !(ta.is_integer() || ta == SqlType::Unknown) || !(tb.is_integer() || tb == SqlType::Unknown) {
+                        return Err(SqlError::unsupported("generate_series over non-integers"));
+                    }
+                    scope.cols.push(ScopeCol { qual: alias.clone(), name: col.clone(), ty, table_oid: 0, attnum: 0 });
+                    Producer::Series(a, b, step)
+                }
+                FromItem::Table { .. } => unreachable_table()?,
+            };
+            let width = scope.cols.len() - start;
+            let (on, left) = match cond {
+                Some((e, left)) => (Some(compiler(&scope, params, None).boolean(e)?), *left),
+                None => (None, false),
+            };
+            row_items.push(RowItem { producer, width, on, left });
+        }
+        Source::Rows(row_items)
+    };
+    let mut c = compiler(&scope, params, None);
+    let residual_exprs =
+        where_parts.iter().chain(residual.iter()).map(|p| c.boolean(p)).collect::<Result<Vec<_>, _>>()?;
+    let residual = and_all(residual_exprs);
+
+    // Projection (aggregates allowed).
+    let mut aggs = Vec::new();
+    let mut outputs = Vec::new();
+    let mut out_types = Vec::new();
+    let mut fields = Vec::new();
+    let mut proj_ast: Vec<Option<ast::Expr>> = Vec::new();
+    for item in &sel.projection {
+        match item {
+            ast::SelectItem::Wildcard(_) => {
+                if scope.cols.is_empty() {
+                    return Err(SqlError::new(
+                        SqlState::SYNTAX_ERROR,
+                        "SELECT * with no tables specified is not valid",
+                    ));
+                }
+                for (i, col) in scope.cols.iter().enumerate() {
+                    outputs.push(Expr::Col(i));
+                    out_types.push(col.ty);
+                    let mut f = field(&col.name, col.ty);
+                    f.table_oid = col.table_oid;
+                    f.column = col.attnum;
+                    fields.push(f);
+                    proj_ast.push(None);
+                }
+            }
+            ast::SelectItem::QualifiedWildcard(kind, _) => {
+                let q = match kind {
+                    ast::SelectItemQualifiedWildcardKind::ObjectName(n) => object_name(n)?,
+                    ast::SelectItemQualifiedWildcardKind::Expr(e) => e.to_string(),
+                };
+                let before = outputs.len();
+                for (i, col) in scope.cols.iter().enumerate().filter(|(_, c)| c.qual == q) {
+                    outputs.push(Expr::Col(i));
+                    out_types.push(col.ty);
+                    let mut f = field(&col.name, col.ty);
+                    f.table_oid = col.table_oid;
+                    f.column = col.attnum;
+                    fields.push(f);
+                    proj_ast.push(None);
+                }
+                if outputs.len() == before {
+                    return Err(SqlError::new(
+                        SqlState::UNDEFINED_TABLE,
+                        format!("missing FROM-clause entry for table \"{q}\""),
+                    ));
+                }
+            }
+            ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
+                let name = match item {
+                    ast::SelectItem::ExprWithAlias { alias, .. } => ident_name(alias),
+                    _ => figure_colname(e),
+                };
+                let mut c = compiler(&scope, params, Some(&mut aggs));
+                let (x, t) = c.compile(e, None)?;
+                let t = if t == SqlType::Unknown { SqlType::Text } else { t };
+                let mut f = field(&name, t);
+                if let Expr::Col(i) = x {
+                    f.table_oid = scope.cols[i].table_oid;
+                    f.column = scope.cols[i].attnum;
+                }
+                outputs.push(x);
+                out_types.push(t);
+                fields.push(f);
+                proj_ast.push(Some(e.clone()));
+            }
+            other => return Err(SqlError::unsupported(&format!("the select item {other}"))),
+        }
+    }
+    // GROUP BY.
+    let mut group_by = Vec::new();
+    match &sel.group_by {
+        ast::GroupByExpr::Expressions(exprs, mods) => {
+            if !mods.is_empty() {
+                return Err(SqlError::unsupported("GROUP BY modifiers"));
+            }
+            for g in exprs {
+                let target = match g {
+                    ast::Expr::Value(v) => match &v.value {
+                        ast::Value::Number(n, _) => {
+                            let k: usize = n
+                                .parse()
+                                .map_err(|_| SqlError::new(SqlState::SYNTAX_ERROR, "bad GROUP BY position"))?;
+                            let e = proj_ast.get(k.wrapping_sub(1)).cloned().flatten().ok_or_else(|| {
+                                SqlError::new(
+                                    SqlState::INVALID_COLUMN_REFERENCE,
+                                    format!("GROUP BY position {k} is not in select list"),
+                                )
+                            })?;
+                            e
+                        }
+                        _ => g.clone(),
+                    },
+                    ast::Expr::Identifier(i) if scope.resolve(None, &ident_name(i)).is_err() => {
+                        // An output alias.
+                        let n = ident_name(i);
+                        match fields.iter().position(|f| f.name == n).and_then(|k| proj_ast[k].clone()) {
+                            Some(e) => e,
+                            None => g.clone(),
+                        }
+                    }
+                    _ => g.clone(),
+                };
+                group_by.push(compiler(&scope, params, None).compile(&target, None)?.0);
+            }
+        }
+        ast::GroupByExpr::All(_) => return Err(SqlError::unsupported("GROUP BY ALL")),
+    }
+    let having = match &sel.having {
+        Some(h) => Some(compiler(&scope, params, Some(&mut aggs)).boolean(h)?),
+        None => None,
+    };
+    let visible = outputs.len();
+    // ORDER BY.
+    let mut order = Vec::new();
+    if let Some(ob) = &q.order_by {
+        let exprs = match &ob.kind {
+            ast::OrderByKind::Expressions(e) => e,
+            ast::OrderByKind::All(_) => return Err(SqlError::unsupported("ORDER BY ALL")),
+        };
+        for o in exprs {
+            let desc = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
+            let nulls_first = o.options.nulls_first.unwrap_or(desc);
+            let idx = match &o.expr {
+                ast::Expr::Value(v) if matches!(v.value, ast::Value::Number(..)) => {
+                    let k: usize = v.value.to_string().parse().unwrap_or(0);
+                    if k == 0 || k > visible {
+                        return Err(SqlError::new(
+                            SqlState::INVALID_COLUMN_REFERENCE,
+                            format!("ORDER BY position {k} is not in select list"),
+                        ));
+                    }
+                    k - 1
+                }
+                ast::Expr::Identifier(i) if fields.iter().any(|f| f.name == ident_name(i)) => {
+                    let n = ident_name(i);
+                    fields.iter().position(|f| f.name == n).unwrap_or(0)
+                }
+                e => {
+                    let (x, t) = compiler(&scope, params, Some(&mut aggs)).compile(e, None)?;
+                    outputs.push(x);
+                    out_types.push(t);
+                    outputs.len() - 1
+                }
+            };
+            order.push((idx, desc, nulls_first));
+        }
+    }
+    let grouped = !group_by.is_empty() || !aggs.is_empty() || having.is_some();
+    let distinct = match &sel.distinct {
+        None => false,
+        Some(ast::Distinct::Distinct) => true,
+        Some(_) => return Err(SqlError::unsupported("DISTINCT ON")),
+    };
+    let empty = Scope::default();
+    let (limit, offset) = match &q.limit_clause {
+        None => (None, None),
+        Some(ast::LimitClause::LimitOffset { limit, offset, limit_by }) => {
+            if !limit_by.is_empty() {
+                return Err(SqlError::unsupported("LIMIT BY"));
+            }
+            let mut c = compiler(&empty, params, None);
+            let l = limit.as_ref().map(|l| c.compile(l, Some(SqlType::Int8)).map(|x| x.0)).transpose()?;
+            let o = offset.as_ref().map(|o| c.compile(&o.value, Some(SqlType::Int8)).map(|x| x.0)).transpose()?;
+            (l, o)
+        }
+        Some(ast::LimitClause::OffsetCommaLimit { .. }) => return Err(SqlError::unsupported("LIMIT a, b")),
+    };
+    Ok(SelectPlan {
+        source,
+        scope,
+        residual,
+        aggs,
+        group_by,
+        grouped,
+        having,
+        outputs,
+        out_types,
+        fields,
+        order,
+        distinct,
+        limit,
+        offset,
+    })
+}
+
+pub(super) fn unreachable_table() -> Result<Producer, SqlError> {
+    Err(SqlError::new(SqlState::INTERNAL_ERROR, "table in a materialised FROM list"))
+}
+
+pub(super) fn table_of(names: &[(String, String)], alias: &str) -> String {
+    names.iter().find(|(a, _)| a == alias).map(|(_, n)| n.clone()).unwrap_or_else(|| alias.to_owned())
+}
+
+pub(super) fn column_ref(scope: &Scope, e: &ast::Expr) -> Option<usize> {
+    match e {
+        ast::Expr::Identifier(i) => scope.resolve(None, &ident_name(i)).ok(),
+        ast::Expr::CompoundIdentifier(p) if p.len() == 2 => {
+            scope.resolve(Some(&ident_name(&p[0])), &ident_name(&p[1])).ok()
+        }
+        ast::Expr::Nested(x) => column_ref(scope, x),
+        _ => None,
+    }
+}
+
+pub(super) fn equi_columns(scope: &Scope, e: &ast::Expr) -> Option<(usize, usize)> {
+    match e {
+        ast::Expr::Nested(x) => equi_columns(scope, x),
+        ast::Expr::BinaryOp { left, op: ast::BinaryOperator::Eq, right } => {
+            Some((column_ref(scope, left)?, column_ref(scope, right)?))
+        }
+        _ => None,
+    }
+}
+
+/// `col = <row-independent expr>` (either side): the column and the value.
+pub(super) fn pushable(
+    scope: &Scope,
+    e: &ast::Expr,
+    params: &mut Vec<SqlType>,
+) -> Result<Option<(usize, Expr)>, SqlError> {
+    let (l, r) = match e {
+        ast::Expr::Nested(x) => return pushable(scope, x, params),
+        ast::Expr::BinaryOp { left, op: ast::BinaryOperator::Eq, right } => (left, right),
+        _ => return Ok(None),
+    };
+    let (col, other) = match (column_ref(scope, l), column_ref(scope, r)) {
+        (Some(c), None) => (c, r),
+        (None, Some(c)) => (c, l),
+        _ => return Ok(None),
+    };
+    let ty = scope.cols[col].ty;
+    if ty.to_column().is_err() {
+        return Ok(None);
+    }
+    let empty = Scope::default();
+    // Compile against an empty scope: fails (→ not pushable) if it reads a column.
+    let mut trial = params.clone();
+    let compiled = compiler(&empty, &mut trial, None).compile(other, Some(ty));
+    match compiled {
+        Ok((x, t))
+            if x.is_row_independent()
+                && (t == ty
+                    || (t.is_integer() && ty.is_integer())
+                    || t == SqlType::Unknown
+                    || (t.is_string() && ty.is_string())) =>
+        {
+            *params = trial;
+            let x = match x {
+                Expr::Const(d) => Expr::Const(d.cast(ty)?),
+                x => x,
+            };
+            Ok(Some((col, x)))
+        }
+        _ => Ok(None),
+    }
+}

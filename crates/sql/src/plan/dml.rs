@@ -1,0 +1,400 @@
+//! INSERT, UPDATE and DELETE: compiled once, run through the engine.
+
+use super::{
+    and_all, check_cancel, compile_select, compiler, conjuncts, engine_err, pushable, series_bounds, Catalog, Producer,
+    RowItem, Run, SelectPlan, Source, TableDef,
+};
+use crate::error::SqlError;
+use crate::expr::{ident_name, object_name, EvalEnv, Expr, Scope, ScopeCol};
+use crate::value::{Datum, SqlType};
+use crate::views::View;
+use sqlparser::ast;
+use turnstile_engine::query::{Operand, Query};
+use turnstile_engine::types::{ColumnType, Value};
+use turnstile_lock::SqlState;
+
+/// A compiled INSERT.
+#[derive(Debug)]
+pub struct InsertPlan {
+    /// Target table.
+    pub table: String,
+    /// Its column types.
+    pub types: Vec<ColumnType>,
+    /// Front-end types of its columns.
+    pub sql_types: Vec<SqlType>,
+    /// Table column of each provided value.
+    pub targets: Vec<usize>,
+    /// The rows.
+    pub source: InsertSource,
+}
+
+/// Where an INSERT's rows come from.
+#[derive(Debug)]
+pub enum InsertSource {
+    /// `VALUES (…), (…)`.
+    Values(Vec<Vec<Expr>>),
+    /// `SELECT …`.
+    Select(Box<SelectPlan>),
+}
+
+/// Compiles an INSERT.
+pub fn compile_insert(cat: &Catalog<'_>, ins: &ast::Insert, params: &mut Vec<SqlType>) -> Result<InsertPlan, SqlError> {
+    let table = match &ins.table {
+        ast::TableObject::TableName(n) => object_name(n)?,
+        other => return Err(SqlError::unsupported(&format!("INSERT INTO {other}"))),
+    };
+    if ins.on.is_some() {
+        return Err(SqlError::unsupported("INSERT … ON CONFLICT"));
+    }
+    if ins.returning.is_some() {
+        return Err(SqlError::unsupported("INSERT … RETURNING"));
+    }
+    let def = cat.table(&table)?;
+    let targets = if ins.columns.is_empty() {
+        (0..def.names.len()).collect::<Vec<_>>()
+    } else {
+        let mut t = Vec::new();
+        for c in &ins.columns {
+            let n = object_name(c)?;
+            let k = def.names.iter().position(|x| *x == n).ok_or_else(|| {
+                SqlError::new(
+                    SqlState::UNDEFINED_COLUMN,
+                    format!("column \"{n}\" of relation \"{table}\" does not exist"),
+                )
+            })?;
+            if t.contains(&k) {
+                return Err(SqlError::new(
+                    SqlState::DUPLICATE_COLUMN,
+                    format!("column \"{n}\" specified more than once"),
+                ));
+            }
+            t.push(k);
+        }
+        t
+    };
+    let src = ins.source.as_ref().ok_or_else(|| SqlError::unsupported("INSERT … DEFAULT VALUES"))?;
+    let source = match src.body.as_ref() {
+        ast::SetExpr::Values(v) => {
+            let empty = Scope::default();
+            let mut rows = Vec::new();
+            for r in &v.rows {
+                if r.len() > targets.len() {
+                    return Err(SqlError::new(
+                        SqlState::SYNTAX_ERROR,
+                        "INSERT has more expressions than target columns",
+                    ));
+                }
+                let mut row = Vec::new();
+                for (e, &t) in r.iter().zip(&targets) {
+                    let ty = def.sql_types[t];
+                    let (x, xt) = compiler(&empty, params, None).compile(e, Some(ty))?;
+                    check_assignable(xt, ty, &def.names[t])?;
+                    row.push(x);
+                }
+                rows.push(row);
+            }
+            InsertSource::Values(rows)
+        }
+        _ => {
+            let plan = compile_select(cat, src, params)?;
+            if plan.fields.len() > targets.len() {
+                return Err(SqlError::new(SqlState::SYNTAX_ERROR, "INSERT has more expressions than target columns"));
+            }
+            for (k, &t) in targets.iter().enumerate().take(plan.fields.len()) {
+                check_assignable(plan.out_types[k], def.sql_types[t], &def.names[t])?;
+            }
+            InsertSource::Select(Box::new(plan))
+        }
+    };
+    Ok(InsertPlan { table, types: def.types, sql_types: def.sql_types, targets, source })
+}
+
+/// `42804` when a value of type `from` cannot be assigned to a column of type `to`.
+pub fn check_assignable(from: SqlType, to: SqlType, column: &str) -> Result<(), SqlError> {
+    let ok = from == SqlType::Unknown
+        || from == to
+        || (from.is_integer() || matches!(from, SqlType::Float8 | SqlType::Numeric))
+            && (to.is_integer() || matches!(to, SqlType::Float8 | SqlType::Numeric))
+        || to.is_string()
+        || (matches!(from, SqlType::Timestamp | SqlType::TimestampTz)
+            && matches!(to, SqlType::Timestamp | SqlType::TimestampTz));
+    if ok {
+        Ok(())
+    } else {
+        Err(SqlError::new(
+            SqlState::DATATYPE_MISMATCH,
+            format!("column \"{column}\" is of type {} but expression is of type {}", to.name(), from.name()),
+        ))
+    }
+}
+
+impl InsertPlan {
+    /// Builds the full engine row from the provided values.
+    pub fn engine_row(&self, vals: Vec<Datum>) -> Result<Vec<Value>, SqlError> {
+        let mut row = vec![Value::Null; self.types.len()];
+        for (v, &t) in vals.into_iter().zip(&self.targets) {
+            let v = v.cast(self.sql_types[t])?;
+            row[t] = v.to_engine(self.types[t])?;
+        }
+        Ok(row)
+    }
+
+    /// Runs the insert: rows inserted.
+    pub fn run(&self, run: &mut Run<'_, '_>) -> Result<u64, SqlError> {
+        match &self.source {
+            InsertSource::Values(rows) if rows.len() == 1 => {
+                let mut vals = Vec::with_capacity(rows[0].len());
+                for x in &rows[0] {
+                    vals.push(x.eval(&[], &mut run.env)?);
+                }
+                let row = self.engine_row(vals)?;
+                run.session.insert(&self.table, &row).map_err(engine_err)?;
+                Ok(1)
+            }
+            InsertSource::Values(rows) => {
+                let mut out = Vec::with_capacity(rows.len());
+                for r in rows {
+                    let mut vals = Vec::with_capacity(r.len());
+                    for x in r {
+                        vals.push(x.eval(&[], &mut run.env)?);
+                    }
+                    out.push(self.engine_row(vals)?);
+                }
+                run.session.insert_many(&self.table, out).map_err(engine_err)
+            }
+            InsertSource::Select(plan) => self.run_select(plan, run),
+        }
+    }
+
+    fn run_select(&self, plan: &SelectPlan, run: &mut Run<'_, '_>) -> Result<u64, SqlError> {
+        // Streaming path: `SELECT exprs FROM generate_series(…)` with no
+        // grouping, ordering or limits (pgbench -i's server-side generation).
+        if let Source::Rows(items) = &plan.source {
+            if let [RowItem { producer: Producer::Series(a, b, step), on: None, .. }] = items.as_slice() {
+                if !plan.grouped
+                    && plan.order.is_empty()
+                    && !plan.distinct
+                    && plan.limit.is_none()
+                    && plan.offset.is_none()
+                {
+                    let (start, stop, step) = series_bounds(a, b, step.as_ref(), &mut run.env)?;
+                    let mut failure: Option<SqlError> = None;
+                    let mut i = start;
+                    let mut produced: u64 = 0;
+                    let session = &mut *run.session;
+                    let env = &mut run.env;
+                    let rows = std::iter::from_fn(|| loop {
+                        if failure.is_some() || !((step > 0 && i <= stop) || (step < 0 && i >= stop)) {
+                            return None;
+                        }
+                        let row = [Datum::Int(i)];
+                        i = match i.checked_add(step) {
+                            Some(n) => n,
+                            None => stop.saturating_add(step.signum()),
+                        };
+                        produced += 1;
+                        let result = (|| -> Result<Option<Vec<Value>>, SqlError> {
+                            if produced % 65536 == 0 {
+                                check_cancel(env.services)?;
+                            }
+                            if let Some(r) = &plan.residual {
+                                if !r.test(&row, env)? {
+                                    return Ok(None);
+                                }
+                            }
+                            let mut vals = Vec::with_capacity(plan.fields.len());
+                            for x in &plan.outputs {
+                                vals.push(x.eval(&row, env)?);
+                            }
+                            self.engine_row(vals).map(Some)
+                        })();
+                        match result {
+                            Ok(Some(r)) => return Some(r),
+                            Ok(None) => continue,
+                            Err(e) => {
+                                failure = Some(e);
+                                return None;
+                            }
+                        }
+                    });
+                    let n = session.insert_many(&self.table, rows).map_err(engine_err);
+                    if let Some(e) = failure {
+                        return Err(e);
+                    }
+                    return n;
+                }
+            }
+        }
+        let rows = plan.run(run)?;
+        let mut out = Vec::with_capacity(rows.len());
+        for r in rows {
+            out.push(self.engine_row(r)?);
+        }
+        run.session.insert_many(&self.table, out).map_err(engine_err)
+    }
+}
+
+/// A compiled UPDATE or DELETE of one table.
+#[derive(Debug)]
+pub struct ModifyPlan {
+    /// The engine query naming the table and its pushed-down filters.
+    pub query: Query,
+    /// Engine parameter `$k+1` = this expression.
+    pub pushed: Vec<(Expr, ColumnType)>,
+    /// WHERE minus what was pushed down.
+    pub residual: Option<Expr>,
+    /// `SET column = expr` (UPDATE); empty for DELETE.
+    pub assignments: Vec<(usize, Expr)>,
+    /// Column types (engine and front end).
+    pub types: Vec<ColumnType>,
+    /// Front-end column types.
+    pub sql_types: Vec<SqlType>,
+}
+
+/// What `modify_target` resolves: scope, table, query, pushed filters, residual.
+type ModifyTarget = (Scope, TableDef, Query, Vec<(Expr, ColumnType)>, Option<Expr>);
+
+pub(super) fn modify_target(
+    cat: &Catalog<'_>,
+    name: &ast::ObjectName,
+    alias: Option<String>,
+    selection: Option<&ast::Expr>,
+    params: &mut Vec<SqlType>,
+) -> Result<ModifyTarget, SqlError> {
+    let table = object_name(name)?;
+    if View::named(&table).is_some() {
+        return Err(SqlError::new(SqlState::WRONG_OBJECT_TYPE, format!("cannot change system view \"{table}\"")));
+    }
+    let def = cat.table(&table)?;
+    let qual = alias.unwrap_or_else(|| table.clone());
+    let mut scope = Scope::default();
+    for (k, (n, t)) in def.names.iter().zip(&def.sql_types).enumerate() {
+        scope.cols.push(ScopeCol {
+            qual: qual.clone(),
+            name: n.clone(),
+            ty: *t,
+            table_oid: def.oid,
+            attnum: (k + 1) as i16,
+        });
+    }
+    let mut parts = Vec::new();
+    if let Some(w) = selection {
+        conjuncts(w, &mut parts);
+    }
+    let mut query = Query::from(table.clone());
+    let mut pushed = Vec::new();
+    let mut residual = Vec::new();
+    for p in parts {
+        if let Some((col, value)) = pushable(&scope, &p, params)? {
+            let ty = scope.cols[col].ty.to_column()?;
+            pushed.push((value, ty));
+            query = query.filter(format!("{table}.{}", scope.cols[col].name), Operand::Param(pushed.len()));
+        } else {
+            residual.push(compiler(&scope, params, None).boolean(&p)?);
+        }
+    }
+    Ok((scope, def, query, pushed, and_all(residual)))
+}
+
+/// Compiles an UPDATE.
+pub fn compile_update(cat: &Catalog<'_>, u: &ast::Update, params: &mut Vec<SqlType>) -> Result<ModifyPlan, SqlError> {
+    if u.from.is_some() || !u.table.joins.is_empty() {
+        return Err(SqlError::unsupported("UPDATE … FROM"));
+    }
+    if u.returning.is_some() {
+        return Err(SqlError::unsupported("UPDATE … RETURNING"));
+    }
+    let (name, alias) = match &u.table.relation {
+        ast::TableFactor::Table { name, alias, args: None, .. } => (name, alias.as_ref().map(|a| ident_name(&a.name))),
+        other => return Err(SqlError::unsupported(&format!("UPDATE of {other}"))),
+    };
+    let (scope, def, query, pushed, residual) = modify_target(cat, name, alias, u.selection.as_ref(), params)?;
+    let mut assignments = Vec::new();
+    for a in &u.assignments {
+        let col = match &a.target {
+            ast::AssignmentTarget::ColumnName(n) => object_name(n)?,
+            ast::AssignmentTarget::Tuple(_) => return Err(SqlError::unsupported("UPDATE SET (a, b) = …")),
+        };
+        let k = def.names.iter().position(|n| *n == col).ok_or_else(|| {
+            SqlError::new(
+                SqlState::UNDEFINED_COLUMN,
+                format!("column \"{col}\" of relation \"{}\" does not exist", query.tables()[0]),
+            )
+        })?;
+        let (x, t) = compiler(&scope, params, None).compile(&a.value, Some(def.sql_types[k]))?;
+        check_assignable(t, def.sql_types[k], &col)?;
+        assignments.push((k, x));
+    }
+    Ok(ModifyPlan { query, pushed, residual, assignments, types: def.types, sql_types: def.sql_types })
+}
+
+/// Compiles a DELETE.
+pub fn compile_delete(cat: &Catalog<'_>, d: &ast::Delete, params: &mut Vec<SqlType>) -> Result<ModifyPlan, SqlError> {
+    if d.using.is_some() || d.returning.is_some() || !d.tables.is_empty() {
+        return Err(SqlError::unsupported("DELETE … USING/RETURNING"));
+    }
+    let from = match &d.from {
+        ast::FromTable::WithFromKeyword(f) | ast::FromTable::WithoutKeyword(f) => f,
+    };
+    let [twj] = from.as_slice() else { return Err(SqlError::unsupported("DELETE from several tables")) };
+    if !twj.joins.is_empty() {
+        return Err(SqlError::unsupported("DELETE with a join"));
+    }
+    let (name, alias) = match &twj.relation {
+        ast::TableFactor::Table { name, alias, args: None, .. } => (name, alias.as_ref().map(|a| ident_name(&a.name))),
+        other => return Err(SqlError::unsupported(&format!("DELETE from {other}"))),
+    };
+    let (_, def, query, pushed, residual) = modify_target(cat, name, alias, d.selection.as_ref(), params)?;
+    Ok(ModifyPlan { query, pushed, residual, assignments: Vec::new(), types: def.types, sql_types: def.sql_types })
+}
+
+impl ModifyPlan {
+    fn decide(&self, row: &[Value], env: &mut EvalEnv<'_>) -> Result<Option<Vec<Datum>>, SqlError> {
+        let datums: Vec<Datum> = row.iter().map(Datum::from_engine).collect();
+        if let Some(r) = &self.residual {
+            if !r.test(&datums, env)? {
+                return Ok(None);
+            }
+        }
+        Ok(Some(datums))
+    }
+
+    /// Runs the UPDATE (or DELETE when there are no assignments): rows affected.
+    pub fn run(&self, run: &mut Run<'_, '_>, delete: bool) -> Result<u64, SqlError> {
+        let mut eparams = Vec::with_capacity(self.pushed.len());
+        for (x, ty) in &self.pushed {
+            eparams.push(x.eval(&[], &mut run.env)?.to_engine(*ty)?);
+        }
+        let mut failure: Option<SqlError> = None;
+        let env = &mut run.env;
+        let result = if delete {
+            run.session.delete_rows(&self.query, &eparams, &mut |row| match self.decide(row, env) {
+                Ok(d) => Ok(d.is_some()),
+                Err(e) => {
+                    failure = Some(e);
+                    Err(turnstile_engine::EngineError::State("statement failed".into()))
+                }
+            })
+        } else {
+            run.session.update_rows(&self.query, &eparams, &mut |row| {
+                let out = (|| -> Result<Option<Vec<Value>>, SqlError> {
+                    let Some(datums) = self.decide(row, env)? else { return Ok(None) };
+                    let mut new = row.to_vec();
+                    for (k, x) in &self.assignments {
+                        let v = x.eval(&datums, env)?.cast(self.sql_types[*k])?;
+                        new[*k] = v.to_engine(self.types[*k])?;
+                    }
+                    Ok(Some(new))
+                })();
+                out.map_err(|e| {
+                    failure = Some(e);
+                    turnstile_engine::EngineError::State("statement failed".into())
+                })
+            })
+        };
+        match (result, failure) {
+            (_, Some(e)) => Err(e),
+            (r, None) => r.map_err(engine_err),
+        }
+    }
+}

@@ -1,0 +1,266 @@
+//! Running a compiled SELECT: the input rows (through the engine, or from
+//! views and functions), then filters, grouping, aggregates, ordering and
+//! limits.
+
+use super::{check_cancel, engine_err, CacheMode, Producer, Run, SelectPlan, Source, CUSTOM_PLANS};
+use crate::error::SqlError;
+use crate::expr::{AggState, EvalEnv, Expr};
+use crate::value::{Datum, SqlType};
+use crate::views::{self};
+use std::collections::{HashMap, HashSet};
+use turnstile_lock::SqlState;
+
+impl SelectPlan {
+    /// Input rows (after the residual filter).
+    pub fn input(&self, run: &mut Run<'_, '_>) -> Result<Vec<Vec<Datum>>, SqlError> {
+        let rows = match &self.source {
+            Source::One => vec![Vec::new()],
+            Source::Engine { query, pushed, cache } => {
+                let mut eparams = Vec::with_capacity(pushed.len());
+                for (x, ty) in pushed {
+                    eparams.push(x.eval(&[], &mut run.env)?.to_engine(*ty)?);
+                }
+                let out = {
+                    let mut cache =
+                        cache.lock().map_err(|_| SqlError::new(SqlState::INTERNAL_ERROR, "plan cache poisoned"))?;
+                    cache.runs = cache.runs.saturating_add(1);
+                    let generic = !run.one_shot
+                        && match run.cache_mode {
+                            CacheMode::ForceGeneric => true,
+                            CacheMode::ForceCustom => false,
+                            CacheMode::Auto => cache.runs > CUSTOM_PLANS,
+                        };
+                    if generic {
+                        if cache.prepared.is_none() {
+                            cache.prepared = Some(run.session.prepare(query).map_err(engine_err)?);
+                        }
+                        match cache.prepared.as_mut() {
+                            Some(p) => run.session.execute(p, &eparams).map_err(engine_err)?,
+                            None => Vec::new(),
+                        }
+                    } else {
+                        run.session.query(query, &eparams).map_err(engine_err)?
+                    }
+                };
+                out.into_iter().map(|r| r.into_iter().map(Datum::from_engine_owned).collect()).collect()
+            }
+            Source::Rows(items) => {
+                let mut rows: Vec<Vec<Datum>> = vec![Vec::new()];
+                for item in items {
+                    let produced = match &item.producer {
+                        Producer::View(v) => views::rows(*v, run.session, run.env.services)?,
+                        Producer::Series(a, b, step) => {
+                            let (start, stop, step) = series_bounds(a, b, step.as_ref(), &mut run.env)?;
+                            let mut v = Vec::new();
+                            let mut i = start;
+                            while (step > 0 && i <= stop) || (step < 0 && i >= stop) {
+                                v.push(vec![Datum::Int(i)]);
+                                if v.len() % 65536 == 0 {
+                                    check_cancel(run.env.services)?;
+                                }
+                                i = match i.checked_add(step) {
+                                    Some(n) => n,
+                                    None => break,
+                                };
+                            }
+                            v
+                        }
+                    };
+                    let mut joined = Vec::new();
+                    for left in &rows {
+                        let mut matched = false;
+                        for right in &produced {
+                            let mut row = left.clone();
+                            row.extend(right.iter().cloned());
+                            if let Some(on) = &item.on {
+                                // Pad so the condition sees every later column as NULL.
+                                if !on.test(&row, &mut run.env)? {
+                                    continue;
+                                }
+                            }
+                            matched = true;
+                            joined.push(row);
+                        }
+                        if item.left && !matched {
+                            let mut row = left.clone();
+                            row.extend(std::iter::repeat_n(Datum::Null, item.width));
+                            joined.push(row);
+                        }
+                    }
+                    rows = joined;
+                }
+                rows
+            }
+        };
+        match &self.residual {
+            None => Ok(rows),
+            Some(r) => {
+                let mut out = Vec::with_capacity(rows.len());
+                for row in rows {
+                    if r.test(&row, &mut run.env)? {
+                        out.push(row);
+                    }
+                }
+                Ok(out)
+            }
+        }
+    }
+
+    /// Runs the query: output rows (visible columns only), typed values.
+    pub fn run(&self, run: &mut Run<'_, '_>) -> Result<Vec<Vec<Datum>>, SqlError> {
+        let input = self.input(run)?;
+        let mut out: Vec<Vec<Datum>> = Vec::new();
+        if self.grouped {
+            let mut groups: Vec<(Vec<Datum>, Vec<AggState>)> = Vec::new();
+            let mut index: HashMap<Vec<Datum>, usize> = HashMap::new();
+            let mut reps: Vec<Vec<Datum>> = Vec::new();
+            for row in &input {
+                let mut key = Vec::with_capacity(self.group_by.len());
+                for g in &self.group_by {
+                    key.push(g.eval(row, &mut run.env)?);
+                }
+                let gi = match index.get(&key) {
+                    Some(&i) => i,
+                    None => {
+                        groups.push((key.clone(), self.aggs.iter().map(AggState::new).collect()));
+                        reps.push(row.clone());
+                        index.insert(key, groups.len() - 1);
+                        groups.len() - 1
+                    }
+                };
+                for (state, spec) in groups[gi].1.iter_mut().zip(&self.aggs) {
+                    state.add(spec, row, &mut run.env)?;
+                }
+            }
+            if groups.is_empty() && self.group_by.is_empty() {
+                groups.push((Vec::new(), self.aggs.iter().map(AggState::new).collect()));
+                reps.push(vec![Datum::Null; self.scope.cols.len()]);
+            }
+            for ((_, states), rep) in groups.iter().zip(&reps) {
+                let results =
+                    states.iter().zip(&self.aggs).map(|(s, spec)| s.finish(spec)).collect::<Result<Vec<_>, _>>()?;
+                let mut env = EvalEnv { params: run.env.params, aggs: &results, services: &mut *run.env.services };
+                if let Some(h) = &self.having {
+                    if !h.test(rep, &mut env)? {
+                        continue;
+                    }
+                }
+                let mut row = Vec::with_capacity(self.outputs.len());
+                for o in &self.outputs {
+                    row.push(o.eval(rep, &mut env)?);
+                }
+                out.push(row);
+            }
+        } else {
+            // Fast path: SELECT * keeps the input rows as they are.
+            let identity = self.outputs.len() == self.scope.cols.len()
+                && self.outputs.iter().enumerate().all(|(i, o)| matches!(o, Expr::Col(c) if *c == i));
+            if identity {
+                out = input;
+            } else {
+                out.reserve(input.len());
+                for row in &input {
+                    let mut o = Vec::with_capacity(self.outputs.len());
+                    for x in &self.outputs {
+                        o.push(x.eval(row, &mut run.env)?);
+                    }
+                    out.push(o);
+                }
+            }
+        }
+        if self.distinct {
+            let mut seen = HashSet::new();
+            out.retain(|r| seen.insert(r[..self.fields.len()].to_vec()));
+        }
+        if !self.order.is_empty() {
+            out.sort_by(|a, b| {
+                for &(i, desc, nulls_first) in &self.order {
+                    let (x, y) = (&a[i], &b[i]);
+                    let o = match (x.is_null(), y.is_null()) {
+                        (true, true) => std::cmp::Ordering::Equal,
+                        (true, false) => {
+                            if nulls_first {
+                                std::cmp::Ordering::Less
+                            } else {
+                                std::cmp::Ordering::Greater
+                            }
+                        }
+                        (false, true) => {
+                            if nulls_first {
+                                std::cmp::Ordering::Greater
+                            } else {
+                                std::cmp::Ordering::Less
+                            }
+                        }
+                        _ => {
+                            let o = x.cmp_sql(y);
+                            if desc {
+                                o.reverse()
+                            } else {
+                                o
+                            }
+                        }
+                    };
+                    if o.is_ne() {
+                        return o;
+                    }
+                }
+                std::cmp::Ordering::Equal
+            });
+        }
+        let offset = match &self.offset {
+            Some(o) => count_arg(o, &mut run.env, "OFFSET")?,
+            None => 0,
+        };
+        let limit = match &self.limit {
+            Some(l) => Some(count_arg(l, &mut run.env, "LIMIT")?),
+            None => None,
+        };
+        if offset > 0 || limit.is_some() {
+            out = out.into_iter().skip(offset).take(limit.unwrap_or(usize::MAX)).collect();
+        }
+        let visible = self.fields.len();
+        if self.outputs.len() > visible {
+            for r in &mut out {
+                r.truncate(visible);
+            }
+        }
+        Ok(out)
+    }
+}
+
+pub(super) fn count_arg(e: &Expr, env: &mut EvalEnv<'_>, what: &str) -> Result<usize, SqlError> {
+    match e.eval(&[], env)? {
+        Datum::Null => Ok(usize::MAX),
+        d => match d.cast(SqlType::Int8)? {
+            Datum::Int(n) if n >= 0 => Ok(n as usize),
+            _ => {
+                Err(SqlError::new(SqlState::INVALID_ROW_COUNT_IN_LIMIT_CLAUSE, format!("{what} must not be negative")))
+            }
+        },
+    }
+}
+
+pub(super) fn series_bounds(
+    a: &Expr,
+    b: &Expr,
+    step: Option<&Expr>,
+    env: &mut EvalEnv<'_>,
+) -> Result<(i64, i64, i64), SqlError> {
+    let int = |d: Datum| -> Result<i64, SqlError> {
+        match d.cast(SqlType::Int8)? {
+            Datum::Int(v) => Ok(v),
+            _ => Err(SqlError::new(SqlState::NULL_VALUE_NOT_ALLOWED, "generate_series argument is NULL")),
+        }
+    };
+    let start = int(a.eval(&[], env)?)?;
+    let stop = int(b.eval(&[], env)?)?;
+    let step = match step {
+        Some(s) => int(s.eval(&[], env)?)?,
+        None => 1,
+    };
+    if step == 0 {
+        return Err(SqlError::new(SqlState::INVALID_PARAMETER_VALUE, "step size cannot equal zero"));
+    }
+    Ok((start, stop, step))
+}

@@ -1,0 +1,185 @@
+//! SELECT and INSERT: compiled once (names resolved against the catalog,
+//! equality predicates pushed down into the engine's typed [`Query`], the
+//! rest compiled to [`Expr`]s), then run many times.
+//!
+//! The relation access always goes through the engine's planner and
+//! executor (`Session::query`, or `prepare`/`execute` for a cached generic
+//! plan), so the engine takes PostgreSQL's locks; this layer only
+//! evaluates what the engine does not: residual predicates, expressions,
+//! aggregates, grouping, ordering and limits.
+
+mod bind;
+mod dml;
+mod exec;
+
+use bind::{and_all, compiler, conjuncts, pushable};
+use exec::series_bounds;
+
+use crate::error::SqlError;
+use crate::expr::{AggSpec, EvalEnv, Expr, Scope, Services};
+use crate::value::SqlType;
+use crate::views::View;
+use crate::FieldInfo;
+use std::sync::Mutex;
+use turnstile_engine::query::Query;
+use turnstile_engine::session::Prepared;
+use turnstile_engine::types::ColumnType;
+use turnstile_engine::Session;
+use turnstile_lock::SqlState;
+
+pub use bind::compile_select;
+pub use dml::{check_assignable, compile_delete, compile_insert, compile_update, InsertPlan, InsertSource, ModifyPlan};
+
+/// How many custom plans before a generic one (`plan_cache_mode = auto`).
+const CUSTOM_PLANS: u32 = 5;
+
+/// Where a SELECT's input rows come from.
+#[derive(Debug)]
+pub enum Source {
+    /// No FROM: one empty row.
+    One,
+    /// Engine tables (joined by the engine), with pushed-down filters.
+    Engine {
+        /// The typed query (projection: every column of every table).
+        query: Query,
+        /// Engine parameter `$k+1` = this expression, coerced to the column type.
+        pushed: Vec<(Expr, ColumnType)>,
+        /// Plan cache state.
+        cache: Box<Mutex<PlanCache>>,
+    },
+    /// Materialised sources (views, `generate_series`) joined in a nested loop.
+    Rows(Vec<RowItem>),
+}
+
+/// One materialised FROM item and how it joins the ones before it.
+#[derive(Debug)]
+pub struct RowItem {
+    /// What produces its rows.
+    pub producer: Producer,
+    /// Number of columns.
+    pub width: usize,
+    /// Join condition (on the combined row so far), if any.
+    pub on: Option<Expr>,
+    /// LEFT JOIN.
+    pub left: bool,
+}
+
+/// A materialised row producer.
+#[derive(Debug)]
+pub enum Producer {
+    /// A system view.
+    View(View),
+    /// `generate_series(start, stop [, step])`.
+    Series(Expr, Expr, Option<Expr>),
+}
+
+/// A prepared statement's engine plan and how often it ran.
+#[derive(Debug, Default)]
+pub struct PlanCache {
+    runs: u32,
+    prepared: Option<Prepared>,
+}
+
+/// How the plan cache chooses (`plan_cache_mode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CacheMode {
+    /// Custom plans for the first five executions, then generic.
+    Auto,
+    /// Always custom.
+    ForceCustom,
+    /// Always generic.
+    ForceGeneric,
+}
+
+/// A compiled SELECT.
+#[derive(Debug)]
+pub struct SelectPlan {
+    /// Input.
+    pub source: Source,
+    /// The input scope.
+    pub scope: Scope,
+    /// WHERE, minus what was pushed down.
+    pub residual: Option<Expr>,
+    /// Aggregate calls.
+    pub aggs: Vec<AggSpec>,
+    /// GROUP BY keys.
+    pub group_by: Vec<Expr>,
+    /// Whether the query aggregates (GROUP BY or an aggregate call).
+    pub grouped: bool,
+    /// HAVING.
+    pub having: Option<Expr>,
+    /// Output expressions (visible, then hidden sort keys).
+    pub outputs: Vec<Expr>,
+    /// Output types.
+    pub out_types: Vec<SqlType>,
+    /// Visible output columns.
+    pub fields: Vec<FieldInfo>,
+    /// Sort keys: output index, descending, nulls first.
+    pub order: Vec<(usize, bool, bool)>,
+    /// DISTINCT.
+    pub distinct: bool,
+    /// LIMIT.
+    pub limit: Option<Expr>,
+    /// OFFSET.
+    pub offset: Option<Expr>,
+}
+
+/// What a compile needs from the session.
+pub struct Catalog<'a> {
+    /// The engine session (catalog look-ups only; no locks).
+    pub session: &'a Session,
+}
+
+/// A table's definition as the front end sees it.
+#[derive(Clone, Debug)]
+pub struct TableDef {
+    /// Relation id (OID).
+    pub oid: u32,
+    /// Column names.
+    pub names: Vec<String>,
+    /// Engine column types.
+    pub types: Vec<ColumnType>,
+    /// Front-end types.
+    pub sql_types: Vec<SqlType>,
+}
+
+impl Catalog<'_> {
+    /// The table `name`, `42P01` if unknown.
+    pub fn table(&self, name: &str) -> Result<TableDef, SqlError> {
+        let engine = self.session.engine();
+        let rel = engine
+            .catalog()
+            .relation(self.session.database(), name)
+            .map_err(|_| SqlError::new(SqlState::UNDEFINED_TABLE, format!("relation \"{name}\" does not exist")))?;
+        Ok(TableDef {
+            oid: rel.id,
+            names: rel.columns.iter().map(|c| c.name.clone()).collect(),
+            types: rel.columns.iter().map(|c| c.ty).collect(),
+            sql_types: rel.columns.iter().map(|c| SqlType::of_column(c.ty)).collect(),
+        })
+    }
+}
+
+/// Input to a SELECT's execution.
+pub struct Run<'a, 'b> {
+    /// The engine session.
+    pub session: &'a mut Session,
+    /// Evaluation environment (parameters, services).
+    pub env: EvalEnv<'b>,
+    /// The plan cache mode.
+    pub cache_mode: CacheMode,
+    /// Force a fresh (custom) plan: the statement is not a saved one.
+    pub one_shot: bool,
+}
+
+pub(super) fn engine_err(e: turnstile_engine::EngineError) -> SqlError {
+    SqlError::from_engine(e)
+}
+
+/// Checks the session's cancel flag (57014).
+pub fn check_cancel(s: &dyn Services) -> Result<(), SqlError> {
+    if s.cancel_flag().swap(false, crate::sync::atomic::Ordering::AcqRel) {
+        return Err(SqlError::new(SqlState::QUERY_CANCELED, "canceling statement due to user request"));
+    }
+    Ok(())
+}
