@@ -172,109 +172,10 @@ impl SqlSession {
             S::CreateTable(ct) => self.create_table(ct),
             S::CreateIndex(ci) => self.create_index(ci),
             S::AlterTable(at) => self.alter_table(at),
-            S::Drop { object_type, if_exists, names, cascade: _, .. } => match object_type {
-                ast::ObjectType::Table | ast::ObjectType::Index => {
-                    let kind = if *object_type == ast::ObjectType::Table { "table" } else { "index" };
-                    for n in names {
-                        let name = object_name(n)?;
-                        let exists = self.es.engine().catalog().relation(self.es.database(), &name).is_ok();
-                        if !exists {
-                            if *if_exists {
-                                self.notice(
-                                    Severity::Notice,
-                                    SqlState::SUCCESSFUL_COMPLETION,
-                                    format!("{kind} \"{name}\" does not exist, skipping"),
-                                );
-                                continue;
-                            }
-                            return Err(SqlError::new(
-                                SqlState::UNDEFINED_TABLE,
-                                format!("{kind} \"{name}\" does not exist"),
-                            ));
-                        }
-                        eng(self.es.drop_relation(&name))?;
-                    }
-                    Self::command(if kind == "table" { "DROP TABLE" } else { "DROP INDEX" })
-                }
-                ast::ObjectType::Database => {
-                    if self.tx != TxStatus::Idle {
-                        return Err(SqlError::new(
-                            SqlState::ACTIVE_SQL_TRANSACTION,
-                            "DROP DATABASE cannot run inside a transaction block",
-                        ));
-                    }
-                    for n in names {
-                        let name = object_name(n)?;
-                        match self.es.drop_database(&name).map_err(SqlError::from_engine) {
-                            Ok(()) => {}
-                            Err(e) if e.code == SqlState::INVALID_CATALOG_NAME && *if_exists => {
-                                self.notice(
-                                    Severity::Notice,
-                                    SqlState::SUCCESSFUL_COMPLETION,
-                                    format!("database \"{name}\" does not exist, skipping"),
-                                );
-                            }
-                            Err(e) => return Err(e),
-                        }
-                    }
-                    Self::command("DROP DATABASE")
-                }
-                other => Err(SqlError::unsupported(&format!("DROP {other}"))),
-            },
-            S::CreateDatabase { db_name, if_not_exists, .. } => {
-                if self.tx != TxStatus::Idle {
-                    return Err(SqlError::new(
-                        SqlState::ACTIVE_SQL_TRANSACTION,
-                        "CREATE DATABASE cannot run inside a transaction block",
-                    ));
-                }
-                let name = object_name(db_name)?;
-                match self.es.create_database(&name).map_err(SqlError::from_engine) {
-                    Ok(_) => Self::command("CREATE DATABASE"),
-                    Err(e) if e.code == SqlState::DUPLICATE_DATABASE && *if_not_exists => {
-                        self.notice(
-                            Severity::Notice,
-                            SqlState::DUPLICATE_DATABASE,
-                            format!("database \"{name}\" already exists, skipping"),
-                        );
-                        Self::command("CREATE DATABASE")
-                    }
-                    Err(e) => Err(e),
-                }
-            }
-            S::Lock(l) => {
-                if self.tx == TxStatus::Idle {
-                    return Err(SqlError::new(
-                        SqlState::NO_ACTIVE_SQL_TRANSACTION,
-                        "LOCK TABLE can only be used in transaction blocks",
-                    ));
-                }
-                let mode = lock_mode(l.lock_mode.as_ref());
-                let wait = if l.nowait { Wait::NoWait } else { Wait::Block };
-                for t in &l.tables {
-                    let text = t.to_string();
-                    let name = text.trim_start_matches("ONLY ").trim().trim_matches('"').to_ascii_lowercase();
-                    self.lock_with_partitions(&name, mode, wait)?;
-                }
-                Self::command("LOCK TABLE")
-            }
-            S::Prepare { name, data_types, statement } => {
-                let n = expr::ident_name(name);
-                if self.prepared.contains_key(&n) {
-                    return Err(SqlError::new(
-                        SqlState::DUPLICATE_PREPARED_STATEMENT,
-                        format!("prepared statement \"{n}\" already exists"),
-                    ));
-                }
-                let types = data_types
-                    .iter()
-                    .map(|t| parse_type_name(&t.to_string()).map(|t| t.oid()))
-                    .collect::<Result<Vec<_>, _>>()?;
-                let text = statement.to_string();
-                let st = self.make_statement(&text, &text, 0, &types, true)?;
-                self.prepared.insert(n, st);
-                Self::command("PREPARE")
-            }
+            S::Drop { object_type, if_exists, names, .. } => self.drop_objects(object_type, *if_exists, names),
+            S::CreateDatabase { db_name, if_not_exists, .. } => self.create_database(db_name, *if_not_exists),
+            S::Lock(l) => self.lock_tables(l),
+            S::Prepare { name, data_types, statement } => self.prepare_named(name, data_types, statement),
             S::Deallocate { name, .. } => {
                 let n = expr::ident_name(name);
                 if n == "all" {
@@ -323,5 +224,130 @@ impl SqlSession {
             vals.push(d.to_text(t));
         }
         self.dispatch(&st, &vals)
+    }
+}
+
+impl SqlSession {
+    /// `DROP TABLE|INDEX|DATABASE [IF EXISTS] names`.
+    fn drop_objects(
+        &mut self,
+        object_type: &ast::ObjectType,
+        if_exists: bool,
+        names: &[ast::ObjectName],
+    ) -> Result<Outcome, SqlError> {
+        match object_type {
+            ast::ObjectType::Table | ast::ObjectType::Index => {
+                let kind = if *object_type == ast::ObjectType::Table { "table" } else { "index" };
+                for n in names {
+                    let name = object_name(n)?;
+                    let exists = self.es.engine().catalog().relation(self.es.database(), &name).is_ok();
+                    if !exists {
+                        if if_exists {
+                            self.notice(
+                                Severity::Notice,
+                                SqlState::SUCCESSFUL_COMPLETION,
+                                format!("{kind} \"{name}\" does not exist, skipping"),
+                            );
+                            continue;
+                        }
+                        return Err(SqlError::new(
+                            SqlState::UNDEFINED_TABLE,
+                            format!("{kind} \"{name}\" does not exist"),
+                        ));
+                    }
+                    eng(self.es.drop_relation(&name))?;
+                }
+                Self::command(if kind == "table" { "DROP TABLE" } else { "DROP INDEX" })
+            }
+            ast::ObjectType::Database => {
+                if self.tx != TxStatus::Idle {
+                    return Err(SqlError::new(
+                        SqlState::ACTIVE_SQL_TRANSACTION,
+                        "DROP DATABASE cannot run inside a transaction block",
+                    ));
+                }
+                for n in names {
+                    let name = object_name(n)?;
+                    match self.es.drop_database(&name).map_err(SqlError::from_engine) {
+                        Ok(()) => {}
+                        Err(e) if e.code == SqlState::INVALID_CATALOG_NAME && if_exists => {
+                            self.notice(
+                                Severity::Notice,
+                                SqlState::SUCCESSFUL_COMPLETION,
+                                format!("database \"{name}\" does not exist, skipping"),
+                            );
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+                Self::command("DROP DATABASE")
+            }
+            other => Err(SqlError::unsupported(&format!("DROP {other}"))),
+        }
+    }
+
+    /// `CREATE DATABASE [IF NOT EXISTS] name`.
+    fn create_database(&mut self, db_name: &ast::ObjectName, if_not_exists: bool) -> Result<Outcome, SqlError> {
+        if self.tx != TxStatus::Idle {
+            return Err(SqlError::new(
+                SqlState::ACTIVE_SQL_TRANSACTION,
+                "CREATE DATABASE cannot run inside a transaction block",
+            ));
+        }
+        let name = object_name(db_name)?;
+        match self.es.create_database(&name).map_err(SqlError::from_engine) {
+            Ok(_) => Self::command("CREATE DATABASE"),
+            Err(e) if e.code == SqlState::DUPLICATE_DATABASE && if_not_exists => {
+                self.notice(
+                    Severity::Notice,
+                    SqlState::DUPLICATE_DATABASE,
+                    format!("database \"{name}\" already exists, skipping"),
+                );
+                Self::command("CREATE DATABASE")
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// `LOCK TABLE names IN mode MODE [NOWAIT]`: inside a block only.
+    fn lock_tables(&mut self, l: &ast::Lock) -> Result<Outcome, SqlError> {
+        if self.tx == TxStatus::Idle {
+            return Err(SqlError::new(
+                SqlState::NO_ACTIVE_SQL_TRANSACTION,
+                "LOCK TABLE can only be used in transaction blocks",
+            ));
+        }
+        let mode = lock_mode(l.lock_mode.as_ref());
+        let wait = if l.nowait { Wait::NoWait } else { Wait::Block };
+        for t in &l.tables {
+            let text = t.to_string();
+            let name = text.trim_start_matches("ONLY ").trim().trim_matches('"').to_ascii_lowercase();
+            self.lock_with_partitions(&name, mode, wait)?;
+        }
+        Self::command("LOCK TABLE")
+    }
+
+    /// `PREPARE name [(types)] AS statement`.
+    fn prepare_named(
+        &mut self,
+        name: &ast::Ident,
+        data_types: &[ast::DataType],
+        statement: &ast::Statement,
+    ) -> Result<Outcome, SqlError> {
+        let n = expr::ident_name(name);
+        if self.prepared.contains_key(&n) {
+            return Err(SqlError::new(
+                SqlState::DUPLICATE_PREPARED_STATEMENT,
+                format!("prepared statement \"{n}\" already exists"),
+            ));
+        }
+        let types = data_types
+            .iter()
+            .map(|t| parse_type_name(&t.to_string()).map(|t| t.oid()))
+            .collect::<Result<Vec<_>, _>>()?;
+        let text = statement.to_string();
+        let st = self.make_statement(&text, &text, 0, &types, true)?;
+        self.prepared.insert(n, st);
+        Self::command("PREPARE")
     }
 }

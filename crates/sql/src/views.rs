@@ -161,66 +161,7 @@ pub fn rows(view: View, session: &mut Session, services: &mut dyn Services) -> R
                 ]
             })
             .collect(),
-        View::Activity => {
-            let registry = shared.backends();
-            let me = services.pid();
-            engine
-                .activity()
-                .into_iter()
-                .map(|a| {
-                    let info = registry.iter().find(|b| b.activity_slot == a.backend);
-                    let ts = |us: u64| Datum::Timestamp(shared.started + us as i64);
-                    let query_start = if a.query_start_us == 0 { Datum::Null } else { ts(a.query_start_us) };
-                    let (pid, datid, datname, usename, app, addr, start, query) = match info {
-                        Some(b) => (
-                            Datum::Int(b.pid.into()),
-                            Datum::Int(b.datid.into()),
-                            text(b.datname.clone()),
-                            text(b.usename.clone()),
-                            text(b.application_name()),
-                            opt_text(b.client_addr.as_deref()),
-                            Datum::Timestamp(b.backend_start),
-                            text(b.query()),
-                        ),
-                        None => (
-                            Datum::Null,
-                            Datum::Null,
-                            Datum::Null,
-                            Datum::Null,
-                            text(""),
-                            Datum::Null,
-                            Datum::Null,
-                            text(a.query.clone()),
-                        ),
-                    };
-                    vec![
-                        datid,
-                        datname,
-                        pid,
-                        Datum::Null,
-                        Datum::Int(10),
-                        usename,
-                        app,
-                        addr,
-                        Datum::Null,
-                        Datum::Null,
-                        start,
-                        Datum::Null,
-                        query_start.clone(),
-                        query_start,
-                        opt_text(a.wait_event_type),
-                        opt_text(a.wait_event),
-                        // The backend reading the view is running this query.
-                        text(if info.is_some_and(|b| b.pid == me) { "active" } else { a.state.name() }),
-                        Datum::Null,
-                        Datum::Null,
-                        Datum::Null,
-                        query,
-                        text("client backend"),
-                    ]
-                })
-                .collect()
-        }
+        View::Activity => activity_rows(&engine, shared, services.pid()),
         View::LockStats => {
             let s = engine.lock_stats();
             LockTagKind::ALL
@@ -274,4 +215,66 @@ pub fn rows(view: View, session: &mut Session, services: &mut dyn Services) -> R
             .map(|d| vec![Datum::Int(d.id.into()), text(d.name.clone())])
             .collect(),
     })
+}
+
+/// `pg_stat_activity`: one row per activity slot, with the backend's
+/// registry entry where it has one.
+fn activity_rows(engine: &turnstile_engine::Engine, shared: &crate::Shared, me: i32) -> Vec<Vec<Datum>> {
+    let registry = shared.backends();
+    engine
+        .activity()
+        .into_iter()
+        .map(|a| {
+            let info = registry.iter().find(|b| b.activity_slot == a.backend);
+            let ts = |us: u64| Datum::Timestamp(shared.started + us as i64);
+            let query_start = if a.query_start_us == 0 { Datum::Null } else { ts(a.query_start_us) };
+            let (pid, datid, datname, usename, app, addr, start, query) = match info {
+                Some(b) => (
+                    Datum::Int(b.pid.into()),
+                    Datum::Int(b.datid.into()),
+                    text(b.datname.clone()),
+                    text(b.usename.clone()),
+                    text(b.application_name()),
+                    opt_text(b.client_addr.as_deref()),
+                    Datum::Timestamp(b.backend_start),
+                    text(b.query()),
+                ),
+                None => (
+                    Datum::Null,
+                    Datum::Null,
+                    Datum::Null,
+                    Datum::Null,
+                    text(""),
+                    Datum::Null,
+                    Datum::Null,
+                    text(a.query.clone()),
+                ),
+            };
+            vec![
+                datid,
+                datname,
+                pid,
+                Datum::Null,
+                Datum::Int(10),
+                usename,
+                app,
+                addr,
+                Datum::Null,
+                Datum::Null,
+                start,
+                Datum::Null,
+                query_start.clone(),
+                query_start,
+                opt_text(a.wait_event_type),
+                opt_text(a.wait_event),
+                // The backend reading the view is running this query.
+                text(if info.is_some_and(|b| b.pid == me) { "active" } else { a.state.name() }),
+                Datum::Null,
+                Datum::Null,
+                Datum::Null,
+                query,
+                text("client backend"),
+            ]
+        })
+        .collect()
 }

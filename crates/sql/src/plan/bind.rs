@@ -117,8 +117,55 @@ pub(super) fn compiler<'a>(
     Compiler { scope, params, aggs }
 }
 
-/// Compiles a SELECT (`query` must be a plain SELECT, VALUES not supported).
+/// Compiles a SELECT (`query` must be a plain SELECT, VALUES not supported),
+/// in PostgreSQL's order: FROM (and what the engine can filter), WHERE, the
+/// select list, GROUP BY and HAVING, ORDER BY, LIMIT/OFFSET.
 pub fn compile_select(cat: &Catalog<'_>, q: &ast::Query, params: &mut Vec<SqlType>) -> Result<SelectPlan, SqlError> {
+    let sel = select_body(q)?;
+    let items = from_list(cat, sel)?;
+    let mut scope = Scope::default();
+    let mut where_parts = Vec::new();
+    if let Some(w) = &sel.selection {
+        conjuncts(w, &mut where_parts);
+    }
+    let (source, residual) = bind_from(&items, &mut scope, where_parts, params)?;
+    let mut c = compiler(&scope, params, None);
+    let residual = and_all(residual.iter().map(|p| c.boolean(p)).collect::<Result<Vec<_>, _>>()?);
+    let mut aggs = Vec::new();
+    let mut out = select_list(sel, &scope, params, &mut aggs)?;
+    let group_by = group_by(sel, &scope, params, &out)?;
+    let having = match &sel.having {
+        Some(h) => Some(compiler(&scope, params, Some(&mut aggs)).boolean(h)?),
+        None => None,
+    };
+    let order = order_by(q, &scope, params, &mut aggs, &mut out)?;
+    let grouped = !group_by.is_empty() || !aggs.is_empty() || having.is_some();
+    let distinct = match &sel.distinct {
+        None => false,
+        Some(ast::Distinct::Distinct) => true,
+        Some(_) => return Err(SqlError::unsupported("DISTINCT ON")),
+    };
+    let (limit, offset) = limit_offset(q, params)?;
+    Ok(SelectPlan {
+        source,
+        scope,
+        residual,
+        aggs,
+        group_by,
+        grouped,
+        having,
+        outputs: out.outputs,
+        out_types: out.out_types,
+        fields: out.fields,
+        order,
+        distinct,
+        limit,
+        offset,
+    })
+}
+
+/// The plain SELECT inside `q`, or `0A000` for what turnstile does not run.
+fn select_body(q: &ast::Query) -> Result<&ast::Select, SqlError> {
     if q.with.is_some() {
         return Err(SqlError::unsupported("WITH"));
     }
@@ -128,22 +175,26 @@ pub fn compile_select(cat: &Catalog<'_>, q: &ast::Query, params: &mut Vec<SqlTyp
     if q.fetch.is_some() {
         return Err(SqlError::unsupported("FETCH FIRST"));
     }
-    let sel = match q.body.as_ref() {
-        ast::SetExpr::Select(s) => s,
-        ast::SetExpr::Values(_) => return Err(SqlError::unsupported("a VALUES list as a query")),
-        ast::SetExpr::SetOperation { .. } => return Err(SqlError::unsupported("UNION/INTERSECT/EXCEPT")),
-        other => return Err(SqlError::unsupported(&format!("the query {other}"))),
-    };
-    if sel.having.is_some() && sel.group_by == ast::GroupByExpr::Expressions(vec![], vec![]) {
-        // HAVING without GROUP BY is still an aggregate query: handled below.
+    match q.body.as_ref() {
+        ast::SetExpr::Select(s) => Ok(s),
+        ast::SetExpr::Values(_) => Err(SqlError::unsupported("a VALUES list as a query")),
+        ast::SetExpr::SetOperation { .. } => Err(SqlError::unsupported("UNION/INTERSECT/EXCEPT")),
+        other => Err(SqlError::unsupported(&format!("the query {other}"))),
     }
-    // FROM.
+}
+
+/// A FROM item and how it joins the ones before it: its ON condition and
+/// whether the join is LEFT.
+type Joined = (FromItem, Option<(ast::Expr, bool)>);
+
+/// The FROM list, resolved: one item, then its joins.
+fn from_list(cat: &Catalog<'_>, sel: &ast::Select) -> Result<Vec<Joined>, SqlError> {
     let mut items = Vec::new();
     for (i, twj) in sel.from.iter().enumerate() {
         if i > 0 {
             return Err(SqlError::unsupported("a comma-separated FROM list (use JOIN … ON)"));
         }
-        items.push((from_item(cat, &twj.relation)?, None::<(ast::Expr, bool)>));
+        items.push((from_item(cat, &twj.relation)?, None));
         for j in &twj.joins {
             let (cond, left) = match &j.join_operator {
                 ast::JoinOperator::Join(ast::JoinConstraint::On(e))
@@ -160,147 +211,201 @@ pub fn compile_select(cat: &Catalog<'_>, q: &ast::Query, params: &mut Vec<SqlTyp
             items.push((from_item(cat, &j.relation)?, cond.map(|c| (c, left))));
         }
     }
+    Ok(items)
+}
+
+/// The input: engine tables, or materialised views and functions, or one
+/// empty row. Fills `scope` with the input's columns; returns the source
+/// and the WHERE/ON parts left to evaluate here.
+fn bind_from(
+    items: &[Joined],
+    scope: &mut Scope,
+    where_parts: Vec<ast::Expr>,
+    params: &mut Vec<SqlType>,
+) -> Result<(Source, Vec<ast::Expr>), SqlError> {
     let all_tables = !items.is_empty() && items.iter().all(|(i, _)| matches!(i, FromItem::Table { .. }));
     let any_table = items.iter().any(|(i, _)| matches!(i, FromItem::Table { .. }));
     if any_table && !all_tables {
         return Err(SqlError::unsupported("joining a table with a system view or function"));
     }
-    let mut scope = Scope::default();
-    let mut where_parts = Vec::new();
-    if let Some(w) = &sel.selection {
-        conjuncts(w, &mut where_parts);
-    }
-    let mut residual = Vec::new();
-    let source = if items.is_empty() {
-        Source::One
+    if items.is_empty() {
+        Ok((Source::One, where_parts))
     } else if all_tables {
-        let mut query: Option<Query> = None;
-        let mut names: Vec<(String, String)> = Vec::new(); // (alias, table)
-        let mut on_residual = Vec::new();
-        for (item, cond) in &items {
-            let FromItem::Table { name, alias, def } = item else { continue };
-            if names.iter().any(|(a, n)| a == alias || n == name) {
-                return Err(SqlError::unsupported("the same table twice in one query"));
-            }
-            let start = scope.cols.len();
-            for (k, (n, t)) in def.names.iter().zip(&def.sql_types).enumerate() {
-                scope.cols.push(ScopeCol {
-                    qual: alias.clone(),
-                    name: n.clone(),
-                    ty: *t,
-                    table_oid: def.oid,
-                    attnum: (k + 1) as i16,
-                });
-            }
-            match (&mut query, cond) {
-                (None, _) => query = Some(Query::from(name.clone())),
-                (Some(q), Some((on, false))) => {
-                    // Find `new.col = earlier.col` among the ON conjuncts.
-                    let mut parts = Vec::new();
-                    conjuncts(on, &mut parts);
-                    let mut join = None;
-                    for p in parts {
-                        if join.is_none() {
-                            if let Some((l, r)) = equi_columns(&scope, &p) {
-                                let (new_c, old_c) = if l >= start && r < start {
-                                    (l, r)
-                                } else if r >= start && l < start {
-                                    (r, l)
-                                } else {
-                                    on_residual.push(p);
-                                    continue;
-                                };
-                                if scope.cols[new_c].ty.to_column()? != scope.cols[old_c].ty.to_column()? {
-                                    on_residual.push(p);
-                                    continue;
-                                }
-                                let old_table = table_of(&names, &scope.cols[old_c].qual);
-                                join = Some((
-                                    format!("{old_table}.{}", scope.cols[old_c].name),
-                                    scope.cols[new_c].name.clone(),
-                                ));
-                                continue;
-                            }
-                        }
-                        on_residual.push(p);
-                    }
-                    let (left, right) = join.ok_or_else(|| {
-                        SqlError::unsupported("a join without an equality between a column of each side")
-                    })?;
-                    *q = std::mem::replace(q, Query::from("")).join(name.clone(), left, right);
-                }
-                (Some(_), Some((_, true))) => return Err(SqlError::unsupported("LEFT JOIN of tables")),
-                (Some(_), None) => return Err(SqlError::unsupported("CROSS JOIN of tables")),
-            }
-            names.push((alias.clone(), name.clone()));
+        bind_tables(items, scope, where_parts, params)
+    } else {
+        Ok((bind_rows(items, scope, params)?, where_parts))
+    }
+}
+
+/// Engine tables: joined by the engine on one column equality each, with
+/// `column = value` conjuncts pushed down as engine filters.
+fn bind_tables(
+    items: &[Joined],
+    scope: &mut Scope,
+    where_parts: Vec<ast::Expr>,
+    params: &mut Vec<SqlType>,
+) -> Result<(Source, Vec<ast::Expr>), SqlError> {
+    let mut query: Option<Query> = None;
+    let mut names: Vec<(String, String)> = Vec::new(); // (alias, table)
+    let mut residual = Vec::new();
+    let mut on_residual = Vec::new();
+    for (item, cond) in items {
+        let FromItem::Table { name, alias, def } = item else { continue };
+        if names.iter().any(|(a, n)| a == alias || n == name) {
+            return Err(SqlError::unsupported("the same table twice in one query"));
         }
-        let mut query = query.ok_or_else(|| SqlError::new(SqlState::INTERNAL_ERROR, "empty FROM"))?;
-        // Push `col = constant|parameter` down as engine filters.
-        let mut pushed = Vec::new();
-        for p in where_parts.drain(..) {
-            if let Some((col, value)) = pushable(&scope, &p, params)? {
-                let ty = scope.cols[col].ty.to_column()?;
-                let table = table_of(&names, &scope.cols[col].qual);
-                pushed.push((value, ty));
-                query = query.filter(format!("{table}.{}", scope.cols[col].name), Operand::Param(pushed.len()));
+        let start = scope.cols.len();
+        for (k, (n, t)) in def.names.iter().zip(&def.sql_types).enumerate() {
+            scope.cols.push(ScopeCol {
+                qual: alias.clone(),
+                name: n.clone(),
+                ty: *t,
+                table_oid: def.oid,
+                attnum: (k + 1) as i16,
+            });
+        }
+        match (&mut query, cond) {
+            (None, _) => query = Some(Query::from(name.clone())),
+            (Some(q), Some((on, false))) => {
+                let (left, right) = join_columns(scope, &names, on, start, &mut on_residual)?;
+                *q = std::mem::replace(q, Query::from("")).join(name.clone(), left, right);
+            }
+            (Some(_), Some((_, true))) => return Err(SqlError::unsupported("LEFT JOIN of tables")),
+            (Some(_), None) => return Err(SqlError::unsupported("CROSS JOIN of tables")),
+        }
+        names.push((alias.clone(), name.clone()));
+    }
+    let mut query = query.ok_or_else(|| SqlError::new(SqlState::INTERNAL_ERROR, "empty FROM"))?;
+    // Push `col = constant|parameter` down as engine filters.
+    let mut pushed = Vec::new();
+    for p in where_parts {
+        if let Some((col, value)) = pushable(scope, &p, params)? {
+            let ty = scope.cols[col].ty.to_column()?;
+            let table = table_of(&names, &scope.cols[col].qual);
+            pushed.push((value, ty));
+            query = query.filter(format!("{table}.{}", scope.cols[col].name), Operand::Param(pushed.len()));
+            continue;
+        }
+        residual.push(p);
+    }
+    residual.extend(on_residual);
+    Ok((Source::Engine { query, pushed, cache: Box::default() }, residual))
+}
+
+/// The engine's join columns for a table joined `ON on`: the first
+/// `new.col = earlier.col` conjunct of equal column types, as
+/// (`earlier_table.col`, `col`); every other conjunct goes to `rest`.
+fn join_columns(
+    scope: &Scope,
+    names: &[(String, String)],
+    on: &ast::Expr,
+    start: usize,
+    rest: &mut Vec<ast::Expr>,
+) -> Result<(String, String), SqlError> {
+    let mut parts = Vec::new();
+    conjuncts(on, &mut parts);
+    let mut join = None;
+    for p in parts {
+        if join.is_some() {
+            rest.push(p);
+            continue;
+        }
+        let Some((l, r)) = equi_columns(scope, &p) else {
+            rest.push(p);
+            continue;
+        };
+        let (new_c, old_c) = match (l >= start, r >= start) {
+            (true, false) => (l, r),
+            (false, true) => (r, l),
+            _ => {
+                rest.push(p);
                 continue;
             }
-            residual.push(p);
+        };
+        if scope.cols[new_c].ty.to_column()? != scope.cols[old_c].ty.to_column()? {
+            rest.push(p);
+            continue;
         }
-        residual.extend(on_residual);
-        Source::Engine { query, pushed, cache: Box::default() }
-    } else {
-        let mut row_items = Vec::new();
-        for (item, cond) in &items {
-            let start = scope.cols.len();
-            let producer = match item {
-                FromItem::View { view, alias } => {
-                    for (n, t) in view.columns() {
-                        scope.cols.push(ScopeCol {
-                            qual: alias.clone(),
-                            name: (*n).into(),
-                            ty: *t,
-                            table_oid: 0,
-                            attnum: 0,
-                        });
-                    }
-                    Producer::View(*view)
-                }
-                FromItem::Series { args, alias, col } => {
-                    let empty = Scope::default();
-                    let mut c = compiler(&empty, params, None);
-                    let (a, ta) = c.compile(&args[0], Some(SqlType::Int4))?;
-                    let (b, tb) = c.compile(&args[1], Some(ta))?;
-                    let step = args.get(2).map(|s| c.compile(s, Some(ta)).map(|x| x.0)).transpose()?;
-                    let ty = if ta == SqlType::Int8 || tb == SqlType::Int8 { SqlType::Int8 } else { SqlType::Int4 };
-                    if !(ta.is_integer() || ta == SqlType::Unknown) || !(tb.is_integer() || tb == SqlType::Unknown) {
-                        return Err(SqlError::unsupported("generate_series over non-integers"));
-                    }
-                    scope.cols.push(ScopeCol { qual: alias.clone(), name: col.clone(), ty, table_oid: 0, attnum: 0 });
-                    Producer::Series(a, b, step)
-                }
-                FromItem::Table { .. } => unreachable_table()?,
-            };
-            let width = scope.cols.len() - start;
-            let (on, left) = match cond {
-                Some((e, left)) => (Some(compiler(&scope, params, None).boolean(e)?), *left),
-                None => (None, false),
-            };
-            row_items.push(RowItem { producer, width, on, left });
-        }
-        Source::Rows(row_items)
-    };
-    let mut c = compiler(&scope, params, None);
-    let residual_exprs =
-        where_parts.iter().chain(residual.iter()).map(|p| c.boolean(p)).collect::<Result<Vec<_>, _>>()?;
-    let residual = and_all(residual_exprs);
+        let old_table = table_of(names, &scope.cols[old_c].qual);
+        join = Some((format!("{old_table}.{}", scope.cols[old_c].name), scope.cols[new_c].name.clone()));
+    }
+    join.ok_or_else(|| SqlError::unsupported("a join without an equality between a column of each side"))
+}
 
-    // Projection (aggregates allowed).
-    let mut aggs = Vec::new();
-    let mut outputs = Vec::new();
-    let mut out_types = Vec::new();
-    let mut fields = Vec::new();
-    let mut proj_ast: Vec<Option<ast::Expr>> = Vec::new();
+/// Materialised sources (system views, `generate_series`), joined here in
+/// a nested loop.
+fn bind_rows(items: &[Joined], scope: &mut Scope, params: &mut Vec<SqlType>) -> Result<Source, SqlError> {
+    let mut row_items = Vec::new();
+    for (item, cond) in items {
+        let start = scope.cols.len();
+        let producer = match item {
+            FromItem::View { view, alias } => {
+                for (n, t) in view.columns() {
+                    scope.cols.push(ScopeCol {
+                        qual: alias.clone(),
+                        name: (*n).into(),
+                        ty: *t,
+                        table_oid: 0,
+                        attnum: 0,
+                    });
+                }
+                Producer::View(*view)
+            }
+            FromItem::Series { args, alias, col } => {
+                let empty = Scope::default();
+                let mut c = compiler(&empty, params, None);
+                let (a, ta) = c.compile(&args[0], Some(SqlType::Int4))?;
+                let (b, tb) = c.compile(&args[1], Some(ta))?;
+                let step = args.get(2).map(|s| c.compile(s, Some(ta)).map(|x| x.0)).transpose()?;
+                let ty = if ta == SqlType::Int8 || tb == SqlType::Int8 { SqlType::Int8 } else { SqlType::Int4 };
+                if !(ta.is_integer() || ta == SqlType::Unknown) || !(tb.is_integer() || tb == SqlType::Unknown) {
+                    return Err(SqlError::unsupported("generate_series over non-integers"));
+                }
+                scope.cols.push(ScopeCol { qual: alias.clone(), name: col.clone(), ty, table_oid: 0, attnum: 0 });
+                Producer::Series(a, b, step)
+            }
+            FromItem::Table { .. } => unreachable_table()?,
+        };
+        let width = scope.cols.len() - start;
+        let (on, left) = match cond {
+            Some((e, left)) => (Some(compiler(scope, params, None).boolean(e)?), *left),
+            None => (None, false),
+        };
+        row_items.push(RowItem { producer, width, on, left });
+    }
+    Ok(Source::Rows(row_items))
+}
+
+/// The select list, compiled: output expressions, their types, the
+/// RowDescription fields, and each item's AST (for GROUP BY positions and
+/// aliases).
+struct Outputs {
+    outputs: Vec<Expr>,
+    out_types: Vec<SqlType>,
+    fields: Vec<FieldInfo>,
+    proj_ast: Vec<Option<ast::Expr>>,
+}
+
+impl Outputs {
+    /// Column `i` of the scope as an output (`*`, `t.*`).
+    fn push_column(&mut self, i: usize, col: &ScopeCol) {
+        self.outputs.push(Expr::Col(i));
+        self.out_types.push(col.ty);
+        let mut f = field(&col.name, col.ty);
+        f.table_oid = col.table_oid;
+        f.column = col.attnum;
+        self.fields.push(f);
+        self.proj_ast.push(None);
+    }
+}
+
+fn select_list(
+    sel: &ast::Select,
+    scope: &Scope,
+    params: &mut Vec<SqlType>,
+    aggs: &mut Vec<AggSpec>,
+) -> Result<Outputs, SqlError> {
+    let mut out = Outputs { outputs: Vec::new(), out_types: Vec::new(), fields: Vec::new(), proj_ast: Vec::new() };
     for item in &sel.projection {
         match item {
             ast::SelectItem::Wildcard(_) => {
@@ -311,13 +416,7 @@ pub fn compile_select(cat: &Catalog<'_>, q: &ast::Query, params: &mut Vec<SqlTyp
                     ));
                 }
                 for (i, col) in scope.cols.iter().enumerate() {
-                    outputs.push(Expr::Col(i));
-                    out_types.push(col.ty);
-                    let mut f = field(&col.name, col.ty);
-                    f.table_oid = col.table_oid;
-                    f.column = col.attnum;
-                    fields.push(f);
-                    proj_ast.push(None);
+                    out.push_column(i, col);
                 }
             }
             ast::SelectItem::QualifiedWildcard(kind, _) => {
@@ -325,17 +424,11 @@ pub fn compile_select(cat: &Catalog<'_>, q: &ast::Query, params: &mut Vec<SqlTyp
                     ast::SelectItemQualifiedWildcardKind::ObjectName(n) => object_name(n)?,
                     ast::SelectItemQualifiedWildcardKind::Expr(e) => e.to_string(),
                 };
-                let before = outputs.len();
+                let before = out.outputs.len();
                 for (i, col) in scope.cols.iter().enumerate().filter(|(_, c)| c.qual == q) {
-                    outputs.push(Expr::Col(i));
-                    out_types.push(col.ty);
-                    let mut f = field(&col.name, col.ty);
-                    f.table_oid = col.table_oid;
-                    f.column = col.attnum;
-                    fields.push(f);
-                    proj_ast.push(None);
+                    out.push_column(i, col);
                 }
-                if outputs.len() == before {
+                if out.outputs.len() == before {
                     return Err(SqlError::new(
                         SqlState::UNDEFINED_TABLE,
                         format!("missing FROM-clause entry for table \"{q}\""),
@@ -347,110 +440,114 @@ pub fn compile_select(cat: &Catalog<'_>, q: &ast::Query, params: &mut Vec<SqlTyp
                     ast::SelectItem::ExprWithAlias { alias, .. } => ident_name(alias),
                     _ => figure_colname(e),
                 };
-                let mut c = compiler(&scope, params, Some(&mut aggs));
-                let (x, t) = c.compile(e, None)?;
+                let (x, t) = compiler(scope, params, Some(aggs)).compile(e, None)?;
                 let t = if t == SqlType::Unknown { SqlType::Text } else { t };
                 let mut f = field(&name, t);
                 if let Expr::Col(i) = x {
                     f.table_oid = scope.cols[i].table_oid;
                     f.column = scope.cols[i].attnum;
                 }
-                outputs.push(x);
-                out_types.push(t);
-                fields.push(f);
-                proj_ast.push(Some(e.clone()));
+                out.outputs.push(x);
+                out.out_types.push(t);
+                out.fields.push(f);
+                out.proj_ast.push(Some(e.clone()));
             }
             other => return Err(SqlError::unsupported(&format!("the select item {other}"))),
         }
     }
-    // GROUP BY.
-    let mut group_by = Vec::new();
-    match &sel.group_by {
+    Ok(out)
+}
+
+/// GROUP BY keys: expressions, select-list positions or output aliases.
+fn group_by(sel: &ast::Select, scope: &Scope, params: &mut Vec<SqlType>, out: &Outputs) -> Result<Vec<Expr>, SqlError> {
+    let exprs = match &sel.group_by {
         ast::GroupByExpr::Expressions(exprs, mods) => {
             if !mods.is_empty() {
                 return Err(SqlError::unsupported("GROUP BY modifiers"));
             }
-            for g in exprs {
-                let target = match g {
-                    ast::Expr::Value(v) => match &v.value {
-                        ast::Value::Number(n, _) => {
-                            let k: usize = n
-                                .parse()
-                                .map_err(|_| SqlError::new(SqlState::SYNTAX_ERROR, "bad GROUP BY position"))?;
-                            let e = proj_ast.get(k.wrapping_sub(1)).cloned().flatten().ok_or_else(|| {
-                                SqlError::new(
-                                    SqlState::INVALID_COLUMN_REFERENCE,
-                                    format!("GROUP BY position {k} is not in select list"),
-                                )
-                            })?;
-                            e
-                        }
-                        _ => g.clone(),
-                    },
-                    ast::Expr::Identifier(i) if scope.resolve(None, &ident_name(i)).is_err() => {
-                        // An output alias.
-                        let n = ident_name(i);
-                        match fields.iter().position(|f| f.name == n).and_then(|k| proj_ast[k].clone()) {
-                            Some(e) => e,
-                            None => g.clone(),
-                        }
-                    }
-                    _ => g.clone(),
-                };
-                group_by.push(compiler(&scope, params, None).compile(&target, None)?.0);
-            }
+            exprs
         }
         ast::GroupByExpr::All(_) => return Err(SqlError::unsupported("GROUP BY ALL")),
-    }
-    let having = match &sel.having {
-        Some(h) => Some(compiler(&scope, params, Some(&mut aggs)).boolean(h)?),
-        None => None,
     };
-    let visible = outputs.len();
-    // ORDER BY.
-    let mut order = Vec::new();
-    if let Some(ob) = &q.order_by {
-        let exprs = match &ob.kind {
-            ast::OrderByKind::Expressions(e) => e,
-            ast::OrderByKind::All(_) => return Err(SqlError::unsupported("ORDER BY ALL")),
-        };
-        for o in exprs {
-            let desc = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
-            let nulls_first = o.options.nulls_first.unwrap_or(desc);
-            let idx = match &o.expr {
-                ast::Expr::Value(v) if matches!(v.value, ast::Value::Number(..)) => {
-                    let k: usize = v.value.to_string().parse().unwrap_or(0);
-                    if k == 0 || k > visible {
-                        return Err(SqlError::new(
+    let mut keys = Vec::new();
+    for g in exprs {
+        let target = match g {
+            ast::Expr::Value(v) => match &v.value {
+                ast::Value::Number(n, _) => {
+                    let k: usize =
+                        n.parse().map_err(|_| SqlError::new(SqlState::SYNTAX_ERROR, "bad GROUP BY position"))?;
+                    out.proj_ast.get(k.wrapping_sub(1)).cloned().flatten().ok_or_else(|| {
+                        SqlError::new(
                             SqlState::INVALID_COLUMN_REFERENCE,
-                            format!("ORDER BY position {k} is not in select list"),
-                        ));
-                    }
-                    k - 1
+                            format!("GROUP BY position {k} is not in select list"),
+                        )
+                    })?
                 }
-                ast::Expr::Identifier(i) if fields.iter().any(|f| f.name == ident_name(i)) => {
-                    let n = ident_name(i);
-                    fields.iter().position(|f| f.name == n).unwrap_or(0)
-                }
-                e => {
-                    let (x, t) = compiler(&scope, params, Some(&mut aggs)).compile(e, None)?;
-                    outputs.push(x);
-                    out_types.push(t);
-                    outputs.len() - 1
-                }
-            };
-            order.push((idx, desc, nulls_first));
-        }
+                _ => g.clone(),
+            },
+            ast::Expr::Identifier(i) if scope.resolve(None, &ident_name(i)).is_err() => {
+                // An output alias.
+                let n = ident_name(i);
+                out.fields.iter().position(|f| f.name == n).and_then(|k| out.proj_ast[k].clone()).unwrap_or(g.clone())
+            }
+            _ => g.clone(),
+        };
+        keys.push(compiler(scope, params, None).compile(&target, None)?.0);
     }
-    let grouped = !group_by.is_empty() || !aggs.is_empty() || having.is_some();
-    let distinct = match &sel.distinct {
-        None => false,
-        Some(ast::Distinct::Distinct) => true,
-        Some(_) => return Err(SqlError::unsupported("DISTINCT ON")),
+    Ok(keys)
+}
+
+/// ORDER BY: sort keys as (output index, descending, nulls first); a key
+/// that is not a visible output is added as a hidden one.
+fn order_by(
+    q: &ast::Query,
+    scope: &Scope,
+    params: &mut Vec<SqlType>,
+    aggs: &mut Vec<AggSpec>,
+    out: &mut Outputs,
+) -> Result<Vec<(usize, bool, bool)>, SqlError> {
+    let Some(ob) = &q.order_by else { return Ok(Vec::new()) };
+    let exprs = match &ob.kind {
+        ast::OrderByKind::Expressions(e) => e,
+        ast::OrderByKind::All(_) => return Err(SqlError::unsupported("ORDER BY ALL")),
     };
+    let visible = out.outputs.len();
+    let mut order = Vec::new();
+    for o in exprs {
+        let desc = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
+        let nulls_first = o.options.nulls_first.unwrap_or(desc);
+        let idx = match &o.expr {
+            ast::Expr::Value(v) if matches!(v.value, ast::Value::Number(..)) => {
+                let k: usize = v.value.to_string().parse().unwrap_or(0);
+                if k == 0 || k > visible {
+                    return Err(SqlError::new(
+                        SqlState::INVALID_COLUMN_REFERENCE,
+                        format!("ORDER BY position {k} is not in select list"),
+                    ));
+                }
+                k - 1
+            }
+            ast::Expr::Identifier(i) if out.fields.iter().any(|f| f.name == ident_name(i)) => {
+                let n = ident_name(i);
+                out.fields.iter().position(|f| f.name == n).unwrap_or(0)
+            }
+            e => {
+                let (x, t) = compiler(scope, params, Some(aggs)).compile(e, None)?;
+                out.outputs.push(x);
+                out.out_types.push(t);
+                out.outputs.len() - 1
+            }
+        };
+        order.push((idx, desc, nulls_first));
+    }
+    Ok(order)
+}
+
+/// LIMIT and OFFSET, as `int8` expressions.
+fn limit_offset(q: &ast::Query, params: &mut Vec<SqlType>) -> Result<(Option<Expr>, Option<Expr>), SqlError> {
     let empty = Scope::default();
-    let (limit, offset) = match &q.limit_clause {
-        None => (None, None),
+    match &q.limit_clause {
+        None => Ok((None, None)),
         Some(ast::LimitClause::LimitOffset { limit, offset, limit_by }) => {
             if !limit_by.is_empty() {
                 return Err(SqlError::unsupported("LIMIT BY"));
@@ -458,26 +555,10 @@ pub fn compile_select(cat: &Catalog<'_>, q: &ast::Query, params: &mut Vec<SqlTyp
             let mut c = compiler(&empty, params, None);
             let l = limit.as_ref().map(|l| c.compile(l, Some(SqlType::Int8)).map(|x| x.0)).transpose()?;
             let o = offset.as_ref().map(|o| c.compile(&o.value, Some(SqlType::Int8)).map(|x| x.0)).transpose()?;
-            (l, o)
+            Ok((l, o))
         }
-        Some(ast::LimitClause::OffsetCommaLimit { .. }) => return Err(SqlError::unsupported("LIMIT a, b")),
-    };
-    Ok(SelectPlan {
-        source,
-        scope,
-        residual,
-        aggs,
-        group_by,
-        grouped,
-        having,
-        outputs,
-        out_types,
-        fields,
-        order,
-        distinct,
-        limit,
-        offset,
-    })
+        Some(ast::LimitClause::OffsetCommaLimit { .. }) => Err(SqlError::unsupported("LIMIT a, b")),
+    }
 }
 
 pub(super) fn unreachable_table() -> Result<Producer, SqlError> {

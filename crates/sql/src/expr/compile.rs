@@ -1,0 +1,463 @@
+//! Compiling sqlparser's expressions to [`Expr`]: names resolved against
+//! the scope, literals and parameters typed, functions and operators chosen.
+
+use super::{
+    arith_type, ident_name, is_ts, numeric, object_name, parse_type_name, syntax, AggKind, AggSpec, BinOp, Compiler,
+    Expr, Func,
+};
+use crate::error::SqlError;
+use crate::value::{Datum, SqlType};
+use sqlparser::ast;
+use turnstile_lock::SqlState;
+
+impl Compiler<'_> {
+    pub(super) fn param(&mut self, n: usize, hint: Option<SqlType>) -> (Expr, SqlType) {
+        if self.params.len() < n {
+            self.params.resize(n, SqlType::Unknown);
+        }
+        let slot = &mut self.params[n - 1];
+        if *slot == SqlType::Unknown {
+            if let Some(h) = hint.filter(|h| *h != SqlType::Unknown) {
+                *slot = match h {
+                    SqlType::Bpchar(_) | SqlType::Varchar(_) | SqlType::Name => SqlType::Text,
+                    other => other,
+                };
+            }
+        }
+        (Expr::Param(n - 1), *slot)
+    }
+
+    /// Compiles `e`; `hint` types an untyped literal or parameter.
+    pub fn compile(&mut self, e: &ast::Expr, hint: Option<SqlType>) -> Result<(Expr, SqlType), SqlError> {
+        use ast::Expr as A;
+        Ok(match e {
+            A::Identifier(i) => {
+                let name = ident_name(i);
+                match self.scope.resolve(None, &name) {
+                    Ok(c) => (Expr::Col(c), self.scope.cols[c].ty),
+                    Err(err) => match name.as_str() {
+                        "current_timestamp" | "localtimestamp" => (Expr::Func(Func::Now, vec![]), SqlType::TimestampTz),
+                        "current_user" | "session_user" | "user" => {
+                            (Expr::Func(Func::CurrentUser, vec![]), SqlType::Name)
+                        }
+                        _ => return Err(err),
+                    },
+                }
+            }
+            A::CompoundIdentifier(parts) => {
+                let names: Vec<String> = parts.iter().map(ident_name).collect();
+                let (q, n) = match names.as_slice() {
+                    [q, n] => (q.as_str(), n.as_str()),
+                    [_, q, n] => (q.as_str(), n.as_str()),
+                    _ => return Err(SqlError::unsupported(&format!("the column reference {e}"))),
+                };
+                let c = self.scope.resolve(Some(q), n)?;
+                (Expr::Col(c), self.scope.cols[c].ty)
+            }
+            A::Value(v) => self.literal(&v.value, hint)?,
+            A::Nested(inner) => self.compile(inner, hint)?,
+            A::BinaryOp { left, op, right } => self.binary(left, op, right)?,
+            A::UnaryOp { op, expr } => match op {
+                ast::UnaryOperator::Not => (Expr::Not(Box::new(self.boolean(expr)?)), SqlType::Bool),
+                ast::UnaryOperator::Minus => {
+                    let (x, t) = self.compile(expr, hint)?;
+                    match x {
+                        Expr::Const(Datum::Int(v)) => (Expr::Const(Datum::Int(-v)), t),
+                        Expr::Const(Datum::Float(v)) => (Expr::Const(Datum::Float(-v)), t),
+                        x => (Expr::Neg(Box::new(x)), t),
+                    }
+                }
+                ast::UnaryOperator::Plus => self.compile(expr, hint)?,
+                _ => return Err(SqlError::unsupported(&format!("the operator {op}"))),
+            },
+            A::IsNull(x) => (Expr::IsNull(Box::new(self.compile(x, None)?.0), false), SqlType::Bool),
+            A::IsNotNull(x) => (Expr::IsNull(Box::new(self.compile(x, None)?.0), true), SqlType::Bool),
+            A::IsTrue(x) => (Expr::IsBool(Box::new(self.boolean(x)?), true, false), SqlType::Bool),
+            A::IsNotTrue(x) => (Expr::IsBool(Box::new(self.boolean(x)?), true, true), SqlType::Bool),
+            A::IsFalse(x) => (Expr::IsBool(Box::new(self.boolean(x)?), false, false), SqlType::Bool),
+            A::IsNotFalse(x) => (Expr::IsBool(Box::new(self.boolean(x)?), false, true), SqlType::Bool),
+            A::Cast { expr, data_type, .. } => {
+                let ty = parse_type_name(&data_type.to_string())?;
+                let (x, _) = self.compile(expr, Some(ty))?;
+                match x {
+                    Expr::Const(d) => (Expr::Const(d.cast(ty)?), ty),
+                    x => (Expr::Cast(Box::new(x), ty), ty),
+                }
+            }
+            A::TypedString(ts) => {
+                let ty = parse_type_name(&ts.data_type.to_string())?;
+                let text = match &ts.value.value {
+                    ast::Value::SingleQuotedString(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                (Expr::Const(Datum::parse(&text, ty)?), ty)
+            }
+            A::In { expr, target: ast::InTarget::List(list), negated, .. } => {
+                let (x, t) = self.compile(expr, None)?;
+                let items = list.iter().map(|i| self.compile(i, Some(t)).map(|c| c.0)).collect::<Result<_, _>>()?;
+                (Expr::InList(Box::new(x), items, *negated), SqlType::Bool)
+            }
+            A::Between { expr, negated, low, high } => {
+                let (x, t) = self.compile(expr, None)?;
+                let (lo, _) = self.compile(low, Some(t))?;
+                let (hi, _) = self.compile(high, Some(t))?;
+                let both = Expr::And(
+                    Box::new(Expr::Bin(BinOp::Ge, Box::new(x.clone()), Box::new(lo))),
+                    Box::new(Expr::Bin(BinOp::Le, Box::new(x), Box::new(hi))),
+                );
+                (if *negated { Expr::Not(Box::new(both)) } else { both }, SqlType::Bool)
+            }
+            A::Like { negated, expr, pattern, escape_char: None, any: false } => {
+                let (x, _) = self.compile(expr, Some(SqlType::Text))?;
+                let (p, _) = self.compile(pattern, Some(SqlType::Text))?;
+                (Expr::Like(Box::new(x), Box::new(p), *negated), SqlType::Bool)
+            }
+            A::Case { operand, conditions, else_result, .. } => {
+                self.case(operand.as_deref(), conditions, else_result.as_deref(), hint)?
+            }
+            A::Function(f) => self.function(f)?,
+            A::Substring { expr, substring_from, substring_for, .. } => {
+                self.substring(expr, substring_from.as_deref(), substring_for.as_deref())?
+            }
+            A::Subquery(_) | A::Exists { .. } => {
+                return Err(SqlError::unsupported("a subquery"));
+            }
+            other => return Err(SqlError::unsupported(&format!("the expression {other}"))),
+        })
+    }
+    /// `CASE [operand] WHEN … THEN … [ELSE …] END`: the type is the first branch's.
+    fn case(
+        &mut self,
+        operand: Option<&ast::Expr>,
+        conditions: &[ast::CaseWhen],
+        else_result: Option<&ast::Expr>,
+        hint: Option<SqlType>,
+    ) -> Result<(Expr, SqlType), SqlError> {
+        let op = match operand {
+            Some(o) => Some(Box::new(self.compile(o, None)?.0)),
+            None => None,
+        };
+        let mut ty = SqlType::Unknown;
+        let mut whens = Vec::new();
+        for w in conditions {
+            let cond = if op.is_some() { self.compile(&w.condition, None)?.0 } else { self.boolean(&w.condition)? };
+            let (r, t) = self.compile(&w.result, hint)?;
+            if ty == SqlType::Unknown {
+                ty = t;
+            }
+            whens.push((cond, r));
+        }
+        let els = match else_result {
+            Some(e) => Some(Box::new(self.compile(e, Some(ty))?.0)),
+            None => None,
+        };
+        Ok((Expr::Case(op, whens, els), if ty == SqlType::Unknown { SqlType::Text } else { ty }))
+    }
+
+    /// `SUBSTRING(expr FROM start FOR count)`.
+    fn substring(
+        &mut self,
+        expr: &ast::Expr,
+        substring_from: Option<&ast::Expr>,
+        substring_for: Option<&ast::Expr>,
+    ) -> Result<(Expr, SqlType), SqlError> {
+        let mut args = vec![self.compile(expr, Some(SqlType::Text))?.0];
+        let from = match substring_from {
+            Some(f) => self.compile(f, Some(SqlType::Int4))?.0,
+            None => Expr::Const(Datum::Int(1)),
+        };
+        args.push(from);
+        if let Some(n) = substring_for {
+            args.push(self.compile(n, Some(SqlType::Int4))?.0);
+        }
+        Ok((Expr::Func(Func::Substr, args), SqlType::Text))
+    }
+
+    /// Compiles a boolean condition.
+    pub fn boolean(&mut self, e: &ast::Expr) -> Result<Expr, SqlError> {
+        let (x, t) = self.compile(e, Some(SqlType::Bool))?;
+        match t {
+            SqlType::Bool | SqlType::Unknown => Ok(x),
+            other => Err(SqlError::new(
+                SqlState::DATATYPE_MISMATCH,
+                format!("argument of WHERE must be type boolean, not type {}", other.name()),
+            )),
+        }
+    }
+
+    pub(super) fn literal(&mut self, v: &ast::Value, hint: Option<SqlType>) -> Result<(Expr, SqlType), SqlError> {
+        Ok(match v {
+            ast::Value::Number(n, _) => {
+                if let Ok(i) = n.parse::<i32>() {
+                    (Expr::Const(Datum::Int(i.into())), SqlType::Int4)
+                } else if let Ok(i) = n.parse::<i64>() {
+                    (Expr::Const(Datum::Int(i)), SqlType::Int8)
+                } else if let Ok(i) = n.parse::<i128>() {
+                    (Expr::Const(Datum::Numeric(i)), SqlType::Numeric)
+                } else {
+                    let f = n.parse::<f64>().map_err(|_| syntax(format!("invalid number {n}")))?;
+                    (Expr::Const(Datum::Float(f)), SqlType::Numeric)
+                }
+            }
+            ast::Value::SingleQuotedString(s)
+            | ast::Value::EscapedStringLiteral(s)
+            | ast::Value::DollarQuotedString(ast::DollarQuotedString { value: s, .. }) => match hint {
+                Some(t) if t != SqlType::Unknown => (Expr::Const(Datum::parse(s, t)?), t),
+                _ => (Expr::Const(Datum::Text(s.clone())), SqlType::Unknown),
+            },
+            ast::Value::Boolean(b) => (Expr::Const(Datum::Bool(*b)), SqlType::Bool),
+            ast::Value::Null => (Expr::Const(Datum::Null), hint.unwrap_or(SqlType::Unknown)),
+            ast::Value::Placeholder(p) => {
+                let n = p
+                    .strip_prefix('$')
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .filter(|n| (1..=65535).contains(n))
+                    .ok_or_else(|| syntax(format!("syntax error at or near \"{p}\"")))?;
+                self.param(n, hint)
+            }
+            other => return Err(SqlError::unsupported(&format!("the literal {other}"))),
+        })
+    }
+
+    pub(super) fn binary(
+        &mut self,
+        l: &ast::Expr,
+        op: &ast::BinaryOperator,
+        r: &ast::Expr,
+    ) -> Result<(Expr, SqlType), SqlError> {
+        use ast::BinaryOperator as B;
+        if matches!(op, B::And | B::Or) {
+            let a = Box::new(self.boolean(l)?);
+            let b = Box::new(self.boolean(r)?);
+            return Ok((if *op == B::And { Expr::And(a, b) } else { Expr::Or(a, b) }, SqlType::Bool));
+        }
+        let bop = match op {
+            B::Plus => BinOp::Add,
+            B::Minus => BinOp::Sub,
+            B::Multiply => BinOp::Mul,
+            B::Divide => BinOp::Div,
+            B::Modulo => BinOp::Mod,
+            B::StringConcat => BinOp::Concat,
+            B::Eq => BinOp::Eq,
+            B::NotEq => BinOp::Ne,
+            B::Lt => BinOp::Lt,
+            B::LtEq => BinOp::Le,
+            B::Gt => BinOp::Gt,
+            B::GtEq => BinOp::Ge,
+            other => return Err(SqlError::unsupported(&format!("the operator {other}"))),
+        };
+        let concat = bop == BinOp::Concat;
+        let (mut a, mut ta) = self.compile(l, concat.then_some(SqlType::Text))?;
+        let (b, tb) = self.compile(r, Some(if concat { SqlType::Text } else { ta }))?;
+        if ta == SqlType::Unknown && tb != SqlType::Unknown && !concat {
+            // Re-type the left side from the right (`$1 = col`, `'5' < col`).
+            (a, ta) = self.compile(l, Some(tb))?;
+        }
+        let ty = match bop {
+            BinOp::Concat => SqlType::Text,
+            BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod => {
+                if ta == SqlType::Timestamp || ta == SqlType::TimestampTz {
+                    return Err(SqlError::unsupported("timestamp arithmetic"));
+                }
+                let t = arith_type(ta, tb);
+                if !(ta.is_integer() || matches!(ta, SqlType::Float8 | SqlType::Numeric | SqlType::Unknown))
+                    || !(tb.is_integer() || matches!(tb, SqlType::Float8 | SqlType::Numeric | SqlType::Unknown))
+                {
+                    return Err(SqlError::new(
+                        SqlState::UNDEFINED_FUNCTION,
+                        format!("operator does not exist: {} {} {}", ta.name(), op, tb.name()),
+                    ));
+                }
+                t
+            }
+            _ => {
+                let comparable = ta == tb
+                    || ta == SqlType::Unknown
+                    || tb == SqlType::Unknown
+                    || (numeric(ta) && numeric(tb))
+                    || (ta.is_string() && tb.is_string())
+                    || (is_ts(ta) && is_ts(tb));
+                if !comparable {
+                    return Err(SqlError::new(
+                        SqlState::UNDEFINED_FUNCTION,
+                        format!("operator does not exist: {} {} {}", ta.name(), op, tb.name()),
+                    ));
+                }
+                SqlType::Bool
+            }
+        };
+        Ok((Expr::Bin(bop, Box::new(a), Box::new(b)), ty))
+    }
+
+    pub(super) fn function(&mut self, f: &ast::Function) -> Result<(Expr, SqlType), SqlError> {
+        let name = object_name(&f.name)?;
+        let (args, distinct, star) = match &f.args {
+            ast::FunctionArguments::None => (Vec::new(), false, false),
+            ast::FunctionArguments::List(list) => {
+                let mut args = Vec::new();
+                let mut star = false;
+                for a in &list.args {
+                    match a {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => args.push(e.clone()),
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => star = true,
+                        other => return Err(SqlError::unsupported(&format!("the function argument {other}"))),
+                    }
+                }
+                if !list.clauses.is_empty() {
+                    return Err(SqlError::unsupported(&format!("{name}(…) with ORDER BY or other clauses")));
+                }
+                (args, matches!(list.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct)), star)
+            }
+            ast::FunctionArguments::Subquery(_) => return Err(SqlError::unsupported("a subquery")),
+        };
+        if f.over.is_some() {
+            return Err(SqlError::unsupported("window functions"));
+        }
+        let agg = match name.as_str() {
+            "count" if star => Some(AggKind::CountStar),
+            "count" => Some(AggKind::Count),
+            "sum" => Some(AggKind::Sum),
+            "min" => Some(AggKind::Min),
+            "max" => Some(AggKind::Max),
+            "avg" => Some(AggKind::Avg),
+            _ => None,
+        };
+        if let Some(kind) = agg {
+            return self.aggregate(kind, &name, &args, distinct, f.filter.as_deref());
+        }
+        if f.filter.is_some() {
+            return Err(SqlError::new(
+                SqlState::WRONG_OBJECT_TYPE,
+                format!("FILTER specified, but {name} is not an aggregate function"),
+            ));
+        }
+        if star {
+            return Err(syntax(format!("syntax error at or near \"*\" in {name}(*)")));
+        }
+        let arity = |n: std::ops::RangeInclusive<usize>| -> Result<(), SqlError> {
+            if n.contains(&args.len()) {
+                Ok(())
+            } else {
+                Err(SqlError::new(
+                    SqlState::UNDEFINED_FUNCTION,
+                    format!("function {name}({}) does not exist", vec!["unknown"; args.len()].join(", ")),
+                ))
+            }
+        };
+        let (func, ty, arg_types): (Func, SqlType, Vec<SqlType>) = match name.as_str() {
+            "random" => (Func::Random, SqlType::Float8, vec![]),
+            "repeat" => (Func::Repeat, SqlType::Text, vec![SqlType::Text, SqlType::Int4]),
+            "md5" => (Func::Md5, SqlType::Text, vec![SqlType::Text]),
+            "now" | "current_timestamp" | "statement_timestamp" | "transaction_timestamp" => {
+                (Func::Now, SqlType::TimestampTz, vec![])
+            }
+            "pg_sleep" => (Func::PgSleep, SqlType::Text, vec![SqlType::Float8]),
+            "set_config" => (Func::SetConfig, SqlType::Text, vec![SqlType::Text, SqlType::Text, SqlType::Bool]),
+            "current_setting" => (Func::CurrentSetting, SqlType::Text, vec![SqlType::Text, SqlType::Bool]),
+            "version" => (Func::Version, SqlType::Text, vec![]),
+            "pg_backend_pid" => (Func::BackendPid, SqlType::Int4, vec![]),
+            "pg_cancel_backend" => (Func::CancelBackend, SqlType::Bool, vec![SqlType::Int4]),
+            "pg_terminate_backend" => (Func::TerminateBackend, SqlType::Bool, vec![SqlType::Int4, SqlType::Int8]),
+            "pg_relation_size" | "pg_table_size" => (Func::RelationSize, SqlType::Int8, vec![SqlType::Text]),
+            "current_database" => (Func::CurrentDatabase, SqlType::Name, vec![]),
+            "current_user" | "session_user" => (Func::CurrentUser, SqlType::Name, vec![]),
+            "length" | "char_length" => (Func::Length, SqlType::Int4, vec![SqlType::Text]),
+            "lower" => (Func::Lower, SqlType::Text, vec![SqlType::Text]),
+            "left" => (Func::Left, SqlType::Text, vec![SqlType::Text, SqlType::Int4]),
+            "right" => (Func::Right, SqlType::Text, vec![SqlType::Text, SqlType::Int4]),
+            "substr" => (Func::Substr, SqlType::Text, vec![SqlType::Text, SqlType::Int4, SqlType::Int4]),
+            "upper" => (Func::Upper, SqlType::Text, vec![SqlType::Text]),
+            "abs" | "coalesce" => {
+                let (fun, at) = if name == "abs" { (Func::Abs, None) } else { (Func::Coalesce, None) };
+                if name == "abs" {
+                    arity(1..=1)?;
+                } else if args.is_empty() {
+                    arity(1..=usize::MAX)?;
+                }
+                let mut out = Vec::new();
+                let mut ty = at.unwrap_or(SqlType::Unknown);
+                for a in &args {
+                    let (x, t) = self.compile(a, (ty != SqlType::Unknown).then_some(ty))?;
+                    if ty == SqlType::Unknown {
+                        ty = t;
+                    }
+                    out.push(x);
+                }
+                return Ok((Expr::Func(fun, out), if ty == SqlType::Unknown { SqlType::Text } else { ty }));
+            }
+            "generate_series" => {
+                return Err(SqlError::unsupported("generate_series() outside FROM"));
+            }
+            _ => {
+                return Err(SqlError::new(
+                    SqlState::UNDEFINED_FUNCTION,
+                    format!("function {name}({}) does not exist", vec!["unknown"; args.len()].join(", ")),
+                ))
+            }
+        };
+        let min = match func {
+            Func::SetConfig => 3,
+            Func::CurrentSetting | Func::TerminateBackend => 1,
+            Func::Substr => 2,
+            _ => arg_types.len(),
+        };
+        arity(min..=arg_types.len())?;
+        let mut out = Vec::new();
+        for (a, t) in args.iter().zip(&arg_types) {
+            let (x, at) = self.compile(a, Some(*t))?;
+            out.push(if at == *t || at == SqlType::Unknown { x } else { Expr::Cast(Box::new(x), *t) });
+        }
+        Ok((Expr::Func(func, out), ty))
+    }
+
+    pub(super) fn aggregate(
+        &mut self,
+        kind: AggKind,
+        name: &str,
+        args: &[ast::Expr],
+        distinct: bool,
+        filter: Option<&ast::Expr>,
+    ) -> Result<(Expr, SqlType), SqlError> {
+        if self.aggs.is_none() {
+            return Err(SqlError::new(
+                SqlState::GROUPING_ERROR,
+                format!("aggregate functions are not allowed here ({name})"),
+            ));
+        }
+        let nargs = if kind == AggKind::CountStar { 0 } else { 1 };
+        if args.len() != nargs {
+            return Err(SqlError::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!("function {name} with {} arguments does not exist", args.len()),
+            ));
+        }
+        // Arguments and filters are evaluated on input rows: no nested aggregates.
+        let saved = self.aggs.take();
+        let arg = args.first().map(|a| self.compile(a, None)).transpose();
+        let filt = filter.map(|f| self.boolean(f)).transpose();
+        self.aggs = saved;
+        let arg = arg?;
+        let filter = filt?;
+        let arg_ty = arg.as_ref().map(|a| a.1);
+        let ty = match (kind, arg_ty) {
+            (AggKind::CountStar | AggKind::Count, _) => SqlType::Int8,
+            (AggKind::Sum, Some(SqlType::Int2 | SqlType::Int4)) => SqlType::Int8,
+            (AggKind::Sum, Some(SqlType::Int8)) => SqlType::Numeric,
+            (AggKind::Sum, Some(SqlType::Float8)) => SqlType::Float8,
+            (AggKind::Sum | AggKind::Avg, Some(SqlType::Numeric)) => SqlType::Numeric,
+            (AggKind::Avg, Some(SqlType::Float8)) => SqlType::Float8,
+            (AggKind::Avg, Some(t)) if t.is_integer() => SqlType::Numeric,
+            (AggKind::Min | AggKind::Max, Some(t)) => t,
+            (_, t) => {
+                return Err(SqlError::new(
+                    SqlState::UNDEFINED_FUNCTION,
+                    format!("function {name}({}) does not exist", t.map_or("", |t| t.name())),
+                ))
+            }
+        };
+        let aggs =
+            self.aggs.as_mut().ok_or_else(|| SqlError::new(SqlState::GROUPING_ERROR, "aggregate not allowed"))?;
+        aggs.push(AggSpec { kind, arg: arg.map(|a| a.0), filter, distinct, ty });
+        Ok((Expr::Agg(aggs.len() - 1), ty))
+    }
+}

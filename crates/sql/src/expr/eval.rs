@@ -1,0 +1,546 @@
+//! Evaluating [`Expr`]s over a row, and aggregates over groups of rows.
+
+use super::{AggKind, AggSpec, BinOp, EvalEnv, Expr, Func};
+use crate::error::SqlError;
+use crate::value::{Datum, SqlType};
+use turnstile_lock::SqlState;
+
+pub(super) fn truth(d: &Datum) -> Option<bool> {
+    match d {
+        Datum::Bool(b) => Some(*b),
+        Datum::Null => None,
+        Datum::Text(s) => Datum::parse(s, SqlType::Bool).ok().and_then(|d| truth(&d)),
+        Datum::Int(v) => Some(*v != 0),
+        _ => None,
+    }
+}
+
+pub(super) fn int_overflow() -> SqlError {
+    SqlError::new(SqlState::NUMERIC_VALUE_OUT_OF_RANGE, "integer out of range")
+}
+
+pub(super) fn arith(op: BinOp, a: Datum, b: Datum) -> Result<Datum, SqlError> {
+    let div0 = || SqlError::new(SqlState::DIVISION_BY_ZERO, "division by zero");
+    Ok(match (a, b) {
+        (Datum::Null, _) | (_, Datum::Null) => Datum::Null,
+        (Datum::Int(x), Datum::Int(y)) => Datum::Int(match op {
+            BinOp::Add => x.checked_add(y).ok_or_else(int_overflow)?,
+            BinOp::Sub => x.checked_sub(y).ok_or_else(int_overflow)?,
+            BinOp::Mul => x.checked_mul(y).ok_or_else(int_overflow)?,
+            BinOp::Div => x.checked_div(y).ok_or_else(|| if y == 0 { div0() } else { int_overflow() })?,
+            _ => x.checked_rem(y).ok_or_else(|| if y == 0 { div0() } else { int_overflow() })?,
+        }),
+        (a, b) if matches!(a, Datum::Numeric(_)) || matches!(b, Datum::Numeric(_)) => {
+            let to = |d: &Datum| match d {
+                Datum::Int(v) => Some(i128::from(*v)),
+                Datum::Numeric(v) => Some(*v),
+                _ => None,
+            };
+            match (to(&a), to(&b)) {
+                (Some(x), Some(y)) => Datum::Numeric(match op {
+                    BinOp::Add => x.checked_add(y).ok_or_else(int_overflow)?,
+                    BinOp::Sub => x.checked_sub(y).ok_or_else(int_overflow)?,
+                    BinOp::Mul => x.checked_mul(y).ok_or_else(int_overflow)?,
+                    BinOp::Div => x.checked_div(y).ok_or_else(div0)?,
+                    _ => x.checked_rem(y).ok_or_else(div0)?,
+                }),
+                _ => float_arith(op, &a, &b)?,
+            }
+        }
+        (a, b) => float_arith(op, &a, &b)?,
+    })
+}
+
+pub(super) fn float_arith(op: BinOp, a: &Datum, b: &Datum) -> Result<Datum, SqlError> {
+    let bad = || SqlError::new(SqlState::UNDEFINED_FUNCTION, "operator does not exist for these operand types");
+    let x = a.as_f64().ok_or_else(bad)?;
+    let y = b.as_f64().ok_or_else(bad)?;
+    Ok(Datum::Float(match op {
+        BinOp::Add => x + y,
+        BinOp::Sub => x - y,
+        BinOp::Mul => x * y,
+        BinOp::Div if y == 0.0 => return Err(SqlError::new(SqlState::DIVISION_BY_ZERO, "division by zero")),
+        BinOp::Div => x / y,
+        _ => x % y,
+    }))
+}
+
+pub(super) fn like(s: &str, p: &str) -> bool {
+    let s: Vec<char> = s.chars().collect();
+    let p: Vec<char> = p.chars().collect();
+    // Iterative wildcard match with backtracking on the last `%`.
+    let (mut i, mut j) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while i < s.len() {
+        if j < p.len() && p[j] == '\\' && j + 1 < p.len() && p[j + 1] == s[i] {
+            i += 1;
+            j += 2;
+        } else if j < p.len() && (p[j] == '_' || (p[j] == s[i] && p[j] != '%')) {
+            i += 1;
+            j += 1;
+        } else if j < p.len() && p[j] == '%' {
+            star = Some((j, i));
+            j += 1;
+        } else if let Some((sj, si)) = star {
+            j = sj + 1;
+            i = si + 1;
+            star = Some((sj, si + 1));
+        } else {
+            return false;
+        }
+    }
+    p[j..].iter().all(|c| *c == '%')
+}
+
+/// Version string of `version()` and `server_version`.
+pub const VERSION: &str = "PostgreSQL 15.0 (turnstile) on x86_64-pc-linux-gnu, compiled by rustc, 64-bit";
+
+impl Expr {
+    /// Evaluates on `row`.
+    pub fn eval(&self, row: &[Datum], env: &mut EvalEnv<'_>) -> Result<Datum, SqlError> {
+        Ok(match self {
+            Expr::Col(c) => row.get(*c).cloned().unwrap_or(Datum::Null),
+            Expr::Const(d) => d.clone(),
+            Expr::Param(n) => env.params.get(*n).cloned().ok_or_else(|| {
+                SqlError::new(SqlState::PROTOCOL_VIOLATION, format!("there is no parameter ${}", n + 1))
+            })?,
+            Expr::Bin(op, a, b) => {
+                let (x, y) = (a.eval(row, env)?, b.eval(row, env)?);
+                binary(*op, x, y)?
+            }
+            Expr::And(a, b) => match truth(&a.eval(row, env)?) {
+                Some(false) => Datum::Bool(false),
+                l => match (l, truth(&b.eval(row, env)?)) {
+                    (_, Some(false)) => Datum::Bool(false),
+                    (Some(true), Some(true)) => Datum::Bool(true),
+                    _ => Datum::Null,
+                },
+            },
+            Expr::Or(a, b) => match truth(&a.eval(row, env)?) {
+                Some(true) => Datum::Bool(true),
+                l => match (l, truth(&b.eval(row, env)?)) {
+                    (_, Some(true)) => Datum::Bool(true),
+                    (Some(false), Some(false)) => Datum::Bool(false),
+                    _ => Datum::Null,
+                },
+            },
+            Expr::Not(a) => truth(&a.eval(row, env)?).map_or(Datum::Null, |b| Datum::Bool(!b)),
+            Expr::Neg(a) => match a.eval(row, env)? {
+                Datum::Int(v) => Datum::Int(v.checked_neg().ok_or_else(int_overflow)?),
+                Datum::Numeric(v) => Datum::Numeric(-v),
+                Datum::Float(f) => Datum::Float(-f),
+                Datum::Null => Datum::Null,
+                other => arith(
+                    BinOp::Sub,
+                    Datum::Int(0),
+                    Datum::parse(&other.to_text(SqlType::Text).unwrap_or_default(), SqlType::Numeric)?,
+                )?,
+            },
+            Expr::IsNull(a, not) => Datum::Bool(a.eval(row, env)?.is_null() != *not),
+            Expr::IsBool(a, want, not) => Datum::Bool((truth(&a.eval(row, env)?) == Some(*want)) != *not),
+            Expr::Cast(a, ty) => a.eval(row, env)?.cast(*ty)?,
+            Expr::Agg(i) => env.aggs.get(*i).cloned().unwrap_or(Datum::Null),
+            Expr::InList(x, list, negated) => in_list(x, list, *negated, row, env)?,
+            Expr::Case(op, whens, els) => {
+                let base = op.as_ref().map(|o| o.eval(row, env)).transpose()?;
+                for (cond, result) in whens {
+                    let c = cond.eval(row, env)?;
+                    let hit = match &base {
+                        Some(b) => {
+                            !b.is_null() && !c.is_null() && {
+                                let (x, y) = unify(b.clone(), c)?;
+                                x.cmp_sql(&y).is_eq()
+                            }
+                        }
+                        None => truth(&c) == Some(true),
+                    };
+                    if hit {
+                        return result.eval(row, env);
+                    }
+                }
+                match els {
+                    Some(e) => e.eval(row, env)?,
+                    None => Datum::Null,
+                }
+            }
+            Expr::Like(x, p, negated) => match (x.eval(row, env)?, p.eval(row, env)?) {
+                (Datum::Null, _) | (_, Datum::Null) => Datum::Null,
+                (a, b) => Datum::Bool(
+                    like(&a.to_text(SqlType::Text).unwrap_or_default(), &b.to_text(SqlType::Text).unwrap_or_default())
+                        != *negated,
+                ),
+            },
+            Expr::Func(f, args) => {
+                let mut vals = Vec::with_capacity(args.len());
+                for a in args {
+                    vals.push(a.eval(row, env)?);
+                }
+                call(*f, vals, env)?
+            }
+        })
+    }
+
+    /// Evaluates a condition: true only for SQL true.
+    pub fn test(&self, row: &[Datum], env: &mut EvalEnv<'_>) -> Result<bool, SqlError> {
+        Ok(truth(&self.eval(row, env)?) == Some(true))
+    }
+
+    /// Whether the expression reads no column and no aggregate (a constant
+    /// or parameter expression, evaluable before the scan).
+    pub fn is_row_independent(&self) -> bool {
+        match self {
+            Expr::Col(_) | Expr::Agg(_) => false,
+            Expr::Const(_) | Expr::Param(_) => true,
+            Expr::Func(f, args) => {
+                !matches!(f, Func::Random | Func::PgSleep | Func::SetConfig)
+                    && args.iter().all(Expr::is_row_independent)
+            }
+            Expr::Bin(_, a, b) | Expr::And(a, b) | Expr::Or(a, b) | Expr::Like(a, b, _) => {
+                a.is_row_independent() && b.is_row_independent()
+            }
+            Expr::Not(a) | Expr::Neg(a) | Expr::IsNull(a, _) | Expr::IsBool(a, _, _) | Expr::Cast(a, _) => {
+                a.is_row_independent()
+            }
+            Expr::InList(a, l, _) => a.is_row_independent() && l.iter().all(Expr::is_row_independent),
+            Expr::Case(..) => false,
+        }
+    }
+}
+
+/// Brings a text value to the other side's type for comparison.
+pub(super) fn unify(a: Datum, b: Datum) -> Result<(Datum, Datum), SqlError> {
+    Ok(match (&a, &b) {
+        (Datum::Text(s), Datum::Int(_)) => (Datum::parse(s, SqlType::Int8)?, b),
+        (Datum::Int(_), Datum::Text(s)) => {
+            let t = Datum::parse(s, SqlType::Int8)?;
+            (a, t)
+        }
+        (Datum::Text(s), Datum::Bool(_)) => (Datum::parse(s, SqlType::Bool)?, b),
+        (Datum::Bool(_), Datum::Text(s)) => {
+            let t = Datum::parse(s, SqlType::Bool)?;
+            (a, t)
+        }
+        (Datum::Text(s), Datum::Timestamp(_)) => (Datum::parse(s, SqlType::Timestamp)?, b),
+        (Datum::Timestamp(_), Datum::Text(s)) => {
+            let t = Datum::parse(s, SqlType::Timestamp)?;
+            (a, t)
+        }
+        (Datum::Text(s), Datum::Float(_)) => (Datum::parse(s, SqlType::Float8)?, b),
+        (Datum::Float(_), Datum::Text(s)) => {
+            let t = Datum::parse(s, SqlType::Float8)?;
+            (a, t)
+        }
+        _ => (a, b),
+    })
+}
+
+pub(super) fn text_arg(d: &Datum) -> String {
+    d.to_text(SqlType::Text).unwrap_or_default()
+}
+
+pub(super) fn call(f: Func, args: Vec<Datum>, env: &mut EvalEnv<'_>) -> Result<Datum, SqlError> {
+    let strict = !matches!(f, Func::Coalesce | Func::SetConfig | Func::CurrentSetting);
+    if strict && args.iter().any(Datum::is_null) {
+        return Ok(Datum::Null);
+    }
+    Ok(match f {
+        Func::Random => Datum::Float(env.services.random()),
+        Func::Repeat => {
+            let s = text_arg(&args[0]);
+            let n = match &args[1] {
+                Datum::Int(n) => *n,
+                other => text_arg(other)
+                    .parse::<i64>()
+                    .map_err(|_| SqlError::new(SqlState::INVALID_TEXT_REPRESENTATION, "bad repeat count"))?,
+            };
+            let n = n.max(0) as usize;
+            if s.len().saturating_mul(n) > (1 << 28) {
+                return Err(SqlError::new(SqlState::PROGRAM_LIMIT_EXCEEDED, "requested length too large"));
+            }
+            Datum::Text(s.repeat(n))
+        }
+        Func::Md5 => {
+            use md5::Digest;
+            Datum::Text(format!("{:x}", md5::Md5::digest(text_arg(&args[0]).as_bytes())))
+        }
+        Func::Now => Datum::Timestamp(env.services.statement_timestamp()),
+        Func::PgSleep => pg_sleep(args[0].as_f64().unwrap_or(0.0), env)?,
+        Func::SetConfig => {
+            if args[0].is_null() {
+                return Err(SqlError::new(SqlState::NULL_VALUE_NOT_ALLOWED, "SET requires parameter name"));
+            }
+            let local = matches!(args.get(2), Some(Datum::Bool(true)));
+            let v = env.services.set_setting(&text_arg(&args[0]), &text_arg(&args[1]), local)?;
+            Datum::Text(v)
+        }
+        Func::CurrentSetting => {
+            let missing_ok = matches!(args.get(1), Some(Datum::Bool(true)));
+            match env.services.setting(&text_arg(&args[0]))? {
+                Some(v) => Datum::Text(v),
+                None if missing_ok => Datum::Null,
+                None => {
+                    return Err(SqlError::new(
+                        SqlState::UNDEFINED_OBJECT,
+                        format!("unrecognized configuration parameter \"{}\"", text_arg(&args[0])),
+                    ))
+                }
+            }
+        }
+        Func::Version => Datum::Text(VERSION.to_owned()),
+        Func::BackendPid => Datum::Int(env.services.pid().into()),
+        Func::CancelBackend | Func::TerminateBackend => signal_backend(f == Func::TerminateBackend, &args, env)?,
+        Func::RelationSize if args[0].is_null() => Datum::Null,
+        Func::RelationSize => Datum::Int(env.services.relation_size(&text_arg(&args[0]))?),
+        Func::CurrentDatabase => Datum::Text(env.services.database().to_owned()),
+        Func::CurrentUser => Datum::Text(env.services.user().to_owned()),
+        Func::Coalesce => args.into_iter().find(|d| !d.is_null()).unwrap_or(Datum::Null),
+        Func::Length => Datum::Int(text_arg(&args[0]).trim_end_matches(' ').chars().count() as i64),
+        Func::Lower => Datum::Text(text_arg(&args[0]).to_lowercase()),
+        Func::Left | Func::Right | Func::Substr => {
+            let chars: Vec<char> = text_arg(&args[0]).chars().collect();
+            let int = |d: &Datum| match d {
+                Datum::Int(v) => Ok(*v),
+                other => text_arg(other)
+                    .trim()
+                    .parse::<i64>()
+                    .map_err(|_| SqlError::new(SqlState::INVALID_TEXT_REPRESENTATION, "bad integer")),
+            };
+            let len = chars.len() as i64;
+            let n = int(&args[1])?;
+            let (from, to) = match f {
+                Func::Left => (0, if n >= 0 { n.min(len) } else { (len + n).max(0) }),
+                Func::Right => (if n >= 0 { (len - n).max(0) } else { (-n).min(len) }, len),
+                _ => {
+                    let start = n - 1;
+                    let end = match args.get(2) {
+                        Some(c) => {
+                            let c = int(c)?;
+                            if c < 0 {
+                                return Err(SqlError::new(
+                                    SqlState::SUBSTRING_ERROR,
+                                    "negative substring length not allowed",
+                                ));
+                            }
+                            start.saturating_add(c)
+                        }
+                        None => len,
+                    };
+                    (start.clamp(0, len), end.clamp(0, len))
+                }
+            };
+            Datum::Text(chars[from as usize..to.max(from) as usize].iter().collect())
+        }
+        Func::Upper => Datum::Text(text_arg(&args[0]).to_uppercase()),
+        Func::Abs => match &args[0] {
+            Datum::Int(v) => Datum::Int(v.checked_abs().ok_or_else(int_overflow)?),
+            Datum::Numeric(v) => Datum::Numeric(v.abs()),
+            Datum::Float(f) => Datum::Float(f.abs()),
+            other => Datum::Float(Datum::parse(&text_arg(other), SqlType::Float8)?.as_f64().unwrap_or(0.0).abs()),
+        },
+    })
+}
+
+/// A running aggregate.
+#[derive(Clone, Debug)]
+pub struct AggState {
+    count: i64,
+    acc: Datum,
+    seen: Option<std::collections::HashSet<Datum>>,
+}
+
+impl AggState {
+    /// A fresh state for `spec`.
+    pub fn new(spec: &AggSpec) -> AggState {
+        AggState { count: 0, acc: Datum::Null, seen: spec.distinct.then(Default::default) }
+    }
+
+    /// Folds one input row in.
+    pub fn add(&mut self, spec: &AggSpec, row: &[Datum], env: &mut EvalEnv<'_>) -> Result<(), SqlError> {
+        if let Some(f) = &spec.filter {
+            if !f.test(row, env)? {
+                return Ok(());
+            }
+        }
+        let v = match &spec.arg {
+            None => {
+                self.count += 1;
+                return Ok(());
+            }
+            Some(a) => a.eval(row, env)?,
+        };
+        if v.is_null() {
+            return Ok(());
+        }
+        if let Some(seen) = &mut self.seen {
+            if !seen.insert(v.clone()) {
+                return Ok(());
+            }
+        }
+        self.count += 1;
+        self.acc = match (spec.kind, std::mem::replace(&mut self.acc, Datum::Null)) {
+            (AggKind::Count | AggKind::CountStar, _) => Datum::Null,
+            (AggKind::Sum | AggKind::Avg, Datum::Null) => match v {
+                Datum::Int(x) => Datum::Numeric(x.into()),
+                Datum::Text(s) => Datum::parse(&s, SqlType::Numeric)?,
+                other => other,
+            },
+            (AggKind::Sum | AggKind::Avg, acc) => arith(BinOp::Add, acc, v)?,
+            (AggKind::Min, Datum::Null) | (AggKind::Max, Datum::Null) => v,
+            (AggKind::Min, acc) => {
+                if v.cmp_sql(&acc).is_lt() {
+                    v
+                } else {
+                    acc
+                }
+            }
+            (AggKind::Max, acc) => {
+                if v.cmp_sql(&acc).is_gt() {
+                    v
+                } else {
+                    acc
+                }
+            }
+        };
+        Ok(())
+    }
+
+    /// The aggregate's value.
+    pub fn finish(&self, spec: &AggSpec) -> Result<Datum, SqlError> {
+        Ok(match spec.kind {
+            AggKind::CountStar | AggKind::Count => Datum::Int(self.count),
+            AggKind::Min | AggKind::Max => self.acc.clone(),
+            AggKind::Sum => match (&self.acc, spec.ty) {
+                (Datum::Numeric(v), SqlType::Int8) => Datum::Int(i64::try_from(*v).map_err(|_| int_overflow())?),
+                (acc, _) => acc.clone(),
+            },
+            AggKind::Avg => match &self.acc {
+                Datum::Null => Datum::Null,
+                acc => {
+                    let total = acc.as_f64().unwrap_or(0.0);
+                    let avg = total / self.count as f64;
+                    if spec.ty == SqlType::Numeric {
+                        // numeric avg: print with PostgreSQL's default scale (16+).
+                        Datum::Text(format!("{avg:.16}"))
+                    } else {
+                        Datum::Float(avg)
+                    }
+                }
+            },
+        })
+    }
+}
+
+/// A binary operator applied to two values.
+fn binary(op: BinOp, x: Datum, y: Datum) -> Result<Datum, SqlError> {
+    Ok(match op {
+        BinOp::Concat => match (&x, &y) {
+            (Datum::Null, _) | (_, Datum::Null) => Datum::Null,
+            _ => {
+                let mut s = x.to_text(SqlType::Text).unwrap_or_default();
+                y.write_text(SqlType::Text, &mut s);
+                Datum::Text(s)
+            }
+        },
+        BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod => {
+            let x = if let Datum::Text(s) = &x { Datum::parse(s, SqlType::Numeric)? } else { x };
+            let y = if let Datum::Text(s) = &y { Datum::parse(s, SqlType::Numeric)? } else { y };
+            arith(op, x, y)?
+        }
+        _ => {
+            if x.is_null() || y.is_null() {
+                Datum::Null
+            } else {
+                let (x, y) = unify(x, y)?;
+                let o = x.cmp_sql(&y);
+                Datum::Bool(match op {
+                    BinOp::Eq => o.is_eq(),
+                    BinOp::Ne => o.is_ne(),
+                    BinOp::Lt => o.is_lt(),
+                    BinOp::Le => o.is_le(),
+                    BinOp::Gt => o.is_gt(),
+                    _ => o.is_ge(),
+                })
+            }
+        }
+    })
+}
+
+/// `x [NOT] IN (list)`, with SQL's NULL rules.
+fn in_list(x: &Expr, list: &[Expr], negated: bool, row: &[Datum], env: &mut EvalEnv<'_>) -> Result<Datum, SqlError> {
+    Ok({
+        let v = x.eval(row, env)?;
+        if v.is_null() {
+            Datum::Null
+        } else {
+            let mut found = false;
+            let mut saw_null = false;
+            for item in list {
+                let w = item.eval(row, env)?;
+                if w.is_null() {
+                    saw_null = true;
+                } else {
+                    let (a, b) = unify(v.clone(), w)?;
+                    if a.cmp_sql(&b).is_eq() {
+                        found = true;
+                        break;
+                    }
+                }
+            }
+            if found {
+                Datum::Bool(!negated)
+            } else if saw_null {
+                Datum::Null
+            } else {
+                Datum::Bool(negated)
+            }
+        }
+    })
+}
+
+/// `pg_sleep(seconds)`: sleeps in slices of at most 10 ms, checking for a
+/// cancel (or a statement timeout) between them.
+fn pg_sleep(secs: f64, env: &mut EvalEnv<'_>) -> Result<Datum, SqlError> {
+    let end = std::time::Instant::now() + std::time::Duration::from_secs_f64(secs.clamp(0.0, 1e6));
+    loop {
+        crate::plan::check_cancel(env.services)?;
+        let now = std::time::Instant::now();
+        if now >= end {
+            return Ok(Datum::Text(String::new()));
+        }
+        std::thread::sleep((end - now).min(std::time::Duration::from_millis(10)));
+    }
+}
+
+/// `pg_cancel_backend(pid)` / `pg_terminate_backend(pid [, timeout])`.
+fn signal_backend(terminate: bool, args: &[Datum], env: &mut EvalEnv<'_>) -> Result<Datum, SqlError> {
+    Ok({
+        let int = |d: Option<&Datum>| match d {
+            Some(Datum::Int(v)) => Some(*v),
+            _ => None,
+        };
+        match int(args.first()) {
+            // PostgreSQL's functions are strict: NULL in, NULL out.
+            None => Datum::Null,
+            Some(pid) => {
+                let pid = i32::try_from(pid)
+                    .map_err(|_| SqlError::new(SqlState::NUMERIC_VALUE_OUT_OF_RANGE, "integer out of range"))?;
+                let timeout = if terminate { int(args.get(1)).unwrap_or(0) } else { 0 };
+                Datum::Bool(env.services.signal_backend(pid, terminate, timeout)?)
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::like;
+
+    #[test]
+    fn like_matches_wildcards() {
+        assert!(like("pgbench_accounts", "pgbench%"));
+        assert!(like("abc", "a_c"));
+        assert!(!like("abc", "a_"));
+        assert!(like("", "%"));
+        assert!(like("a%c", "a\\%c"));
+    }
+}

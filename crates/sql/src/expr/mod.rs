@@ -1,0 +1,330 @@
+//! Expressions: compiled once from sqlparser's AST against a [`Scope`]
+//! (types resolved, parameters typed), evaluated per row.
+
+mod compile;
+mod eval;
+
+pub use eval::AggState;
+
+use crate::error::SqlError;
+use crate::sync::atomic::AtomicBool;
+use crate::value::{Datum, SqlType};
+use sqlparser::ast;
+use turnstile_lock::SqlState;
+
+/// One column visible to an expression.
+#[derive(Clone, Debug)]
+pub struct ScopeCol {
+    /// The table's alias (or name) that qualifies it.
+    pub qual: String,
+    /// The column name.
+    pub name: String,
+    /// Its type.
+    pub ty: SqlType,
+    /// The table's OID (RowDescription), 0 if none.
+    pub table_oid: u32,
+    /// The attribute number, 0 if none.
+    pub attnum: i16,
+}
+
+/// The columns of the row an expression is evaluated on.
+#[derive(Clone, Debug, Default)]
+pub struct Scope {
+    /// Columns in row order.
+    pub cols: Vec<ScopeCol>,
+}
+
+impl Scope {
+    /// Resolves `[qual.]name` to a column position.
+    pub fn resolve(&self, qual: Option<&str>, name: &str) -> Result<usize, SqlError> {
+        let mut found = None;
+        for (i, c) in self.cols.iter().enumerate() {
+            if c.name == name && qual.is_none_or(|q| q == c.qual) {
+                if found.is_some() {
+                    return Err(SqlError::new(
+                        SqlState::AMBIGUOUS_COLUMN,
+                        format!("column reference \"{name}\" is ambiguous"),
+                    ));
+                }
+                found = Some(i);
+            }
+        }
+        found.ok_or_else(|| match qual {
+            Some(q) if !self.cols.iter().any(|c| c.qual == q) => {
+                SqlError::new(SqlState::UNDEFINED_TABLE, format!("missing FROM-clause entry for table \"{q}\""))
+            }
+            Some(q) => SqlError::new(SqlState::UNDEFINED_COLUMN, format!("column {q}.{name} does not exist")),
+            None => SqlError::new(SqlState::UNDEFINED_COLUMN, format!("column \"{name}\" does not exist")),
+        })
+    }
+}
+
+/// Binary operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `/`
+    Div,
+    /// `%`
+    Mod,
+    /// `||`
+    Concat,
+    /// `=`
+    Eq,
+    /// `<>`
+    Ne,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+}
+
+/// Scalar functions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Func {
+    /// `random()`
+    Random,
+    /// `repeat(text, int)`
+    Repeat,
+    /// `md5(text)`
+    Md5,
+    /// `now()`, `CURRENT_TIMESTAMP`
+    Now,
+    /// `pg_sleep(seconds)`
+    PgSleep,
+    /// `set_config(name, value, is_local)`
+    SetConfig,
+    /// `current_setting(name [, missing_ok])`
+    CurrentSetting,
+    /// `version()`
+    Version,
+    /// `pg_backend_pid()`
+    BackendPid,
+    /// `pg_cancel_backend(pid)`
+    CancelBackend,
+    /// `pg_terminate_backend(pid [, timeout])`
+    TerminateBackend,
+    /// `pg_relation_size(rel)`: bytes of the relation's main fork.
+    RelationSize,
+    /// `coalesce(…)`
+    Coalesce,
+    /// `length(text)`
+    Length,
+    /// `lower(text)`
+    Lower,
+    /// `upper(text)`
+    Upper,
+    /// `abs(x)`
+    Abs,
+    /// `current_database()`
+    CurrentDatabase,
+    /// `current_user`, `session_user`
+    CurrentUser,
+    /// `left(text, n)`
+    Left,
+    /// `right(text, n)`
+    Right,
+    /// `substr(text, from [, count])`
+    Substr,
+}
+
+/// Aggregate functions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AggKind {
+    /// `count(*)`
+    CountStar,
+    /// `count(x)`
+    Count,
+    /// `sum(x)`
+    Sum,
+    /// `min(x)`
+    Min,
+    /// `max(x)`
+    Max,
+    /// `avg(x)`
+    Avg,
+}
+
+/// One aggregate call of a query.
+#[derive(Clone, Debug)]
+pub struct AggSpec {
+    /// Which aggregate.
+    pub kind: AggKind,
+    /// Its argument (none for `count(*)`).
+    pub arg: Option<Expr>,
+    /// `FILTER (WHERE …)`.
+    pub filter: Option<Expr>,
+    /// `DISTINCT`.
+    pub distinct: bool,
+    /// Result type.
+    pub ty: SqlType,
+}
+
+/// A compiled expression.
+#[derive(Clone, Debug)]
+pub enum Expr {
+    /// A column of the row.
+    Col(usize),
+    /// A constant.
+    Const(Datum),
+    /// `$n` (0-based here).
+    Param(usize),
+    /// A binary operation on values of the given operand type.
+    Bin(BinOp, Box<Expr>, Box<Expr>),
+    /// `AND`.
+    And(Box<Expr>, Box<Expr>),
+    /// `OR`.
+    Or(Box<Expr>, Box<Expr>),
+    /// `NOT`.
+    Not(Box<Expr>),
+    /// Unary minus.
+    Neg(Box<Expr>),
+    /// `IS [NOT] NULL` (true = IS NOT NULL).
+    IsNull(Box<Expr>, bool),
+    /// `IS [NOT] TRUE/FALSE`: (expr, value tested, negated).
+    IsBool(Box<Expr>, bool, bool),
+    /// A cast.
+    Cast(Box<Expr>, SqlType),
+    /// A function call.
+    Func(Func, Vec<Expr>),
+    /// The `n`th aggregate's result.
+    Agg(usize),
+    /// `x [NOT] IN (…)`.
+    InList(Box<Expr>, Vec<Expr>, bool),
+    /// `CASE [operand] WHEN … THEN … [ELSE …] END`.
+    Case(Option<Box<Expr>>, Vec<(Expr, Expr)>, Option<Box<Expr>>),
+    /// `x [NOT] LIKE pattern`.
+    Like(Box<Expr>, Box<Expr>, bool),
+}
+
+/// What evaluation needs besides the row.
+pub struct EvalEnv<'a> {
+    /// Parameter values.
+    pub params: &'a [Datum],
+    /// Aggregate results of the current group.
+    pub aggs: &'a [Datum],
+    /// Session services.
+    pub services: &'a mut dyn Services,
+}
+
+/// Session-level state functions read or change.
+pub trait Services {
+    /// `pg_backend_pid()`.
+    fn pid(&self) -> i32;
+    /// The statement's start (`now()`).
+    fn statement_timestamp(&self) -> i64;
+    /// A uniform random number in [0, 1).
+    fn random(&mut self) -> f64;
+    /// `current_setting(name)`.
+    fn setting(&self, name: &str) -> Result<Option<String>, SqlError>;
+    /// `set_config(name, value, is_local)`: `is_local` lasts until the
+    /// transaction block ends (`SET LOCAL`).
+    fn set_setting(&mut self, name: &str, value: &str, local: bool) -> Result<String, SqlError>;
+    /// `pg_cancel_backend(pid)` (`terminate` false) and
+    /// `pg_terminate_backend(pid, timeout)`: `false` with a warning when
+    /// `pid` is not a backend; with a timeout, `false` with a warning when
+    /// the backend has not ended within it.
+    fn signal_backend(&mut self, pid: i32, terminate: bool, timeout_ms: i64) -> Result<bool, SqlError>;
+    /// The cancel flag checked by long loops and `pg_sleep`.
+    fn cancel_flag(&self) -> &AtomicBool;
+    /// The session's database name.
+    fn database(&self) -> &str;
+    /// `pg_relation_size(name)`: bytes in the relation's main fork (0 for
+    /// a relation without storage, as for a partitioned table); `42P01`
+    /// for an unknown relation.
+    fn relation_size(&self, name: &str) -> Result<i64, SqlError>;
+    /// The session's user name.
+    fn user(&self) -> &str;
+    /// What every session shares (views read it).
+    fn shared(&self) -> &crate::Shared;
+}
+
+/// Compile-time context.
+pub struct Compiler<'a> {
+    /// The row's columns.
+    pub scope: &'a Scope,
+    /// Types of `$n` parameters (grown and inferred while compiling).
+    pub params: &'a mut Vec<SqlType>,
+    /// Where aggregates go, if they are allowed here.
+    pub aggs: Option<&'a mut Vec<AggSpec>>,
+}
+
+pub(super) fn syntax(msg: impl Into<String>) -> SqlError {
+    SqlError::new(SqlState::SYNTAX_ERROR, msg)
+}
+
+/// The lowercase (unquoted) or exact (quoted) name of an identifier.
+pub fn ident_name(i: &ast::Ident) -> String {
+    if i.quote_style.is_some() {
+        i.value.clone()
+    } else {
+        i.value.to_ascii_lowercase()
+    }
+}
+
+/// The last part of an object name, lowercased unless quoted; `pg_catalog.`
+/// and `public.` prefixes are accepted.
+pub fn object_name(n: &ast::ObjectName) -> Result<String, SqlError> {
+    let parts: Vec<String> = n.0.iter().filter_map(|p| p.as_ident().map(ident_name)).collect();
+    match parts.as_slice() {
+        [one] => Ok(one.clone()),
+        [schema, one] if schema == "pg_catalog" || schema == "public" => Ok(one.clone()),
+        _ => Err(SqlError::new(SqlState::INVALID_SCHEMA_NAME, format!("schema of \"{n}\" does not exist"))),
+    }
+}
+
+/// Parses a type name as PostgreSQL writes it.
+pub fn parse_type_name(text: &str) -> Result<SqlType, SqlError> {
+    let t = text.trim().to_ascii_lowercase();
+    let t = t.strip_prefix("pg_catalog.").unwrap_or(&t);
+    let (base, arg) = match t.split_once('(') {
+        Some((b, rest)) => (b.trim(), rest.trim_end_matches(')').trim().parse::<u32>().ok()),
+        None => (t, None),
+    };
+    Ok(match base {
+        "bool" | "boolean" => SqlType::Bool,
+        "int2" | "smallint" => SqlType::Int2,
+        "int" | "int4" | "integer" | "serial" => SqlType::Int4,
+        "int8" | "bigint" | "bigserial" => SqlType::Int8,
+        "numeric" | "decimal" => SqlType::Numeric,
+        "float8" | "double precision" | "float" | "real" | "float4" => SqlType::Float8,
+        "text" => SqlType::Text,
+        "char" | "character" | "bpchar" => SqlType::Bpchar(arg.unwrap_or(1)),
+        "varchar" | "character varying" => SqlType::Varchar(arg.unwrap_or(0)),
+        "name" => SqlType::Name,
+        "timestamp" | "timestamp without time zone" => SqlType::Timestamp,
+        "timestamptz" | "timestamp with time zone" => SqlType::TimestampTz,
+        "oid" | "regclass" => SqlType::Oid,
+        "xid" => SqlType::Xid,
+        _ => return Err(SqlError::new(SqlState::UNDEFINED_OBJECT, format!("type \"{base}\" does not exist"))),
+    })
+}
+
+/// The numeric result type of an arithmetic operation.
+pub(super) fn arith_type(a: SqlType, b: SqlType) -> SqlType {
+    use SqlType::*;
+    match (a, b) {
+        (Float8, _) | (_, Float8) => Float8,
+        (Numeric, _) | (_, Numeric) => Numeric,
+        (Int8, _) | (_, Int8) => Int8,
+        (Unknown, t) | (t, Unknown) if t.is_integer() => t,
+        _ => Int4,
+    }
+}
+
+pub(super) fn numeric(t: SqlType) -> bool {
+    t.is_integer() || matches!(t, SqlType::Float8 | SqlType::Numeric)
+}
+
+pub(super) fn is_ts(t: SqlType) -> bool {
+    matches!(t, SqlType::Timestamp | SqlType::TimestampTz)
+}
