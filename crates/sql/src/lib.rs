@@ -1,6 +1,6 @@
 //! # turnstile-sql: SQL text → turnstile's engine
 //!
-//! The statements `pgbench`, `psql`, `createdb` and the seeds send, parsed
+//! The statements `pgbench`, `psql`, `createdb` and the reproduced write-ups send, parsed
 //! and run against [`turnstile_engine::Session`], in-process (no socket).
 //! The wire protocol lives in `turnstile-server`, which maps [`Outcome`]s
 //! and [`SqlError`]s to messages.

@@ -1,5 +1,17 @@
 //! SQL types and values of the front end: PostgreSQL's type OIDs, text
 //! input and output, and the mapping to the engine's column types.
+//!
+//! # Why two value systems
+//!
+//! The engine's [`Value`]/[`ColumnType`] are what a row *stores*: a fixed
+//! set of column types with an on-page encoding, and nothing else. The
+//! front end's [`Datum`]/[`SqlType`] are what an *expression* computes:
+//! they add what has no column (`unknown`-typed literals and parameters
+//! before inference, `numeric` results of `sum`/`avg`, `name`, time
+//! zones), PostgreSQL's OIDs and text forms for the protocol, and SQL's
+//! comparison and cast rules. The two meet in one place each way:
+//! [`Datum::to_engine`] when a value is written or pushed down as a filter,
+//! and [`Datum::from_engine`] when a row comes back from a scan.
 
 use crate::error::SqlError;
 use std::cmp::Ordering;

@@ -1,4 +1,4 @@
-//! In-process tests of turnstile-sql: the statements pgbench, the seeds and
+//! In-process tests of turnstile-sql: the statements pgbench, the reproduced write-ups and
 //! psql send, the views, and the SQLSTATEs of errors.
 
 use turnstile_sql::{Outcome, SqlEngine, SqlError, SqlSession, SqlState, TxStatus};
