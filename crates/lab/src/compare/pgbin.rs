@@ -45,7 +45,7 @@ impl PgBin {
             found.push(Self::first_of(machine_dirs(), &SERVER_PROGRAMS)?);
         } else {
             for dir in explicit {
-                found.push(Self::first_of(vec![dir.clone()], &SERVER_PROGRAMS)?);
+                found.push(Self::first_of(vec![absolute(dir)], &SERVER_PROGRAMS)?);
             }
         }
         found.sort_by_key(PgBin::major);
@@ -101,7 +101,7 @@ impl PgClients {
     /// and `/usr/lib/postgresql/*/bin` that holds every client program.
     pub fn find(explicit: Option<&Path>) -> Result<PgClients, CliError> {
         let candidates = match explicit {
-            Some(dir) => vec![dir.to_owned()],
+            Some(dir) => vec![absolute(dir)],
             None => machine_dirs(),
         };
         let mut tried = Vec::new();
@@ -159,6 +159,12 @@ fn machine_dirs() -> Vec<PathBuf> {
     versions.sort();
     c.extend(versions.into_iter().rev().map(|(_, p)| p));
     c
+}
+
+/// `dir` as an absolute path: the servers start in their own directories,
+/// so a relative `--pg-bin` would name nothing there.
+fn absolute(dir: &Path) -> PathBuf {
+    std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned())
 }
 
 fn missing<'a>(dir: &Path, programs: &[&'a str]) -> Vec<&'a str> {
@@ -256,6 +262,13 @@ mod tests {
         assert!(err.contains("no initdb, postgres"), "{err}");
         let err = PgClients::find(Some(dir.path())).unwrap_err().to_string();
         assert!(err.contains("no pgbench, psql, pg_isready"), "{err}");
+    }
+
+    #[test]
+    fn a_relative_directory_is_made_absolute() {
+        let here = std::env::current_dir().unwrap();
+        assert_eq!(absolute(Path::new("target/pg")), here.join("target/pg"));
+        assert_eq!(absolute(Path::new("/usr/lib")), Path::new("/usr/lib"));
     }
 
     #[test]
