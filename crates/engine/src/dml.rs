@@ -34,7 +34,7 @@ use crate::constraints::check_not_null;
 use crate::error::{EngineError, Result};
 use crate::heap::{self, HeapError, HeapScan};
 use crate::query::plan::operand_value;
-use crate::query::{Query, QueryError};
+use crate::query::{Col, Query, QueryError};
 use crate::session::Session;
 use crate::tid::Tid;
 use crate::txn::{RollbackReport, Undo, XID_DATABASE};
@@ -305,16 +305,18 @@ impl Session {
         let mut filters = Vec::with_capacity(query.filters().len());
         let mut impossible = false;
         for p in query.filters() {
-            let col = match p.column.split_once('.') {
-                Some((t, c)) if t == name => c,
-                Some(_) => return Err(QueryError::UnknownColumn(p.column.clone()).into()),
-                None => p.column.as_str(),
-            };
-            let c = target.rel.column_number(col).ok_or_else(|| QueryError::UnknownColumn(p.column.clone()))?;
+            let unknown = || QueryError::UnknownColumn(p.column.to_string());
+            let c = match &p.column {
+                Col::Of(t, c) if *t == name => target.rel.column_number(c),
+                Col::Name(c) => target.rel.column_number(c),
+                Col::At { table: 0, column } => (*column < target.column_types.len()).then_some(*column),
+                _ => None,
+            }
+            .ok_or_else(unknown)?;
             let ty = target.column_types[c];
             let v = operand_value(&p.value, Some(params))?.cloned().unwrap_or(Value::Null);
             if v.column_type().is_some_and(|vt| !vt.comparable(ty)) {
-                return Err(QueryError::TypeMismatch { column: p.column.clone(), value: v.to_string() }.into());
+                return Err(QueryError::TypeMismatch { column: p.column.to_string(), value: v.to_string() }.into());
             }
             match v.coerce(ty) {
                 Some(Value::Null) | None => impossible = true, // NULL, or too long for char(n): no row

@@ -16,7 +16,7 @@
 //! s.create_table("t", &[("k", ColumnType::Int4), ("v", ColumnType::Text)], None).unwrap();
 //! s.insert_many("t", (0..100).map(|i| vec![Value::Int4(i), Value::Text(format!("v{i}"))])).unwrap();
 //! s.create_index("t", "t_k", &["k"], true).unwrap();
-//! let q = Query::from("t").filter("k", Operand::Param(1)).select(&["v"]);
+//! let q = Query::from("t").filter("k", Operand::Param(1)).select(["v"]);
 //! let mut p = s.prepare(&q).unwrap();
 //! assert_eq!(s.execute(&mut p, &[Value::Int4(7)]).unwrap(), vec![vec![Value::Text("v7".into())]]);
 //! ```

@@ -305,7 +305,7 @@ fn insert_rows(s: &mut turnstile_engine::Session, rows: std::ops::Range<u32>) {
 }
 
 fn by_name() -> Query {
-    Query::from("t").filter("name", Operand::Param(1)).select(&["aid"])
+    Query::from("t").filter("name", Operand::Param(1)).select(["aid"])
 }
 
 /// Session 1 caches the index root; session 2 inserts until the root has

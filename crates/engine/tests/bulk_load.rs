@@ -30,7 +30,7 @@ fn load_and_check(rows: i32) {
     engine.flush().unwrap();
     let flushed = started.elapsed();
     assert_eq!(n, rows as u64);
-    let mut p = s.prepare(&Query::from("t").filter("k", Operand::Param(1)).select(&["v"])).unwrap();
+    let mut p = s.prepare(&Query::from("t").filter("k", Operand::Param(1)).select(["v"])).unwrap();
     assert!(p.plan().explain().contains("Index Scan using t_k"), "{}", p.plan().explain());
     for i in 0..rows {
         let got = s.execute(&mut p, &[Value::Int4(key(i))]).unwrap();

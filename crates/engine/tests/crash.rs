@@ -152,7 +152,7 @@ fn flushed_rows_survive_sigkill_and_every_page_verifies() {
                 ref other => panic!("bad key {other:?}"),
             })
             .collect();
-        let lookup = Query::from("t").filter("k", turnstile_engine::query::Operand::Param(1)).select(&["k", "v"]);
+        let lookup = Query::from("t").filter("k", turnstile_engine::query::Operand::Param(1)).select(["k", "v"]);
         let mut prepared = s.prepare(&lookup).unwrap();
         for (r, &batches) in flushed.iter().enumerate() {
             let r = r as i64;

@@ -128,7 +128,7 @@ fn a_partition_created_after_its_parents_index_is_usable_at_once() {
         s.insert("acc", &[turnstile_engine::types::Value::Int4(i), turnstile_engine::types::Value::Int4(i * 2)])
             .unwrap();
     }
-    let q = turnstile_engine::query::Query::from("acc").filter("aid_parent", 42).select(&["aid"]);
+    let q = turnstile_engine::query::Query::from("acc").filter("aid_parent", 42).select(["aid"]);
     assert_eq!(s.query(&q, &[]).unwrap(), vec![vec![turnstile_engine::types::Value::Int4(21)]]);
     engine.check_invariants();
 }

@@ -29,7 +29,7 @@ fn partitioned(s: &mut Session, partitions: i32, pad: usize) {
 
 /// `v = 3` is not on the partition key: every partition is scanned and locked.
 fn count_v3(s: &mut Session) -> Result<usize, EngineError> {
-    Ok(s.query(&Query::from("t").filter("v", Value::Int4(3)).select(&["k"]), &[])?.len())
+    Ok(s.query(&Query::from("t").filter("v", Value::Int4(3)).select(["k"]), &[])?.len())
 }
 
 #[test]
@@ -51,7 +51,7 @@ fn lock_table_full_is_a_typed_error_and_the_engine_goes_on() {
     assert!(err.to_string().contains("raise lock.max_locks"), "{err}");
     // The failed statement left nothing behind, and smaller queries work.
     assert!(engine.locks_view().is_empty(), "{:?}", engine.locks_view());
-    let one = s.query(&Query::from("t").filter("k", Value::Int4(13)).select(&["v"]), &[]).unwrap();
+    let one = s.query(&Query::from("t").filter("k", Value::Int4(13)).select(["v"]), &[]).unwrap();
     assert_eq!(one, vec![vec![Value::Int4(13 % 7)]]);
     drop(s);
     // With room for the query, the same engine's data answers it.

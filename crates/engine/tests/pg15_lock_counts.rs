@@ -14,7 +14,7 @@
 //! `docs/sources.md`) skips the indexes a simple plan cannot use.
 
 use turnstile_engine::catalog::{PartitionBound, PartitionStrategy, RelKind};
-use turnstile_engine::query::{Operand, Query, QueryMode};
+use turnstile_engine::query::{Col, Operand, Query, QueryMode};
 use turnstile_engine::types::ColumnType::{Int4, Text};
 use turnstile_engine::types::Value;
 use turnstile_engine::{Engine, Session};
@@ -86,7 +86,9 @@ fn load_w1(s: &mut Session, partitions: i64, branches: i32) {
 }
 
 fn w1_query() -> Query {
-    Query::from("accounts").join("branches", "accounts.bid", "bid").filter("accounts.aid_parent", Operand::Param(1))
+    Query::from("accounts")
+        .join("branches", Col::of("accounts", "bid"), "bid")
+        .filter(Col::of("accounts", "aid_parent"), Operand::Param(1))
 }
 
 /// W2: `fact` (primary key, `d1..dN`) and `dim1..dimN` (100 rows, one page,
@@ -108,9 +110,9 @@ fn load_w2(s: &mut Session, n: usize) {
 }
 
 fn w2_query(n: usize) -> Query {
-    let mut q = Query::from("fact").filter("fact.id", Operand::Param(1));
+    let mut q = Query::from("fact").filter(Col::of("fact", "id"), Operand::Param(1));
     for k in 1..=n {
-        q = q.join(format!("dim{k}"), format!("fact.d{k}"), "id");
+        q = q.join(format!("dim{k}"), Col::of("fact", format!("d{k}")), "id");
     }
     q
 }

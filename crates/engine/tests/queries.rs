@@ -3,7 +3,7 @@
 //! profiles; and the relation-lock counts of Vondra 2024's shapes.
 
 use turnstile_engine::catalog::{PartitionBound, PartitionStrategy};
-use turnstile_engine::query::{Operand, Query, QueryError, QueryMode};
+use turnstile_engine::query::{Col, Operand, Query, QueryError, QueryMode};
 use turnstile_engine::types::ColumnType::{Int4, Int8, Text};
 use turnstile_engine::types::Value;
 use turnstile_engine::{Engine, EngineError, Session};
@@ -57,9 +57,14 @@ fn load(s: &mut Session, partitions: i32, aid_parent_index: bool) {
 
 fn w1_query() -> Query {
     Query::from("accounts")
-        .join("branches", "accounts.bid", "bid")
-        .filter("accounts.aid_parent", Operand::Param(1))
-        .select(&["accounts.aid", "accounts.abalance", "branches.bid", "branches.bbalance"])
+        .join("branches", Col::of("accounts", "bid"), "bid")
+        .filter(Col::of("accounts", "aid_parent"), Operand::Param(1))
+        .select([
+            Col::of("accounts", "aid"),
+            Col::of("accounts", "abalance"),
+            Col::of("branches", "bid"),
+            Col::of("branches", "bbalance"),
+        ])
 }
 
 fn oracle(parent: i32) -> Vec<Vec<Value>> {
@@ -100,7 +105,7 @@ fn joins_match_the_oracle_in_every_variant() {
                     }
                 }
                 // Point lookups by partition key prune to one partition.
-                let q = Query::from("accounts").filter("aid", 1234).select(&["aid_parent"]);
+                let q = Query::from("accounts").filter("aid", 1234).select(["aid_parent"]);
                 assert_eq!(s.query(&q, &[]).unwrap(), vec![vec![Value::Int4(aid_parent(1234))]]);
                 assert!(engine.locks().locks().is_empty());
                 engine.check_invariants();
@@ -169,7 +174,7 @@ fn bad_queries_are_typed_errors() {
         let err = s.query(&q, &params).unwrap_err();
         assert!(matches!(err, EngineError::Query(_) | EngineError::Catalog(_)), "{q}: {err}");
     }
-    let err = s.query(&Query::from("accounts").join("branches", "bid", "bid").select(&["filler"]), &[]).unwrap_err();
+    let err = s.query(&Query::from("accounts").join("branches", "bid", "bid").select(["filler"]), &[]).unwrap_err();
     assert!(matches!(err, EngineError::Query(QueryError::AmbiguousColumn(_))), "{err}");
     assert!(engine.locks().locks().is_empty(), "a failed query kept its locks");
     engine.check_invariants();
@@ -181,7 +186,7 @@ fn a_prepared_plan_is_remade_after_ddl() {
     let engine = Engine::open(dir.path(), Config::default()).unwrap();
     let mut s = engine.session().unwrap();
     load(&mut s, 0, false);
-    let q = Query::from("accounts").filter("aid_parent", Operand::Param(1)).select(&["aid"]);
+    let q = Query::from("accounts").filter("aid_parent", Operand::Param(1)).select(["aid"]);
     let mut p = s.prepare(&q).unwrap();
     assert!(p.plan().explain().contains("Seq Scan"));
     s.create_index("accounts", "ap", &["aid_parent"], false).unwrap();
@@ -201,16 +206,16 @@ fn two_parameter_keys_in_one_execution_each_probe_with_their_own() {
     let engine = Engine::open(dir.path(), Config::default()).unwrap();
     let mut s = engine.session().unwrap();
     load(&mut s, 10, true);
-    let select = ["accounts.aid", "branches.bid"];
+    let select = [Col::of("accounts", "aid"), Col::of("branches", "bid")];
     let one = Query::from("accounts")
-        .join("branches", "accounts.bid", "bid")
-        .filter("accounts.aid_parent", Operand::Param(1))
-        .select(&select);
+        .join("branches", Col::of("accounts", "bid"), "bid")
+        .filter(Col::of("accounts", "aid_parent"), Operand::Param(1))
+        .select(select.clone());
     let both = Query::from("accounts")
-        .join("branches", "accounts.bid", "bid")
-        .filter("accounts.aid_parent", Operand::Param(1))
-        .filter("branches.bid", Operand::Param(2))
-        .select(&select);
+        .join("branches", Col::of("accounts", "bid"), "bid")
+        .filter(Col::of("accounts", "aid_parent"), Operand::Param(1))
+        .filter(Col::of("branches", "bid"), Operand::Param(2))
+        .select(select.clone());
     let (mut one_slot, mut both_slot) = (None, None);
     let mut found = 0;
     for aid in (0..N).step_by(97) {
@@ -301,7 +306,7 @@ fn a_unique_violation_takes_the_row_back_and_keeps_the_indexes_consistent() {
     assert!(matches!(err, EngineError::Index(_)), "{err}");
     assert!(err.to_string().contains("accounts_pkey"), "{err}");
     assert_eq!(s.scan_all("accounts").unwrap().len(), N as usize, "the failed row is visible to scans");
-    let by_parent = Query::from("accounts").filter("aid_parent", aid_parent(7)).select(&["aid"]);
+    let by_parent = Query::from("accounts").filter("aid_parent", aid_parent(7)).select(["aid"]);
     assert_eq!(s.query(&by_parent, &[]).unwrap(), vec![vec![Value::Int4(7)]], "a dead tuple came back by index");
     engine.check_invariants();
 }
@@ -312,7 +317,7 @@ fn a_generic_plan_locks_every_partition_and_prunes_at_executor_start() {
     let engine = Engine::open(dir.path(), Config::default()).unwrap();
     let mut s = engine.session().unwrap();
     load(&mut s, 10, false);
-    let q = Query::from("accounts").filter("aid", Operand::Param(1)).select(&["aid_parent"]);
+    let q = Query::from("accounts").filter("aid", Operand::Param(1)).select(["aid_parent"]);
     let mut p = s.prepare(&q).unwrap();
     // Parent, 10 partitions, 10 primary keys: PostgreSQL's AcquireExecutorLocks
     // locks every partition of a generic plan before run-time pruning.
@@ -338,9 +343,9 @@ fn hash_joins_and_text_keys_match_the_oracle() {
         (0..60).map(|t| vec![Value::Int4(t), Value::Int4(t % BRANCHES), Value::Text(format!("teller-{t}"))]).collect();
     s.insert_many("tellers", tellers.clone()).unwrap();
     let q = Query::from("accounts")
-        .join("tellers", "accounts.bid", "bid")
-        .filter("accounts.aid_parent", Operand::Param(1))
-        .select(&["accounts.aid", "tellers.tid"]);
+        .join("tellers", Col::of("accounts", "bid"), "bid")
+        .filter(Col::of("accounts", "aid_parent"), Operand::Param(1))
+        .select([Col::of("accounts", "aid"), Col::of("tellers", "tid")]);
     assert!(s.explain(&q).unwrap().contains("HashJoin"), "{}", s.explain(&q).unwrap());
     for parent in [3, 999] {
         let mut got = s.query(&q, &[Value::Int4(parent)]).unwrap();
@@ -354,7 +359,7 @@ fn hash_joins_and_text_keys_match_the_oracle() {
         assert_eq!(got, want, "parent {parent}");
     }
     // A text key, through a sequential scan and then through an index.
-    let by_name = Query::from("tellers").filter("name", "teller-42").select(&["tid"]);
+    let by_name = Query::from("tellers").filter("name", "teller-42").select(["tid"]);
     assert_eq!(s.query(&by_name, &[]).unwrap(), vec![vec![Value::Int4(42)]]);
     s.create_index("tellers", "tellers_name", &["name"], true).unwrap();
     assert!(s.explain(&by_name).unwrap().contains("Index Scan using tellers_name"));

@@ -4,7 +4,7 @@
 //! alternating rounds. `cargo run --release -p turnstile-sql --example overhead [partitions] [seconds]`
 
 use std::time::{Duration, Instant};
-use turnstile_engine::query::{Operand, Query};
+use turnstile_engine::query::{Col, Operand, Query};
 use turnstile_engine::types::Value;
 use turnstile_sql::{Outcome, SqlEngine, SqlSession};
 
@@ -45,8 +45,8 @@ fn main() {
         )
         .expect("prepare");
     let q = Query::from("pgbench_accounts")
-        .join("pgbench_branches", "pgbench_accounts.bid", "bid")
-        .filter("pgbench_accounts.aid_parent", Operand::Param(1));
+        .join("pgbench_branches", Col::of("pgbench_accounts", "bid"), "bid")
+        .filter(Col::of("pgbench_accounts", "aid_parent"), Operand::Param(1));
     let mut direct = e.engine().session().expect("session");
     let mut prepared = direct.prepare(&q).expect("prepare");
     let (mut sql_n, mut eng_n, mut sql_t, mut eng_t) = (0u64, 0u64, Duration::ZERO, Duration::ZERO);

@@ -3,17 +3,21 @@
 //!
 //! A [`Query`] reads one table (`FROM`), optionally equi-joins more tables
 //! to it, filters with `column = value` or `column = $n` predicates, and
-//! projects columns. Columns are named `table.column`, or just `column`
-//! when only one table of the query has it.
+//! projects columns. A column is a [`Col`]: a name that only one table of
+//! the query has, a name qualified by its table ([`Col::of`]), or — from a
+//! binder that has already resolved it, such as the SQL layer's — the
+//! table's position in the query and the column's number ([`Col::at`]).
+//! Names are looked up in the catalog as they are; the engine never takes
+//! a string apart.
 //!
 //! ```
-//! use turnstile_engine::query::{Operand, Query};
+//! use turnstile_engine::query::{Col, Operand, Query};
 //! // SELECT a.aid, b.bbalance FROM accounts a JOIN branches b ON a.bid = b.bid
 //! //  WHERE a.aid_parent = $1
 //! let q = Query::from("accounts")
-//!     .join("branches", "accounts.bid", "bid")
-//!     .filter("accounts.aid_parent", Operand::Param(1))
-//!     .select(&["accounts.aid", "branches.bbalance"]);
+//!     .join("branches", Col::of("accounts", "bid"), "bid")
+//!     .filter(Col::of("accounts", "aid_parent"), Operand::Param(1))
+//!     .select([Col::of("accounts", "aid"), Col::of("branches", "bbalance")]);
 //! assert_eq!(q.tables(), ["accounts", "branches"]);
 //! ```
 //!
@@ -55,11 +59,63 @@ impl fmt::Display for Operand {
     }
 }
 
+/// A column a query refers to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Col {
+    /// A column name that exactly one table of the query has (`42702`
+    /// when several have it).
+    Name(String),
+    /// `table.column`: a column of the query's table named `table`.
+    Of(String, String),
+    /// Already resolved: column number `column` (from 0) of the query's
+    /// `table`-th table (0 = `FROM`, then the joins in order).
+    At {
+        /// The table's position in the query.
+        table: usize,
+        /// The column's number in the table.
+        column: usize,
+    },
+}
+
+impl Col {
+    /// `table.column`.
+    pub fn of(table: impl Into<String>, column: impl Into<String>) -> Col {
+        Col::Of(table.into(), column.into())
+    }
+
+    /// The `table`-th table's column number `column` (resolved by a binder).
+    pub fn at(table: usize, column: usize) -> Col {
+        Col::At { table, column }
+    }
+}
+
+impl From<&str> for Col {
+    fn from(name: &str) -> Col {
+        Col::Name(name.to_owned())
+    }
+}
+
+impl From<String> for Col {
+    fn from(name: String) -> Col {
+        Col::Name(name)
+    }
+}
+
+impl fmt::Display for Col {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Col::Name(c) => f.write_str(c),
+            Col::Of(t, c) => write!(f, "{t}.{c}"),
+            Col::At { table, column } => write!(f, "${table}.#{column}"),
+        }
+    }
+}
+
 /// `column = operand`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Predicate {
-    /// The column, `table.column` or `column`.
-    pub column: String,
+    /// The column.
+    pub column: Col,
     /// What it must equal.
     pub value: Operand,
 }
@@ -70,9 +126,9 @@ pub struct Join {
     /// The joined table.
     pub table: String,
     /// A column of an earlier table of the query.
-    pub left: String,
-    /// A column of the joined table.
-    pub right: String,
+    pub left: Col,
+    /// A column of the joined table (a [`Col::Name`] is looked up there).
+    pub right: Col,
 }
 
 /// A `SELECT`.
@@ -81,7 +137,7 @@ pub struct Query {
     from: String,
     joins: Vec<Join>,
     filters: Vec<Predicate>,
-    select: Option<Vec<String>>,
+    select: Option<Vec<Col>>,
 }
 
 impl Query {
@@ -91,20 +147,20 @@ impl Query {
     }
 
     /// Adds `WHERE column = value`.
-    pub fn filter(mut self, column: impl Into<String>, value: impl Into<Operand>) -> Query {
+    pub fn filter(mut self, column: impl Into<Col>, value: impl Into<Operand>) -> Query {
         self.filters.push(Predicate { column: column.into(), value: value.into() });
         self
     }
 
     /// Adds `JOIN table ON left = table.right`.
-    pub fn join(mut self, table: impl Into<String>, left: impl Into<String>, right: impl Into<String>) -> Query {
+    pub fn join(mut self, table: impl Into<String>, left: impl Into<Col>, right: impl Into<Col>) -> Query {
         self.joins.push(Join { table: table.into(), left: left.into(), right: right.into() });
         self
     }
 
     /// Projects these columns (default: every column of every table).
-    pub fn select(mut self, columns: &[&str]) -> Query {
-        self.select = Some(columns.iter().map(|c| (*c).to_owned()).collect());
+    pub fn select<C: Into<Col>>(mut self, columns: impl IntoIterator<Item = C>) -> Query {
+        self.select = Some(columns.into_iter().map(Into::into).collect());
         self
     }
 
@@ -124,7 +180,7 @@ impl Query {
     }
 
     /// The projection, if not `*`.
-    pub fn projection(&self) -> Option<&[String]> {
+    pub fn projection(&self) -> Option<&[Col]> {
         self.select.as_deref()
     }
 
@@ -144,11 +200,17 @@ impl Query {
 impl fmt::Display for Query {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.select {
-            Some(cols) => write!(f, "SELECT {} FROM {}", cols.join(", "), self.from)?,
+            Some(cols) => {
+                let cols: Vec<String> = cols.iter().map(Col::to_string).collect();
+                write!(f, "SELECT {} FROM {}", cols.join(", "), self.from)?
+            }
             None => write!(f, "SELECT * FROM {}", self.from)?,
         }
         for j in &self.joins {
-            write!(f, " JOIN {} ON {} = {}.{}", j.table, j.left, j.table, j.right)?;
+            match &j.right {
+                Col::Name(c) => write!(f, " JOIN {} ON {} = {}.{c}", j.table, j.left, j.table)?,
+                other => write!(f, " JOIN {} ON {} = {other}", j.table, j.left)?,
+            }
         }
         for (i, p) in self.filters.iter().enumerate() {
             write!(f, "{} {} = {}", if i == 0 { " WHERE" } else { " AND" }, p.column, p.value)?;

@@ -50,7 +50,7 @@
 //! and each index a scan uses — PostgreSQL's `AcquireExecutorLocks` plus
 //! `ExecInitIndexScan`.
 
-use super::{Operand, Query, QueryError};
+use super::{Col, Operand, Query, QueryError};
 use crate::btree::BtreeOptions;
 use crate::catalog::{IndexInfo, PartitionBound, RelEntry, RelId, RelKind};
 use crate::error::Result;
@@ -186,23 +186,32 @@ impl Plan {
     }
 }
 
-/// A column reference resolved against the query's tables.
-fn resolve_column(tables: &[Arc<RelEntry>], names: &[&str], column: &str) -> Result<(usize, usize)> {
-    if let Some((t, c)) = column.split_once('.') {
-        let ti = names.iter().position(|n| *n == t).ok_or_else(|| QueryError::UnknownColumn(column.into()))?;
-        let ci = tables[ti].rel.column_number(c).ok_or_else(|| QueryError::UnknownColumn(column.into()))?;
-        return Ok((ti, ci));
-    }
-    let mut found = None;
-    for (ti, t) in tables.iter().enumerate() {
-        if let Some(ci) = t.rel.column_number(column) {
-            if found.is_some() {
-                return Err(QueryError::AmbiguousColumn(column.into()).into());
+/// Where `col` is: the position of its table among `tables` (named
+/// `names`) and its column number there. A name is looked up as it is.
+fn locate(tables: &[Arc<RelEntry>], names: &[&str], col: &Col) -> Result<(usize, usize)> {
+    let unknown = || QueryError::UnknownColumn(col.to_string());
+    match col {
+        Col::At { table, column } => match tables.get(*table) {
+            Some(t) if *column < t.column_types.len() => Ok((*table, *column)),
+            _ => Err(unknown().into()),
+        },
+        Col::Of(t, c) => {
+            let ti = names.iter().position(|n| n == t).ok_or_else(unknown)?;
+            Ok((ti, tables[ti].rel.column_number(c).ok_or_else(unknown)?))
+        }
+        Col::Name(c) => {
+            let mut found = None;
+            for (ti, t) in tables.iter().enumerate() {
+                if let Some(ci) = t.rel.column_number(c) {
+                    if found.is_some() {
+                        return Err(QueryError::AmbiguousColumn(c.clone()).into());
+                    }
+                    found = Some((ti, ci));
+                }
             }
-            found = Some((ti, ci));
+            found.ok_or_else(|| unknown().into())
         }
     }
-    found.ok_or_else(|| QueryError::UnknownColumn(column.into()).into())
 }
 
 /// The value of `op`, if it is known (a constant, or a bound parameter).
@@ -493,10 +502,10 @@ fn equality_lookups(leaves: &[Leaf]) -> Option<u64> {
 fn predicates(query: &Query, entries: &[Arc<RelEntry>], names: &[&str]) -> Result<Vec<Vec<(usize, Operand)>>> {
     let mut filters: Vec<Vec<(usize, Operand)>> = vec![Vec::new(); entries.len()];
     for p in query.filters() {
-        let (t, c) = resolve_column(entries, names, &p.column)?;
+        let (t, c) = locate(entries, names, &p.column)?;
         if let Operand::Const(v) = &p.value {
             if v.coerce(entries[t].column_types[c]).is_none() {
-                return Err(QueryError::TypeMismatch { column: p.column.clone(), value: v.to_string() }.into());
+                return Err(QueryError::TypeMismatch { column: p.column.to_string(), value: v.to_string() }.into());
             }
         }
         filters[t].push((c, p.value.clone()));
@@ -527,14 +536,19 @@ fn join_columns(
     let mut join_cols = Vec::with_capacity(query.joins().len());
     for (i, j) in query.joins().iter().enumerate() {
         let inner = i + 1;
-        let (lt, lc) = resolve_column(&entries[..inner], &names[..inner], &j.left)?;
-        let rc = entries[inner]
-            .rel
-            .column_number(j.right.rsplit('.').next().unwrap_or(&j.right))
-            .ok_or_else(|| QueryError::UnknownColumn(format!("{}.{}", names[inner], j.right)))?;
+        let (lt, lc) = locate(&entries[..inner], &names[..inner], &j.left)?;
+        // The right side is a column of the joined table: a bare name is looked up there.
+        let right = match &j.right {
+            Col::Name(c) => Col::of(names[inner], c.as_str()),
+            other => other.clone(),
+        };
+        let (rt, rc) = locate(entries, names, &right)?;
+        if rt != inner {
+            return Err(QueryError::UnknownColumn(j.right.to_string()).into());
+        }
         let (lty, rty) = (entries[lt].column_types[lc], entries[inner].column_types[rc]);
         if !lty.comparable(rty) {
-            return Err(QueryError::JoinTypeMismatch { left: j.left.clone(), right: j.right.clone() }.into());
+            return Err(QueryError::JoinTypeMismatch { left: j.left.to_string(), right: j.right.to_string() }.into());
         }
         join_cols.push((offsets[lt] + lc, rc));
     }
@@ -564,9 +578,8 @@ fn join_methods(join_cols: &[(usize, usize)], tables: &[TablePlan]) -> Vec<JoinP
 fn output_columns(query: &Query, entries: &[Arc<RelEntry>], names: &[&str], offsets: &[usize]) -> Result<Vec<usize>> {
     Ok(match query.projection() {
         None => (0..offsets.last().map_or(0, |o| o + entries.last().map_or(0, |e| e.column_types.len()))).collect(),
-        Some(cols) => cols
-            .iter()
-            .map(|c| resolve_column(entries, names, c).map(|(t, ci)| offsets[t] + ci))
-            .collect::<Result<Vec<_>>>()?,
+        Some(cols) => {
+            cols.iter().map(|c| locate(entries, names, c).map(|(t, ci)| offsets[t] + ci)).collect::<Result<Vec<_>>>()?
+        }
     })
 }

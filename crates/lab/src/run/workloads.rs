@@ -12,7 +12,7 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 use turnstile_engine::catalog::{PartitionBound, PartitionStrategy};
-use turnstile_engine::query::{Operand, Query, QueryMode};
+use turnstile_engine::query::{Col, Operand, Query, QueryMode};
 use turnstile_engine::types::{ColumnType, Value};
 use turnstile_engine::{Engine, Session};
 use turnstile_lock::LockMode;
@@ -308,9 +308,9 @@ pub fn load_accounts(
 /// The W1 query: the account with `aid_parent = $1`, joined with its branch.
 pub fn w1_query() -> Query {
     Query::from("accounts")
-        .join("branches", "accounts.bid", "bid")
-        .filter("accounts.aid_parent", Operand::Param(1))
-        .select(&["accounts.aid", "accounts.abalance", "branches.bbalance"])
+        .join("branches", Col::of("accounts", "bid"), "bid")
+        .filter(Col::of("accounts", "aid_parent"), Operand::Param(1))
+        .select([Col::of("accounts", "aid"), Col::of("accounts", "abalance"), Col::of("branches", "bbalance")])
 }
 
 /// A client running `query` in `mode` with one random integer parameter.
@@ -419,11 +419,11 @@ impl Workload for StarJoin {
 
     fn client<'a>(&'a self, c: &ClientCtx, v: &'a Variant) -> Result<Txn<'a>, CliError> {
         let seed = c.seed;
-        let mut q = Query::from("fact").filter("fact.id", Operand::Param(1));
+        let mut q = Query::from("fact").filter(Col::of("fact", "id"), Operand::Param(1));
         for i in 1..=v.count {
-            q = q.join(format!("dim{i}"), format!("fact.d{i}"), "id");
+            q = q.join(format!("dim{i}"), Col::of("fact", format!("d{i}")), "id");
         }
-        Ok(random_lookup(q.select(&["fact.val"]), v.mode, FACTS, seed))
+        Ok(random_lookup(q.select([Col::of("fact", "val")]), v.mode, FACTS, seed))
     }
 }
 
@@ -610,7 +610,7 @@ impl Workload for SelectOnly {
     }
 
     fn client<'a>(&'a self, c: &ClientCtx, v: &'a Variant) -> Result<Txn<'a>, CliError> {
-        let q = Query::from("accounts").filter("aid", Operand::Param(1)).select(&["abalance"]);
+        let q = Query::from("accounts").filter("aid", Operand::Param(1)).select(["abalance"]);
         Ok(random_lookup(q, v.mode, self.accounts, c.seed))
     }
 }

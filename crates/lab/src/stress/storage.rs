@@ -499,7 +499,7 @@ fn inserter(run: &Run, t: i64, mut rng: SmallRng) {
 }
 
 fn lookup_query() -> Query {
-    Query::from("s").filter("k", Operand::Param(1)).select(&["k", "v"])
+    Query::from("s").filter("k", Operand::Param(1)).select(["k", "v"])
 }
 
 fn reader(run: &Run, mut rng: SmallRng) {
@@ -631,7 +631,7 @@ fn check_reopened(
     if index_built {
         // The index built under faults finds durable rows by `v`.
         for &k in sample.iter().take(200) {
-            let q = Query::from("s").filter("v", Value::Int4(k.rem_euclid(1000) as i32)).select(&["k"]);
+            let q = Query::from("s").filter("v", Value::Int4(k.rem_euclid(1000) as i32)).select(["k"]);
             match s.query(&q, &[]) {
                 Ok(rows) if rows.contains(&vec![Value::Int8(k)]) => {}
                 Ok(_) => {

@@ -9,7 +9,7 @@ use crate::value::SqlType;
 use crate::views::View;
 use crate::FieldInfo;
 use sqlparser::ast;
-use turnstile_engine::query::{Operand, Query};
+use turnstile_engine::query::{Col, Operand, Query};
 use turnstile_lock::SqlState;
 
 pub(super) fn field(name: &str, ty: SqlType) -> FieldInfo {
@@ -281,9 +281,8 @@ fn bind_tables(
     for p in where_parts {
         if let Some((col, value)) = pushable(scope, &p, params)? {
             let ty = scope.cols[col].ty.to_column()?;
-            let table = table_of(&names, &scope.cols[col].qual);
             pushed.push((value, ty));
-            query = query.filter(format!("{table}.{}", scope.cols[col].name), Operand::Param(pushed.len()));
+            query = query.filter(column_of(&names, &scope.cols[col])?, Operand::Param(pushed.len()));
             continue;
         }
         residual.push(p);
@@ -293,15 +292,15 @@ fn bind_tables(
 }
 
 /// The engine's join columns for a table joined `ON on`: the first
-/// `new.col = earlier.col` conjunct of equal column types, as
-/// (`earlier_table.col`, `col`); every other conjunct goes to `rest`.
+/// `new.col = earlier.col` conjunct of equal column types, resolved
+/// (earlier column, new column); every other conjunct goes to `rest`.
 fn join_columns(
     scope: &Scope,
     names: &[(String, String)],
     on: &ast::Expr,
     start: usize,
     rest: &mut Vec<ast::Expr>,
-) -> Result<(String, String), SqlError> {
+) -> Result<(Col, Col), SqlError> {
     let mut parts = Vec::new();
     conjuncts(on, &mut parts);
     let mut join = None;
@@ -326,8 +325,8 @@ fn join_columns(
             rest.push(p);
             continue;
         }
-        let old_table = table_of(names, &scope.cols[old_c].qual);
-        join = Some((format!("{old_table}.{}", scope.cols[old_c].name), scope.cols[new_c].name.clone()));
+        let right = scope.cols[new_c].attnum as usize - 1;
+        join = Some((column_of(names, &scope.cols[old_c])?, Col::at(names.len(), right)));
     }
     join.ok_or_else(|| SqlError::unsupported("a join without an equality between a column of each side"))
 }
@@ -565,8 +564,15 @@ pub(super) fn unreachable_table() -> Result<Producer, SqlError> {
     Err(SqlError::new(SqlState::INTERNAL_ERROR, "table in a materialised FROM list"))
 }
 
-pub(super) fn table_of(names: &[(String, String)], alias: &str) -> String {
-    names.iter().find(|(a, _)| a == alias).map(|(_, n)| n.clone()).unwrap_or_else(|| alias.to_owned())
+/// A scope column of an engine table, resolved for the engine's query:
+/// its table's position in the query (`names`, in join order) and its
+/// column number.
+pub(super) fn column_of(names: &[(String, String)], col: &ScopeCol) -> Result<Col, SqlError> {
+    let table = names
+        .iter()
+        .position(|(alias, _)| *alias == col.qual)
+        .ok_or_else(|| SqlError::new(SqlState::INTERNAL_ERROR, format!("no table \"{}\" in the query", col.qual)))?;
+    Ok(Col::at(table, col.attnum as usize - 1))
 }
 
 pub(super) fn column_ref(scope: &Scope, e: &ast::Expr) -> Option<usize> {

@@ -9,7 +9,7 @@ use crate::expr::{ident_name, object_name, EvalEnv, Expr, Scope, ScopeCol};
 use crate::value::{Datum, SqlType};
 use crate::views::View;
 use sqlparser::ast;
-use turnstile_engine::query::{Operand, Query};
+use turnstile_engine::query::{Col, Operand, Query};
 use turnstile_engine::types::{ColumnType, Value};
 use turnstile_lock::SqlState;
 
@@ -288,7 +288,7 @@ pub(super) fn modify_target(
         if let Some((col, value)) = pushable(&scope, &p, params)? {
             let ty = scope.cols[col].ty.to_column()?;
             pushed.push((value, ty));
-            query = query.filter(format!("{table}.{}", scope.cols[col].name), Operand::Param(pushed.len()));
+            query = query.filter(Col::at(0, col), Operand::Param(pushed.len()));
         } else {
             residual.push(compiler(&scope, params, None).boolean(&p)?);
         }

@@ -231,7 +231,7 @@ impl Workload for Starvation {
                 Ok(())
             }));
         }
-        let query = Query::from(TABLE).filter("k", Operand::Param(1)).select(&["v"]);
+        let query = Query::from(TABLE).filter("k", Operand::Param(1)).select(["v"]);
         let mut slot = None;
         Ok(Box::new(move |s: &mut Session| {
             let k = rng.random_range(0..rows);
