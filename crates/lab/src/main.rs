@@ -6,7 +6,7 @@
 //!                                        profiles: tables, then JSON/CSV/PNG in DIR
 //! turnstile run W1..W6 [--clients 1,8] [--plot DIR] [--json|--csv]   one workload
 //! turnstile compare [--quick] [--workloads W1,…] [--json|--csv] [--plot DIR]
-//!                                        PostgreSQL 15, classic and scalable through pgbench
+//!                                        PostgreSQL 15 and 18, classic and scalable through pgbench
 //! turnstile micro lwlock|lock|… [--json] micro-benchmarks (ratios against reference primitives)
 //! turnstile stress locks [--threads 16] [--seconds 10] [--seed N] [--json]   lock-manager torture test
 //! turnstile serve --data-dir DIR [--listen 127.0.0.1] [--port 5432] [--socket-dir DIR] [--profile P] [--set k=v]…
@@ -47,8 +47,9 @@ enum Command {
     /// Run one seed workload under both profiles over lists of parameters
     /// and client counts (e.g. `turnstile run W1 --partitions 0,100 --clients 1,8`).
     Run(run::Args),
-    /// The seeds' pgbench runs against a private PostgreSQL 15 and `turnstile
-    /// serve` under classic and scalable, side by side.
+    /// The reproduced write-ups' pgbench runs against private PostgreSQL
+    /// servers (15, and 18 when given) and `turnstile serve` under classic
+    /// and scalable, side by side.
     Compare(compare::Args),
     /// Micro-benchmarks of single primitives.
     Micro {
