@@ -257,6 +257,7 @@ mod lockfree;
 mod manager;
 mod mode;
 mod partition;
+mod shared_table;
 mod slot;
 mod sqlstate;
 mod stats;
