@@ -110,7 +110,6 @@ impl SqlSession {
         }
         let n = self.es.insert_many(&copy.table, rows).map_err(SqlError::from_engine);
         let n = n?;
-        self.wrote = true;
         copy.count += n;
         Ok(())
     }

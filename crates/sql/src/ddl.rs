@@ -12,17 +12,26 @@ use turnstile_engine::types::ColumnType;
 use turnstile_lock::SqlState;
 
 impl SqlSession {
-    pub(crate) fn create_table(&mut self, ct: &ast::CreateTable) -> Result<Outcome, SqlError> {
-        let name = object_name(&ct.name)?;
-        if ct.query.is_some() {
-            return Err(SqlError::unsupported("CREATE TABLE … AS"));
-        }
-        if ct.if_not_exists && self.es.engine().catalog().relation(self.es.database(), &name).is_ok() {
+    /// `IF NOT EXISTS`: whether relation `name` exists (then PostgreSQL's
+    /// "already exists, skipping" notice is given).
+    fn exists_skipping(&mut self, name: &str) -> bool {
+        let exists = self.es.engine().catalog().relation(self.es.database(), name).is_ok();
+        if exists {
             self.notice(
                 Severity::Notice,
                 SqlState::DUPLICATE_TABLE,
                 format!("relation \"{name}\" already exists, skipping"),
             );
+        }
+        exists
+    }
+
+    pub(crate) fn create_table(&mut self, ct: &ast::CreateTable) -> Result<Outcome, SqlError> {
+        let name = object_name(&ct.name)?;
+        if ct.query.is_some() {
+            return Err(SqlError::unsupported("CREATE TABLE … AS"));
+        }
+        if ct.if_not_exists && self.exists_skipping(&name) {
             return Self::command("CREATE TABLE");
         }
         let fillfactor = table_fillfactor(&ct.table_options)?;
@@ -118,12 +127,7 @@ impl SqlSession {
                 candidate
             }
         };
-        if ci.if_not_exists && self.es.engine().catalog().relation(self.es.database(), &name).is_ok() {
-            self.notice(
-                Severity::Notice,
-                SqlState::DUPLICATE_TABLE,
-                format!("relation \"{name}\" already exists, skipping"),
-            );
+        if ci.if_not_exists && self.exists_skipping(&name) {
             return Self::command("CREATE INDEX");
         }
         let refs: Vec<&str> = cols.iter().map(String::as_str).collect();

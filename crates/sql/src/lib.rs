@@ -27,9 +27,15 @@
 //!   pre-parser for what sqlparser cannot parse (`VACUUM`, `ANALYZE`,
 //!   `CHECKPOINT`, `COPY` with its options); sqlparser's PostgreSQL
 //!   dialect for the rest. Syntax errors are `42601` with a position.
-//! * [`plan`] — SELECT and INSERT compiled once per [`Statement`]: table
-//!   access becomes the engine's typed `Query` (joins on an equality of
-//!   columns, `column = constant|$n` pushed down as engine filters) so the
+//! * `command` — what a statement is, decided once at parse: a `Command`
+//!   carrying its AST and, for queries and DML, a typed plan cache. Every
+//!   later step (Describe, tag, failed-block check, execution) matches on
+//!   it.
+//! * [`plan`] — SELECT, INSERT, UPDATE and DELETE compiled once per
+//!   [`Statement`]: the binder resolves names once, and table access
+//!   becomes the engine's typed `Query` of resolved columns (joins on an
+//!   equality of columns, `column = constant|$n` pushed down as engine
+//!   filters) so the
 //!   engine's planner and executor take PostgreSQL's locks; residual
 //!   predicates, expressions, aggregates (`FILTER` too), `GROUP BY`,
 //!   `ORDER BY`, `LIMIT` are evaluated here. A statement from
@@ -58,6 +64,7 @@
 //! CancelRequest, `pg_cancel_backend`, or the engine's timer thread for
 //! `statement_timeout`) or terminates the session (FATAL `57P01`:
 //! `pg_terminate_backend`, server shutdown). See the `interrupt` module.
+//!
 //! ## What is not there (each is an ErrorResponse, never a crash)
 //!
 //! Subqueries, CTEs, set operations, outer joins and cross joins of tables,

@@ -36,7 +36,6 @@ pub struct SqlSession {
     pub(crate) es: Session,
     pub(crate) info: Arc<BackendInfo>,
     pub(crate) tx: TxStatus,
-    pub(crate) wrote: bool,
     pub(crate) prepared: HashMap<String, Statement>,
     pub(crate) cancel: CancelHandle,
 }
@@ -107,7 +106,7 @@ impl SqlSession {
             idle_in_transaction_ms: 0,
             notices: Vec::new(),
         };
-        Ok(SqlSession { ctx, es, info, tx: TxStatus::Idle, wrote: false, prepared: HashMap::new(), cancel })
+        Ok(SqlSession { ctx, es, info, tx: TxStatus::Idle, prepared: HashMap::new(), cancel })
     }
 
     /// The backend's pid (`pg_backend_pid()`, BackendKeyData).
@@ -224,7 +223,6 @@ impl SqlSession {
                 let plan = self.planned(st, slot, |c, ps| plan::compile_insert(c, insert, ps))?;
                 let values = typed_params(&st.param_types, params)?;
                 let n = plan.run(&mut self.run(&values, !st.saved))?;
-                self.wrote = true;
                 Ok(Outcome::Command { tag: format!("INSERT 0 {n}") })
             }
             Command::Update { update, plan: slot } => {
@@ -255,7 +253,6 @@ impl SqlSession {
     ) -> Result<Outcome, SqlError> {
         let values = typed_params(&st.param_types, params)?;
         let n = plan.run(&mut self.run(&values, !st.saved), delete)?;
-        self.wrote = true;
         Ok(Outcome::Command { tag: format!("{} {n}", if delete { "DELETE" } else { "UPDATE" }) })
     }
 

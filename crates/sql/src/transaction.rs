@@ -27,7 +27,6 @@ impl SqlSession {
     /// Undoes and ends the engine's transaction, restoring the block's
     /// settings; warns about what could not be undone.
     pub(crate) fn abort_engine_transaction(&mut self) {
-        self.wrote = false;
         self.ctx.end_xact(false);
         if !self.es.in_transaction() {
             return;
@@ -69,7 +68,6 @@ impl SqlSession {
             }
             TxStatus::InBlock if commit => {
                 self.tx = TxStatus::Idle;
-                self.wrote = false;
                 self.ctx.end_xact(true);
                 eng(self.es.commit())?;
                 Self::command("COMMIT")
@@ -100,7 +98,6 @@ impl SqlSession {
         }
         eng(self.es.begin())?;
         self.tx = TxStatus::InBlock;
-        self.wrote = false;
         self.ctx.xact = Some(HashMap::new());
         self.ctx.stmt_ts = now_timestamp();
         Self::command(if start { "START TRANSACTION" } else { "BEGIN" })

@@ -193,7 +193,6 @@ impl SqlSession {
                 let names = t.table_names.iter().map(|n| object_name(&n.name)).collect::<Result<Vec<_>, _>>()?;
                 let refs: Vec<&str> = names.iter().map(String::as_str).collect();
                 eng(self.es.truncate(&refs))?;
-                self.wrote = true;
                 Self::command("TRUNCATE TABLE")
             }
             other => Err(SqlError::unsupported(&stmt_kind(other))),

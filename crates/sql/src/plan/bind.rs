@@ -255,15 +255,7 @@ fn bind_tables(
             return Err(SqlError::unsupported("the same table twice in one query"));
         }
         let start = scope.cols.len();
-        for (k, (n, t)) in def.names.iter().zip(&def.sql_types).enumerate() {
-            scope.cols.push(ScopeCol {
-                qual: alias.clone(),
-                name: n.clone(),
-                ty: *t,
-                table_oid: def.oid,
-                attnum: (k + 1) as i16,
-            });
-        }
+        push_table(scope, alias, def);
         match (&mut query, cond) {
             (None, _) => query = Some(Query::from(name.clone())),
             (Some(q), Some((on, false))) => {
@@ -636,5 +628,18 @@ pub(super) fn pushable(
             Ok(Some((col, x)))
         }
         _ => Ok(None),
+    }
+}
+
+/// Adds every column of table `def`, qualified by `qual`, to `scope`.
+pub(super) fn push_table(scope: &mut Scope, qual: &str, def: &TableDef) {
+    for (k, (n, t)) in def.names.iter().zip(&def.sql_types).enumerate() {
+        scope.cols.push(ScopeCol {
+            qual: qual.to_owned(),
+            name: n.clone(),
+            ty: *t,
+            table_oid: def.oid,
+            attnum: (k + 1) as i16,
+        });
     }
 }

@@ -1,11 +1,12 @@
 //! INSERT, UPDATE and DELETE: compiled once, run through the engine.
 
+use super::bind::push_table;
 use super::{
     and_all, check_cancel, compile_select, compiler, conjuncts, engine_err, pushable, series_bounds, Catalog, Producer,
     RowItem, Run, SelectPlan, Source, TableDef,
 };
 use crate::error::SqlError;
-use crate::expr::{ident_name, object_name, EvalEnv, Expr, Scope, ScopeCol};
+use crate::expr::{ident_name, object_name, EvalEnv, Expr, Scope};
 use crate::value::{Datum, SqlType};
 use crate::views::View;
 use sqlparser::ast;
@@ -268,15 +269,7 @@ pub(super) fn modify_target(
     let def = cat.table(&table)?;
     let qual = alias.unwrap_or_else(|| table.clone());
     let mut scope = Scope::default();
-    for (k, (n, t)) in def.names.iter().zip(&def.sql_types).enumerate() {
-        scope.cols.push(ScopeCol {
-            qual: qual.clone(),
-            name: n.clone(),
-            ty: *t,
-            table_oid: def.oid,
-            attnum: (k + 1) as i16,
-        });
-    }
+    push_table(&mut scope, &qual, &def);
     let mut parts = Vec::new();
     if let Some(w) = selection {
         conjuncts(w, &mut parts);
