@@ -70,6 +70,9 @@ pub struct Session {
     pub(crate) txn: crate::txn::Txn,
     memory: BlockCache,
     last_planning: std::time::Duration,
+    /// Whether a statement drops a cancel that arrived before it (see
+    /// [`Session::set_outer_statements`]).
+    clears_stale_cancel: bool,
 }
 
 /// A prepared query: its generic plan, kept across executions and re-made
@@ -122,6 +125,7 @@ impl Session {
             txn: crate::txn::Txn::default(),
             memory: BlockCache::new(block_cache),
             last_planning: std::time::Duration::ZERO,
+            clears_stale_cancel: true,
         })
     }
 
@@ -138,6 +142,16 @@ impl Session {
     /// The session's lock-manager backend (its `pg_locks` pid).
     pub fn backend(&self) -> &Backend {
         &self.backend
+    }
+
+    /// Declares that the caller runs statements of its own around this
+    /// session's (the SQL layer: one SQL statement may make several engine
+    /// calls). The caller then drops stale cancels when *its* statement
+    /// starts, and the session no longer does at each call, so a cancel or
+    /// a statement timeout that arrives between two calls of one outer
+    /// statement still ends it.
+    pub fn set_outer_statements(&mut self, outer: bool) {
+        self.clears_stale_cancel = !outer;
     }
 
     /// Mutable access to the backend, for callers that take their own
@@ -185,8 +199,11 @@ impl Session {
     pub(crate) fn statement<R>(&mut self, query: &str, body: impl FnOnce(&mut Self) -> Result<R>) -> Result<R> {
         self.activity.set_query(query);
         self.activity.set_state(BackendState::Active);
-        // A cancel that arrived while idle is not for this statement.
-        self.backend.clear_cancel();
+        // A cancel that arrived while idle is not for this statement —
+        // unless a caller runs its own statements around this one.
+        if self.clears_stale_cancel {
+            self.backend.clear_cancel();
+        }
         let attached = self.activity.attach();
         let mut out = body(self);
         drop(attached);

@@ -83,3 +83,27 @@ fn a_long_update_is_cancelled_between_rows_and_undone() {
     assert!(rows.iter().all(|r| r[1] == Value::Int4(0)), "the cancelled statement's updates were kept");
     assert_eq!(engine.txns().row_locks_held(), 0);
 }
+
+#[test]
+fn with_outer_statements_a_cancel_between_two_calls_ends_the_next_lock_wait() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::open(dir.path(), Config::default()).unwrap();
+    let mut a = engine.session().unwrap();
+    a.create_table("t", &[("k", Int4)], None).unwrap();
+    let mut b = engine.session().unwrap();
+    b.set_outer_statements(true);
+    // Without the fix the wait would not end: a lock timeout makes that a failure, not a hang.
+    b.backend_mut().set_lock_timeout(Some(Duration::from_secs(2)));
+    let cancel = b.cancel_handle();
+    a.begin().unwrap();
+    a.lock_table("t", LockMode::AccessExclusive).unwrap();
+    // The cancel arrives between two engine calls of one outer statement:
+    // the next call's lock wait must end with it, not wait for `a`.
+    assert!(cancel.cancel());
+    let err = b.query(&Query::from("t"), &[]).unwrap_err();
+    assert!(matches!(err, EngineError::Canceled), "{err}");
+    a.commit().unwrap();
+    // The outer caller drops stale cancels itself; afterwards the session works on.
+    b.backend().clear_cancel();
+    assert_eq!(b.query(&Query::from("t"), &[]).unwrap().len(), 0);
+}

@@ -59,7 +59,7 @@ impl SqlSession {
         client_addr: Option<String>,
     ) -> Result<SqlSession, SqlError> {
         let shared = Arc::clone(&e.shared);
-        let es = shared.engine.session_on(database).map_err(|err| {
+        let mut es = shared.engine.session_on(database).map_err(|err| {
             let mut s = SqlError::from_engine(err);
             s.severity = Severity::Fatal;
             if s.code == SqlState::INTERNAL_ERROR || s.code == SqlState::OUT_OF_MEMORY {
@@ -68,6 +68,8 @@ impl SqlSession {
             }
             s
         })?;
+        // This layer clears stale cancels at each SQL statement (`execute`).
+        es.set_outer_statements(true);
         let pid = views::PID_BASE + es.backend().id() as i32;
         let info = Arc::new(BackendInfo {
             pid,
