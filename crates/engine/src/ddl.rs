@@ -96,7 +96,9 @@ impl Session {
                 .collect();
             for leaf in &leaves {
                 let types = leaf.column_types();
-                for item in HeapScan::new(s.engine.pool(), RelFileId::new(s.db, leaf.id))? {
+                let scan =
+                    HeapScan::current(s.engine.pool(), RelFileId::new(s.db, leaf.id), s.engine.txns().snapshots());
+                for item in scan? {
                     let row = decode_row(&types, &item?.1)?;
                     if let Some(&c) = numbers.iter().find(|&&c| matches!(row[c], Value::Null)) {
                         return Err(EngineError::NotNullViolation {

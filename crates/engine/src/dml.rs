@@ -1,5 +1,6 @@
 //! `UPDATE`, `DELETE`, `ROLLBACK`: row changes under row write locks, with
-//! an undo log (see [`crate::txn`] for the locking and undo rules).
+//! an undo log (see [`crate::txn`] for the locking and undo rules and
+//! [`crate::mvcc`] for versions and snapshots).
 //!
 //! # Locks
 //!
@@ -12,42 +13,42 @@
 //!
 //! Candidates are found through the query's equality filters: by an index
 //! whose leading columns they cover (the longest such prefix, unique
-//! first), otherwise by a sequential scan. For each candidate the row
-//! write lock is taken (waiting for its holder), then the row is read and
-//! re-checked against the filters, and the caller's function sees the
-//! current row — so a read-modify-write cannot lose a concurrent update.
+//! first), otherwise by a sequential scan; a candidate is kept if the
+//! version the statement's snapshot sees matches the filters. For each, the
+//! row write lock is taken (waiting for its holder), then the row's newest
+//! version is judged ([`Session::modify_leaf`]): if a transaction the
+//! snapshot does not see changed it, `READ COMMITTED` re-checks the filters
+//! on the newest version (following a moved row through `ctid`) and
+//! `REPEATABLE READ` fails with `40001`. The caller's function sees the
+//! newest row — so a read-modify-write cannot lose a concurrent update.
 //!
 //! An update whose index keys are unchanged rewrites the tuple on its page,
-//! keeping its TID (the row may grow into the page's free space). Otherwise
-//! — keys changed, or no room — the new row is inserted elsewhere, the old
-//! tuple marked dead, and every index gets an entry for the new TID
-//! (PostgreSQL's non-HOT update). Entries pointing at dead tuples are
-//! skipped by scans and unique checks and removed by VACUUM.
-//!
-//! A candidate found gone after waiting for its row lock (deleted, or moved
-//! by a key-changing update) makes the statement look for candidates again,
-//! skipping rows it already changed (PostgreSQL's READ COMMITTED re-check).
+//! keeping its TID; the version it replaced goes to the version store.
+//! Otherwise — keys changed, or no room — the new version is inserted
+//! elsewhere, the old tuple gets `xmax` and `ctid`, and every index gets an
+//! entry for the new TID (PostgreSQL's non-HOT update). Entries pointing at
+//! tuples no snapshot sees are skipped by scans and removed by VACUUM.
 
 use crate::btree::{BTree, BtreeOptions};
 use crate::catalog::{CatalogError, RelEntry, RelId, RelKind};
 use crate::constraints::check_not_null;
 use crate::error::{EngineError, Result};
-use crate::heap::{self, HeapError, HeapScan};
+use crate::heap::{self, HeapError, HeapScan, TupleHeader, VersionSink, MOVED};
+use crate::mvcc::{IsolationLevel, Snapshot, Visibility};
 use crate::query::plan::operand_value;
 use crate::query::{Col, Query, QueryError};
 use crate::session::Session;
 use crate::tid::Tid;
 use crate::txn::{RollbackReport, Undo, XID_DATABASE};
-use crate::types::{decode_row, encode_row, Value};
+use crate::types::{decode_row, decode_row_into, encode_row, Value};
 use std::collections::HashSet;
 use std::sync::Arc;
 use turnstile_lock::{LockMode, LockTag, Wait};
 use turnstile_storage::{Extender, RelFileId};
 use turnstile_sync::activity::BackendState;
 
-/// How often one statement looks for candidates again after finding rows
-/// moved under it, before it gives up with an error.
-const MAX_RESCANS: usize = 100;
+/// How many moves of one row a statement follows before it gives up.
+const MAX_HOPS: usize = 1000;
 
 /// What [`Session::update_rows`] calls with each matching row: the new
 /// row, or `None` to leave it.
@@ -112,7 +113,7 @@ impl Session {
         self.activity.set_query("ROLLBACK");
         let undone = self.undo_all();
         self.in_transaction = false;
-        self.finish_txn();
+        self.finish_txn(false);
         self.backend.release_all();
         self.activity.set_state(BackendState::Idle);
         undone
@@ -134,37 +135,55 @@ impl Session {
             self.txn.ddl.clear();
             return out;
         }
-        if out.is_err() && self.txn.wrote() {
+        let failed = out.is_err();
+        if failed && self.txn.wrote() {
             // The statement's error is what the caller needs to see; an
             // error while undoing is secondary and leaves the rows as they
             // are (the undo is best effort past it).
             let _ = self.undo_all();
         }
-        self.finish_txn();
+        self.finish_txn(!failed);
         out
     }
 
     /// Aborts an open transaction when the session ends.
     pub(crate) fn abort_on_exit(&mut self) {
-        if self.in_transaction && self.txn.wrote() {
+        let open = self.in_transaction;
+        if open && self.txn.wrote() {
             let _ = self.undo_all();
         }
-        self.finish_txn();
+        // Outside a block a statement has already ended its transaction.
+        self.finish_txn(!open);
     }
 
-    /// Releases the row write locks and forgets the transaction (the
-    /// caller releases the heavyweight locks next, waking row waiters).
-    pub(crate) fn finish_txn(&mut self) {
+    /// Ends the transaction — committed, or (its writes undone) aborted —
+    /// in the transaction status and the snapshot protocol, then releases
+    /// its row write locks and forgets it (the caller releases the
+    /// heavyweight locks next, waking row waiters).
+    pub(crate) fn finish_txn(&mut self, commit: bool) {
         if let Some(xid) = self.txn.xid {
-            self.engine.txns().unlock_rows(&self.txn.row_locks, xid);
+            let txns = self.engine.txns();
+            let slot = self.activity.backend();
+            if commit {
+                txns.snapshots().commit(slot, xid);
+                for (&rel, &n) in &self.txn.dead {
+                    txns.note_dead(RelFileId::new(self.db, rel), n);
+                }
+            } else {
+                txns.snapshots().abort(slot, xid);
+            }
+            txns.unlock_rows(&self.txn.row_locks, xid);
         }
         self.txn.clear();
+        self.drop_snapshot();
     }
 
     /// Applies the undo log in reverse; returns what was undone.
     fn undo_all(&mut self) -> Result<RollbackReport> {
         let engine = Arc::clone(&self.engine);
         let pool = engine.pool();
+        let versions = engine.txns().versions();
+        let xid = self.txn.xid.unwrap_or(0);
         let mut report = RollbackReport {
             kept_writes: self.txn.kept_writes,
             kept_ddl: std::mem::take(&mut self.txn.ddl),
@@ -172,24 +191,22 @@ impl Session {
         };
         let mut first_error = None;
         let live: HashSet<RelId> = engine.catalog().snapshot().relations.keys().copied().collect();
+        // A tuple gone already (its relation truncated) counts as undone.
+        let gone = |r: std::result::Result<(), HeapError>| match r {
+            Ok(()) | Err(HeapError::NoSuchTuple { .. }) => Ok(true),
+            Err(e) => Err(EngineError::from(e)),
+        };
         for u in std::mem::take(&mut self.txn.undo).into_iter().rev() {
             let file = |rel| RelFileId::new(self.db, rel);
             let mut step = || -> Result<bool> {
                 Ok(match &u {
-                    Undo::Insert { rel, tid, crc } if live.contains(rel) => {
+                    Undo::Insert { rel, tid } if live.contains(rel) => {
                         report.undone_inserts += 1;
-                        match heap::fetch(pool, file(*rel), *tid) {
-                            Ok(bytes) if crc32c::crc32c(&bytes) == *crc => revive(pool, file(*rel), *tid, false)?,
-                            // Deleted by someone since: gone already.
-                            Err(HeapError::NoSuchTuple { .. }) => true,
-                            // Changed by another transaction since: it stays.
-                            Ok(_) => false,
-                            Err(e) => return Err(e.into()),
-                        }
+                        gone(heap::mark_dead(pool, file(*rel), *tid))?
                     }
-                    Undo::Update { rel, tid, before } if live.contains(rel) => {
+                    Undo::Update { rel, tid } if live.contains(rel) => {
                         report.undone_updates += 1;
-                        match heap::replace_row(pool, file(*rel), *tid, before) {
+                        match heap::restore_in_place(pool, file(*rel), *tid, xid, versions) {
                             Ok(done) => done,
                             Err(HeapError::NoSuchTuple { .. }) => true,
                             Err(e) => return Err(e.into()),
@@ -197,11 +214,12 @@ impl Session {
                     }
                     Undo::Move { rel, old, new } if live.contains(rel) => {
                         report.undone_updates += 1;
-                        revive(pool, file(*rel), *new, false)? & revive(pool, file(*rel), *old, true)?
+                        gone(heap::mark_dead(pool, file(*rel), *new))?
+                            & gone(heap::set_xmax(pool, file(*rel), *old, 0, None))?
                     }
                     Undo::Delete { rel, tid } if live.contains(rel) => {
                         report.undone_deletes += 1;
-                        revive(pool, file(*rel), *tid, true)?
+                        gone(heap::set_xmax(pool, file(*rel), *tid, 0, None))?
                     }
                     // The relation was dropped meanwhile (DDL is kept).
                     _ => true,
@@ -228,7 +246,12 @@ impl Session {
         if let Some(x) = self.txn.xid {
             return Ok(x);
         }
-        let x = self.engine.txns().assign_xid();
+        let x = self
+            .engine
+            .txns()
+            .snapshots()
+            .assign_xid(self.activity.backend())
+            .map_err(|e| EngineError::XidLimit(e.to_string()))?;
         self.backend.lock(LockTag::transaction_id(XID_DATABASE, x), LockMode::Exclusive, Wait::Block)?;
         self.txn.xid = Some(x);
         Ok(x)
@@ -361,65 +384,89 @@ impl Session {
         let engine = Arc::clone(&self.engine);
         let pool = engine.pool();
         let file = RelFileId::new(self.db, leaf.rel.id);
+        let xid = self.ensure_xid()?;
+        self.ensure_snapshot();
+        let snapshot = self.snapshot.clone().expect("taken above");
+        let repeatable = self.isolation() == IsolationLevel::RepeatableRead;
         let mut done: HashSet<Tid> = HashSet::new();
         let mut count = 0;
-        for _ in 0..MAX_RESCANS {
-            let mut rescan = false;
-            for tid in self.candidates(leaf, filters)? {
-                if done.contains(&tid) {
-                    continue;
+        for tid in self.candidates(leaf, filters, &snapshot, xid)? {
+            if done.contains(&tid) {
+                continue;
+            }
+            let mut at = tid;
+            for hop in 0.. {
+                if hop == MAX_HOPS {
+                    return Err(EngineError::State(format!(
+                        "a row of \"{}\" kept moving while it was being changed; try again",
+                        leaf.rel.name
+                    )));
                 }
-                let (newly, waited) = self.lock_row(leaf.rel.id, tid)?;
-                let bytes = match heap::fetch(pool, file, tid) {
-                    Ok(b) => b,
+                let (newly, _) = self.lock_row(leaf.rel.id, at)?;
+                let release = |s: &mut Session| {
+                    if newly {
+                        s.unlock_row(leaf.rel.id, at);
+                    }
+                };
+                let (h, bytes) = match heap::latest(pool, file, at) {
+                    Ok(t) => t,
                     Err(HeapError::NoSuchTuple { .. }) => {
-                        // Deleted or moved (after our wait, by the holder),
-                        // or a stale index entry: nothing to lock here.
-                        if newly {
-                            self.unlock_row(leaf.rel.id, tid);
-                        }
-                        rescan |= waited;
-                        continue;
+                        release(self);
+                        break;
                     }
                     Err(e) => return Err(e.into()),
                 };
+                match judge(&engine, &snapshot, xid, &h, repeatable)? {
+                    Newest::Skip => {
+                        release(self);
+                        break;
+                    }
+                    Newest::MovedTo(next) => {
+                        release(self);
+                        at = next;
+                        continue;
+                    }
+                    Newest::Here => {}
+                }
                 let row = decode_row(&leaf.column_types, &bytes)?;
                 let action = if matches(&row, filters) { decide(&row)? } else { Action::Keep };
                 match action {
-                    Action::Keep => {
-                        if newly {
-                            self.unlock_row(leaf.rel.id, tid);
-                        }
-                    }
+                    Action::Keep => release(self),
                     Action::Delete => {
-                        heap::set_dead(pool, file, tid, true)?;
-                        self.txn.log(Undo::Delete { rel: leaf.rel.id, tid });
-                        done.insert(tid);
-                        count += 1;
-                    }
-                    Action::Update(new) => {
-                        let at = self.write_update(leaf, tid, &row, bytes, new)?;
-                        done.insert(tid);
+                        heap::set_xmax(pool, file, at, xid, None)?;
+                        self.txn.log(Undo::Delete { rel: leaf.rel.id, tid: at });
+                        self.txn.note_dead(leaf.rel.id);
                         done.insert(at);
                         count += 1;
                     }
+                    Action::Update(new) => {
+                        let to = self.write_update(leaf, at, &row, new)?;
+                        done.insert(at);
+                        done.insert(to);
+                        count += 1;
+                    }
                 }
-            }
-            if !rescan {
-                return Ok(count);
+                break;
             }
         }
-        Err(EngineError::State(format!(
-            "rows of \"{}\" kept moving while they were being changed; try again",
-            leaf.rel.name
-        )))
+        Ok(count)
     }
 
-    /// The TIDs whose rows may match `filters`: through the index covering
-    /// the longest prefix of filtered columns, or a sequential scan.
-    fn candidates(&mut self, leaf: &RelEntry, filters: &[(usize, Value)]) -> Result<Vec<Tid>> {
+    /// The TIDs whose version seen by `snapshot` (of transaction `xid`)
+    /// matches `filters`: through the index covering the longest prefix of
+    /// filtered columns, or a sequential scan.
+    fn candidates(
+        &mut self,
+        leaf: &RelEntry,
+        filters: &[(usize, Value)],
+        snapshot: &Snapshot,
+        xid: u32,
+    ) -> Result<Vec<Tid>> {
         let engine = Arc::clone(&self.engine);
         let pool = engine.pool();
+        let file = RelFileId::new(self.db, leaf.rel.id);
+        let vis =
+            Visibility { snapshot, own: xid, snapshots: engine.txns().snapshots(), versions: engine.txns().versions() };
         let value_of = |c: usize| filters.iter().find(|(fc, _)| *fc == c).map(|(_, v)| v.clone());
         let best = leaf
             .indexes
@@ -427,6 +474,8 @@ impl Session {
             .map(|ix| (ix, ix.columns.iter().take_while(|&&c| value_of(c).is_some()).count()))
             .filter(|(_, n)| *n > 0)
             .max_by_key(|(ix, n)| (*n, ix.unique));
+        let mut row = Vec::new();
+        let mut out = Vec::new();
         if let Some((ix, n)) = best {
             let key: Vec<Value> = ix.columns[..n].iter().filter_map(|&c| value_of(c)).collect();
             let key_types = ix.columns.iter().map(|&c| leaf.column_types[c]).collect();
@@ -435,16 +484,25 @@ impl Session {
             let tree = BTree::attach(pool, RelFileId::new(self.db, ix.id), opts)?.with_cached_root(root);
             let found = tree.search(&key);
             self.relcache.amcache(engine.catalog()).remember(ix.id, &tree);
-            return Ok(found?);
+            for tid in found? {
+                let seen = heap::with_visible(pool, file, tid, &vis, |bytes| {
+                    decode_row_into(&leaf.column_types, bytes, &mut row).map(|()| matches(&row, filters))
+                });
+                match seen {
+                    Ok(Some(Ok(true))) => out.push(tid),
+                    Ok(Some(Ok(false)) | None) | Err(HeapError::NoSuchTuple { .. }) => {}
+                    Ok(Some(Err(e))) => return Err(e.into()),
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            return Ok(out);
         }
-        let mut out = Vec::new();
-        let mut row = Vec::new();
-        for (i, item) in HeapScan::new(pool, RelFileId::new(self.db, leaf.rel.id))?.enumerate() {
+        for (i, item) in HeapScan::visible(pool, file, vis)?.enumerate() {
             if i % 1024 == 0 {
                 self.check_interrupts()?;
             }
             let (tid, bytes) = item?;
-            crate::types::decode_row_into(&leaf.column_types, &bytes, &mut row)?;
+            decode_row_into(&leaf.column_types, &bytes, &mut row)?;
             if matches(&row, filters) {
                 out.push(tid);
             }
@@ -452,17 +510,9 @@ impl Session {
         Ok(out)
     }
 
-    /// Writes `new` over the row at `tid` (whose current row is `old`,
-    /// encoded `old_bytes`; its write lock is held). Returns where the row
-    /// is now.
-    fn write_update(
-        &mut self,
-        leaf: &RelEntry,
-        tid: Tid,
-        old: &[Value],
-        old_bytes: Vec<u8>,
-        new: Vec<Value>,
-    ) -> Result<Tid> {
+    /// Writes `new` over the row at `tid` (whose newest version is `old`;
+    /// its write lock is held). Returns where the row is now.
+    fn write_update(&mut self, leaf: &RelEntry, tid: Tid, old: &[Value], new: Vec<Value>) -> Result<Tid> {
         let types = &leaf.column_types;
         if new.len() != types.len() {
             return Err(crate::types::CodecError::Arity { expected: types.len(), got: new.len() }.into());
@@ -480,31 +530,31 @@ impl Session {
         let engine = Arc::clone(&self.engine);
         let pool = engine.pool();
         let config = engine.config();
+        let txns = engine.txns();
+        let xid = self.ensure_xid()?;
         let file = RelFileId::new(self.db, leaf.rel.id);
         let key_of = |row: &[Value], cols: &[usize]| cols.iter().map(|&c| row[c].clone()).collect::<Vec<_>>();
         let keys_changed = leaf.indexes.iter().any(|ix| key_of(old, &ix.columns) != key_of(&new, &ix.columns));
-        if !keys_changed && heap::replace_row(pool, file, tid, &new_bytes)? {
-            self.txn.log(Undo::Update { rel: leaf.rel.id, tid, before: old_bytes });
+        let sink = VersionSink { snapshots: txns.snapshots(), versions: txns.versions(), horizon: txns.last_horizon() };
+        if !keys_changed && heap::update_in_place(pool, file, tid, &new_bytes, xid, sink)? {
+            self.txn.log(Undo::Update { rel: leaf.rel.id, tid });
             return Ok(tid);
         }
-        // A non-HOT update: a new tuple, the old one dead, new index entries.
+        // A non-HOT update: a new tuple, the old one's xmax and ctid set,
+        // new index entries.
         let reserve = heap::fillfactor_reserve(leaf.rel.fillfactor);
         let mut ext = Extender::new(pool, &mut self.backend, config.storage.extend, config.storage.extend_max_blocks);
-        let placed = heap::insert_reserving(pool, &mut ext, file, &new_bytes, reserve);
+        let placed = heap::insert_reserving(pool, &mut ext, file, &new_bytes, xid, reserve);
         let stats = ext.stats();
         drop(ext);
         self.extension.add(&stats);
         let at = placed?;
-        heap::set_dead(pool, file, tid, true)?;
+        heap::set_xmax(pool, file, tid, xid, Some(at))?;
         self.txn.log(Undo::Move { rel: leaf.rel.id, old: tid, new: at });
-        if let Some(xid) = self.txn.xid {
-            if !self.txn.escalated.contains(&leaf.rel.id)
-                && engine.txns().try_lock_row((leaf.rel.id, at), xid) == Ok(true)
-            {
-                self.txn.took_row_lock((leaf.rel.id, at));
-            }
+        self.txn.note_dead(leaf.rel.id);
+        if !self.txn.escalated.contains(&leaf.rel.id) && txns.try_lock_row((leaf.rel.id, at), xid) == Ok(true) {
+            self.txn.took_row_lock((leaf.rel.id, at));
         }
-        let my_xid = self.txn.xid;
         let mut ext = Extender::new(pool, &mut self.backend, config.storage.extend, config.storage.extend_max_blocks);
         let mut result = Ok(());
         for ix in leaf.indexes.iter().filter(|i| i.unique).chain(leaf.indexes.iter().filter(|i| !i.unique)) {
@@ -514,7 +564,7 @@ impl Session {
             let root = self.relcache.amcache(engine.catalog()).root(ix.id);
             let tree = BTree::attach(pool, RelFileId::new(self.db, ix.id), opts)?.with_cached_root(root);
             let inserted = tree.insert_checked(&mut ext, &key, at, &mut |t| {
-                crate::txn::unique_conflict(pool, engine.txns(), file, leaf.rel.id, my_xid, t)
+                crate::txn::unique_conflict(pool, txns, file, Some(xid), t)
             });
             self.relcache.amcache(engine.catalog()).remember(ix.id, &tree);
             if let Err(e) = inserted {
@@ -526,9 +576,9 @@ impl Session {
         drop(ext);
         self.extension.add(&stats);
         if let Err(e) = result {
-            // Take the move back at once: the old row lives on.
-            heap::set_dead(pool, file, at, true)?;
-            heap::set_dead(pool, file, tid, false)?;
+            // Take the move back at once: the old version lives on.
+            heap::mark_dead(pool, file, at)?;
+            heap::set_xmax(pool, file, tid, 0, None)?;
             self.txn.undo.pop();
             return Err(e.into());
         }
@@ -542,18 +592,6 @@ impl Session {
         match self.rel_entry(parent).ok().and_then(|p| p.rel.partition_key) {
             Some(key) => row.get(key.column).is_some_and(|v| bound.contains(v)),
             None => true,
-        }
-    }
-}
-
-/// Marks the tuple at `tid` dead (`alive == false`) or live again; a tuple
-/// that is no longer there (its relation truncated) counts as done.
-fn revive(pool: &turnstile_storage::BufferPool, file: RelFileId, tid: Tid, alive: bool) -> Result<bool> {
-    match heap::tuple_state(pool, file, tid)? {
-        heap::TupleState::Missing => Ok(true),
-        _ => {
-            heap::set_dead(pool, file, tid, !alive)?;
-            Ok(true)
         }
     }
 }
@@ -574,4 +612,41 @@ impl Session {
     pub fn check_interrupts(&mut self) -> Result<()> {
         self.backend.check_cancel().map_err(|_| EngineError::Canceled)
     }
+}
+
+/// What a writer holding a row's write lock does with its newest version.
+enum Newest {
+    /// Act on it.
+    Here,
+    /// Leave the row: deleted, or never there for this statement.
+    Skip,
+    /// The row moved; its newer version is at this TID.
+    MovedTo(Tid),
+}
+
+/// Judges the newest version `h` of a candidate row for transaction `xid`
+/// with `snapshot` (see the module documentation): `READ COMMITTED` acts on
+/// a version changed after its snapshot (its filters are re-checked by the
+/// caller) and follows a moved row; `REPEATABLE READ` fails with `40001`.
+fn judge(engine: &crate::Engine, snapshot: &Snapshot, xid: u32, h: &TupleHeader, repeatable: bool) -> Result<Newest> {
+    let snaps = engine.txns().snapshots();
+    if h.is_dead() {
+        return Ok(Newest::Skip);
+    }
+    // Holding the row lock, any other writer of this version has ended:
+    // an xmax not ours is a committed delete or move (an aborted one was
+    // undone), unless it is an abort not yet undone by a kept write.
+    if h.xmax != 0 && !snaps.aborted(h.xmax) {
+        if h.xmax == xid {
+            return Ok(Newest::Skip);
+        }
+        if repeatable && !snaps.sees(snapshot, h.xmax, xid) {
+            return Err(EngineError::SerializationFailure(if h.flags & MOVED != 0 { "update" } else { "delete" }));
+        }
+        return Ok(if h.flags & MOVED != 0 { Newest::MovedTo(h.ctid) } else { Newest::Skip });
+    }
+    if repeatable && !snaps.sees(snapshot, h.xmin, xid) {
+        return Err(EngineError::SerializationFailure("update"));
+    }
+    Ok(Newest::Here)
 }

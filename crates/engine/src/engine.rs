@@ -68,9 +68,18 @@ impl Engine {
         let catalog = Catalog::open(&dir, config.lwlock.policy)?;
         let activity = ActivityTable::new(config.lock.max_backends as usize);
         let totals = Mutex::new((ExtensionStats::default(), MemoryStats::default()));
-        let txns = crate::txn::Transactions::default();
+        let snapshots = crate::mvcc::Snapshots::open(
+            config.txn.snapshot,
+            config.lwlock.policy,
+            config.lock.max_backends as usize,
+            &dir.join("xid_limit"),
+        )
+        .map_err(|e| crate::error::EngineError::XidLimit(e.to_string()))?;
+        let txns = crate::txn::Transactions::new(snapshots);
         let db_users = Mutex::default();
-        Ok(Arc::new(Engine { dir, config, smgr, pool, locks, catalog, activity, txns, db_users, totals }))
+        let engine = Arc::new(Engine { dir, config, smgr, pool, locks, catalog, activity, txns, db_users, totals });
+        crate::vacuum::start_background(&engine);
+        Ok(engine)
     }
 
     /// Writes every dirty buffer and fsyncs every file: everything inserted
@@ -162,7 +171,7 @@ impl Engine {
         &self.catalog
     }
 
-    /// Transaction ids and row write locks.
+    /// Transaction ids, snapshots, row versions and row write locks.
     pub fn txns(&self) -> &crate::txn::Transactions {
         &self.txns
     }

@@ -75,6 +75,13 @@ pub enum EngineError {
     /// The statement was cancelled ([`crate::Session::cancel_handle`]).
     #[error("canceling statement due to user request")]
     Canceled,
+    /// A `REPEATABLE READ` transaction tried to change a row that a
+    /// transaction its snapshot does not see changed (SQLSTATE `40001`).
+    #[error("could not serialize access due to concurrent {0}")]
+    SerializationFailure(&'static str),
+    /// The transaction-id limit file could not be written (SQLSTATE `58030`).
+    #[error("could not record the transaction-id limit: {0}")]
+    XidLimit(String),
 }
 
 impl From<LockError> for EngineError {
@@ -156,6 +163,8 @@ impl EngineError {
             EngineError::ObjectInUse(_) => S::OBJECT_IN_USE,
             EngineError::NoPartition { .. } => S::CHECK_VIOLATION,
             EngineError::Canceled => S::QUERY_CANCELED,
+            EngineError::SerializationFailure(_) => S::SERIALIZATION_FAILURE,
+            EngineError::XidLimit(_) => S::IO_ERROR,
         }
     }
 }

@@ -172,6 +172,7 @@ pub mod error;
 pub mod heap;
 mod lmgr;
 pub mod memory;
+pub mod mvcc;
 pub mod query;
 pub mod session;
 pub mod tid;

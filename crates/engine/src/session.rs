@@ -43,6 +43,7 @@ use crate::error::{EngineError, Result};
 use crate::heap::{self, BulkInserter, HeapScan};
 use crate::lmgr::RelLocker;
 use crate::memory::{BlockCache, MemoryStats};
+use crate::mvcc::{IsolationLevel, Snapshot, Visibility};
 use crate::query::exec::Executor;
 use crate::query::plan::{Plan, Planner};
 use crate::query::{Query, QueryMode};
@@ -73,6 +74,12 @@ pub struct Session {
     /// Whether a statement drops a cancel that arrived before it (see
     /// [`Session::set_outer_statements`]).
     clears_stale_cancel: bool,
+    /// The isolation level of the open transaction (or of the next
+    /// statement outside one).
+    isolation: IsolationLevel,
+    /// The snapshot of the running statement (`READ COMMITTED`) or of the
+    /// open transaction (`REPEATABLE READ`), taken on first use.
+    pub(crate) snapshot: Option<Snapshot>,
 }
 
 /// A prepared query: its generic plan, kept across executions and re-made
@@ -114,6 +121,7 @@ impl Session {
         let backend = engine.locks().register()?;
         let block_cache = engine.config().memory.block_cache;
         engine.count_db_user(db, 1);
+        engine.txns().snapshots().register(activity.backend());
         Ok(Session {
             backend,
             activity,
@@ -126,6 +134,8 @@ impl Session {
             memory: BlockCache::new(block_cache),
             last_planning: std::time::Duration::ZERO,
             clears_stale_cancel: true,
+            isolation: IsolationLevel::ReadCommitted,
+            snapshot: None,
         })
     }
 
@@ -170,26 +180,84 @@ impl Session {
         self.in_transaction
     }
 
-    /// `BEGIN`: locks taken from now on are kept until [`Session::commit`].
+    /// `BEGIN`: a `READ COMMITTED` transaction; locks taken from now on
+    /// are kept until [`Session::commit`].
     pub fn begin(&mut self) -> Result<()> {
+        self.begin_with(IsolationLevel::ReadCommitted)
+    }
+
+    /// `BEGIN ISOLATION LEVEL …`.
+    pub fn begin_with(&mut self, isolation: IsolationLevel) -> Result<()> {
         if self.in_transaction {
             return Err(EngineError::State("there is already a transaction in progress".into()));
         }
         self.in_transaction = true;
+        self.isolation = isolation;
         self.activity.set_state(BackendState::IdleInTransaction);
         Ok(())
     }
 
-    /// `COMMIT`: releases every heavyweight lock.
+    /// `SET TRANSACTION ISOLATION LEVEL …` in an open transaction: allowed
+    /// until its first snapshot is taken (PostgreSQL's `25001` after).
+    pub fn set_isolation(&mut self, isolation: IsolationLevel) -> Result<()> {
+        if self.in_transaction && self.snapshot.is_some() && isolation != self.isolation {
+            return Err(EngineError::State("SET TRANSACTION ISOLATION LEVEL must be called before any query".into()));
+        }
+        self.isolation = isolation;
+        Ok(())
+    }
+
+    /// The isolation level of the open transaction.
+    pub fn isolation(&self) -> IsolationLevel {
+        self.isolation
+    }
+
+    /// `COMMIT`: makes the transaction's writes visible to later snapshots,
+    /// then releases its row locks and every heavyweight lock.
     pub fn commit(&mut self) -> Result<()> {
         if !self.in_transaction {
             return Err(EngineError::State("there is no transaction in progress".into()));
         }
         self.in_transaction = false;
-        self.finish_txn();
+        self.finish_txn(true);
         self.backend.release_all();
         self.activity.set_state(BackendState::Idle);
         Ok(())
+    }
+
+    /// The snapshot of the running statement or transaction, taken now if
+    /// there is none.
+    pub(crate) fn ensure_snapshot(&mut self) {
+        if self.snapshot.is_none() {
+            self.snapshot = Some(self.engine.txns().snapshots().take(self.activity.backend()));
+        }
+    }
+
+    /// Lets the statement's snapshot go, unless a `REPEATABLE READ`
+    /// transaction keeps it to its end.
+    fn end_statement_snapshot(&mut self) {
+        if !(self.in_transaction && self.isolation == IsolationLevel::RepeatableRead) {
+            self.drop_snapshot();
+        }
+    }
+
+    /// Forgets the snapshot and unpublishes it (the horizon may advance).
+    pub(crate) fn drop_snapshot(&mut self) {
+        if self.snapshot.take().is_some() {
+            self.engine.txns().snapshots().release(self.activity.backend());
+        }
+    }
+
+    /// The visibility of the current snapshot (taken now if needed).
+    pub fn visibility(&mut self) -> Visibility<'_> {
+        self.ensure_snapshot();
+        let txns = self.engine.txns();
+        Visibility {
+            snapshot: self.snapshot.as_ref().expect("taken above"),
+            own: self.txn.xid.unwrap_or(0),
+            snapshots: txns.snapshots(),
+            versions: txns.versions(),
+        }
     }
 
     /// Runs `body` as one statement: publishes `query` and the `active`
@@ -208,9 +276,12 @@ impl Session {
         let mut out = body(self);
         drop(attached);
         if self.in_transaction {
+            self.end_statement_snapshot();
             self.activity.set_state(BackendState::IdleInTransaction);
         } else {
             out = self.end_statement_txn(out);
+            self.drop_snapshot();
+            self.isolation = IsolationLevel::ReadCommitted;
             self.backend.release_all();
             self.activity.set_state(BackendState::Idle);
         }
@@ -259,11 +330,19 @@ impl Session {
         Planner::new(rels, self.engine.pool(), self.engine.config())
     }
 
-    /// The executor, over this session's relation cache, backend and block
-    /// cache.
+    /// The executor, over this session's relation cache, backend, block
+    /// cache and snapshot.
     fn executor(&mut self) -> Executor<'_> {
+        self.ensure_snapshot();
+        let txns = self.engine.txns();
+        let vis = Visibility {
+            snapshot: self.snapshot.as_ref().expect("taken above"),
+            own: self.txn.xid.unwrap_or(0),
+            snapshots: txns.snapshots(),
+            versions: txns.versions(),
+        };
         let rels = RelLocker::new(self.engine.catalog(), &mut self.relcache, &mut self.backend, self.db);
-        Executor::new(rels, self.engine.pool(), self.engine.config(), &mut self.memory)
+        Executor::new(rels, self.engine.pool(), self.engine.config(), &mut self.memory, vis)
     }
 
     fn file(&self, id: RelId) -> RelFileId {
@@ -358,7 +437,7 @@ impl Session {
         let table = self.rel_entry(def.table)?;
         let pool = self.engine.pool();
         let mut entries = Vec::new();
-        for item in HeapScan::new(pool, self.file(def.table))? {
+        for item in HeapScan::current(pool, self.file(def.table), self.engine.txns().snapshots())? {
             let (tid, bytes) = item?;
             let row = decode_row(&table.column_types, &bytes)?;
             entries.push((def.columns.iter().map(|&c| row[c].clone()).collect::<Vec<_>>(), tid));
@@ -535,6 +614,7 @@ impl Session {
                     s.lock_relation(ix.id, LockMode::RowExclusive)?;
                 }
             }
+            let xid = s.ensure_xid()?;
             let engine = Arc::clone(&s.engine);
             let pool = engine.pool();
             let config = engine.config();
@@ -545,7 +625,7 @@ impl Session {
                 ext = ext.with_ring(Ring::bulk_write(pool.shared_buffers()));
             }
             let mut bulk_heap: Option<BulkInserter<'_>> = None;
-            let my_xid = s.txn.xid;
+            let my_xid = Some(xid);
             let mut buf = Vec::new();
             let result = (|| -> Result<()> {
                 for (n, row) in rows.into_iter().enumerate() {
@@ -592,10 +672,10 @@ impl Session {
                     let reserve = heap::fillfactor_reserve(leaf.rel.fillfactor);
                     let tid = if bulk && target.rel.partition_key.is_none() {
                         bulk_heap
-                            .get_or_insert_with(|| BulkInserter::new(pool, file).with_reserve(reserve))
+                            .get_or_insert_with(|| BulkInserter::new(pool, file, xid).with_reserve(reserve))
                             .insert(&mut ext, &buf)?
                     } else {
-                        heap::insert_reserving(pool, &mut ext, file, &buf, reserve)?
+                        heap::insert_reserving(pool, &mut ext, file, &buf, xid, reserve)?
                     };
                     // Unique indexes first, so a violation leaves as few
                     // entries behind (they point at a dead tuple and are
@@ -608,7 +688,7 @@ impl Session {
                         let root = s.relcache.amcache(engine.catalog()).root(ix.id);
                         let tree = BTree::attach(pool, RelFileId::new(db, ix.id), opts)?.with_cached_root(root);
                         let inserted = tree.insert_checked(&mut ext, &key, tid, &mut |t| {
-                            crate::txn::unique_conflict(pool, engine.txns(), file, leaf.rel.id, my_xid, t)
+                            crate::txn::unique_conflict(pool, engine.txns(), file, my_xid, t)
                         });
                         s.relcache.amcache(engine.catalog()).remember(ix.id, &tree);
                         if let Err(e) = inserted {
@@ -616,7 +696,7 @@ impl Session {
                             return Err(e.into());
                         }
                     }
-                    s.txn.log(crate::txn::Undo::Insert { rel: leaf.rel.id, tid, crc: crc32c::crc32c(&buf) });
+                    s.txn.log(crate::txn::Undo::Insert { rel: leaf.rel.id, tid });
                     placed(leaf.rel.id, tid);
                 }
                 Ok(())
@@ -644,13 +724,14 @@ impl Session {
             let mut rows = Vec::new();
             for id in leaves {
                 s.lock_relation(id, LockMode::AccessShare)?;
-                let pool = s.engine.pool();
-                for (i, item) in HeapScan::new(pool, RelFileId::new(s.db, id))?.enumerate() {
-                    if i % 1024 == 0 {
-                        s.backend.check_cancel()?;
-                    }
-                    rows.push(decode_row(&t.column_types, &item?.1)?);
+                let engine = Arc::clone(&s.engine);
+                let file = RelFileId::new(s.db, id);
+                let mut decoded = Vec::new();
+                for item in HeapScan::visible(engine.pool(), file, s.visibility())? {
+                    decoded.push(decode_row(&t.column_types, &item?.1)?);
                 }
+                s.backend.check_cancel()?;
+                rows.extend(decoded);
             }
             Ok(rows)
         })
@@ -661,6 +742,8 @@ impl Drop for Session {
     fn drop(&mut self) {
         // A session that ends inside a transaction aborts it.
         self.abort_on_exit();
+        self.drop_snapshot();
+        self.engine.txns().snapshots().unregister(self.activity.backend());
         self.engine.count_db_user(self.db, -1);
         self.engine.add_memory_stats(&self.memory.stats());
         self.backend.release_all();

@@ -1,7 +1,7 @@
 //! Writing transactions: transaction ids, row write locks and the undo log.
 //!
-//! There is no MVCC, so two things PostgreSQL gets from tuple headers
-//! (`xmax`) are kept here instead:
+//! Row versions and snapshots are [`crate::mvcc`]'s; this module keeps
+//! what a writer needs besides:
 //!
 //! * **Row write locks.** A transaction that updates or deletes a row first
 //!   takes the row's write lock, a `(relation, TID) → xid` entry in a shared,
@@ -14,49 +14,45 @@
 //!   retries. The waits are heavyweight lock waits, so `pg_locks` shows them
 //!   (`tuple`, `transactionid`), lock timeouts apply and the deadlock
 //!   detector sees cycles through rows. A row's read-modify-write therefore
-//!   runs with the row owned: concurrent `abalance = abalance + delta`
-//!   updates never lose one.
+//!   runs with the row owned, on its newest version: concurrent
+//!   `abalance = abalance + delta` updates never lose one. Readers take no
+//!   row lock.
 //! * **Undo.** Every insert, update and delete of the transaction is logged
-//!   with what is needed to take it back (the row's before-image for an
-//!   in-place update). [`crate::Session::rollback`] applies the log in
-//!   reverse; a statement that fails outside a transaction block is undone
-//!   the same way. This is sound because every row the log touches is still
-//!   write-locked by the transaction (inserted rows excepted, see below), and
-//!   VACUUM does not reclaim a dead tuple whose row is write-locked.
-//!
-//! Plain readers take no row lock and see every change as soon as it is
-//! made, as before (no snapshot isolation).
+//!   with what is needed to take it back: an insert is marked dead, an
+//!   in-place update gets back the version it replaced (from the version
+//!   store), a moved update's new tuple is marked dead and the old one's
+//!   `xmax` cleared, a delete's `xmax` cleared. [`crate::Session::rollback`]
+//!   applies the log in reverse *before* the transaction is marked aborted
+//!   (see [`crate::mvcc`] for why); a statement that fails outside a
+//!   transaction block is undone the same way.
 //!
 //! ## Limits (documented, not hidden)
 //!
-//! * Inserted rows are not write-locked (COPY would fill the map): another
-//!   transaction may update or delete a row inserted by a transaction still
-//!   open. If that one rolls back, an unchanged row goes; a row changed
-//!   since by another transaction stays (its insert is then not undone).
-//! * A unique-index check treats an entry whose tuple is dead but
-//!   write-locked by another open transaction (a delete or key update not
-//!   yet committed) as a conflict, where PostgreSQL would wait for that
-//!   transaction: the error is raised at once (`23505`).
+//! * A unique-index check treats an entry whose tuple is deleted by
+//!   another open transaction (a delete or key update not yet committed)
+//!   as a conflict, where PostgreSQL would wait for that transaction: the
+//!   error is raised at once (`23505`).
 //! * Lock escalation: after [`ESCALATE_ROWS`] row locks on one relation, a
 //!   transaction takes `ExclusiveLock` on the relation instead (it blocks
 //!   every other writer and VACUUM, not readers) and stops adding row locks
 //!   for it — a 10-million-row `UPDATE` does not fill memory.
-//! * The undo log holds at most [`UNDO_LIMIT`] bytes of before-images;
-//!   beyond that, writes are not logged and a rollback reports how many it
-//!   could not undo ([`RollbackReport::kept_writes`]).
+//! * The undo log holds at most [`UNDO_LIMIT`] bytes; beyond that, writes
+//!   are not logged and a rollback reports how many it could not undo
+//!   ([`RollbackReport::kept_writes`]).
 //! * DDL is not undone: a rollback names each DDL statement of the
 //!   transaction in [`RollbackReport::kept_ddl`].
 
 use crate::catalog::RelId;
+use crate::mvcc::{Horizon, Snapshots, VersionStore};
 use crate::tid::Tid;
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
-use turnstile_sync::sync::atomic::{AtomicU32, Ordering};
+use turnstile_sync::sync::atomic::{AtomicU64, Ordering};
 
 /// Row locks a transaction takes on one relation before it locks the
 /// whole relation `ExclusiveLock` instead.
 pub const ESCALATE_ROWS: usize = 10_000;
-/// Bytes of before-images the undo log keeps; writes beyond are not logged.
+/// Bytes the undo log keeps; writes beyond are not logged.
 pub const UNDO_LIMIT: usize = 256 << 20;
 /// Database field of transaction-id lock tags (xids are cluster-wide).
 pub(crate) const XID_DATABASE: u32 = 0;
@@ -65,21 +61,37 @@ const SHARDS: usize = 64;
 /// A row: relation and TID.
 pub type RowKey = (RelId, Tid);
 
-/// The shared half: the xid counter and the row write locks.
+/// The shared half: snapshots and transaction status, the version store,
+/// the row write locks, and the dead-row counts the background vacuum reads.
 #[derive(Debug)]
 pub struct Transactions {
-    next_xid: AtomicU32,
+    snapshots: Snapshots,
+    versions: VersionStore,
     rows: Vec<Mutex<HashMap<RowKey, u32>>>,
+    /// The last horizon computed, encoded ([`encode_horizon`]; 0: none).
+    horizon: AtomicU64,
+    /// Rows deleted or moved away per relation file since its last VACUUM.
+    dead: Mutex<HashMap<turnstile_storage::RelFileId, u64>>,
 }
 
 impl Default for Transactions {
     fn default() -> Self {
-        Transactions { next_xid: AtomicU32::new(FIRST_XID), rows: (0..SHARDS).map(|_| Mutex::default()).collect() }
+        let snapshots = Snapshots::new(
+            turnstile_sync::config::SnapshotProtocol::Csn,
+            turnstile_sync::LwLockPolicy::Fair,
+            64,
+            crate::mvcc::FIRST_XID,
+        );
+        Transactions::new(snapshots)
     }
 }
 
-/// The first transaction id handed out (PostgreSQL's `FirstNormalTransactionId`).
-const FIRST_XID: u32 = 3;
+fn encode_horizon(h: Horizon) -> u64 {
+    match h {
+        Horizon::Xid(x) => (1 << 32) | u64::from(x),
+        Horizon::Csn(c) => (2 << 32) | u64::from(c),
+    }
+}
 
 fn shard(key: &RowKey) -> usize {
     let h = u64::from(key.0).wrapping_mul(0x9e37_79b9_7f4a_7c15)
@@ -89,15 +101,55 @@ fn shard(key: &RowKey) -> usize {
 }
 
 impl Transactions {
-    /// A new transaction id (wraps past `u32::MAX` to 3; ids
-    /// only name running transactions, so reuse after 4 billion is harmless).
-    pub fn assign_xid(&self) -> u32 {
-        loop {
-            let x = self.next_xid.fetch_add(1, Ordering::Relaxed);
-            if x >= FIRST_XID {
-                return x;
-            }
+    /// The shared transaction state over `snapshots`.
+    pub fn new(snapshots: Snapshots) -> Transactions {
+        Transactions {
+            snapshots,
+            versions: VersionStore::default(),
+            rows: (0..SHARDS).map(|_| Mutex::default()).collect(),
+            horizon: AtomicU64::new(0),
+            dead: Mutex::default(),
         }
+    }
+
+    /// The snapshot protocol and transaction status.
+    pub fn snapshots(&self) -> &Snapshots {
+        &self.snapshots
+    }
+
+    /// The older versions of rows updated in place.
+    pub fn versions(&self) -> &VersionStore {
+        &self.versions
+    }
+
+    /// Computes the horizon now and remembers it for [`Transactions::last_horizon`].
+    pub fn refresh_horizon(&self) -> Horizon {
+        let h = self.snapshots.horizon();
+        self.horizon.store(encode_horizon(h), Ordering::Relaxed);
+        h
+    }
+
+    /// The horizon last computed (an older horizon is always safe to use).
+    pub fn last_horizon(&self) -> Option<Horizon> {
+        let v = self.horizon.load(Ordering::Relaxed);
+        match v >> 32 {
+            1 => Some(Horizon::Xid(v as u32)),
+            2 => Some(Horizon::Csn(v as u32)),
+            _ => None,
+        }
+    }
+
+    /// Counts `n` rows of `file` deleted or moved away (the background
+    /// vacuum's trigger).
+    pub(crate) fn note_dead(&self, file: turnstile_storage::RelFileId, n: u64) {
+        if n > 0 {
+            *self.dead.lock().unwrap_or_else(std::sync::PoisonError::into_inner).entry(file).or_default() += n;
+        }
+    }
+
+    /// Takes the counts of [`Transactions::note_dead`], resetting them.
+    pub(crate) fn take_dead(&self) -> HashMap<turnstile_storage::RelFileId, u64> {
+        std::mem::take(&mut *self.dead.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
     }
 
     fn shard(&self, key: &RowKey) -> std::sync::MutexGuard<'_, HashMap<RowKey, u32>> {
@@ -145,28 +197,21 @@ impl Transactions {
 /// One logged change.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Undo {
-    /// A row inserted at `tid` (its encoded bytes have checksum `crc`):
-    /// undone by marking it dead — if the tuple there still has those
-    /// bytes (inserted rows are not row-locked, so another transaction may
-    /// have changed it, or deleted it and let VACUUM give the slot to
-    /// another row).
-    Insert { rel: RelId, tid: Tid, crc: u32 },
-    /// A row changed in place: undone by writing `before` back.
-    Update { rel: RelId, tid: Tid, before: Vec<u8> },
-    /// A row moved from `old` (now dead) to `new`: undone by killing `new`
-    /// and reviving `old`.
+    /// A row inserted at `tid`: undone by marking it dead.
+    Insert { rel: RelId, tid: Tid },
+    /// A row updated in place: undone by writing back the version it
+    /// replaced (kept in the version store).
+    Update { rel: RelId, tid: Tid },
+    /// A row moved from `old` (its `xmax` set) to `new`: undone by marking
+    /// `new` dead and clearing `old`'s `xmax`.
     Move { rel: RelId, old: Tid, new: Tid },
-    /// A row deleted (marked dead): undone by reviving it.
+    /// A row deleted (its `xmax` set): undone by clearing it.
     Delete { rel: RelId, tid: Tid },
 }
 
 impl Undo {
     fn bytes(&self) -> usize {
         std::mem::size_of::<Undo>()
-            + match self {
-                Undo::Update { before, .. } => before.len(),
-                _ => 0,
-            }
     }
 }
 
@@ -207,6 +252,8 @@ pub(crate) struct Txn {
     per_rel: HashMap<RelId, usize>,
     /// Relations locked `ExclusiveLock` after [`ESCALATE_ROWS`] row locks.
     pub(crate) escalated: HashSet<RelId>,
+    /// Rows deleted or moved away per relation (counted at commit).
+    pub(crate) dead: HashMap<RelId, u64>,
 }
 
 impl Txn {
@@ -221,6 +268,11 @@ impl Txn {
         }
         self.undo_bytes += b;
         self.undo.push(u);
+    }
+
+    /// Counts a row of `rel` deleted or moved away.
+    pub(crate) fn note_dead(&mut self, rel: RelId) {
+        *self.dead.entry(rel).or_default() += 1;
     }
 
     /// Notes a DDL statement (reported as kept by a rollback).
@@ -264,26 +316,34 @@ impl Txn {
         if !self.escalated.is_empty() {
             self.escalated.clear();
         }
+        if !self.dead.is_empty() {
+            self.dead.clear();
+        }
     }
 }
 
-/// Whether an index entry pointing at `tid` of relation `rel` (file
-/// `file`) conflicts with a new unique key: a live tuple does; a dead one
-/// does if another open transaction holds its row lock (its delete or key
-/// change may still be rolled back); a missing one does not. An error
-/// reading the heap counts as a conflict (the safe answer).
+/// Whether an index entry pointing at `tid` of relation file `file`
+/// conflicts with a new unique key: a version nobody deleted does (also
+/// one an open transaction wrote: PostgreSQL would wait for it); a dead
+/// tuple, one whose deleter committed, one this transaction deleted, and a
+/// missing one do not. An error reading the heap counts as a conflict (the
+/// safe answer).
 pub(crate) fn unique_conflict(
     pool: &turnstile_storage::BufferPool,
     txns: &Transactions,
     file: turnstile_storage::RelFileId,
-    rel: RelId,
     my_xid: Option<u32>,
     tid: Tid,
 ) -> bool {
-    match crate::heap::tuple_state(pool, file, tid) {
-        Ok(crate::heap::TupleState::Live) | Err(_) => true,
-        Ok(crate::heap::TupleState::Dead) => txns.row_holder((rel, tid)).is_some_and(|h| Some(h) != my_xid),
-        Ok(crate::heap::TupleState::Missing) => false,
+    match crate::heap::latest(pool, file, tid) {
+        Err(crate::heap::HeapError::NoSuchTuple { .. }) => false,
+        Err(_) => true,
+        Ok((h, _)) => {
+            if h.is_dead() {
+                return false;
+            }
+            !(h.xmax != 0 && (Some(h.xmax) == my_xid || txns.snapshots.committed(h.xmax)))
+        }
     }
 }
 
@@ -294,7 +354,7 @@ mod tests {
     #[test]
     fn a_row_lock_has_one_holder_until_released() {
         let t = Transactions::default();
-        let (a, b) = (t.assign_xid(), t.assign_xid());
+        let (a, b) = (t.snapshots().assign_xid(0).unwrap(), t.snapshots().assign_xid(1).unwrap());
         assert_ne!(a, b);
         let key = (16384, Tid::new(3, 7));
         assert_eq!(t.try_lock_row(key, a), Ok(true));
@@ -310,10 +370,11 @@ mod tests {
     #[test]
     fn the_undo_log_stops_at_its_limit_and_counts_what_it_drops() {
         let mut txn = Txn::default();
-        let big = vec![0u8; UNDO_LIMIT / 2];
-        txn.log(Undo::Update { rel: 1, tid: Tid::new(0, 0), before: big.clone() });
-        txn.log(Undo::Update { rel: 1, tid: Tid::new(0, 1), before: big });
-        txn.log(Undo::Insert { rel: 1, tid: Tid::new(0, 2), crc: 0 });
+        let per = std::mem::size_of::<Undo>();
+        txn.undo_bytes = (UNDO_LIMIT / per - 1) * per;
+        txn.log(Undo::Update { rel: 1, tid: Tid::new(0, 0) });
+        txn.log(Undo::Update { rel: 1, tid: Tid::new(0, 1) });
+        txn.log(Undo::Insert { rel: 1, tid: Tid::new(0, 2) });
         assert_eq!(txn.undo.len(), 1);
         assert_eq!(txn.kept_writes, 2, "after the first dropped write, every later one is dropped");
         assert!(txn.wrote());

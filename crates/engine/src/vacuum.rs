@@ -8,10 +8,13 @@
 //! deletes and queries go on meanwhile, but not DDL, another VACUUM, or a
 //! transaction that escalated to `ExclusiveLock` (see [`crate::txn`]):
 //!
-//! 1. **Heap scan.** Every page is read; tuples marked dead (deleted rows,
-//!    the old versions of moved updates, rows of rolled-back or failed
-//!    inserts) are collected — except those whose row write lock is held by
-//!    an open transaction, which may still bring them back by rolling back.
+//! 1. **Heap scan.** Every page is read; tuples no snapshot can see are
+//!    collected: those marked dead (rows of rolled-back or failed inserts)
+//!    and those whose `xmax` — a delete, or the move of an update — is
+//!    visible to every snapshot at the current horizon
+//!    ([`crate::mvcc::Horizon`]). A tuple deleted by a transaction that is
+//!    still open, or that some running snapshot does not see as deleted,
+//!    stays. The version store is pruned at the same horizon.
 //! 2. **Index pass.** Every index of the table loses the entries pointing
 //!    at the collected tuples ([`crate::btree::BTree::bulk_delete`]).
 //! 3. **Heap pass.** On each page with collected tuples (locked exclusive),
@@ -32,6 +35,16 @@
 //! index pass may then fetch the new row — every scan re-checks its
 //! predicates on the heap row, so it is filtered out.
 //!
+//! # The background vacuum
+//!
+//! Every `txn.autovacuum_naptime_ms` a thread of the engine prunes the
+//! version store at the current horizon and vacuums each table in which
+//! more than 50 + 20% of its rows were deleted or moved away since it was
+//! last vacuumed (PostgreSQL's `autovacuum_vacuum_threshold` and
+//! `autovacuum_vacuum_scale_factor`), skipping a table whose lock it cannot
+//! take at once, as autovacuum does. It runs as a session of its own and
+//! stops when the engine is dropped.
+//!
 //! # ANALYZE
 //!
 //! Takes `ShareUpdateExclusiveLock` on each table and returns: the planner
@@ -41,7 +54,7 @@
 use crate::btree::{BTree, BtreeOptions};
 use crate::catalog::{CatalogError, RelEntry, RelId, RelKind};
 use crate::error::{EngineError, Result};
-use crate::heap::DEAD;
+use crate::heap::TupleHeader;
 use crate::session::Session;
 use crate::tid::Tid;
 use std::collections::{BTreeMap, HashSet};
@@ -59,8 +72,13 @@ pub struct VacuumReport {
     pub pages: u64,
     /// Dead tuples reclaimed.
     pub dead_tuples: u64,
-    /// Dead tuples left because an open transaction holds their row lock.
+    /// Deleted tuples left because a running snapshot may still see them
+    /// (or their deleter is still open).
     pub kept_locked: u64,
+    /// Older row versions dropped from the version store.
+    pub versions_pruned: u64,
+    /// Live tuples left in the tables vacuumed.
+    pub live_tuples: u64,
     /// Index entries removed.
     pub index_entries: u64,
     /// Pages cut off the end of tables (`FULL` only).
@@ -81,6 +99,8 @@ impl Session {
             for leaf in s.maintenance_targets(table, mode)? {
                 s.vacuum_leaf(&leaf, full, &mut report)?;
             }
+            let txns = s.engine.txns();
+            report.versions_pruned += txns.versions().prune(txns.snapshots(), txns.refresh_horizon());
             Ok(report)
         })
     }
@@ -143,7 +163,9 @@ impl Session {
         let pool = engine.pool();
         let file = RelFileId::new(self.db, leaf.rel.id);
         report.tables += 1;
-        // 1. Heap scan: dead tuples nobody can bring back, by page.
+        let snaps = engine.txns().snapshots();
+        let horizon = engine.txns().refresh_horizon();
+        // 1. Heap scan: tuples no snapshot can see, by page.
         let nblocks = pool.store().nblocks(file, Fork::Main)?;
         let mut dead: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
         for block in 0..nblocks {
@@ -157,14 +179,13 @@ impl Session {
                 continue;
             }
             for slot in 0..page::item_count(&content) {
-                let Some(&flags) = page::item(&content, slot).and_then(<[u8]>::first) else { continue };
-                if flags & DEAD == 0 {
-                    continue;
-                }
-                if engine.txns().row_holder((leaf.rel.id, Tid::new(block, slot as u16))).is_some() {
+                let Some(h) = page::item(&content, slot).and_then(TupleHeader::read) else { continue };
+                if h.is_dead() || (h.xmax != 0 && snaps.all_visible(horizon, h.xmax)) {
+                    dead.entry(block).or_default().push(slot);
+                } else if h.xmax != 0 && !snaps.aborted(h.xmax) {
                     report.kept_locked += 1;
                 } else {
-                    dead.entry(block).or_default().push(slot);
+                    report.live_tuples += 1;
                 }
             }
             let free = page::free_space(&content);
@@ -189,6 +210,9 @@ impl Session {
             let mut content = buf.lock_exclusive();
             page::remove_items(&mut content, slots);
             content.mark_dirty();
+            for &slot in slots {
+                engine.txns().versions().forget(file, Tid::new(*block, slot as u16));
+            }
             let free = page::free_space(&content);
             drop(content);
             pool.fsm().record(file, *block, free);
@@ -214,4 +238,83 @@ impl Session {
         }
         Ok(())
     }
+}
+
+/// Rows deleted or moved away past which the background vacuum visits a
+/// table (`autovacuum_vacuum_threshold`)…
+const AUTOVACUUM_THRESHOLD: u64 = 50;
+/// …plus this share of its live rows (`autovacuum_vacuum_scale_factor`).
+const AUTOVACUUM_SCALE: f64 = 0.2;
+
+/// Starts the background vacuum of `engine` (see the module
+/// documentation), unless `txn.autovacuum_naptime_ms` is 0.
+pub(crate) fn start_background(engine: &Arc<crate::Engine>) {
+    let nap = engine.config().txn.autovacuum_naptime_ms;
+    if nap == 0 {
+        return;
+    }
+    let weak = Arc::downgrade(engine);
+    let spawned = std::thread::Builder::new().name("autovacuum".into()).spawn(move || {
+        let mut pending: std::collections::HashMap<RelFileId, u64> = std::collections::HashMap::new();
+        let mut live: std::collections::HashMap<RelFileId, u64> = std::collections::HashMap::new();
+        loop {
+            std::thread::sleep(std::time::Duration::from_millis(nap));
+            let Some(engine) = weak.upgrade() else { return };
+            let txns = engine.txns();
+            txns.versions().prune(txns.snapshots(), txns.refresh_horizon());
+            for (file, n) in txns.take_dead() {
+                *pending.entry(file).or_default() += n;
+            }
+            let due: Vec<RelFileId> = pending
+                .iter()
+                .filter(|(f, &n)| {
+                    let base = live.get(f).copied().unwrap_or(0) as f64;
+                    n as f64 > AUTOVACUUM_THRESHOLD as f64 + AUTOVACUUM_SCALE * base
+                })
+                .map(|(f, _)| *f)
+                .collect();
+            for file in due {
+                match autovacuum_one(&engine, file) {
+                    Ok(Some(report)) => {
+                        pending.remove(&file);
+                        live.insert(file, report.live_tuples);
+                    }
+                    // Busy (its lock is held) or gone: try again next time.
+                    Ok(None) | Err(_) => {
+                        if !engine.catalog().snapshot().relations.contains_key(&file.rel) {
+                            pending.remove(&file);
+                        }
+                    }
+                }
+            }
+        }
+    });
+    // No thread (the process is out of threads): VACUUM still works.
+    drop(spawned);
+}
+
+/// Vacuums relation file `file` if its lock can be had at once.
+fn autovacuum_one(engine: &Arc<crate::Engine>, file: RelFileId) -> Result<Option<VacuumReport>> {
+    let name = match engine.catalog().snapshot().relations.get(&file.rel) {
+        Some(r) if r.db == file.db && r.kind == RelKind::Table => r.name.clone(),
+        _ => return Ok(None),
+    };
+    let db_name = match engine.databases().into_iter().find(|d| d.id == file.db) {
+        Some(d) => d.name,
+        None => return Ok(None),
+    };
+    let mut s = engine.session_on(&db_name)?;
+    s.statement(&format!("autovacuum: VACUUM {name}"), |s| {
+        let tag = turnstile_lock::LockTag::relation(s.db, file.rel);
+        if s.backend.lock(tag, LockMode::ShareUpdateExclusive, turnstile_lock::Wait::NoWait).is_err() {
+            return Ok(None);
+        }
+        let leaf = s.rel_entry(file.rel)?;
+        for ix in &leaf.indexes {
+            s.lock_relation(ix.id, LockMode::RowExclusive)?;
+        }
+        let mut report = VacuumReport::default();
+        s.vacuum_leaf(&leaf, false, &mut report)?;
+        Ok(Some(report))
+    })
 }

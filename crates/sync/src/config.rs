@@ -120,6 +120,45 @@ impl fmt::Display for FastPathProtocol {
     }
 }
 
+/// How a statement's snapshot is taken (`turnstile-engine`'s `mvcc`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SnapshotProtocol {
+    /// PostgreSQL 15's `GetSnapshotData`: `ProcArrayLock` in shared mode
+    /// and a scan of every connected backend's running transaction id; the
+    /// cost grows with the number of connections.
+    Procarray,
+    /// A commit sequence number: a snapshot is one atomic read of the
+    /// last commit's number, whatever the number of connections.
+    Csn,
+}
+
+impl SnapshotProtocol {
+    /// The knob's value name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            SnapshotProtocol::Procarray => "procarray",
+            SnapshotProtocol::Csn => "csn",
+        }
+    }
+}
+
+impl fmt::Display for SnapshotProtocol {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Transactions and snapshots (`turnstile-engine`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TxnConfig {
+    /// How a snapshot is taken: `procarray` (PostgreSQL 15) or `csn`.
+    pub snapshot: SnapshotProtocol,
+    /// Milliseconds between two passes of the background vacuum (0: off).
+    pub autovacuum_naptime_ms: u64,
+}
+
 /// The heavyweight lock manager (`turnstile-lock`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -262,6 +301,8 @@ pub struct Config {
     pub planner: PlannerConfig,
     /// Per-query memory.
     pub memory: MemoryConfig,
+    /// Transactions and snapshots.
+    pub txn: TxnConfig,
 }
 
 impl Default for Config {
@@ -303,6 +344,8 @@ pub const KNOBS: &[Knob] = &[
     Knob { key: "planner.index_prefilter", allowed: "true or false" },
     Knob { key: "memory.block_cache", allowed: "true or false" },
     Knob { key: "memory.lazy_scan_state", allowed: "true or false" },
+    Knob { key: "txn.snapshot", allowed: "procarray or csn" },
+    Knob { key: "txn.autovacuum_naptime_ms", allowed: "0 (off) or an integer up to 3600000" },
 ];
 
 /// A configuration that cannot be used.
@@ -385,6 +428,10 @@ impl Config {
             },
             planner: PlannerConfig { index_prefilter: !classic },
             memory: MemoryConfig { block_cache: !classic, lazy_scan_state: !classic },
+            txn: TxnConfig {
+                snapshot: if classic { SnapshotProtocol::Procarray } else { SnapshotProtocol::Csn },
+                autovacuum_naptime_ms: 1000,
+            },
         }
     }
 
@@ -521,6 +568,8 @@ impl Config {
         let s = &self.storage;
         check((1..=1024).contains(&s.extend_max_blocks), "storage.extend_max_blocks", s.extend_max_blocks)?;
         check((1..=1_000_000).contains(&s.max_open_files), "storage.max_open_files", s.max_open_files)?;
+        let t = &self.txn;
+        check(t.autovacuum_naptime_ms <= 3_600_000, "txn.autovacuum_naptime_ms", t.autovacuum_naptime_ms)?;
         Ok(())
     }
 

@@ -31,6 +31,11 @@ pub enum Tranche {
     Catalog,
     /// The relation cache.
     RelCache,
+    /// The array of running transactions that a `classic` snapshot scans
+    /// (PostgreSQL's `ProcArrayLock`).
+    ProcArray,
+    /// Transaction-id assignment under `classic` (PostgreSQL's `XidGenLock`).
+    XidGen,
     /// Locks created by benchmarks.
     Bench,
     /// Locks created by tests and examples.
@@ -39,7 +44,7 @@ pub enum Tranche {
 
 impl Tranche {
     /// Every tranche, in id order.
-    pub const ALL: [Tranche; 11] = [
+    pub const ALL: [Tranche; 13] = [
         Tranche::LockManager,
         Tranche::LockFastPath,
         Tranche::BufferMapping,
@@ -49,6 +54,8 @@ impl Tranche {
         Tranche::FileCache,
         Tranche::Catalog,
         Tranche::RelCache,
+        Tranche::ProcArray,
+        Tranche::XidGen,
         Tranche::Bench,
         Tranche::Test,
     ];
@@ -67,6 +74,8 @@ impl Tranche {
             Tranche::FileCache => "FileCache",
             Tranche::Catalog => "Catalog",
             Tranche::RelCache => "RelCache",
+            Tranche::ProcArray => "ProcArray",
+            Tranche::XidGen => "XidGen",
             Tranche::Bench => "Bench",
             Tranche::Test => "Test",
         }

@@ -1,23 +1,18 @@
 //! The heap: a table's rows on slotted 8 kB pages.
 //!
 //! A heap page is the storage crate's generic page (line pointers growing
-//! up, tuples growing down, no special space); a tuple is a one-byte header
-//! followed by one encoded row ([`crate::types::encode_row`]). A tuple
-//! keeps its [`Tid`] while it lives: an update rewrites it on its page
-//! ([`replace_row`], compacting the page if the row grows) or, when keys
-//! change or the page is full, inserts the new row elsewhere and marks the
-//! old one dead (`crate::dml`).
+//! up, tuples growing down, no special space); a tuple is a 15-byte header
+//! ([`tuple`]: flags, `xmin`, `xmax`, `ctid`) followed by one encoded row
+//! ([`crate::types::encode_row`]). Which version of a row a reader sees is
+//! decided by [`tuple::seen`] under the page's content lock ([`crate::mvcc`]).
 //!
-//! | tuple byte | meaning |
-//! |---|---|
-//! | 0 | flags: [`DEAD`] — deleted, replaced by a moved update, or the insert that made it failed or was rolled back; scans and fetches skip it |
-//! | 1.. | the row |
-//!
-//! There is no MVCC: `DEAD` can be cleared again by the undo of the
-//! transaction that set it (which holds the row's write lock until it
-//! ends). VACUUM (`crate::vacuum`) removes dead tuples that no open
-//! transaction holds: their line pointers become unused (length 0, reused
-//! by later inserts) and the page is compacted.
+//! An update either rewrites the tuple where it is ([`update_in_place`]:
+//! the TID and index entries stay, the replaced version goes to the version
+//! store) or, when keys change or the page is full, inserts the new version
+//! elsewhere and sets the old one's `xmax` and `ctid` (`crate::dml`). A
+//! delete sets `xmax`. VACUUM (`crate::vacuum`) removes tuples no snapshot
+//! can see: their line pointers become unused (length 0, reused by later
+//! inserts) and the page is compacted.
 //!
 //! `fillfactor` ([`fillfactor_reserve`]): an insert leaves that share of a
 //! page free, unless the page is empty.
@@ -27,6 +22,8 @@
 //! * A page's bytes: its buffer's content lock — shared to read tuples,
 //!   exclusive to add one or change one in place. One content lock at a
 //!   time; none is held while waiting for the relation-extension lock.
+//!   A tuple's version chain is changed only under the exclusive lock of
+//!   its page ([`crate::mvcc::versions`]).
 //! * Which page an inserter uses: the free-space map hands a page to one
 //!   inserter at a time ([`turnstile_storage::fsm::FreeSpaceMap::claim`]
 //!   removes it); the inserter records what is left when it is done, so two
@@ -34,35 +31,31 @@
 //! * The relation's length: the relation-extension lock, inside
 //!   [`Extender`] (`storage.extend` picks `classic` or `bulk`).
 //!
-//! A sequential scan reads a page's tuples under a shared lock into a local
-//! batch and releases the lock before returning them (PostgreSQL's
-//! page-at-a-time mode), so a slow consumer never blocks inserters.
+//! A sequential scan reads a page's visible versions under a shared lock
+//! into a local batch and releases the lock before returning them
+//! (PostgreSQL's page-at-a-time mode), so a slow consumer never blocks
+//! inserters.
 
+pub mod tuple;
+
+use crate::mvcc::{Horizon, OldVersion, Snapshots, VersionStore, Visibility};
 use crate::tid::Tid;
 use crate::types::{encode_row, fixed_column_span, CodecError, ColumnType, Value};
+use std::sync::Arc;
+pub use tuple::{make_tuple, seen, Seen, TupleHeader, DEAD, HAS_VERSIONS, MOVED, TUPLE_HEADER};
 use turnstile_storage::page::{self, MAX_ITEM_SIZE};
 use turnstile_storage::rel::{BufferTag, Fork, RelFileId};
 use turnstile_storage::{BufferPool, Extender, ExtensionLocker, PinnedBuffer, StorageError};
 
-/// Tuple flag: the row was taken back by the statement that inserted it.
-pub const DEAD: u8 = 0x01;
-/// Bytes before the row in a tuple.
-pub const TUPLE_HEADER: usize = 1;
 /// The largest encoded row a page holds.
 pub const MAX_ROW_SIZE: usize = MAX_ITEM_SIZE - TUPLE_HEADER;
 
-fn live_row(tuple: &[u8]) -> Option<&[u8]> {
-    match tuple.split_first() {
-        Some((flags, row)) if flags & DEAD == 0 => Some(row),
+/// The row of a tuple that is not [`DEAD`] (whatever its `xmax`).
+fn undead_row(tuple: &[u8]) -> Option<&[u8]> {
+    match TupleHeader::read(tuple) {
+        Some(h) if !h.is_dead() => Some(&tuple[TUPLE_HEADER..]),
         _ => None,
     }
-}
-
-fn make_tuple(row: &[u8]) -> Vec<u8> {
-    let mut t = Vec::with_capacity(TUPLE_HEADER + row.len());
-    t.push(0);
-    t.extend_from_slice(row);
-    t
 }
 
 /// A heap operation that failed; nothing was changed.
@@ -91,7 +84,7 @@ pub enum HeapError {
     },
 }
 
-/// Inserts one encoded row into `rel`, using a page from the free-space
+/// Inserts one encoded row, written by transaction `xmin`, into `rel`, using a page from the free-space
 /// map or a new one from relation extension. `pool` is the pool `ext`
 /// extends through.
 pub fn insert<L: ExtensionLocker>(
@@ -99,8 +92,9 @@ pub fn insert<L: ExtensionLocker>(
     ext: &mut Extender<'_, L>,
     rel: RelFileId,
     row: &[u8],
+    xmin: u32,
 ) -> Result<Tid, HeapError> {
-    insert_reserving(pool, ext, rel, row, 0)
+    insert_reserving(pool, ext, rel, row, xmin, 0)
 }
 
 /// Bytes a heap page keeps free for updates under `fillfactor` percent
@@ -117,12 +111,13 @@ pub fn insert_reserving<L: ExtensionLocker>(
     ext: &mut Extender<'_, L>,
     rel: RelFileId,
     row: &[u8],
+    xmin: u32,
     reserve: usize,
 ) -> Result<Tid, HeapError> {
     if row.len() > MAX_ROW_SIZE {
         return Err(HeapError::TupleTooLarge { size: row.len() });
     }
-    let tuple = &make_tuple(row);
+    let tuple = &make_tuple(&TupleHeader::new(xmin), row);
     let want = (tuple.len() + page::ITEM_ID_SIZE + reserve).min(MAX_ROW_SIZE + TUPLE_HEADER + page::ITEM_ID_SIZE);
     loop {
         let buf = ext.get_page(rel, want)?;
@@ -160,12 +155,13 @@ pub struct BulkInserter<'p> {
     rel: RelFileId,
     current: Option<PinnedBuffer<'p>>,
     reserve: usize,
+    xmin: u32,
 }
 
 impl<'p> BulkInserter<'p> {
-    /// A bulk inserter into `rel` of `pool`.
-    pub fn new(pool: &'p BufferPool, rel: RelFileId) -> BulkInserter<'p> {
-        BulkInserter { pool, rel, current: None, reserve: 0 }
+    /// A bulk inserter into `rel` of `pool` for transaction `xmin`.
+    pub fn new(pool: &'p BufferPool, rel: RelFileId, xmin: u32) -> BulkInserter<'p> {
+        BulkInserter { pool, rel, current: None, reserve: 0, xmin }
     }
 
     /// Leaves `reserve` bytes free on each page ([`fillfactor_reserve`]).
@@ -179,7 +175,7 @@ impl<'p> BulkInserter<'p> {
         if row.len() > MAX_ROW_SIZE {
             return Err(HeapError::TupleTooLarge { size: row.len() });
         }
-        let tuple = &make_tuple(row);
+        let tuple = &make_tuple(&TupleHeader::new(self.xmin), row);
         if let Some(buf) = &self.current {
             let mut content = buf.lock_exclusive();
             let slot = if room_for(&content, tuple, self.reserve) {
@@ -233,52 +229,92 @@ impl Drop for BulkInserter<'_> {
     }
 }
 
-/// The row at `tid`, copied out (a dead tuple is not there).
+/// The row at `tid`, copied out: the tuple's own version, whatever its
+/// `xmax` (a [`DEAD`] tuple is not there).
 pub fn fetch(pool: &BufferPool, rel: RelFileId, tid: Tid) -> Result<Vec<u8>, HeapError> {
-    with_row(pool, rel, tid, <[u8]>::to_vec)
-}
-
-/// Calls `f` with the row at `tid` while its page is share-locked (no copy).
-pub fn with_row<R>(pool: &BufferPool, rel: RelFileId, tid: Tid, f: impl FnOnce(&[u8]) -> R) -> Result<R, HeapError> {
     let buf = pool.read_buffer(BufferTag::new(rel, Fork::Main, tid.block))?;
     let content = buf.lock_shared();
-    let row = page::item(&content, usize::from(tid.slot)).and_then(live_row);
-    Ok(f(row.ok_or(HeapError::NoSuchTuple { rel, tid })?))
+    let row = page::item(&content, usize::from(tid.slot)).and_then(undead_row);
+    Ok(row.ok_or(HeapError::NoSuchTuple { rel, tid })?.to_vec())
 }
 
-/// Marks the tuple at `tid` dead: the statement that inserted it failed.
-pub fn mark_dead(pool: &BufferPool, rel: RelFileId, tid: Tid) -> Result<(), HeapError> {
+/// The tuple at `tid` as it is now, header and row (also a [`DEAD`] one).
+pub fn latest(pool: &BufferPool, rel: RelFileId, tid: Tid) -> Result<(TupleHeader, Vec<u8>), HeapError> {
+    let buf = pool.read_buffer(BufferTag::new(rel, Fork::Main, tid.block))?;
+    let content = buf.lock_shared();
+    let tuple = page::item(&content, usize::from(tid.slot)).filter(|t| t.len() >= TUPLE_HEADER);
+    let tuple = tuple.ok_or(HeapError::NoSuchTuple { rel, tid })?;
+    let header = TupleHeader::read(tuple).ok_or(HeapError::NoSuchTuple { rel, tid })?;
+    Ok((header, tuple[TUPLE_HEADER..].to_vec()))
+}
+
+/// Calls `f` with the version of the row at `tid` that `vis` sees, while
+/// its page is share-locked (no copy); `Ok(None)` if it sees none.
+pub fn with_visible<R>(
+    pool: &BufferPool,
+    rel: RelFileId,
+    tid: Tid,
+    vis: &Visibility<'_>,
+    f: impl FnOnce(&[u8]) -> R,
+) -> Result<Option<R>, HeapError> {
+    let buf = pool.read_buffer(BufferTag::new(rel, Fork::Main, tid.block))?;
+    let content = buf.lock_shared();
+    let Some(tuple) = page::item(&content, usize::from(tid.slot)) else { return Ok(None) };
+    Ok(seen(tuple, rel, tid, vis).row().map(f))
+}
+
+/// Changes the header of the tuple at `tid` under its page's exclusive lock.
+fn change_header(
+    pool: &BufferPool,
+    rel: RelFileId,
+    tid: Tid,
+    change: impl FnOnce(&mut TupleHeader),
+) -> Result<(), HeapError> {
     let buf = pool.read_buffer(BufferTag::new(rel, Fork::Main, tid.block))?;
     let mut content = buf.lock_exclusive();
-    let tuple = page::item_mut(&mut content, usize::from(tid.slot)).ok_or(HeapError::NoSuchTuple { rel, tid })?;
-    let flags = tuple.first_mut().ok_or(HeapError::NoSuchTuple { rel, tid })?;
-    *flags |= DEAD;
+    let tuple = page::item_mut(&mut content, usize::from(tid.slot))
+        .filter(|t| t.len() >= TUPLE_HEADER)
+        .ok_or(HeapError::NoSuchTuple { rel, tid })?;
+    let mut h = TupleHeader::read(tuple).ok_or(HeapError::NoSuchTuple { rel, tid })?;
+    change(&mut h);
+    h.write(tuple);
     content.mark_dirty();
     Ok(())
 }
 
-/// Sets or clears the [`DEAD`] flag of the tuple at `tid` (delete, and its
-/// undo). Returns whether it was dead before.
-pub fn set_dead(pool: &BufferPool, rel: RelFileId, tid: Tid, dead: bool) -> Result<bool, HeapError> {
-    let buf = pool.read_buffer(BufferTag::new(rel, Fork::Main, tid.block))?;
-    let mut content = buf.lock_exclusive();
-    let tuple = page::item_mut(&mut content, usize::from(tid.slot))
-        .filter(|t| !t.is_empty())
-        .ok_or(HeapError::NoSuchTuple { rel, tid })?;
-    let was = tuple[0] & DEAD != 0;
-    if dead {
-        tuple[0] |= DEAD;
-    } else {
-        tuple[0] &= !DEAD;
-    }
-    content.mark_dirty();
-    Ok(was)
+/// Marks the tuple at `tid` [`DEAD`]: its insert failed or was rolled back.
+pub fn mark_dead(pool: &BufferPool, rel: RelFileId, tid: Tid) -> Result<(), HeapError> {
+    change_header(pool, rel, tid, |h| h.flags |= DEAD)
+}
+
+/// Sets the tuple's `xmax` (a delete, or with `moved_to` an update that
+/// wrote the next version there); `xmax == 0` takes either back.
+pub fn set_xmax(
+    pool: &BufferPool,
+    rel: RelFileId,
+    tid: Tid,
+    xmax: u32,
+    moved_to: Option<Tid>,
+) -> Result<(), HeapError> {
+    change_header(pool, rel, tid, |h| {
+        h.xmax = xmax;
+        match moved_to {
+            Some(to) if xmax != 0 => {
+                h.flags |= MOVED;
+                h.ctid = to;
+            }
+            _ => {
+                h.flags &= !MOVED;
+                h.ctid = Tid::default();
+            }
+        }
+    })
 }
 
 /// What is at a TID.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TupleState {
-    /// A live tuple.
+    /// A tuple not marked [`DEAD`] (its `xmax` may be set).
     Live,
     /// A tuple marked [`DEAD`], still taking space until VACUUM.
     Dead,
@@ -293,32 +329,83 @@ pub fn tuple_state(pool: &BufferPool, rel: RelFileId, tid: Tid) -> Result<TupleS
     }
     let buf = pool.read_buffer(BufferTag::new(rel, Fork::Main, tid.block))?;
     let content = buf.lock_shared();
-    Ok(match page::item(&content, usize::from(tid.slot)).and_then(|t| t.first()) {
+    Ok(match page::item(&content, usize::from(tid.slot)).and_then(TupleHeader::read) {
         None => TupleState::Missing,
-        Some(flags) if flags & DEAD != 0 => TupleState::Dead,
+        Some(h) if h.is_dead() => TupleState::Dead,
         Some(_) => TupleState::Live,
     })
 }
 
-/// Replaces the live row at `tid` with `row`, on its page, keeping its TID
-/// (the row may grow into the page's free space). Returns `false`,
-/// changing nothing, when the page has no room: the caller moves the row.
-pub fn replace_row(pool: &BufferPool, rel: RelFileId, tid: Tid, row: &[u8]) -> Result<bool, HeapError> {
+/// The version store and horizon an in-place update prunes with.
+#[derive(Clone, Copy, Debug)]
+pub struct VersionSink<'a> {
+    /// The snapshot protocol and transaction status.
+    pub snapshots: &'a Snapshots,
+    /// Where replaced versions go.
+    pub versions: &'a VersionStore,
+    /// The last horizon computed (the pushed-to chain is pruned at it).
+    pub horizon: Option<Horizon>,
+}
+
+/// Replaces the row at `tid` with `row`, written by `xid`, on its page,
+/// keeping its TID (the row may grow into the page's free space); the
+/// replaced version goes to the version store. Returns `false`, changing
+/// nothing, when the page has no room: the caller moves the row.
+pub fn update_in_place(
+    pool: &BufferPool,
+    rel: RelFileId,
+    tid: Tid,
+    row: &[u8],
+    xid: u32,
+    sink: VersionSink<'_>,
+) -> Result<bool, HeapError> {
     if row.len() > MAX_ROW_SIZE {
         return Err(HeapError::TupleTooLarge { size: row.len() });
     }
-    let tuple = make_tuple(row);
     let buf = pool.read_buffer(BufferTag::new(rel, Fork::Main, tid.block))?;
     let mut content = buf.lock_exclusive();
     let slot = usize::from(tid.slot);
-    if page::item(&content, slot).and_then(live_row).is_none() {
+    let old = page::item(&content, slot).filter(|t| t.len() >= TUPLE_HEADER);
+    let old = old.ok_or(HeapError::NoSuchTuple { rel, tid })?;
+    let old_header = TupleHeader::read(old).ok_or(HeapError::NoSuchTuple { rel, tid })?;
+    if old_header.is_dead() {
         return Err(HeapError::NoSuchTuple { rel, tid });
     }
-    let done = page::replace_item(&mut content, slot, &tuple);
-    if done {
-        content.mark_dirty();
+    let old_row: Arc<[u8]> = Arc::from(&old[TUPLE_HEADER..]);
+    let header = TupleHeader { flags: HAS_VERSIONS, xmin: xid, xmax: 0, ctid: Tid::default() };
+    if !page::replace_item(&mut content, slot, &make_tuple(&header, row)) {
+        return Ok(false);
     }
-    Ok(done)
+    content.mark_dirty();
+    let old = OldVersion { xmin: old_header.xmin, replaced_by: xid, row: old_row };
+    sink.versions.push(rel, tid, old, sink.horizon.map(|h| (sink.snapshots, h)));
+    Ok(true)
+}
+
+/// Takes back `xid`'s in-place update of the row at `tid`: the version it
+/// replaced is written back. Returns `false` if that version is not there
+/// or no longer fits on the page (the update then stays).
+pub fn restore_in_place(
+    pool: &BufferPool,
+    rel: RelFileId,
+    tid: Tid,
+    xid: u32,
+    versions: &VersionStore,
+) -> Result<bool, HeapError> {
+    let buf = pool.read_buffer(BufferTag::new(rel, Fork::Main, tid.block))?;
+    let mut content = buf.lock_exclusive();
+    let slot = usize::from(tid.slot);
+    if page::item(&content, slot).and_then(TupleHeader::read).is_none_or(|h| h.xmin != xid) {
+        return Ok(false);
+    }
+    let Some(old) = versions.pop(rel, tid, xid) else { return Ok(false) };
+    let header = TupleHeader { flags: HAS_VERSIONS, xmin: old.xmin, xmax: 0, ctid: Tid::default() };
+    if !page::replace_item(&mut content, slot, &make_tuple(&header, &old.row)) {
+        versions.push(rel, tid, old, None);
+        return Ok(false);
+    }
+    content.mark_dirty();
+    Ok(true)
 }
 
 /// Sets fixed-size column `column` of the tuple at `tid` to `value` in
@@ -343,7 +430,7 @@ pub fn update_fixed_column(
     let buf = pool.read_buffer(BufferTag::new(rel, Fork::Main, tid.block))?;
     let mut content = buf.lock_exclusive();
     let tuple = page::item_mut(&mut content, usize::from(tid.slot))
-        .filter(|t| t.first().is_some_and(|f| f & DEAD == 0))
+        .filter(|t| TupleHeader::read(t).is_some_and(|h| !h.is_dead()))
         .ok_or(HeapError::NoSuchTuple { rel, tid })?;
     let row = &mut tuple[TUPLE_HEADER..];
     let (at, size) = fixed_column_span(types, row, column)?.ok_or_else(type_error)?;
@@ -353,13 +440,17 @@ pub fn update_fixed_column(
     Ok(())
 }
 
-/// A sequential scan: every tuple of `rel` in block and slot order, page at
-/// a time. Blocks added after the scan started are not visited (the scan
-/// reads the relation's length once, as PostgreSQL's `heapgetpage` does).
+/// A sequential scan: in block and slot order, page at a time, the version
+/// of each row a snapshot sees ([`HeapScan::visible`]) or every tuple not
+/// [`DEAD`] as it is now ([`HeapScan::new`]: index builds, maintenance).
+/// Blocks added after the scan started are not visited (the scan reads the
+/// relation's length once, as PostgreSQL's `heapgetpage` does).
 #[derive(Debug)]
 pub struct HeapScan<'p> {
     pool: &'p BufferPool,
     rel: RelFileId,
+    vis: Option<Visibility<'p>>,
+    current: Option<&'p Snapshots>,
     next_block: u32,
     nblocks: u32,
     batch: Vec<(Tid, Vec<u8>)>,
@@ -367,10 +458,26 @@ pub struct HeapScan<'p> {
 }
 
 impl<'p> HeapScan<'p> {
-    /// Starts a scan of `rel`.
+    /// Starts a scan of every tuple of `rel` not marked [`DEAD`].
     pub fn new(pool: &'p BufferPool, rel: RelFileId) -> Result<HeapScan<'p>, HeapError> {
         let nblocks = pool.store().nblocks(rel, Fork::Main)?;
-        Ok(HeapScan { pool, rel, next_block: 0, nblocks, batch: Vec::new(), pos: 0 })
+        Ok(HeapScan { pool, rel, vis: None, current: None, next_block: 0, nblocks, batch: Vec::new(), pos: 0 })
+    }
+
+    /// Starts a scan of the newest version of each row of `rel` that is not
+    /// deleted by a committed transaction (index builds, DDL checks: what
+    /// PostgreSQL's `SnapshotAny` scans keep after pruning).
+    pub fn current(pool: &'p BufferPool, rel: RelFileId, snapshots: &'p Snapshots) -> Result<HeapScan<'p>, HeapError> {
+        let mut scan = HeapScan::new(pool, rel)?;
+        scan.current = Some(snapshots);
+        Ok(scan)
+    }
+
+    /// Starts a scan of the versions of `rel`'s rows that `vis` sees.
+    pub fn visible(pool: &'p BufferPool, rel: RelFileId, vis: Visibility<'p>) -> Result<HeapScan<'p>, HeapError> {
+        let mut scan = HeapScan::new(pool, rel)?;
+        scan.vis = Some(vis);
+        Ok(scan)
     }
 
     fn load_next_page(&mut self) -> Result<bool, HeapError> {
@@ -385,8 +492,22 @@ impl<'p> HeapScan<'p> {
                 continue;
             }
             for slot in 0..page::item_count(&content) {
-                if let Some(row) = page::item(&content, slot).and_then(live_row) {
-                    self.batch.push((Tid::new(block, slot as u16), row.to_vec()));
+                let Some(tuple) = page::item(&content, slot) else { continue };
+                let tid = Tid::new(block, slot as u16);
+                match &self.vis {
+                    None => {
+                        let deleted = |h: TupleHeader| self.current.is_some_and(|s| h.xmax != 0 && s.committed(h.xmax));
+                        if let Some(row) = undead_row(tuple) {
+                            if !TupleHeader::read(tuple).is_some_and(deleted) {
+                                self.batch.push((tid, row.to_vec()));
+                            }
+                        }
+                    }
+                    Some(vis) => {
+                        if let Some(row) = seen(tuple, self.rel, tid, vis).row() {
+                            self.batch.push((tid, row.to_vec()));
+                        }
+                    }
                 }
             }
             if !self.batch.is_empty() {
@@ -424,8 +545,9 @@ pub fn insert_row<L: ExtensionLocker>(
     rel: RelFileId,
     types: &[ColumnType],
     row: &[Value],
+    xmin: u32,
 ) -> Result<Tid, HeapError> {
-    insert(pool, ext, rel, &encode_row(types, row)?)
+    insert(pool, ext, rel, &encode_row(types, row)?, xmin)
 }
 
 #[cfg(test)]
@@ -483,7 +605,7 @@ mod tests {
             let mut ext = Extender::new(&pool, backend(), strategy, 16);
             for i in 0..n / 2 {
                 let i = i + tids.len() as i32;
-                tids.push((i, insert_row(&pool, &mut ext, rel, &TYPES, &row(i)).unwrap()));
+                tids.push((i, insert_row(&pool, &mut ext, rel, &TYPES, &row(i), 3).unwrap()));
             }
         }
         assert!(smgr.nblocks(rel, Fork::Main).unwrap() > 16, "the pool must have evicted pages");
@@ -505,7 +627,7 @@ mod tests {
         let rel = RelFileId::new(5, 16385);
         smgr.create(rel, Fork::Main).unwrap();
         let mut ext = Extender::new(&pool, backend(), ExtendStrategy::Bulk, 8);
-        let mut bulk = BulkInserter::new(&pool, rel);
+        let mut bulk = BulkInserter::new(&pool, rel, 3);
         let tids: Vec<Tid> =
             (0..2000).map(|i| bulk.insert(&mut ext, &encode_row(&TYPES, &row(i)).unwrap()).unwrap()).collect();
         drop(bulk);
@@ -543,7 +665,7 @@ mod tests {
                 s.spawn(move || {
                     let mut ext = Extender::new(pool, backend(), ExtendStrategy::Bulk, 16);
                     for i in 0..per_thread {
-                        insert_row(pool, &mut ext, rel, &TYPES, &row(t * per_thread + i)).unwrap();
+                        insert_row(pool, &mut ext, rel, &TYPES, &row(t * per_thread + i), 3).unwrap();
                     }
                 });
             }
@@ -567,6 +689,6 @@ mod tests {
         smgr.create(rel, Fork::Main).unwrap();
         let mut ext = Extender::new(&pool, backend(), ExtendStrategy::Bulk, 4);
         let big = vec![0u8; MAX_ROW_SIZE + 1];
-        assert!(matches!(insert(&pool, &mut ext, rel, &big), Err(HeapError::TupleTooLarge { .. })));
+        assert!(matches!(insert(&pool, &mut ext, rel, &big, 3), Err(HeapError::TupleTooLarge { .. })));
     }
 }

@@ -19,6 +19,7 @@ use crate::error::Result;
 use crate::heap::{self, HeapScan};
 use crate::lmgr::RelLocker;
 use crate::memory::{BlockCache, MemoryContext};
+use crate::mvcc::Visibility;
 use crate::tid::Tid;
 use crate::types::{decode_row_into, ColumnType, Value};
 use std::cell::{Cell, RefCell};
@@ -108,6 +109,8 @@ struct Ctx<'a, 'm> {
     /// The last parameter or constant search key, encoded: a generic plan
     /// probes each partition's index with the same one.
     probe_key: Cell<Option<ProbeKey>>,
+    /// Which version of each row the execution sees.
+    vis: Visibility<'a>,
 }
 
 impl Ctx<'_, '_> {
@@ -142,7 +145,7 @@ impl Ctx<'_, '_> {
             };
             match &leaf.access {
                 Access::SeqScan => {
-                    for (i, item) in HeapScan::new(self.pool, file)?.enumerate() {
+                    for (i, item) in HeapScan::visible(self.pool, file, self.vis)?.enumerate() {
                         if i % 1024 == 0 {
                             self.backend.check_cancel()?;
                         }
@@ -244,10 +247,11 @@ impl Ctx<'_, '_> {
                 // SAFETY: the loop above wrote `current[..n]`.
                 let item = unsafe { item.assume_init() };
                 debug_assert!(usize::from(item.index_offset) < MAX_TIDS_PER_PAGE && item.tuple_offset == 0);
-                match heap::with_row(self.pool, file, item.tid(), |bytes| emit(bytes)) {
-                    Ok(r) => r?,
-                    // An index entry whose heap insert was taken back.
-                    Err(heap::HeapError::NoSuchTuple { .. }) => {}
+                match heap::with_visible(self.pool, file, item.tid(), &self.vis, |bytes| emit(bytes)) {
+                    Ok(Some(r)) => r?,
+                    // No version this snapshot sees, or an index entry
+                    // whose tuple VACUUM reclaimed.
+                    Ok(None) | Err(heap::HeapError::NoSuchTuple { .. }) => {}
                     Err(e) => return Err(e.into()),
                 }
             }
@@ -269,18 +273,21 @@ pub struct Executor<'a> {
     pool: &'a BufferPool,
     config: &'a Config,
     block_cache: &'a mut BlockCache,
+    vis: Visibility<'a>,
 }
 
 impl<'a> Executor<'a> {
     /// An executor over `rels` (the session's relation cache and backend),
-    /// reading through `pool`, with memory from `block_cache`.
+    /// reading through `pool` the row versions `vis` sees, with memory from
+    /// `block_cache`.
     pub(crate) fn new(
         rels: RelLocker<'a>,
         pool: &'a BufferPool,
         config: &'a Config,
         block_cache: &'a mut BlockCache,
+        vis: Visibility<'a>,
     ) -> Executor<'a> {
-        Executor { rels, pool, config, block_cache }
+        Executor { rels, pool, config, block_cache, vis }
     }
 
     /// Runs `plan` with `params`: takes the executor's locks, then scans,
@@ -304,6 +311,7 @@ impl<'a> Executor<'a> {
             amcache: RefCell::new(amcache),
             backend,
             probe_key: Cell::new(None),
+            vis: self.vis,
         };
         let Some(first) = plan.tables.first() else {
             return Ok(Vec::new());

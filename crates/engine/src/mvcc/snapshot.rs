@@ -1,0 +1,416 @@
+//! Snapshots: which transactions' writes a statement sees.
+//!
+//! A snapshot is taken when a statement starts (`READ COMMITTED`) or when
+//! the first statement of a transaction starts (`REPEATABLE READ`). It sees
+//! exactly the transactions that had committed when it was taken, plus the
+//! taking transaction itself. Two protocols, chosen by `txn.snapshot`:
+//!
+//! ## `procarray` (`classic`): PostgreSQL 15's `GetSnapshotData`
+//!
+//! * **Assigning an id** takes the `XidGen` lock exclusive, draws the next
+//!   id and stores it in the backend's slot before releasing, so that an id
+//!   below any completed id is always in its slot while it runs.
+//! * **A snapshot** takes the `ProcArray` lock *shared*, sets `xmax` to the
+//!   latest completed id + 1 and copies every connected backend's running
+//!   id into `xip`: its cost grows with the number of connections.
+//! * **Ending** sets the status word ([`super::clog`]) first, then takes the
+//!   `ProcArray` lock *exclusive* to clear the slot and advance the latest
+//!   completed id (`ProcArrayEndTransaction`). No snapshot runs in between,
+//!   so a snapshot either lists the transaction as running or finds its
+//!   final status.
+//! * `xid` is visible to the snapshot iff it is the taker's own, or
+//!   `xid < xmax`, not in `xip`, and committed.
+//!
+//! ## `csn` (`scalable`): a commit sequence number
+//!
+//! * **A snapshot** publishes the last commit number in the backend's slot,
+//!   then reads it again and keeps that second reading: one store and two
+//!   loads, whatever the number of connections, and no lock.
+//! * **A commit** stores [`COMMITTING`] in its status word, draws the next
+//!   number with one `fetch_add`, and stores the number in the status word.
+//! * `xid` is visible iff it is the taker's own, or its status word holds a
+//!   number no larger than the snapshot's. A reader that finds
+//!   `COMMITTING` waits until the number is stored (the committer is
+//!   between two stores and never blocks there). Because `COMMITTING` is
+//!   stored before the number is drawn, a snapshot that read a number at
+//!   least as large as the committer's can never take the transaction for
+//!   one still running: it sees either `COMMITTING` or the number. A loom
+//!   model (`tests/loom_snapshot.rs`) checks that no snapshot sees one of
+//!   two commits without the other when they were made in order, under
+//!   both protocols.
+//!
+//! ## Horizons
+//!
+//! VACUUM and the version store discard what no snapshot can need: a
+//! [`Horizon`] below which every committed transaction is visible to every
+//! snapshot still running or yet to be taken. Under `procarray` it is the
+//! oldest running id or snapshot `xmin`; under `csn` the oldest published
+//! snapshot number. Under `csn` a snapshot publishes before it reads, so a
+//! horizon computed concurrently is never newer than the snapshot that
+//! results (the second read is later than the horizon's scan of the slot).
+
+use super::clog::{XactLog, ABORTED, COMMITTED, COMMITTING, FIRST_CSN};
+use std::sync::Mutex;
+use turnstile_sync::config::SnapshotProtocol;
+use turnstile_sync::sync::atomic::{AtomicU32, Ordering};
+use turnstile_sync::sync::counter::AtomicU64;
+use turnstile_sync::{LwLock, LwLockPolicy, Tranche};
+
+/// What one snapshot sees.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Snapshot {
+    /// `procarray`: ids from `xmax` on, and those in `xip` (sorted), are
+    /// invisible.
+    Xip {
+        /// The oldest id running when the snapshot was taken (or `xmax`).
+        xmin: u32,
+        /// One past the latest completed id.
+        xmax: u32,
+        /// The ids running below `xmax`, sorted.
+        xip: Box<[u32]>,
+    },
+    /// `csn`: commits numbered up to `csn` are visible.
+    Csn {
+        /// The last commit number when the snapshot was taken.
+        csn: u32,
+    },
+}
+
+/// Below it, a committed transaction is visible to every snapshot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Horizon {
+    /// `procarray`: committed ids below this one.
+    Xid(u32),
+    /// `csn`: commits numbered up to this one.
+    Csn(u32),
+}
+
+/// Counters of the snapshot protocol (the lab's per-transaction figures).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SnapshotStats {
+    /// Snapshots taken.
+    pub snapshots: u64,
+    /// `ProcArray` and `XidGen` lock acquisitions (shared work; 0 under `csn`).
+    pub shared_acquisitions: u64,
+    /// Transaction ids assigned.
+    pub xids: u64,
+    /// Commits.
+    pub commits: u64,
+}
+
+#[derive(Debug)]
+struct ProcState {
+    /// The latest id that committed or aborted.
+    latest_completed: u32,
+    /// The slots of connected backends (PostgreSQL's dense `pgprocnos`).
+    procs: Vec<u32>,
+}
+
+/// The shared state of both protocols.
+#[derive(Debug)]
+pub struct Snapshots {
+    protocol: SnapshotProtocol,
+    clog: XactLog,
+    next_xid: AtomicU32,
+    xid_gen: LwLock<()>,
+    proc_array: LwLock<ProcState>,
+    /// Per backend slot: its running id (`procarray`), 0 when none.
+    slot_xid: Box<[AtomicU32]>,
+    /// Per backend slot: its snapshot's `xmin` (`procarray`) or number
+    /// (`csn`), 0 when it holds none.
+    slot_snap: Box<[AtomicU32]>,
+    last_csn: AtomicU32,
+    /// Ids handed out below this one are on disk in the limit file.
+    xid_limit: AtomicU32,
+    persist: Mutex<Option<std::path::PathBuf>>,
+    snapshots: AtomicU64,
+    shared: AtomicU64,
+    xids: AtomicU64,
+    commits: AtomicU64,
+}
+
+/// Ids reserved in the limit file at a time.
+const XID_RESERVE: u32 = 1 << 20;
+
+impl Snapshots {
+    /// The state for `slots` backends, handing out ids from `first_xid`.
+    pub fn new(protocol: SnapshotProtocol, policy: LwLockPolicy, slots: usize, first_xid: u32) -> Snapshots {
+        let atomics = |n: usize| (0..n).map(|_| AtomicU32::new(0)).collect::<Box<[AtomicU32]>>();
+        Snapshots {
+            protocol,
+            clog: XactLog::new(first_xid),
+            next_xid: AtomicU32::new(first_xid),
+            xid_gen: LwLock::new(Tranche::XidGen, policy, ()),
+            proc_array: LwLock::new(
+                Tranche::ProcArray,
+                policy,
+                ProcState { latest_completed: first_xid.wrapping_sub(1), procs: Vec::new() },
+            ),
+            slot_xid: atomics(slots),
+            slot_snap: atomics(slots),
+            last_csn: AtomicU32::new(FIRST_CSN - 1),
+            xid_limit: AtomicU32::new(u32::MAX),
+            persist: Mutex::new(None),
+            snapshots: AtomicU64::new(0),
+            shared: AtomicU64::new(0),
+            xids: AtomicU64::new(0),
+            commits: AtomicU64::new(0),
+        }
+    }
+
+    /// Opens the id limit file `path` (creating it): ids start at the limit
+    /// recorded there by the previous run, and every id handed out stays
+    /// below the limit on disk, so a restart — clean or not — never reuses
+    /// one that a tuple may carry.
+    pub fn open(
+        protocol: SnapshotProtocol,
+        policy: LwLockPolicy,
+        slots: usize,
+        path: &std::path::Path,
+    ) -> std::io::Result<Snapshots> {
+        let first = match std::fs::read_to_string(path) {
+            Ok(text) => text.trim().parse::<u32>().map_err(|e| {
+                std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{}: {e}", path.display()))
+            })?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => super::FIRST_XID,
+            Err(e) => return Err(e),
+        };
+        let s = Snapshots::new(protocol, policy, slots, first.max(super::FIRST_XID));
+        write_limit(path, first.max(super::FIRST_XID).saturating_add(XID_RESERVE))?;
+        s.xid_limit.store(first.max(super::FIRST_XID).saturating_add(XID_RESERVE), Ordering::SeqCst);
+        *s.persist.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(path.to_path_buf());
+        Ok(s)
+    }
+
+    /// The protocol in use.
+    pub fn protocol(&self) -> SnapshotProtocol {
+        self.protocol
+    }
+
+    /// The transaction status log.
+    pub fn clog(&self) -> &XactLog {
+        &self.clog
+    }
+
+    /// A backend connects on `slot` (`ProcArrayAdd`).
+    pub fn register(&self, slot: usize) {
+        self.slot_xid[slot].store(0, Ordering::SeqCst);
+        self.slot_snap[slot].store(0, Ordering::SeqCst);
+        if self.protocol == SnapshotProtocol::Procarray {
+            let mut p = self.proc_array.lock_exclusive();
+            if !p.procs.contains(&(slot as u32)) {
+                p.procs.push(slot as u32);
+            }
+        }
+    }
+
+    /// A backend on `slot` disconnects (`ProcArrayRemove`).
+    pub fn unregister(&self, slot: usize) {
+        if self.protocol == SnapshotProtocol::Procarray {
+            let mut p = self.proc_array.lock_exclusive();
+            p.procs.retain(|&s| s != slot as u32);
+        }
+        self.slot_xid[slot].store(0, Ordering::SeqCst);
+        self.slot_snap[slot].store(0, Ordering::SeqCst);
+    }
+
+    /// A new transaction id for the backend on `slot`.
+    pub fn assign_xid(&self, slot: usize) -> std::io::Result<u32> {
+        self.xids.fetch_add(1, turnstile_sync::sync::counter::Ordering::Relaxed);
+        let xid = match self.protocol {
+            SnapshotProtocol::Procarray => {
+                let _gen = self.xid_gen.lock_exclusive();
+                self.shared.fetch_add(1, turnstile_sync::sync::counter::Ordering::Relaxed);
+                let x = self.next_xid.fetch_add(1, Ordering::SeqCst);
+                self.slot_xid[slot].store(x, Ordering::SeqCst);
+                x
+            }
+            SnapshotProtocol::Csn => self.next_xid.fetch_add(1, Ordering::SeqCst),
+        };
+        if xid >= self.xid_limit.load(Ordering::SeqCst) {
+            self.extend_limit(xid)?;
+        }
+        Ok(xid)
+    }
+
+    /// Moves the limit on disk past `xid` (one backend at a time).
+    fn extend_limit(&self, xid: u32) -> std::io::Result<()> {
+        let path = self.persist.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if xid < self.xid_limit.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        let limit = xid.saturating_add(XID_RESERVE);
+        if let Some(path) = path.as_ref() {
+            write_limit(path, limit)?;
+        }
+        self.xid_limit.store(limit, Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// Takes a snapshot for the backend on `slot` and publishes its
+    /// horizon there.
+    pub fn take(&self, slot: usize) -> Snapshot {
+        self.snapshots.fetch_add(1, turnstile_sync::sync::counter::Ordering::Relaxed);
+        match self.protocol {
+            SnapshotProtocol::Procarray => {
+                let p = self.proc_array.lock_shared();
+                self.shared.fetch_add(1, turnstile_sync::sync::counter::Ordering::Relaxed);
+                let xmax = p.latest_completed.wrapping_add(1);
+                let mut xmin = xmax;
+                let mut xip = Vec::new();
+                for &s in &p.procs {
+                    let x = self.slot_xid[s as usize].load(Ordering::SeqCst);
+                    if x != 0 && x < xmax {
+                        xip.push(x);
+                        xmin = xmin.min(x);
+                    }
+                }
+                self.slot_snap[slot].store(xmin, Ordering::SeqCst);
+                drop(p);
+                xip.sort_unstable();
+                Snapshot::Xip { xmin, xmax, xip: xip.into_boxed_slice() }
+            }
+            SnapshotProtocol::Csn => {
+                self.slot_snap[slot].store(self.last_csn.load(Ordering::SeqCst), Ordering::SeqCst);
+                Snapshot::Csn { csn: self.last_csn.load(Ordering::SeqCst) }
+            }
+        }
+    }
+
+    /// The backend on `slot` holds no snapshot any more.
+    pub fn release(&self, slot: usize) {
+        self.slot_snap[slot].store(0, Ordering::SeqCst);
+    }
+
+    /// Commits `xid` of the backend on `slot`.
+    pub fn commit(&self, slot: usize, xid: u32) {
+        self.commits.fetch_add(1, turnstile_sync::sync::counter::Ordering::Relaxed);
+        match self.protocol {
+            SnapshotProtocol::Procarray => {
+                self.clog.set(xid, COMMITTED);
+                self.end_in_proc_array(slot, xid);
+            }
+            SnapshotProtocol::Csn => {
+                self.clog.set(xid, COMMITTING);
+                let csn = self.last_csn.fetch_add(1, Ordering::SeqCst) + 1;
+                self.clog.set(xid, csn);
+            }
+        }
+    }
+
+    /// Ends `xid` of the backend on `slot` as rolled back (its writes were
+    /// undone first).
+    pub fn abort(&self, slot: usize, xid: u32) {
+        self.clog.set(xid, ABORTED);
+        if self.protocol == SnapshotProtocol::Procarray {
+            self.end_in_proc_array(slot, xid);
+        }
+    }
+
+    fn end_in_proc_array(&self, slot: usize, xid: u32) {
+        let mut p = self.proc_array.lock_exclusive();
+        self.shared.fetch_add(1, turnstile_sync::sync::counter::Ordering::Relaxed);
+        self.slot_xid[slot].store(0, Ordering::SeqCst);
+        p.latest_completed = p.latest_completed.max(xid);
+    }
+
+    /// Whether `xid`'s writes are visible to `snap` taken by a transaction
+    /// whose id is `own` (0: none yet).
+    #[inline]
+    pub fn sees(&self, snap: &Snapshot, xid: u32, own: u32) -> bool {
+        if xid == own || xid < self.clog.base() {
+            return true;
+        }
+        match snap {
+            Snapshot::Xip { xmax, xip, .. } => {
+                xid < *xmax && xip.binary_search(&xid).is_err() && self.clog.status(xid) >= COMMITTED
+            }
+            Snapshot::Csn { csn } => {
+                let s = self.clog.settled(xid);
+                s >= FIRST_CSN && s <= *csn
+            }
+        }
+    }
+
+    /// The current horizon (see the module documentation).
+    pub fn horizon(&self) -> Horizon {
+        match self.protocol {
+            SnapshotProtocol::Procarray => {
+                let p = self.proc_array.lock_shared();
+                self.shared.fetch_add(1, turnstile_sync::sync::counter::Ordering::Relaxed);
+                let mut h = p.latest_completed.wrapping_add(1);
+                for &s in &p.procs {
+                    for x in [
+                        self.slot_xid[s as usize].load(Ordering::SeqCst),
+                        self.slot_snap[s as usize].load(Ordering::SeqCst),
+                    ] {
+                        if x != 0 {
+                            h = h.min(x);
+                        }
+                    }
+                }
+                Horizon::Xid(h)
+            }
+            SnapshotProtocol::Csn => {
+                let mut h = self.last_csn.load(Ordering::SeqCst);
+                for s in self.slot_snap.iter() {
+                    let x = s.load(Ordering::SeqCst);
+                    if x != 0 {
+                        h = h.min(x);
+                    }
+                }
+                Horizon::Csn(h)
+            }
+        }
+    }
+
+    /// Whether `xid` committed and is visible to every snapshot, present
+    /// and future, at `horizon`.
+    #[inline]
+    pub fn all_visible(&self, horizon: Horizon, xid: u32) -> bool {
+        if xid < self.clog.base() {
+            return true;
+        }
+        match horizon {
+            Horizon::Xid(h) => xid < h && self.clog.status(xid) >= COMMITTED,
+            Horizon::Csn(h) => {
+                let s = self.clog.settled(xid);
+                s >= FIRST_CSN && s <= h
+            }
+        }
+    }
+
+    /// Whether `xid` committed (waiting out a commit under way).
+    pub fn committed(&self, xid: u32) -> bool {
+        self.clog.committed(xid)
+    }
+
+    /// Whether `xid` rolled back.
+    pub fn aborted(&self, xid: u32) -> bool {
+        self.clog.aborted(xid)
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> SnapshotStats {
+        use turnstile_sync::sync::counter::Ordering::Relaxed;
+        SnapshotStats {
+            snapshots: self.snapshots.load(Relaxed),
+            shared_acquisitions: self.shared.load(Relaxed),
+            xids: self.xids.load(Relaxed),
+            commits: self.commits.load(Relaxed),
+        }
+    }
+}
+
+fn write_limit(path: &std::path::Path, limit: u32) -> std::io::Result<()> {
+    use std::io::Write;
+    let tmp = path.with_extension("tmp");
+    let mut f = std::fs::File::create(&tmp)?;
+    writeln!(f, "{limit}")?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, path)?;
+    if let Some(dir) = path.parent() {
+        std::fs::File::open(dir)?.sync_all()?;
+    }
+    Ok(())
+}
