@@ -13,6 +13,8 @@ use crate::parse::{Parsed, PreStmt};
 use crate::plan::{InsertPlan, ModifyPlan, SelectPlan};
 use sqlparser::ast;
 use std::sync::{Arc, Mutex};
+use turnstile_engine::mvcc::IsolationLevel;
+use turnstile_lock::SqlState;
 
 /// A statement's cached plan and the catalog generation it was made at
 /// (re-made when DDL ran since: PostgreSQL's plan cache invalidation).
@@ -52,7 +54,12 @@ pub(crate) enum Command {
     /// `DELETE`.
     Delete { delete: Box<ast::Delete>, plan: PlanSlot<ModifyPlan> },
     /// `BEGIN` (`start`: spelled `START TRANSACTION`).
-    Begin { start: bool },
+    Begin {
+        /// `START TRANSACTION` rather than `BEGIN`.
+        start: bool,
+        /// An `ISOLATION LEVEL` given with it.
+        isolation: Option<IsolationLevel>,
+    },
     /// `COMMIT`/`END` (`commit`) or `ROLLBACK`/`ABORT`.
     End { commit: bool },
     /// `SHOW name` / `SHOW ALL`.
@@ -81,11 +88,11 @@ impl Command {
             S::Insert(i) => Command::Insert { insert: Box::new(i), plan: PlanSlot::default() },
             S::Update(u) => Command::Update { update: Box::new(u), plan: PlanSlot::default() },
             S::Delete(d) => Command::Delete { delete: Box::new(d), plan: PlanSlot::default() },
-            S::StartTransaction { statements, exception, begin, .. } => {
+            S::StartTransaction { statements, exception, begin, modes, .. } => {
                 if !statements.is_empty() || exception.is_some() {
                     return Err(SqlError::unsupported("BEGIN … END blocks"));
                 }
-                Command::Begin { start: !begin }
+                Command::Begin { start: !begin, isolation: isolation_of(&modes)? }
             }
             S::Commit { chain: false, .. } => Command::End { commit: true },
             S::Rollback { chain: false, savepoint: None } => Command::End { commit: false },
@@ -110,8 +117,8 @@ impl Command {
             Command::Insert { .. } => "INSERT".into(),
             Command::Update { .. } => "UPDATE".into(),
             Command::Delete { .. } => "DELETE".into(),
-            Command::Begin { start: true } => "START".into(),
-            Command::Begin { start: false } => "BEGIN".into(),
+            Command::Begin { start: true, .. } => "START".into(),
+            Command::Begin { start: false, .. } => "BEGIN".into(),
             Command::End { commit: true } => "COMMIT".into(),
             Command::End { commit: false } => "ROLLBACK".into(),
             Command::Show { .. } => "SHOW".into(),
@@ -138,4 +145,32 @@ impl Command {
 pub(crate) fn stmt_kind(s: &ast::Statement) -> String {
     let text = s.to_string();
     text.split_whitespace().take(2).collect::<Vec<_>>().join(" ").to_ascii_uppercase()
+}
+
+/// The isolation level among `modes` (`BEGIN`/`SET TRANSACTION`), if any:
+/// `READ UNCOMMITTED` is `READ COMMITTED`, as in PostgreSQL; `SERIALIZABLE`
+/// is not supported (`0A000`).
+pub(crate) fn isolation_of(modes: &[ast::TransactionMode]) -> Result<Option<IsolationLevel>, SqlError> {
+    let mut level = None;
+    for m in modes {
+        if let ast::TransactionMode::IsolationLevel(l) = m {
+            level = Some(isolation_named(&l.to_string())?);
+        }
+    }
+    Ok(level)
+}
+
+/// The isolation level called `name` (as `transaction_isolation` takes it).
+pub(crate) fn isolation_named(name: &str) -> Result<IsolationLevel, SqlError> {
+    match name.trim().to_ascii_lowercase().as_str() {
+        "read committed" | "read uncommitted" => Ok(IsolationLevel::ReadCommitted),
+        "repeatable read" => Ok(IsolationLevel::RepeatableRead),
+        "serializable" => {
+            Err(SqlError::unsupported("SERIALIZABLE isolation (turnstile offers READ COMMITTED and REPEATABLE READ)"))
+        }
+        other => Err(SqlError::new(
+            SqlState::INVALID_PARAMETER_VALUE,
+            format!("invalid value for parameter \"transaction_isolation\": \"{other}\""),
+        )),
+    }
 }

@@ -171,8 +171,15 @@ impl Ctx {
                 _ => return Err(SqlError::unsupported("standard_conforming_strings = off")),
             },
             "transaction_isolation" | "default_transaction_isolation" => {
-                // No MVCC: every isolation level behaves the same (locks only).
-                value.to_ascii_lowercase()
+                // SERIALIZABLE is refused when a transaction would use it.
+                let v = value.trim().to_ascii_lowercase();
+                if !["read committed", "read uncommitted", "repeatable read", "serializable"].contains(&v.as_str()) {
+                    return Err(SqlError::new(
+                        SqlState::INVALID_PARAMETER_VALUE,
+                        format!("invalid value for parameter \"{lower}\": \"{value}\""),
+                    ));
+                }
+                v
             }
             _ => {
                 if !self.gucs.contains_key(&lower) && !lower.contains('.') && !KNOWN_EXTRA.contains(&lower.as_str()) {

@@ -235,7 +235,7 @@ impl SqlSession {
                 let plan = self.planned(st, slot, |c, ps| plan::compile_delete(c, delete, ps))?;
                 self.modify(&plan, st, params, true)
             }
-            Command::Begin { start } => self.begin(*start),
+            Command::Begin { start, isolation } => self.begin(*start, *isolation),
             Command::End { commit } => self.end_transaction(*commit),
             Command::Show { variable } => self.show(variable),
             Command::Explain { analyze, statement } => self.explain(*analyze, statement),

@@ -111,6 +111,9 @@ impl SqlSession {
                     .collect::<Vec<_>>()
                     .join(", ");
                 let value = if value.eq_ignore_ascii_case("default") { self.ctx.reset_value(&name)? } else { value };
+                if name.eq_ignore_ascii_case("transaction_isolation") {
+                    return self.set_transaction_isolation(Some(crate::command::isolation_named(&value)?));
+                }
                 self.set_command(&name, &value, local)
             }
             ast::Set::SetTimeZone { value, local } => {
@@ -122,6 +125,9 @@ impl SqlSession {
                     other => other.to_string(),
                 };
                 self.set_command("timezone", &v, *local)
+            }
+            ast::Set::SetTransaction { modes, session: false, .. } => {
+                self.set_transaction_isolation(crate::command::isolation_of(modes)?)
             }
             ast::Set::SetNames { charset_name, .. } => {
                 self.set_command("client_encoding", &charset_name.to_string(), false)
@@ -145,6 +151,14 @@ impl SqlSession {
                 fields: vec![text_field("name"), text_field("setting"), text_field("description")],
                 rows,
                 tag: format!("SHOW {n}"),
+            });
+        }
+        if name == "transaction_isolation" {
+            let v = self.transaction_isolation();
+            return Ok(Outcome::Rows {
+                fields: vec![text_field(&name)],
+                rows: vec![vec![Some(v)]],
+                tag: "SHOW".into(),
             });
         }
         let v = self.ctx.get(&raw).or_else(|| self.ctx.get(&name)).ok_or_else(|| {

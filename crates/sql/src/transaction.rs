@@ -1,11 +1,13 @@
 //! How a transaction block ends: `COMMIT`, `ROLLBACK`, and the abort at an
 //! error (PostgreSQL's `AbortTransaction`).
 
+use crate::command::isolation_named;
 use crate::error::{Severity, SqlError};
 use crate::session::{eng, SqlSession, TxStatus};
 use crate::statement::Outcome;
 use crate::value::now_timestamp;
 use std::collections::HashMap;
+use turnstile_engine::mvcc::IsolationLevel;
 use turnstile_lock::SqlState;
 
 impl SqlSession {
@@ -87,7 +89,7 @@ impl SqlSession {
 
     /// `BEGIN` / `START TRANSACTION` (`start`): inside a block it only warns,
     /// as PostgreSQL does.
-    pub(crate) fn begin(&mut self, start: bool) -> Result<Outcome, SqlError> {
+    pub(crate) fn begin(&mut self, start: bool, isolation: Option<IsolationLevel>) -> Result<Outcome, SqlError> {
         if self.tx != TxStatus::Idle {
             self.notice(
                 Severity::Warning,
@@ -96,10 +98,43 @@ impl SqlSession {
             );
             return Self::command("BEGIN");
         }
-        eng(self.es.begin())?;
+        let level = match isolation {
+            Some(l) => l,
+            None => isolation_named(&self.ctx.get("default_transaction_isolation").unwrap_or_default())?,
+        };
+        eng(self.es.begin_with(level))?;
         self.tx = TxStatus::InBlock;
         self.ctx.xact = Some(HashMap::new());
         self.ctx.stmt_ts = now_timestamp();
         Self::command(if start { "START TRANSACTION" } else { "BEGIN" })
+    }
+}
+
+impl SqlSession {
+    /// `SET TRANSACTION ISOLATION LEVEL …` (and `SET transaction_isolation`):
+    /// inside a block, until its first query; outside one PostgreSQL warns
+    /// and changes nothing.
+    pub(crate) fn set_transaction_isolation(&mut self, level: Option<IsolationLevel>) -> Result<Outcome, SqlError> {
+        if self.tx == TxStatus::Idle {
+            self.notice(
+                Severity::Warning,
+                SqlState::NO_ACTIVE_SQL_TRANSACTION,
+                "SET TRANSACTION can only be used in transaction blocks",
+            );
+            return Self::command("SET");
+        }
+        if let Some(level) = level {
+            self.es.set_isolation(level).map_err(|e| SqlError::new(SqlState::ACTIVE_SQL_TRANSACTION, e.to_string()))?;
+        }
+        Self::command("SET")
+    }
+
+    /// The isolation level `SHOW transaction_isolation` prints.
+    pub(crate) fn transaction_isolation(&self) -> String {
+        if self.tx == TxStatus::Idle {
+            self.ctx.get("default_transaction_isolation").unwrap_or_else(|| "read committed".into())
+        } else {
+            self.es.isolation().name().to_owned()
+        }
     }
 }
