@@ -212,6 +212,12 @@ impl Engine {
         self.locks.stats()
     }
 
+    /// The snapshot counters: snapshots taken, `ProcArray`/`XidGen`
+    /// acquisitions (0 under `csn`), xids assigned, commits.
+    pub fn snapshot_stats(&self) -> crate::mvcc::SnapshotStats {
+        self.txns.snapshots().stats()
+    }
+
     /// The `buffer_stats` view: hits, misses, evictions, write-backs,
     /// mapping-partition acquisitions and waits.
     pub fn buffer_stats(&self) -> BufferPoolStats {

@@ -2,9 +2,10 @@
 //!
 //! Not a SQL database: a typed query API rich enough for the workloads
 //! W1–W6 (`docs/sources.md`), built on real pages (`turnstile-storage`)
-//! and real locks (`turnstile-lock`). There is no MVCC: a row is visible once its insert
-//! returns, and isolation between sessions comes only from heavyweight
-//! locks — enough for the lock-manager experiments this engine exists for.
+//! and real locks (`turnstile-lock`). Reads see row versions through
+//! snapshots ([`mvcc`]): `READ COMMITTED` and `REPEATABLE READ` as
+//! PostgreSQL means them, with PostgreSQL 15's `ProcArray` snapshot under
+//! `classic` and a commit sequence number under `scalable`.
 //!
 //! ```
 //! use turnstile_engine::query::{Operand, Query};

@@ -5,13 +5,15 @@
 //!
 //! Outside `begin`/`commit` every statement is its own transaction: its
 //! heavyweight locks are released when it returns (success or error).
-//! Inside one, locks accumulate until `commit`, as in PostgreSQL. There is
-//! no MVCC: a statement's effects are visible to other sessions as soon as
-//! it returns; heavyweight locks order readers against DDL, and row write
-//! locks order writers of one row ([`crate::txn`]). `rollback` (and a
-//! failed statement outside a transaction block) undoes the writes from an
-//! undo log; DDL is not undone. Dropping a session mid-transaction undoes
-//! its writes and releases everything it held.
+//! Inside one, locks accumulate until `commit`, as in PostgreSQL. Each
+//! statement reads with a snapshot ([`crate::mvcc`]): taken when the
+//! statement first reads (`READ COMMITTED`), or once for the transaction
+//! (`REPEATABLE READ`, [`Session::begin_with`]); a transaction's writes
+//! become visible to later snapshots at `commit`. Row write locks order
+//! writers of one row ([`crate::txn`]). `rollback` (and a failed statement
+//! outside a transaction block) undoes the writes from an undo log; DDL is
+//! not undone. Dropping a session mid-transaction undoes its writes and
+//! releases everything it held.
 //!
 //! # DDL
 //!

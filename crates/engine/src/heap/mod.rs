@@ -378,7 +378,8 @@ pub fn update_in_place(
     }
     content.mark_dirty();
     let old = OldVersion { xmin: old_header.xmin, replaced_by: xid, row: old_row };
-    sink.versions.push(rel, tid, old, sink.horizon.map(|h| (sink.snapshots, h)));
+    let fresh = old_header.flags & HAS_VERSIONS == 0;
+    sink.versions.push(rel, tid, old, sink.horizon.map(|h| (sink.snapshots, h)), fresh);
     Ok(true)
 }
 
@@ -401,7 +402,7 @@ pub fn restore_in_place(
     let Some(old) = versions.pop(rel, tid, xid) else { return Ok(false) };
     let header = TupleHeader { flags: HAS_VERSIONS, xmin: old.xmin, xmax: 0, ctid: Tid::default() };
     if !page::replace_item(&mut content, slot, &make_tuple(&header, &old.row)) {
-        versions.push(rel, tid, old, None);
+        versions.push(rel, tid, old, None, false);
         return Ok(false);
     }
     content.mark_dirty();

@@ -69,9 +69,15 @@ impl VersionStore {
 
     /// Pushes the version `old` of the row at `tid` (under the page's
     /// exclusive lock), pruning the chain at a horizon first if one is given.
-    pub fn push(&self, rel: RelFileId, tid: Tid, old: OldVersion, prune: Option<(&Snapshots, Horizon)>) {
+    /// `fresh`: the tuple had no chain (no [`crate::heap::HAS_VERSIONS`]
+    /// flag), so anything found under its TID belonged to an earlier tuple
+    /// there (a truncated relation) and is dropped.
+    pub fn push(&self, rel: RelFileId, tid: Tid, old: OldVersion, prune: Option<(&Snapshots, Horizon)>, fresh: bool) {
         let mut shard = self.shard(&(rel, tid));
         let chain = shard.entry((rel, tid)).or_default();
+        if fresh {
+            chain.clear();
+        }
         if let Some((snapshots, h)) = prune {
             prune_chain(chain, snapshots, h);
         }

@@ -85,8 +85,9 @@ fn run_point(
     let mut after = None;
     let mut live = None;
     let mut hook_error: Option<CliError> = None;
-    let snapshot =
-        |e: &Engine| (e.lock_stats(), tranche_stats(Tranche::BufferMapping), e.fd_stats(), e.extension_stats());
+    let snapshot = |e: &Engine| {
+        (e.lock_stats(), tranche_stats(Tranche::BufferMapping), e.fd_stats(), e.extension_stats(), e.snapshot_stats())
+    };
     let outcome = run_clients(
         &spec,
         Some(Arc::clone(engine.activity_table())),
@@ -141,6 +142,8 @@ fn run_point(
         fd_opens: a.2.opens.saturating_sub(b.2.opens) as f64 / n,
         cache_allocs: t.cache_allocs as f64 / n,
         minor_faults: t.minor_faults as f64 / n,
+        snapshots: a.4.snapshots.saturating_sub(b.4.snapshots) as f64 / n,
+        snapshot_shared_acquires: a.4.shared_acquisitions.saturating_sub(b.4.shared_acquisitions) as f64 / n,
     };
     let figures = PointFigures { outcome: &outcome, extension: (b.3, a.3), mapping: a.1.since(&b.1) };
     let mut extra = workload.extra(&figures)?;

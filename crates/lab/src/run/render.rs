@@ -30,6 +30,8 @@ const CSV_HEADER: [&str; 18] = [
     "fd_opens",
     "cache_allocs",
     "minor_faults",
+    "snapshots",
+    "snapshot_shared_acquires",
     "per_partition_us",
     "extra",
 ];
@@ -77,6 +79,8 @@ impl RunReport {
                 f(p.fd_opens, 3),
                 f(p.cache_allocs, 2),
                 f(p.minor_faults, 2),
+                f(p.snapshots, 2),
+                f(p.snapshot_shared_acquires, 2),
                 r.per_partition_us.map_or(String::new(), |v| f(v, 3)),
                 serde_json::to_value(&r.extra)?.to_string(),
             ])?;
@@ -149,6 +153,8 @@ fn render(workload: WorkloadId, results: &[PointResult]) -> String {
             "fd opens",
             "cache allocs",
             "minor faults",
+            "snapshots",
+            "snapshot shared",
             "p99 us",
         ],
     );
@@ -167,6 +173,8 @@ fn render(workload: WorkloadId, results: &[PointResult]) -> String {
             f(p.fd_opens, 2),
             f(p.cache_allocs, 1),
             f(p.minor_faults, 1),
+            f(p.snapshots, 2),
+            f(p.snapshot_shared_acquires, 2),
             f(r.latency_us.p99, 0),
         ]);
     }

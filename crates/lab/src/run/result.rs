@@ -37,6 +37,11 @@ pub struct PerTxn {
     pub cache_allocs: f64,
     /// Minor page faults of the client threads.
     pub minor_faults: f64,
+    /// Snapshots taken (all sessions, measured phase).
+    pub snapshots: f64,
+    /// Shared work of the snapshot protocol: `ProcArray` and `XidGen`
+    /// lock acquisitions (all sessions, measured phase; 0 under `csn`).
+    pub snapshot_shared_acquires: f64,
 }
 
 /// A workload's own figures of a point, flattened into the point's JSON

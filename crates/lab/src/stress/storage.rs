@@ -7,8 +7,8 @@
 //! * **Inserters** insert rows with unique keys; a row whose insert
 //!   returned `Ok` is *acknowledged*.
 //! * **Readers** look acknowledged keys up through the primary key: an
-//!   acknowledged row must be found (there is no MVCC: it is visible once
-//!   its insert returned).
+//!   acknowledged row must be found (each insert commits on its own, so
+//!   it is visible to every snapshot taken after it returned).
 //! * A **flusher** calls `Engine::flush` every few milliseconds; when one
 //!   completes, every row acknowledged before it started is *durable*.
 //! * Half-way, a session builds a second index, under faults too.
