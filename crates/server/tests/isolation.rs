@@ -176,7 +176,7 @@ fn a_statement_sees_a_consistent_total_while_transfers_commit() {
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64)
         });
         println!("{profile:?}: seed {seed} (TURNSTILE_SEED)");
-        let stop = std::sync::atomic::AtomicBool::new(false);
+        let stop = turnstile_sync::sync::counter::AtomicBool::new(false);
         std::thread::scope(|s| {
             for w in 0..4u64 {
                 let srv = &srv;
@@ -185,7 +185,7 @@ fn a_statement_sees_a_consistent_total_while_transfers_commit() {
                     let mut c = srv.raw("postgres");
                     let mut x = seed ^ (w.wrapping_mul(0x9e37_79b9_7f4a_7c15)) | 1;
                     for _ in 0..150 {
-                        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        if stop.load(turnstile_sync::sync::counter::Ordering::Relaxed) {
                             break;
                         }
                         x ^= x << 13;
@@ -210,12 +210,12 @@ fn a_statement_sees_a_consistent_total_while_transfers_commit() {
             while reads < 200 && Instant::now() < deadline {
                 let total = q(&mut r, "SELECT sum(bal) FROM acc");
                 if total != "10000" {
-                    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                    stop.store(true, turnstile_sync::sync::counter::Ordering::Relaxed);
                     panic!("{profile:?}: a statement saw {total}, not 10000 (seed {seed})");
                 }
                 reads += 1;
             }
-            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            stop.store(true, turnstile_sync::sync::counter::Ordering::Relaxed);
         });
         assert_eq!(srv.psql_ok("postgres", &["SELECT sum(bal) FROM acc"]).trim(), "10000");
     }

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use turnstile_sync::Profile;
 
 /// The CSV columns, in order.
-const CSV_HEADER: [&str; 18] = [
+const CSV_HEADER: [&str; 20] = [
     "profile",
     "params",
     "clients",
