@@ -1,5 +1,5 @@
 //! The `turnstile` binary end to end: `run --json` follows the output
-//! contract of issue 8, `--plot` writes PNGs, and `reproduce --quick
+//! contract (`run::result`), `--plot` writes PNGs, and `reproduce --quick
 //! --json` prints one valid JSON document.
 
 use serde_json::Value;

@@ -1,4 +1,4 @@
-//! `turnstile compare`: the seeds' pgbench runs against private
+//! `turnstile compare`: the write-ups' pgbench runs against private
 //! PostgreSQL servers (PostgreSQL 15, and PostgreSQL 18 when a second
 //! `--pg-bin` gives it), `turnstile serve --profile classic` and
 //! `turnstile serve --profile scalable`, on one machine, in one run.
@@ -88,7 +88,7 @@ pub struct Args {
     /// W1–W3: query modes (`simple`, `prepared`).
     #[arg(long, value_delimiter = ',')]
     pub mode: Option<Vec<String>>,
-    /// W1 and W5: pgbench scale (default: the seeds' 10, `--quick` 1). Below
+    /// W1 and W5: pgbench scale (default: the write-ups' 10, `--quick` 1). Below
     /// 10, W1 at 1000 partitions has 100 rows per partition and PostgreSQL
     /// plans sequential scans there (no index locks).
     #[arg(long)]

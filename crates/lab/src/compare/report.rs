@@ -105,14 +105,14 @@ pub fn per_partition(o: &Outcome) -> Vec<(Mode, u64, BTreeMap<ServerId, f64>)> {
 }
 
 /// The headline per-partition figure: the largest partition count,
-/// prepared mode when measured (the seeds' generic plan), else simple.
+/// prepared mode when measured (the write-ups' generic plan), else simple.
 fn headline_per_partition(o: &Outcome) -> Option<(Mode, u64, BTreeMap<ServerId, f64>)> {
     let all = per_partition(o);
     let best = |mode: Mode| all.iter().filter(|(m, _, _)| *m == mode).max_by_key(|(_, n, _)| *n).cloned();
     best(Mode::Prepared).or_else(|| best(Mode::Simple))
 }
 
-/// The JSON report (issue 14's contract, plus detail fields).
+/// The JSON report (the output contract `compare_contract.rs` checks, plus detail fields).
 pub fn to_json(o: &Outcome) -> Json {
     let results: Vec<Json> = o
         .points

@@ -1,4 +1,4 @@
-//! The seed workloads as PostgreSQL sees them: setup SQL and pgbench
+//! The workloads as PostgreSQL sees them: setup SQL and pgbench
 //! scripts. The fixed files live in the repository's `workloads/`
 //! directory and are compiled in; W2's star schema and W3's index sets
 //! depend on their parameter and are generated here (`turnstile compare
@@ -12,13 +12,13 @@ use serde_json::{json, Map, Value as Json};
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// W1's pgbench script (seed 000).
+/// W1's pgbench script (Vondra 2024).
 pub const W1_SCRIPT: &str = include_str!("../../../../workloads/w1.sql");
 /// W1's setup after `pgbench -i`.
 pub const W1_SETUP: &str = include_str!("../../../../workloads/w1_setup.sql");
-/// W3's pgbench script (seed 003).
+/// W3's pgbench script (Geier 2022).
 pub const W3_SCRIPT: &str = include_str!("../../../../workloads/w3.sql");
-/// W4's table (seed 001).
+/// W4's table (Freund 2020).
 pub const W4_SETUP: &str = include_str!("../../../../workloads/w4_setup.sql");
 /// W4's pgbench script: one server-side COPY of the rows file (`-D rows_file='…'`).
 pub const W4_SCRIPT: &str = include_str!("../../../../workloads/w4_copy.sql");
@@ -37,15 +37,15 @@ pub const W4_TABLE: &str = "copy_unlogged";
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum)]
 #[value(rename_all = "UPPER")]
 pub enum Workload {
-    /// Partitioned join (seed 000).
+    /// Partitioned join (Vondra 2024).
     W1,
-    /// Star join (seed 000).
+    /// Star join (Vondra 2024).
     W2,
-    /// Many indexes (seed 003).
+    /// Many indexes (Geier 2022).
     W3,
-    /// COPY into one unlogged table (seed 001).
+    /// COPY into one unlogged table (Freund 2020).
     W4,
-    /// `pgbench -S` (seed 002).
+    /// `pgbench -S` (Haas 2011).
     W5,
 }
 
@@ -64,11 +64,11 @@ impl Workload {
     /// A title for reports.
     pub fn title(self) -> &'static str {
         match self {
-            Workload::W1 => "W1 partitioned join (seed 000): pgbench_accounts by aid_parent JOIN pgbench_branches",
-            Workload::W2 => "W2 star join (seed 000): one fact row JOIN every dimension",
-            Workload::W3 => "W3 many indexes (seed 003): SELECT * FROM synth_table WHERE col5 = 42",
-            Workload::W4 => "W4 relation extension (seed 001): COPY into one unlogged table",
-            Workload::W5 => "W5 select-only (seed 002): pgbench -S -M prepared",
+            Workload::W1 => "W1 partitioned join (Vondra 2024): pgbench_accounts by aid_parent JOIN pgbench_branches",
+            Workload::W2 => "W2 star join (Vondra 2024): one fact row JOIN every dimension",
+            Workload::W3 => "W3 many indexes (Geier 2022): SELECT * FROM synth_table WHERE col5 = 42",
+            Workload::W4 => "W4 relation extension (Freund 2020): COPY into one unlogged table",
+            Workload::W5 => "W5 select-only (Haas 2011): pgbench -S -M prepared",
         }
     }
 }
@@ -115,7 +115,7 @@ pub struct Sizes {
 }
 
 impl Sizes {
-    /// The seeds' sizes.
+    /// The write-ups' sizes.
     pub const DEFAULT: Sizes = Sizes { scale: 10, fact_rows: 100_000, dim_rows: 100, copy_rows: 10_000 };
 }
 
@@ -321,7 +321,7 @@ pub fn w2_script(n: u32, sizes: Sizes) -> String {
 /// W3's setup: `synth_table (col1 int, …, col60 int)` and `k` indexes
 /// (`k = 1`: on col5 only; otherwise col1..colK). The table stays empty
 /// and is never analyzed, so the planner uses its 10-page guess and picks
-/// an index scan on col5, as in the seed.
+/// an index scan on col5, as in the write-up.
 pub fn w3_setup(k: u32) -> String {
     let cols: Vec<String> = (1..=60).map(|c| format!("col{c} int")).collect();
     let mut s = format!("CREATE TABLE synth_table ({});\n", cols.join(", "));
@@ -335,7 +335,7 @@ pub fn w3_setup(k: u32) -> String {
     s
 }
 
-/// W4's rows: `rows` lines of about 90 bytes of text, as the seed's
+/// W4's rows: `rows` lines of about 90 bytes of text, as the write-up's
 /// `repeat(random()::text, 5)`, from a fixed seed.
 pub fn w4_rows(rows: u32) -> String {
     let mut x: u64 = 0x2545_f491_4f6c_dd1d;

@@ -1,5 +1,5 @@
 //! `turnstile micro memory`: per-query memory with and without the block
-//! cache and the lazy scan state (seed 000).
+//! cache and the lazy scan state (Vondra 2024).
 //!
 //! A W1-style query — `accounts` with P partitions, each with two indexes,
 //! looked up on `aid_parent` and joined with `branches` — in prepared mode,
@@ -127,7 +127,7 @@ pub fn run(args: &Args) -> Result<Section, CliError> {
 fn render(rows: &[Row]) -> String {
     let mut t = Table::new(
         format!(
-            "Per-query memory (seed 000): W1 prepared, {} partitions, one session",
+            "Per-query memory (Vondra 2024): W1 prepared, {} partitions, one session",
             rows.first().map_or(0, |r| r.partitions)
         ),
         &[

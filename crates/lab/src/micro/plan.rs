@@ -1,4 +1,4 @@
-//! `turnstile micro plan`: planning with many indexes (seed 003).
+//! `turnstile micro plan`: planning with many indexes (Geier 2022).
 //!
 //! An empty table with 60 `int4` columns and 1, 10 or 60 single-column
 //! indexes (always including one on `col5`, so every variant has an index
@@ -175,7 +175,7 @@ impl Drop for Recorder<'_> {
 
 fn render(rows: &[Row]) -> String {
     let mut t = Table::new(
-        "Planning with many indexes (seed 003): SELECT * FROM synth WHERE col5 = 42, simple mode",
+        "Planning with many indexes (Geier 2022): SELECT * FROM synth WHERE col5 = 42, simple mode",
         &["index_prefilter", "indexes", "sessions", "queries/s", "planning p50 us", "p99 us", "locks/query"],
     );
     for r in rows {

@@ -1,4 +1,4 @@
-//! The seed workloads: how each loads its data and what one transaction of
+//! The workloads: how each loads its data and what one transaction of
 //! one client does.
 
 use super::{Args, Extra, Txn};
@@ -24,22 +24,22 @@ mod starvation;
 use starvation::Starvation;
 pub use starvation::StarvationFigures;
 
-/// The workloads of DESIGN.md §7.
+/// The workloads (docs/architecture.md, "The lab").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 #[value(rename_all = "UPPER")]
 pub enum WorkloadId {
-    /// Partitioned join (seed 000).
+    /// Partitioned join (Vondra 2024).
     W1,
-    /// Star join (seed 000).
+    /// Star join (Vondra 2024).
     W2,
-    /// Many indexes (seed 003).
+    /// Many indexes (Geier 2022).
     W3,
-    /// Relation extension (seed 001).
+    /// Relation extension (Freund 2020).
     W4,
-    /// Select-only, pgbench -S (seed 002).
+    /// Select-only, pgbench -S (Haas 2011).
     W5,
     /// LWLock starvation: readers through a hot B-tree root while writers
-    /// insert and extend (seed 004).
+    /// insert and extend (Postgres Pro 2018).
     W6,
 }
 
@@ -59,13 +59,13 @@ impl WorkloadId {
     /// A title for reports.
     pub fn title(self) -> &'static str {
         match self {
-            WorkloadId::W1 => "W1 partitioned join (seed 000): accounts by aid_parent JOIN branches",
-            WorkloadId::W2 => "W2 star join (seed 000): one fact row JOIN every dimension",
-            WorkloadId::W3 => "W3 many indexes (seed 003): SELECT * FROM synth WHERE col5 = 42",
-            WorkloadId::W4 => "W4 relation extension (seed 001): COPY into one unindexed table",
-            WorkloadId::W5 => "W5 select-only (seed 002): pgbench -S",
+            WorkloadId::W1 => "W1 partitioned join (Vondra 2024): accounts by aid_parent JOIN branches",
+            WorkloadId::W2 => "W2 star join (Vondra 2024): one fact row JOIN every dimension",
+            WorkloadId::W3 => "W3 many indexes (Geier 2022): SELECT * FROM synth WHERE col5 = 42",
+            WorkloadId::W4 => "W4 relation extension (Freund 2020): COPY into one unindexed table",
+            WorkloadId::W5 => "W5 select-only (Haas 2011): pgbench -S",
             WorkloadId::W6 => {
-                "W6 LWLock starvation (seed 004): point lookups through a hot B-tree root while writers insert"
+                "W6 LWLock starvation (Postgres Pro 2018): point lookups through a hot B-tree root while writers insert"
             }
         }
     }
@@ -570,7 +570,7 @@ pub struct ExtensionFigures {
     pub held_seconds_per_second: f64,
 }
 
-/// Where relation extension spent its time (seed 001's breakdown).
+/// Where relation extension spent its time (Freund 2020's breakdown).
 #[derive(Clone, Debug, Serialize)]
 pub struct ExtensionPhases {
     /// Waiting for the extension lock.

@@ -1,4 +1,4 @@
-//! W6, LWLock starvation (seed 004): many sessions do point lookups through
+//! W6, LWLock starvation (Postgres Pro 2018): many sessions do point lookups through
 //! one B-tree — every lookup pins its root, so the root's `BufferMapping`
 //! partition sees a steady stream of shared lockers — while a few writer
 //! sessions insert into the same indexed table, so heap and index pages
@@ -7,7 +7,7 @@
 //!
 //! # What is measured
 //!
-//! * `exclusive_wait_us` — seed 004's figure: the waits of exclusive
+//! * `exclusive_wait_us` — Postgres Pro 2018's figure: the waits of exclusive
 //!   `BufferMapping` partition acquisitions (mapping a missed or new block,
 //!   removing a victim's old entry), of every session, over the measured
 //!   phase only. The buffer pool times each one with
@@ -18,7 +18,7 @@
 //!   that waited (`count` of them, 3 significant digits); `acquisitions`
 //!   counts every exclusive acquisition, waiting or not.
 //! * every insert's latency (`insert_latency_us` p50/p99/max and
-//!   `insert_latency_us_max`, the slowest insert — seed 004's "no insert
+//!   `insert_latency_us_max`, the slowest insert — Postgres Pro 2018's "no insert
 //!   over 30 s" criterion), timed by the writer around `Session::insert`;
 //! * the `BufferMapping` tranche's waits and wait time over the measured
 //!   phase (both modes, every session);
