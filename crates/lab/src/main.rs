@@ -28,6 +28,7 @@ mod reproduce;
 mod run;
 mod serve;
 mod stress;
+mod workload;
 
 /// Many-core lock and resource manager lab: reproduces PostgreSQL
 /// scalability experiments under the `classic` and `scalable` profiles.

@@ -31,11 +31,11 @@ pub mod report;
 pub mod server;
 pub mod workloads;
 
+use crate::workload::WorkloadId;
 use crate::CliError;
 use pgbin::{PgBin, PgClients};
 use server::REFERENCE_MAJOR;
 use std::path::PathBuf;
-use workloads::Workload;
 
 /// Options of `turnstile compare`.
 #[derive(clap::Args, Debug, Clone)]
@@ -47,9 +47,9 @@ The package has no client programs: pgbench, psql and pg_isready come from --pg-
 PostgreSQL installed on the machine, and drive every server.")]
 pub struct Args {
     /// Workloads to run (W1 partitioned join, W2 star join, W3 many
-    /// indexes, W4 COPY, W5 pgbench -S).
+    /// indexes, W4 COPY, W5 pgbench -S; W6 runs only in process).
     #[arg(long, value_delimiter = ',', value_enum)]
-    pub workloads: Option<Vec<Workload>>,
+    pub workloads: Option<Vec<WorkloadId>>,
     /// Client counts (default: 1, the core count, 4 × the core count).
     #[arg(long, value_delimiter = ',')]
     pub clients: Option<Vec<usize>>,
