@@ -30,7 +30,7 @@ pub struct Args {
     /// `--json`.
     #[command(flatten)]
     pub output: super::Output,
-    /// Partitions of `accounts`.
+    /// Partitions of `pgbench_accounts`.
     #[arg(long, default_value_t = 100)]
     pub partitions: i32,
     /// Accounts per partition.

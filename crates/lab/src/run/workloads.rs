@@ -41,7 +41,7 @@ pub struct Params {
     /// W1, W2, W5: the query mode.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<ModeArg>,
-    /// W1: partitions of `accounts`.
+    /// W1: partitions of `pgbench_accounts`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub partitions: Option<u32>,
     /// W4: the table loaded into.
