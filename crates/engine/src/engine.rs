@@ -83,7 +83,7 @@ impl Engine {
     }
 
     /// Writes every dirty buffer and fsyncs every file: everything inserted
-    /// before this call survives a crash (see the README's durability
+    /// before this call survives a crash (see docs/reliability.md, the durability
     /// contract).
     pub fn flush(&self) -> Result<()> {
         self.pool.flush_all()?;

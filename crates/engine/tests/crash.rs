@@ -1,7 +1,7 @@
 //! Crash test: a child process loads rows and calls [`Engine::flush`] at
 //! known points, printing what each completed flush covers; the parent
 //! kills it with SIGKILL at a random moment, reopens the data directory and
-//! checks the durability contract (README, "Durability"):
+//! checks the durability contract (docs/reliability.md, "Durability"):
 //!
 //! * every row inserted before the last flush the child reported is in the
 //!   heap, and a look-up through its primary-key index finds it;

@@ -4,7 +4,10 @@
 //! `tests/fixtures/README.md`): simple mode (planned each time: the
 //! planner locks every index of every table it plans) and prepared mode (a
 //! generic plan: every range-table relation, then the indexes the plan
-//! scans). The schemas are the workloads' (indexes per table included);
+//! scans). The schemas are the workloads' (indexes per table included),
+//! whose one definition is the lab's (`crates/lab/src/workload/`); the
+//! engine sits below the lab and cannot use it, so this test keeps small
+//! copies under short names. Relation counts depend only on the shapes;
 //! sizes are small but keep PostgreSQL's plan shapes: `branches` and each
 //! dimension fit in one page, `synth` is empty.
 //!

@@ -18,7 +18,7 @@ pub type CliError = Box<dyn std::error::Error + Send + Sync>;
 /// `--profile`: one of the presets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
 pub enum ProfileArg {
-    /// PostgreSQL 15's behaviour before the fixes of the seeds.
+    /// PostgreSQL 15's behaviour before the write-ups' fixes.
     Classic,
     /// Every fix on.
     Scalable,

@@ -5,7 +5,7 @@
 //! 004).
 //!
 //! Clients are real threads; with more clients than cores the machine is
-//! oversubscribed on purpose (DESIGN.md §8): a lock holder that is
+//! oversubscribed on purpose (docs/architecture.md, "The lab"): a lock holder that is
 //! descheduled makes every waiter wait, which is how contention shows on a
 //! 2-core machine.
 

@@ -28,6 +28,7 @@ mod reproduce;
 mod run;
 mod serve;
 mod stress;
+mod workload;
 
 /// Many-core lock and resource manager lab: reproduces PostgreSQL
 /// scalability experiments under the `classic` and `scalable` profiles.
@@ -44,7 +45,7 @@ enum Command {
     /// the micro-benchmarks; print the tables and write JSON, CSV and PNG
     /// files into the output directory.
     Reproduce(reproduce::Args),
-    /// Run one seed workload under both profiles over lists of parameters
+    /// Run one workload under both profiles over lists of parameters
     /// and client counts (e.g. `turnstile run W1 --partitions 0,100 --clients 1,8`).
     Run(run::Args),
     /// The reproduced write-ups' pgbench runs against private PostgreSQL

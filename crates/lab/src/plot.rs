@@ -1,4 +1,4 @@
-//! PNG figures: a heat map of speedups over `classic` (seed 000's PDFs:
+//! PNG figures: a heat map of speedups over `classic` (Vondra 2024's PDFs:
 //! rows are variants, columns client counts, green faster, red slower, the
 //! ratio printed in each cell) and a throughput-vs-clients line chart.
 //!

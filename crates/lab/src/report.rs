@@ -1,4 +1,4 @@
-//! Report output: aligned text tables in the seeds' form, and JSON.
+//! Report output: aligned text tables in the write-ups' form, and JSON.
 
 use crate::cli::CliError;
 

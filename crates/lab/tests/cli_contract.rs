@@ -1,5 +1,5 @@
 //! The `turnstile` binary end to end: `run --json` follows the output
-//! contract of issue 8, `--plot` writes PNGs, and `reproduce --quick
+//! contract (`run::result`), `--plot` writes PNGs, and `reproduce --quick
 //! --json` prints one valid JSON document.
 
 use serde_json::Value;
@@ -134,10 +134,10 @@ fn run_w1_json_follows_the_contract_and_plots() {
         assert_eq!(r.get("per_partition_us").is_some(), one_client && partitions > 0, "per_partition_us in {r}");
         // The faithful baseline: PostgreSQL takes 3P + 3 relation locks per
         // simple execution and, per prepared (generic plan) one, 2P + 3 —
-        // or 2P + 2 when `branches` has one row, as at `run`'s default
-        // scale 0.1 (1 + 10 000 / 100 000 branches): PostgreSQL 15 then
+        // or 2P + 2 when `pgbench_branches` has one row, as at `run`'s
+        // default scale 0.1 (10 000 accounts, one branch): PostgreSQL 15 then
         // drives the join from a sequential scan of that row and never
-        // locks `branches_pkey` (pgbench scale 1, 10 partitions: 22
+        // locks `pgbench_branches_pkey` (pgbench scale 1, 10 partitions: 22
         // locks). 16 of them on the fast path, as `classic` must;
         // `scalable` takes none in the shared table (and, planning with
         // the index prefilter, fewer in simple mode).

@@ -1,5 +1,5 @@
 //! `turnstile stress locks --json` and `turnstile stress storage --json`
-//! end to end: one result object per profile with the keys of issue 7's
+//! end to end: one result object per profile with the keys of the
 //! output contract, and a clean run.
 
 use serde_json::Value;

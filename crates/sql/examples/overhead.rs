@@ -2,6 +2,10 @@
 //! through `SqlSession` (Bind/Execute with text parameters, text results)
 //! and through the engine's typed API directly, same data, one thread,
 //! alternating rounds. `cargo run --release -p turnstile-sql --example overhead [partitions] [seconds]`
+//!
+//! The schema and query are W1's, whose one definition is the lab's
+//! (`crates/lab/src/workload/w1.rs`); this crate sits below the lab and
+//! cannot use it, so the example builds the same tables through SQL here.
 
 use std::time::{Duration, Instant};
 use turnstile_engine::query::{Col, Operand, Query};

@@ -7,8 +7,9 @@ use super::cleanup::TempRoot;
 use super::client::Conn;
 use super::pgbin::{PgBin, PgClients, RunAs};
 use super::server::{Server, ServerId, ServerInfo, TurnstileSpec, REFERENCE};
-use super::workloads::{self, Lists, Mode, Sizes, Step, Variant, Workload};
+use super::workloads::{self, Lists, Mode, Sizes, Step, Variant};
 use super::Args;
+use crate::workload::WorkloadId;
 use crate::{progress, CliError};
 use indicatif::ProgressBar;
 use serde_json::Value as Json;
@@ -23,7 +24,7 @@ const LOAD_LIMIT: Duration = Duration::from_secs(3600);
 #[derive(Clone, Debug)]
 pub struct Plan {
     /// Workloads, in order.
-    pub workloads: Vec<Workload>,
+    pub workloads: Vec<WorkloadId>,
     /// Client counts.
     pub clients: Vec<usize>,
     /// Seconds per point.
@@ -55,10 +56,7 @@ impl Plan {
             given.clone().unwrap_or_else(|| if q { quick.to_vec() } else { full.to_vec() })
         };
         let plan = Plan {
-            workloads: args
-                .workloads
-                .clone()
-                .unwrap_or_else(|| vec![Workload::W1, Workload::W2, Workload::W3, Workload::W4, Workload::W5]),
+            workloads: args.workloads.clone().unwrap_or_else(|| WorkloadId::THROUGH_PGBENCH.to_vec()),
             clients: args.clients.clone().unwrap_or(if q { vec![1] } else { default_clients }),
             duration: args.duration.unwrap_or(if q { 1 } else { 5 }),
             runs: args.runs,
@@ -71,7 +69,7 @@ impl Plan {
                 modes,
             },
             sizes: Sizes {
-                scale: args.scale.unwrap_or(if q { 1 } else { 10 }),
+                scale: f64::from(args.scale.unwrap_or(if q { 1 } else { 10 })),
                 fact_rows: if q { 10_000 } else { 100_000 },
                 ..Sizes::DEFAULT
             },
@@ -79,8 +77,11 @@ impl Plan {
         if plan.clients.is_empty() || plan.clients.contains(&0) {
             return Err("--clients must list positive counts".into());
         }
-        if plan.duration == 0 || plan.runs == 0 || plan.planning_runs == 0 || plan.sizes.scale == 0 {
+        if plan.duration == 0 || plan.runs == 0 || plan.planning_runs == 0 || plan.sizes.scale < 1.0 {
             return Err("--duration, --runs, --planning-runs and --scale must be positive".into());
+        }
+        if plan.workloads.contains(&WorkloadId::W6) {
+            return Err("W6 runs only in process: turnstile run W6".into());
         }
         if plan.lists.modes.is_empty() || plan.workloads.is_empty() {
             return Err("--mode and --workloads must not be empty".into());
@@ -93,7 +94,7 @@ impl Plan {
 #[derive(Clone, Debug)]
 pub struct Point {
     /// The workload.
-    pub workload: Workload,
+    pub workload: WorkloadId,
     /// Variant label (`partitions=100`).
     pub label: String,
     /// Params with the mode.
@@ -121,7 +122,7 @@ impl Point {
 #[derive(Clone, Debug)]
 pub struct LockRow {
     /// The workload.
-    pub workload: Workload,
+    pub workload: WorkloadId,
     /// Variant label.
     pub label: String,
     /// Params with the mode.
@@ -134,7 +135,7 @@ pub struct LockRow {
 #[derive(Clone, Debug)]
 pub struct PlanRow {
     /// The workload.
-    pub workload: Workload,
+    pub workload: WorkloadId,
     /// Variant label.
     pub label: String,
     /// Params (no mode: EXPLAIN plans the statement as simple mode does).
@@ -264,7 +265,7 @@ fn write_scripts(dir: &Path, plan: &Plan, run_as: RunAs) -> Result<(), CliError>
             files.extend(v.script.clone());
         }
     }
-    if plan.workloads.contains(&Workload::W4) {
+    if plan.workloads.contains(&WorkloadId::W4) {
         files.push((workloads::ROWS_FILE.into(), workloads::w4_rows(plan.sizes.copy_rows)));
     }
     for (name, text) in files {
@@ -328,7 +329,7 @@ fn run_variant(plan: &Plan, pg: &PgClients, servers: &mut [Server], v: &Variant,
             planning,
         });
     }
-    if plan.warmup > 0 && v.workload != Workload::W4 {
+    if plan.warmup > 0 && v.workload != WorkloadId::W4 {
         for s in &ready {
             bar.set_message(format!("{name} {label}: warm-up on {}", s.info.label()));
             let mode = v.modes.last().copied().unwrap_or(Mode::Prepared);
@@ -403,13 +404,13 @@ fn measure(
     p: &mut Point,
 ) -> Result<(), CliError> {
     let conn: Conn<'_> = s.conn(pg, &v.db);
-    if v.workload == Workload::W4 {
-        conn.psql(&format!("TRUNCATE {};\nCHECKPOINT;\n", workloads::W4_TABLE), Duration::from_secs(600))?;
+    if v.workload == WorkloadId::W4 {
+        conn.psql(&format!("TRUNCATE {};\nCHECKPOINT;\n", crate::workload::w4::TABLE), Duration::from_secs(600))?;
     }
     let b = conn.pgbench(mode, clients, plan.duration, &v.pgbench_args)?;
-    if v.workload == Workload::W4 {
-        let out =
-            conn.psql(&format!("SELECT pg_relation_size('{}');\n", workloads::W4_TABLE), Duration::from_secs(60))?;
+    if v.workload == WorkloadId::W4 {
+        let out = conn
+            .psql(&format!("SELECT pg_relation_size('{}');\n", crate::workload::w4::TABLE), Duration::from_secs(60))?;
         let bytes: f64 = out.trim().parse().map_err(|_| format!("pg_relation_size printed {:?}", out.trim()))?;
         let per_txn = if b.transactions > 0 { bytes / b.transactions as f64 } else { 0.0 };
         p.mb_per_s.entry(s.id).or_default().push(per_txn * b.tps / (1024.0 * 1024.0));

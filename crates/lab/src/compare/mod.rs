@@ -1,4 +1,4 @@
-//! `turnstile compare`: the seeds' pgbench runs against private
+//! `turnstile compare`: the write-ups' pgbench runs against private
 //! PostgreSQL servers (PostgreSQL 15, and PostgreSQL 18 when a second
 //! `--pg-bin` gives it), `turnstile serve --profile classic` and
 //! `turnstile serve --profile scalable`, on one machine, in one run.
@@ -31,11 +31,11 @@ pub mod report;
 pub mod server;
 pub mod workloads;
 
+use crate::workload::WorkloadId;
 use crate::CliError;
 use pgbin::{PgBin, PgClients};
 use server::REFERENCE_MAJOR;
 use std::path::PathBuf;
-use workloads::Workload;
 
 /// Options of `turnstile compare`.
 #[derive(clap::Args, Debug, Clone)]
@@ -47,9 +47,9 @@ The package has no client programs: pgbench, psql and pg_isready come from --pg-
 PostgreSQL installed on the machine, and drive every server.")]
 pub struct Args {
     /// Workloads to run (W1 partitioned join, W2 star join, W3 many
-    /// indexes, W4 COPY, W5 pgbench -S).
+    /// indexes, W4 COPY, W5 pgbench -S; W6 runs only in process).
     #[arg(long, value_delimiter = ',', value_enum)]
-    pub workloads: Option<Vec<Workload>>,
+    pub workloads: Option<Vec<WorkloadId>>,
     /// Client counts (default: 1, the core count, 4 × the core count).
     #[arg(long, value_delimiter = ',')]
     pub clients: Option<Vec<usize>>,
@@ -88,7 +88,7 @@ pub struct Args {
     /// W1–W3: query modes (`simple`, `prepared`).
     #[arg(long, value_delimiter = ',')]
     pub mode: Option<Vec<String>>,
-    /// W1 and W5: pgbench scale (default: the seeds' 10, `--quick` 1). Below
+    /// W1 and W5: pgbench scale (default: the write-ups' 10, `--quick` 1). Below
     /// 10, W1 at 1000 partitions has 100 rows per partition and PostgreSQL
     /// plans sequential scans there (no index locks).
     #[arg(long)]

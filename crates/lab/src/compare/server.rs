@@ -1,4 +1,5 @@
-//! The servers: a private PostgreSQL cluster with the seeds' settings per
+//! The servers: a private PostgreSQL cluster with the benchmark settings
+//! (`workloads/postgresql.conf`) per
 //! `--pg-bin` (PostgreSQL 15, and PostgreSQL 18 when given), and
 //! `turnstile serve` under `classic` and `scalable`. Each listens on a unix socket in its own directory under compare's
 //! temporary root; clients connect as user `postgres`.
@@ -12,21 +13,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// The seeds' server settings (`shared/pg15/postgresql.anchor.conf`), and
-/// a unix socket only.
-const POSTGRES_CONF: &str = "
-# ---- turnstile compare: the seeds' settings ----
-listen_addresses = ''                # unix socket only
-max_connections = 100
-shared_buffers = 2GB
-max_locks_per_transaction = 1024     # W1 P=1000 locks ~3000 relations per query
-max_wal_size = 16GB                  # no checkpoint during W4
-min_wal_size = 1GB
-checkpoint_timeout = 30min
-autovacuum = off                     # stable read-only runs; setup ends with VACUUM ANALYZE
-log_min_messages = warning
-# fsync, synchronous_commit, jit, join_collapse_limit, plan_cache_mode, ...: PostgreSQL 15's defaults
-";
+/// The settings appended to each PostgreSQL cluster's `postgresql.conf`
+/// (`workloads/postgresql.conf`): the benchmark settings the reproduced runs
+/// used (2 GB of shared buffers, `max_locks_per_transaction = 1024`, no
+/// checkpoint or autovacuum during a run, PostgreSQL 15's defaults for
+/// everything else), and a unix socket only.
+const POSTGRES_CONF: &str = include_str!("../../../../workloads/postgresql.conf");
 
 /// How long a server may take to accept connections.
 const START_LIMIT: Duration = Duration::from_secs(120);
@@ -45,7 +37,7 @@ pub enum ServerId {
 }
 
 /// The major version of the PostgreSQL that `classic` must lock like
-/// (the faithfulness table): PostgreSQL 15, before the seeds' fixes.
+/// (the faithfulness table): PostgreSQL 15, before the write-ups' fixes.
 pub const REFERENCE_MAJOR: u32 = 15;
 
 /// That server.

@@ -1,76 +1,26 @@
-//! The seed workloads as PostgreSQL sees them: setup SQL and pgbench
-//! scripts. The fixed files live in the repository's `workloads/`
-//! directory and are compiled in; W2's star schema and W3's index sets
-//! depend on their parameter and are generated here (`turnstile compare
-//! --write-workloads DIR` writes every file, and a test keeps the
-//! committed copies equal to what this code generates).
+//! The SQL form of the workloads' definitions (`crate::workload`): setup
+//! SQL and pgbench scripts, as PostgreSQL and `turnstile serve` see them.
+//! Every file is generated from the definitions; `turnstile compare
+//! --write-workloads DIR` writes them, the repository's `workloads/`
+//! directory holds them for the reader, and a test keeps the committed
+//! copies equal to what this code generates.
 //!
 //! Nothing here needs PL/pgSQL: every statement is plain SQL that
 //! `turnstile serve` parses as well.
 
+use crate::workload::{w1, w2, w3, w4, WorkloadId};
 use serde_json::{json, Map, Value as Json};
-use std::fmt::Write as _;
 use std::path::Path;
 
-/// W1's pgbench script (seed 000).
-pub const W1_SCRIPT: &str = include_str!("../../../../workloads/w1.sql");
-/// W1's setup after `pgbench -i`.
-pub const W1_SETUP: &str = include_str!("../../../../workloads/w1_setup.sql");
-/// W3's pgbench script (seed 003).
-pub const W3_SCRIPT: &str = include_str!("../../../../workloads/w3.sql");
-/// W4's table (seed 001).
-pub const W4_SETUP: &str = include_str!("../../../../workloads/w4_setup.sql");
-/// W4's pgbench script: one server-side COPY of the rows file (`-D rows_file='…'`).
-pub const W4_SCRIPT: &str = include_str!("../../../../workloads/w4_copy.sql");
+pub use crate::workload::Sizes;
+pub use w4::ROWS_FILE;
+
 /// The protocol floor: `SELECT 1`.
-pub const FLOOR_SCRIPT: &str = include_str!("../../../../workloads/floor.sql");
+pub const FLOOR_SCRIPT: &str = "SELECT 1;\n";
 
 /// W1's query for the lock census, `$1` for the looked-up `aid_parent`.
-pub const W1_QUERY: &str =
-    "SELECT * FROM pgbench_accounts pa JOIN pgbench_branches pb ON (pa.bid = pb.bid) WHERE pa.aid_parent = $1";
-/// W3's query for the lock census.
-pub const W3_QUERY: &str = "SELECT * FROM synth_table WHERE col5 = $1";
-/// W4's target table.
-pub const W4_TABLE: &str = "copy_unlogged";
-
-/// The workloads compare runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum)]
-#[value(rename_all = "UPPER")]
-pub enum Workload {
-    /// Partitioned join (seed 000).
-    W1,
-    /// Star join (seed 000).
-    W2,
-    /// Many indexes (seed 003).
-    W3,
-    /// COPY into one unlogged table (seed 001).
-    W4,
-    /// `pgbench -S` (seed 002).
-    W5,
-}
-
-impl Workload {
-    /// `W1` …
-    pub fn name(self) -> &'static str {
-        match self {
-            Workload::W1 => "W1",
-            Workload::W2 => "W2",
-            Workload::W3 => "W3",
-            Workload::W4 => "W4",
-            Workload::W5 => "W5",
-        }
-    }
-
-    /// A title for reports.
-    pub fn title(self) -> &'static str {
-        match self {
-            Workload::W1 => "W1 partitioned join (seed 000): pgbench_accounts by aid_parent JOIN pgbench_branches",
-            Workload::W2 => "W2 star join (seed 000): one fact row JOIN every dimension",
-            Workload::W3 => "W3 many indexes (seed 003): SELECT * FROM synth_table WHERE col5 = 42",
-            Workload::W4 => "W4 relation extension (seed 001): COPY into one unlogged table",
-            Workload::W5 => "W5 select-only (seed 002): pgbench -S -M prepared",
-        }
-    }
+pub fn w1_query() -> String {
+    w1::lookup().sql("$1")
 }
 
 /// pgbench's query mode (`-M`).
@@ -101,24 +51,6 @@ impl Mode {
     }
 }
 
-/// Data-set sizes.
-#[derive(Clone, Copy, Debug)]
-pub struct Sizes {
-    /// W1 and W5: pgbench scale (100 000 accounts per unit).
-    pub scale: u32,
-    /// W2: fact rows.
-    pub fact_rows: u32,
-    /// W2: rows per dimension.
-    pub dim_rows: u32,
-    /// W4: rows per COPY.
-    pub copy_rows: u32,
-}
-
-impl Sizes {
-    /// The seeds' sizes.
-    pub const DEFAULT: Sizes = Sizes { scale: 10, fact_rows: 100_000, dim_rows: 100, copy_rows: 10_000 };
-}
-
 /// One step of loading a variant's database.
 #[derive(Clone, Debug)]
 pub enum Step {
@@ -133,7 +65,7 @@ pub enum Step {
 #[derive(Clone, Debug)]
 pub struct Variant {
     /// The workload.
-    pub workload: Workload,
+    pub workload: WorkloadId,
     /// Its parameters (`{"partitions":100}`), without the mode.
     pub params: Map<String, Json>,
     /// The database it lives in.
@@ -187,11 +119,11 @@ pub struct Lists {
 }
 
 /// The variants of `workload`.
-pub fn variants(workload: Workload, lists: &Lists, sizes: Sizes, scripts: &Path) -> Vec<Variant> {
-    let scale = sizes.scale.to_string();
+pub fn variants(workload: WorkloadId, lists: &Lists, sizes: Sizes, scripts: &Path) -> Vec<Variant> {
+    let scale = pgbench_scale(sizes).to_string();
     let file = |name: &str| scripts.join(name).display().to_string();
     match workload {
-        Workload::W1 => lists
+        WorkloadId::W1 => lists
             .partitions
             .iter()
             .map(|&p| {
@@ -203,15 +135,15 @@ pub fn variants(workload: Workload, lists: &Lists, sizes: Sizes, scripts: &Path)
                     workload,
                     params: obj(json!({ "partitions": p })),
                     db: format!("w1_p{p}"),
-                    setup: vec![Step::PgbenchInit(init), Step::Sql(W1_SETUP.to_owned())],
-                    script: Some(("w1.sql".into(), W1_SCRIPT.into())),
+                    setup: vec![Step::PgbenchInit(init), Step::Sql(w1::setup_sql())],
+                    script: Some(("w1.sql".into(), w1::script())),
                     pgbench_args: vec!["-s".into(), scale.clone(), "-f".into(), file("w1.sql")],
-                    query: Some(W1_QUERY.into()),
+                    query: Some(w1_query()),
                     modes: lists.modes.clone(),
                 }
             })
             .collect(),
-        Workload::W2 => lists
+        WorkloadId::W2 => lists
             .dimensions
             .iter()
             .map(|&n| {
@@ -220,34 +152,34 @@ pub fn variants(workload: Workload, lists: &Lists, sizes: Sizes, scripts: &Path)
                     workload,
                     params: obj(json!({ "dimensions": n })),
                     db: format!("w2_n{n}"),
-                    setup: vec![Step::Sql(w2_setup(n, sizes))],
-                    script: Some((name.clone(), w2_script(n, sizes))),
+                    setup: vec![Step::Sql(w2::setup_sql(n, sizes))],
+                    script: Some((name.clone(), w2::script(n, sizes))),
                     pgbench_args: vec!["-f".into(), file(&name)],
-                    query: Some(w2_query(n, "$1")),
+                    query: Some(w2::lookup(n).sql("$1")),
                     modes: lists.modes.clone(),
                 }
             })
             .collect(),
-        Workload::W3 => lists
+        WorkloadId::W3 => lists
             .indexes
             .iter()
             .map(|&k| Variant {
                 workload,
                 params: obj(json!({ "indexes": k })),
                 db: format!("w3_i{k}"),
-                setup: vec![Step::Sql(w3_setup(k))],
-                script: Some(("w3.sql".into(), W3_SCRIPT.into())),
+                setup: vec![Step::Sql(w3::setup_sql(k))],
+                script: Some(("w3.sql".into(), w3::script())),
                 pgbench_args: vec!["-f".into(), file("w3.sql")],
-                query: Some(W3_QUERY.into()),
+                query: Some(w3::lookup().sql("$1")),
                 modes: lists.modes.clone(),
             })
             .collect(),
-        Workload::W4 => vec![Variant {
+        WorkloadId::W4 => vec![Variant {
             workload,
             params: obj(json!({ "table": "unlogged", "rows_per_copy": sizes.copy_rows })),
             db: "w4".into(),
-            setup: vec![Step::Sql(W4_SETUP.to_owned())],
-            script: Some(("w4_copy.sql".into(), W4_SCRIPT.into())),
+            setup: vec![Step::Sql(w4::setup_sql())],
+            script: Some(("w4_copy.sql".into(), w4::script())),
             pgbench_args: vec![
                 "-f".into(),
                 file("w4_copy.sql"),
@@ -257,17 +189,24 @@ pub fn variants(workload: Workload, lists: &Lists, sizes: Sizes, scripts: &Path)
             query: None,
             modes: vec![Mode::Simple],
         }],
-        Workload::W5 => vec![Variant {
+        WorkloadId::W5 => vec![Variant {
             workload,
-            params: obj(json!({ "scale": sizes.scale })),
+            params: obj(json!({ "scale": pgbench_scale(sizes) })),
             db: "w5".into(),
             setup: vec![Step::PgbenchInit(vec!["-s".into(), scale])],
             script: None,
+            // pgbench's built-in `-S` script is `w5::lookup()`.
             pgbench_args: vec!["-S".into()],
             query: None,
             modes: vec![Mode::Prepared],
         }],
+        WorkloadId::W6 => Vec::new(),
     }
+}
+
+/// pgbench's `-s`: compare's scale is whole.
+pub fn pgbench_scale(sizes: Sizes) -> u32 {
+    sizes.scale.round().max(1.0) as u32
 }
 
 fn obj(v: Json) -> Map<String, Json> {
@@ -277,82 +216,9 @@ fn obj(v: Json) -> Map<String, Json> {
     }
 }
 
-/// W4's rows file (server-side COPY source), under the scripts directory.
-pub const ROWS_FILE: &str = "w4_rows.txt";
-
-/// W2's setup for `n` dimensions: `dim1..dimN (id int PRIMARY KEY, val
-/// text)` of `dim_rows` rows, and `fact_nN (id int PRIMARY KEY, d1..dN
-/// int)` of `fact_rows` rows whose keys spread deterministically over the
-/// dimensions, then `VACUUM ANALYZE`.
-pub fn w2_setup(n: u32, sizes: Sizes) -> String {
-    let mut s = String::new();
-    for k in 1..=n {
-        let _ = writeln!(s, "CREATE TABLE dim{k} (id int PRIMARY KEY, val text);");
-        let _ = writeln!(s, "INSERT INTO dim{k} SELECT i, md5(i::text) FROM generate_series(1, {}) i;", sizes.dim_rows);
-    }
-    let cols: Vec<String> = (1..=n).map(|g| format!("d{g} int")).collect();
-    let _ = writeln!(s, "CREATE TABLE fact_n{n} (id int PRIMARY KEY, {});", cols.join(", "));
-    let keys: Vec<String> = (1..=n).map(|g| format!("1 + (i * {} + {g}) % {}", 2 * g + 1, sizes.dim_rows)).collect();
-    let _ = writeln!(
-        s,
-        "INSERT INTO fact_n{n} SELECT i, {} FROM generate_series(1, {}) i;",
-        keys.join(", "),
-        sizes.fact_rows
-    );
-    s.push_str("VACUUM ANALYZE;\n");
-    s
-}
-
-/// W2's query: the fact row `id = param` joined with every dimension.
-pub fn w2_query(n: u32, param: &str) -> String {
-    let mut q = format!("SELECT * FROM fact_n{n} f");
-    for k in 1..=n {
-        let _ = write!(q, " JOIN dim{k} d{k} ON (d{k}.id = f.d{k})");
-    }
-    let _ = write!(q, " WHERE f.id = {param}");
-    q
-}
-
-/// W2's pgbench script.
-pub fn w2_script(n: u32, sizes: Sizes) -> String {
-    format!("\\set id random(1, {})\n{};\n", sizes.fact_rows, w2_query(n, ":id"))
-}
-
-/// W3's setup: `synth_table (col1 int, …, col60 int)` and `k` indexes
-/// (`k = 1`: on col5 only; otherwise col1..colK). The table stays empty
-/// and is never analyzed, so the planner uses its 10-page guess and picks
-/// an index scan on col5, as in the seed.
-pub fn w3_setup(k: u32) -> String {
-    let cols: Vec<String> = (1..=60).map(|c| format!("col{c} int")).collect();
-    let mut s = format!("CREATE TABLE synth_table ({});\n", cols.join(", "));
-    if k == 1 {
-        s.push_str("CREATE INDEX ON synth_table (col5);\n");
-    } else {
-        for c in 1..=k {
-            let _ = writeln!(s, "CREATE INDEX ON synth_table (col{c});");
-        }
-    }
-    s
-}
-
-/// W4's rows: `rows` lines of about 90 bytes of text, as the seed's
-/// `repeat(random()::text, 5)`, from a fixed seed.
+/// W4's rows file (server-side COPY source): one row per line.
 pub fn w4_rows(rows: u32) -> String {
-    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-    let mut out = String::with_capacity(rows as usize * 92);
-    for _ in 0..rows {
-        // xorshift64*: a fixed, dependency-free sequence.
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        let r = x.wrapping_mul(0x2545_f491_4f6c_dd1d) % 10u64.pow(17);
-        let piece = format!("0.{r:017}");
-        for _ in 0..5 {
-            out.push_str(&piece);
-        }
-        out.push('\n');
-    }
-    out
+    w4::rows_file(rows)
 }
 
 /// Every file of the repository's `workloads/` directory, with the
@@ -360,19 +226,19 @@ pub fn w4_rows(rows: u32) -> String {
 pub fn repository_files() -> Vec<(String, String)> {
     let sizes = Sizes::DEFAULT;
     let mut files: Vec<(String, String)> = vec![
-        ("w1.sql".into(), W1_SCRIPT.into()),
-        ("w1_setup.sql".into(), W1_SETUP.into()),
-        ("w3.sql".into(), W3_SCRIPT.into()),
-        ("w4_setup.sql".into(), W4_SETUP.into()),
-        ("w4_copy.sql".into(), W4_SCRIPT.into()),
+        ("w1.sql".into(), w1::script()),
+        ("w1_setup.sql".into(), w1::setup_sql()),
+        ("w3.sql".into(), w3::script()),
+        ("w4_setup.sql".into(), w4::setup_sql()),
+        ("w4_copy.sql".into(), w4::script()),
         ("floor.sql".into(), FLOOR_SCRIPT.into()),
     ];
     for n in [1, 10, 100] {
-        files.push((format!("w2_setup_n{n}.sql"), w2_setup(n, sizes)));
-        files.push((format!("w2_n{n}.sql"), w2_script(n, sizes)));
+        files.push((format!("w2_setup_n{n}.sql"), w2::setup_sql(n, sizes)));
+        files.push((format!("w2_n{n}.sql"), w2::script(n, sizes)));
     }
     for k in [1, 10, 60] {
-        files.push((format!("w3_setup_i{k}.sql"), w3_setup(k)));
+        files.push((format!("w3_setup_i{k}.sql"), w3::setup_sql(k)));
     }
     files
 }
@@ -380,6 +246,7 @@ pub fn repository_files() -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::w5;
 
     #[test]
     fn the_committed_workload_files_are_what_the_code_generates() {
@@ -397,14 +264,24 @@ mod tests {
 
     #[test]
     fn w2_joins_every_dimension_and_w3_indexes_the_scanned_column() {
-        let q = w2_query(3, "$1");
+        let q = w2::lookup(3).sql("$1");
         assert_eq!(
             q,
             "SELECT * FROM fact_n3 f JOIN dim1 d1 ON (d1.id = f.d1) JOIN dim2 d2 ON (d2.id = f.d2) \
              JOIN dim3 d3 ON (d3.id = f.d3) WHERE f.id = $1"
         );
-        assert!(w3_setup(1).contains("(col5)"));
-        assert_eq!(w3_setup(60).matches("CREATE INDEX").count(), 60);
+        assert!(w3::setup_sql(1).contains("(col5)"));
+        assert_eq!(w3::setup_sql(60).matches("CREATE INDEX").count(), 60);
+        assert!(w3::setup_sql(2).contains("(col5)"), "every index set has the scanned column's");
+        assert_eq!(
+            w1_query(),
+            "SELECT * FROM pgbench_accounts pa JOIN pgbench_branches pb ON (pa.bid = pb.bid) WHERE pa.aid_parent = $1"
+        );
+        assert_eq!(
+            w5::lookup().sql("$1"),
+            "SELECT abalance FROM pgbench_accounts WHERE aid = $1",
+            "pgbench -S's query"
+        );
         let rows = w4_rows(100);
         assert_eq!(rows.lines().count(), 100);
         assert!(rows.lines().all(|l| l.len() == 95), "{}", rows.lines().next().unwrap_or(""));

@@ -1,5 +1,5 @@
 //! `turnstile micro btree`: concurrent B-tree inserts while readers look
-//! keys up, under both `btree.leaf_insert_lock` settings (seed 004).
+//! keys up, under both `btree.leaf_insert_lock` settings (Postgres Pro 2018).
 //!
 //! For each setting and each thread count T (default 1, 2, 8, 32), a fresh
 //! index on one `int8` column is bulk-built from `preload` random keys;
@@ -8,13 +8,13 @@
 //! while T reader threads look random keys up, for `seconds`. Reported:
 //! inserts/s, lookups/s, and `BufferContent` lock waits per insert (the
 //! tranche's wait counter over the run, readers' waits included, divided
-//! by the inserts) — the counter seed 004 saw fall to 0 once leaves were
+//! by the inserts) — the counter Postgres Pro 2018 saw fall to 0 once leaves were
 //! locked exclusive at once. Every point ends with the structure check and
 //! an entry count, so a fast but wrong tree cannot report a result.
 //!
 //! On a 2-core machine T = 8 and 32 oversubscribe the cores: a lock holder
 //! that is descheduled makes the others wait, which is how contention on
-//! a many-core machine shows up here (DESIGN.md §8). Absolute rates are
+//! a many-core machine shows up here (docs/architecture.md, "The lab"). Absolute rates are
 //! noise; compare the two settings within one run. Keys come from a fixed
 //! seed; the scratch directory (under the system temp dir unless `--dir`)
 //! is removed afterwards.
@@ -244,7 +244,7 @@ fn render(args: &Args, results: &[Point]) -> String {
     let header: Vec<&str> = header.iter().map(String::as_str).collect();
     let mut table = Table::new(
         format!(
-            "B-tree: T inserters + T readers on one index, {} s per point, {} keys preloaded (seed 004)",
+            "B-tree: T inserters + T readers on one index, {} s per point, {} keys preloaded (Postgres Pro 2018)",
             args.seconds, args.preload
         ),
         &header,

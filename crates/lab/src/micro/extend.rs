@@ -1,5 +1,5 @@
 //! `turnstile micro extend`: relation extension throughput and where its
-//! time goes (seed 001).
+//! time goes (Freund 2020).
 //!
 //! N writer threads (default 1, 2, 4, 8, 16) append 8 kB pages with real
 //! content to one relation for D seconds, through a deliberately small
@@ -19,7 +19,7 @@
 //! (`lwlock_policy`, `fsm_policy`, `vfd_policy`). Besides its own `fair`,
 //! `scalable` also runs under every other policy of `--policies` (the
 //! `policies` array of the JSON report): on these exclusive-only locks
-//! seed 004's `fair` must do no worse than `barging`.
+//! Postgres Pro 2018's `fair` must do no worse than `barging`.
 //!
 //! Writers run on the lab harness ([`crate::harness::run_workers`]).
 //!
@@ -32,7 +32,7 @@
 //! lock wait, lock held, file system, buffer search — with
 //! `held_fraction = lock held s / (threads × duration s)` (the issue's
 //! contract) and `busy_fraction = lock held s / duration s`, the figure
-//! Andres Freund computes in the seed (0.76 at 8 clients: the lock is held
+//! Andres Freund computes in the write-up (0.76 at 8 clients: the lock is held
 //! for three quarters of the run). No fsync is timed on either
 //! side; the scratch directory (under the system temp dir) is removed.
 
@@ -49,7 +49,7 @@ use turnstile_storage::{BufferPool, BufferPoolStats, Extender, ExtensionStats, F
 use turnstile_sync::sync::counter::{AtomicU64, Ordering};
 use turnstile_sync::{Config, LwLockPolicy, Profile};
 
-/// Pages per `pwritev` of the raw reference (128 kB, seed 001).
+/// Pages per `pwritev` of the raw reference (128 kB, Freund 2020).
 const RAW_CHUNK_PAGES: usize = 16;
 
 /// Options of `turnstile micro extend`.
@@ -129,7 +129,7 @@ pub struct Phases {
     /// `lock_held_s / (threads × duration)` (the issue's contract).
     pub held_fraction: f64,
     /// `lock_held_s / duration`: the share of wall-clock time the lock is
-    /// held, the figure seed 001 computes ("15.30/20 = 0.76" at 8 clients).
+    /// held, the figure Freund 2020 computes ("15.30/20 = 0.76" at 8 clients).
     pub busy_fraction: f64,
     /// Extension-lock acquisitions.
     pub extensions: u64,
@@ -160,7 +160,7 @@ pub struct RunResult {
     pub pages: u64,
     /// Wall-clock seconds of the run.
     pub duration_s: f64,
-    /// The seed-001 breakdown.
+    /// The Freund 2020 breakdown.
     pub extension: Phases,
     /// Buffer-pool counters of the run.
     pub buffers: BufferPoolStats,
@@ -469,7 +469,7 @@ fn render(args: &Args, results: &[RunResult], by_policy: &[RunResult]) -> String
     }
     let mut held = Table::new(
         "extension lock: held fraction = held s / (threads × duration); busy = held s / duration \
-         (seed 001, classic at 1/2/4/8/16 clients: busy 0.16 0.30 0.50 0.76 0.89)",
+         (Freund 2020, classic at 1/2/4/8/16 clients: busy 0.16 0.30 0.50 0.76 0.89)",
         &header_refs,
     );
     for (profile, busy) in [("classic", false), ("scalable", false), ("classic", true), ("scalable", true)] {

@@ -1,4 +1,4 @@
-//! `turnstile micro lock`: the heavyweight lock manager (seeds 000, 002).
+//! `turnstile micro lock`: the heavyweight lock manager (Vondra 2024, Haas 2011).
 //!
 //! Every measurement runs three configurations side by side: `classic`
 //! (PostgreSQL's LWLock fast-path protocol), and `scalable` with each
@@ -17,7 +17,7 @@
 //!    transaction (counter deltas). The threads are the lab harness's
 //!    ([`run_workers`]): one controller and T workers per configuration.
 //!
-//! On a small machine the counters and ratios are the result (DESIGN §8):
+//! On a small machine the counters and ratios are the result (docs/architecture.md, "The lab"):
 //! shared-table and partition-lock acquisitions per transaction predict
 //! contention on any number of cores.
 //!

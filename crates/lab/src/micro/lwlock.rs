@@ -1,5 +1,5 @@
 //! `turnstile micro lwlock`: what an `LwLock` costs, and whether a writer
-//! starves (seed 004).
+//! starves (Postgres Pro 2018).
 //!
 //! 1. **Uncontended cost.** Shared and exclusive lock+unlock in a tight
 //!    loop, for both policies (`fair`, `barging`), with `parking_lot::RwLock` read and write
@@ -10,7 +10,7 @@
 //!    back-to-back, each holding it for `hold_ns`; one writer asks for it
 //!    exclusive every `writer_interval_us`. On a 2-core machine 8 readers
 //!    oversubscribe the cores, so a reader is often descheduled while it
-//!    holds the lock — the situation of seed 004's 300-core machine, where
+//!    holds the lock — the situation of Postgres Pro 2018's 300-core machine, where
 //!    the shared count on a hot `BufferMapping` partition never fell to
 //!    zero. Reported: the writer's wait p50/p99/max and its acquisitions per
 //!    second under each policy. The threads run on the lab harness
@@ -274,7 +274,7 @@ fn render(costs: &[CostRow], starvation: &[StarvationRow]) -> String {
     }
     let mut s = Table::new(
         format!(
-            "LWLock starvation probe (seed 004): {} readers back-to-back, writer every {} us",
+            "LWLock starvation probe (Postgres Pro 2018): {} readers back-to-back, writer every {} us",
             starvation.first().map_or(0, |r| r.readers),
             starvation.first().map_or(0, |r| r.writer_interval_us)
         ),

@@ -1,8 +1,9 @@
 //! `turnstile micro memory`: per-query memory with and without the block
-//! cache and the lazy scan state (seed 000).
+//! cache and the lazy scan state (Vondra 2024).
 //!
-//! A W1-style query — `accounts` with P partitions, each with two indexes,
-//! looked up on `aid_parent` and joined with `branches` — in prepared mode,
+//! W1's query (`crate::workload::w1`) — `pgbench_accounts` with P
+//! partitions, each with two indexes, looked up on `aid_parent` and joined
+//! with `pgbench_branches` (10 rows here) — in prepared mode,
 //! run by one session three times: `classic` (`memory.block_cache` and
 //! `memory.lazy_scan_state` off), the block cache alone, and both (as
 //! `scalable`). Without the lazy scan state every index scan allocates
@@ -13,11 +14,12 @@
 
 use crate::cli::CliError;
 use crate::report::{f, Section, Table};
-use crate::run::workloads::{load_accounts, w1_query};
+use crate::run::workloads::engine as calls;
+use crate::workload::w1;
 use serde::Serialize;
 use std::time::Instant;
 use turnstile_engine::memory::minor_faults;
-use turnstile_engine::query::QueryMode;
+use turnstile_engine::query::{Operand, QueryMode};
 use turnstile_engine::types::Value;
 use turnstile_engine::{Engine, Session};
 use turnstile_sync::{Config, Profile};
@@ -28,7 +30,7 @@ pub struct Args {
     /// `--json`.
     #[command(flatten)]
     pub output: super::Output,
-    /// Partitions of `accounts`.
+    /// Partitions of `pgbench_accounts`.
     #[arg(long, default_value_t = 100)]
     pub partitions: i32,
     /// Accounts per partition.
@@ -79,15 +81,15 @@ pub fn run(args: &Args) -> Result<Section, CliError> {
         let engine = Engine::open(dir.path(), config)?;
         let mut s = engine.session()?;
         engine.catalog().defer_writes(true)?;
-        load_accounts(&mut s, args.partitions * args.rows_per_partition, args.partitions as u32, true, 10)?;
-        engine.catalog().defer_writes(false)?;
         let total = args.partitions * args.rows_per_partition;
-        let q = w1_query();
+        calls::load(&mut s, &w1::tables(total as u32, args.partitions as u32, 10), &w1::indexes())?;
+        engine.catalog().defer_writes(false)?;
+        let q = calls::query(&w1::lookup(), Operand::Param(1));
         let mut slot = None;
         let mut i = 0i32;
         let mut one = |s: &mut Session| -> Result<(), CliError> {
             i = (i + 7919) % total;
-            s.run(QueryMode::Prepared, &q, &mut slot, &[Value::Int4(i)])?;
+            s.run(QueryMode::Prepared, &q, &mut slot, &[Value::Int4(i + 1)])?;
             Ok(())
         };
         for _ in 0..args.queries {
@@ -127,7 +129,7 @@ pub fn run(args: &Args) -> Result<Section, CliError> {
 fn render(rows: &[Row]) -> String {
     let mut t = Table::new(
         format!(
-            "Per-query memory (seed 000): W1 prepared, {} partitions, one session",
+            "Per-query memory (Vondra 2024): W1 prepared, {} partitions, one session",
             rows.first().map_or(0, |r| r.partitions)
         ),
         &[

@@ -1,5 +1,5 @@
 //! Micro-benchmarks: single primitives timed against a reference primitive
-//! in the same run, reported as ratios (DESIGN.md §8).
+//! in the same run, reported as ratios (docs/architecture.md, "The lab").
 
 use crate::cli::CliError;
 use crate::report::Section;
@@ -24,27 +24,27 @@ pub struct Output {
 #[derive(Subcommand, Debug)]
 pub enum MicroBench {
     /// Lightweight locks: uncontended cost against `parking_lot::RwLock`,
-    /// and a writer-starvation probe under both policies (seed 004).
+    /// and a writer-starvation probe under both policies (Postgres Pro 2018).
     Lwlock(lwlock::Args),
     /// Heavyweight locks: fast-path and shared-table cost against
     /// `parking_lot::Mutex`, and transactions locking R relations under
-    /// both profiles (seeds 000, 002).
+    /// both profiles (Vondra 2024, Haas 2011).
     Lock(lock::Args),
     /// Relation extension: pages appended per second through a small
     /// buffer pool under both extension strategies, against raw 128 kB
     /// `pwritev`, with the lock wait / held / filesystem / buffer search
-    /// breakdown (seed 001).
+    /// breakdown (Freund 2020).
     Extend(extend::Args),
     /// Planning with 1, 10 or 60 indexes, with and without the relation
-    /// cache's index prefilter: planning time and locks per query (seed 003).
+    /// cache's index prefilter: planning time and locks per query (Geier 2022).
     Plan(plan::Args),
     /// B-tree: T inserters and T readers on one index under both
     /// `btree.leaf_insert_lock` settings; inserts/s, lookups/s and
-    /// content-lock waits per insert (seed 004).
+    /// content-lock waits per insert (Postgres Pro 2018).
     Btree(btree::Args),
     /// Per-query memory of a W1-style query over 100 partitions with and
     /// without the block cache: blocks from cache vs allocator, minor page
-    /// faults per query (seed 000).
+    /// faults per query (Vondra 2024).
     Memory(memory::Args),
 }
 

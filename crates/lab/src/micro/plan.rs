@@ -1,8 +1,9 @@
-//! `turnstile micro plan`: planning with many indexes (seed 003).
+//! `turnstile micro plan`: planning with many indexes (Geier 2022).
 //!
 //! An empty table with 60 `int4` columns and 1, 10 or 60 single-column
 //! indexes (always including one on `col5`, so every variant has an index
-//! to use); `SELECT * FROM synth WHERE col5 = 42` in simple mode (planned
+//! to use; W3's tables, `crate::workload::w3`); `SELECT * FROM synth_table
+//! WHERE col5 = 42` in simple mode (planned
 //! every time); both `planner.index_prefilter` settings; T sessions.
 //! Reported: planning time p50/p99, queries per second, and relation locks
 //! taken per query — without the prefilter the planner opens and locks
@@ -11,12 +12,13 @@
 use crate::cli::CliError;
 use crate::harness::{histogram, run_clients, Latency, RunSpec};
 use crate::report::{f, Section, Table};
+use crate::run::workloads::engine as calls;
+use crate::workload::w3;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use turnstile_engine::query::Query;
-use turnstile_engine::types::ColumnType;
 use turnstile_engine::Engine;
 use turnstile_sync::sync::counter::Ordering;
 use turnstile_sync::{Config, Profile};
@@ -69,14 +71,9 @@ struct Row {
     per_query: PerQuery,
 }
 
-/// Columns `col1 … col60`; indexed: `col5` first, then `col1`, `col2`, …
-fn index_columns(n: usize) -> Vec<usize> {
-    std::iter::once(5).chain((1..=60).filter(|&c| c != 5)).take(n).collect()
-}
-
 /// Runs the benchmark.
 pub fn run(args: &Args) -> Result<Section, CliError> {
-    if args.indexes.iter().any(|&n| n == 0 || n > 60) || args.threads.contains(&0) {
+    if args.indexes.iter().any(|&n| n == 0 || n > w3::COLUMNS as usize) || args.threads.contains(&0) {
         return Err("--indexes takes 1 to 60, --threads at least 1".into());
     }
     let mut rows = Vec::new();
@@ -88,14 +85,9 @@ pub fn run(args: &Args) -> Result<Section, CliError> {
             let engine = Engine::open(dir.path(), config)?;
             {
                 let mut s = engine.session()?;
-                let names: Vec<String> = (1..=60).map(|i| format!("col{i}")).collect();
-                let cols: Vec<(&str, ColumnType)> = names.iter().map(|n| (n.as_str(), ColumnType::Int4)).collect();
-                s.create_table("synth", &cols, None)?;
-                for c in index_columns(indexes) {
-                    s.create_index("synth", &format!("synth_col{c}"), &[&format!("col{c}")], false)?;
-                }
+                calls::load(&mut s, &[w3::table()], &w3::indexes(indexes as u32))?;
             }
-            let query = Query::from("synth").filter("col5", 42);
+            let query = calls::query(&w3::lookup(), w3::VALUE);
             for &threads in &args.threads {
                 rows.push(point(&engine, &query, prefilter, indexes, threads, args)?);
             }
@@ -175,7 +167,7 @@ impl Drop for Recorder<'_> {
 
 fn render(rows: &[Row]) -> String {
     let mut t = Table::new(
-        "Planning with many indexes (seed 003): SELECT * FROM synth WHERE col5 = 42, simple mode",
+        "Planning with many indexes (Geier 2022): SELECT * FROM synth_table WHERE col5 = 42, simple mode",
         &["index_prefilter", "indexes", "sessions", "queries/s", "planning p50 us", "p99 us", "locks/query"],
     );
     for r in rows {

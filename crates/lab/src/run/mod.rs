@@ -1,6 +1,6 @@
-//! `turnstile run W…`: the seed workloads on the engine, under both
+//! `turnstile run W…`: the workloads on the engine, under both
 //! profiles, over lists of parameters and client counts, reported in the
-//! seeds' form.
+//! write-ups' form.
 //!
 //! For each variant (a point of the workload's parameter lists) the data
 //! is loaded once into a data directory; then, for each client count,

@@ -1,5 +1,5 @@
 //! Rendering `turnstile run`'s report: the JSON document (the output
-//! contract), the text tables in the seeds' form, CSV (one line per point,
+//! contract), the text tables in the write-ups' form, CSV (one line per point,
 //! through the `csv` crate) and the PNG figures. Nothing here measures.
 
 use super::result::{PointResult, RunReport};
@@ -230,12 +230,12 @@ fn render_extra(workload: WorkloadId, results: &[PointResult]) -> Option<String>
     }
     let (title, header, cols): (&str, &[&str], Vec<ExtraColumn>) = match workload {
         WorkloadId::W3 => (
-            "Planning time per query (seed 003: 2.48 ms -> 0.062 ms with the prefilter)",
+            "Planning time per query (Geier 2022: 2.48 ms -> 0.062 ms with the prefilter)",
             &["variant", "profile", "clients", "planning us", "p50 us", "p99 us"],
             vec![(|r| r.extra.planning_us, 1)],
         ),
         WorkloadId::W4 => (
-            "Relation extension (seed 001): throughput and the per-phase times, summed over clients",
+            "Relation extension (Freund 2020): throughput and the per-phase times, summed over clients",
             &[
                 "variant",
                 "profile",
@@ -261,7 +261,7 @@ fn render_extra(workload: WorkloadId, results: &[PointResult]) -> Option<String>
             ],
         ),
         WorkloadId::W6 => (
-            "LWLock starvation (seed 004): inserts beside hot readers; BufferMapping waits",
+            "LWLock starvation (Postgres Pro 2018): inserts beside hot readers; BufferMapping waits",
             &[
                 "variant",
                 "profile",

@@ -1,6 +1,6 @@
 //! What `turnstile run` measures: one [`PointResult`] per (variant,
 //! client count, profile), gathered in a [`RunReport`]. Serialized, a point
-//! is the output contract of `run --json` (issue 8); rendering lives in
+//! is the output contract of `run --json` (`tests/cli_contract.rs`); rendering lives in
 //! `render.rs`, measuring in `measure.rs`.
 
 use super::stat::StatSnapshot;

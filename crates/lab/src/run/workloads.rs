@@ -1,9 +1,10 @@
-//! The seed workloads: how each loads its data and what one transaction of
+//! The workloads: how each loads its data and what one transaction of
 //! one client does.
 
 use super::{Args, Extra, Txn};
 use crate::cli::{CliError, ModeArg};
 use crate::harness::RunOutcome;
+use crate::workload::{pgbench, w1, w2, w3, w4, w5, Sizes};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
@@ -11,69 +12,20 @@ use serde_json::{json, Value as Json};
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
-use turnstile_engine::catalog::{PartitionBound, PartitionStrategy};
-use turnstile_engine::query::{Col, Operand, Query, QueryMode};
-use turnstile_engine::types::{ColumnType, Value};
+use turnstile_engine::query::{Operand, Query, QueryMode};
+use turnstile_engine::types::{encode_row, Value};
 use turnstile_engine::{Engine, Session};
 use turnstile_lock::LockMode;
 use turnstile_storage::{ExtensionStats, Fork, RelFileId};
 use turnstile_sync::sync::counter::AtomicBool;
 use turnstile_sync::{Config, TrancheStats};
 
+pub mod engine;
 mod starvation;
 use starvation::Starvation;
 pub use starvation::StarvationFigures;
 
-/// The workloads of DESIGN.md §7.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-#[value(rename_all = "UPPER")]
-pub enum WorkloadId {
-    /// Partitioned join (seed 000).
-    W1,
-    /// Star join (seed 000).
-    W2,
-    /// Many indexes (seed 003).
-    W3,
-    /// Relation extension (seed 001).
-    W4,
-    /// Select-only, pgbench -S (seed 002).
-    W5,
-    /// LWLock starvation: readers through a hot B-tree root while writers
-    /// insert and extend (seed 004).
-    W6,
-}
-
-impl WorkloadId {
-    /// `W1` …
-    pub fn name(self) -> &'static str {
-        match self {
-            WorkloadId::W1 => "W1",
-            WorkloadId::W2 => "W2",
-            WorkloadId::W3 => "W3",
-            WorkloadId::W4 => "W4",
-            WorkloadId::W5 => "W5",
-            WorkloadId::W6 => "W6",
-        }
-    }
-
-    /// A title for reports.
-    pub fn title(self) -> &'static str {
-        match self {
-            WorkloadId::W1 => "W1 partitioned join (seed 000): accounts by aid_parent JOIN branches",
-            WorkloadId::W2 => "W2 star join (seed 000): one fact row JOIN every dimension",
-            WorkloadId::W3 => "W3 many indexes (seed 003): SELECT * FROM synth WHERE col5 = 42",
-            WorkloadId::W4 => "W4 relation extension (seed 001): COPY into one unindexed table",
-            WorkloadId::W5 => "W5 select-only (seed 002): pgbench -S",
-            WorkloadId::W6 => {
-                "W6 LWLock starvation (seed 004): point lookups through a hot B-tree root while writers insert"
-            }
-        }
-    }
-
-    /// Every workload, in report order.
-    pub const ALL: [WorkloadId; 6] =
-        [WorkloadId::W1, WorkloadId::W2, WorkloadId::W3, WorkloadId::W4, WorkloadId::W5, WorkloadId::W6];
-}
+pub use crate::workload::WorkloadId;
 
 /// One point's parameters, as reported: `{"mode":"prepared","partitions":100}`.
 /// Fields are in alphabetical order, the order of the JSON report's keys
@@ -89,7 +41,7 @@ pub struct Params {
     /// W1, W2, W5: the query mode.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<ModeArg>,
-    /// W1: partitions of `accounts`.
+    /// W1: partitions of `pgbench_accounts`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub partitions: Option<u32>,
     /// W4: the table loaded into.
@@ -203,12 +155,13 @@ pub struct PointFigures<'a> {
 /// The workload `args` asks for.
 pub fn make(args: &Args) -> Result<Box<dyn Workload>, CliError> {
     let modes: Vec<QueryMode> = args.mode.iter().map(|&m| m.into()).collect();
-    let accounts = ((args.scale * 100_000.0).round() as i64).clamp(1, i64::from(i32::MAX)) as i32;
+    let sizes = Sizes { scale: args.scale, copy_rows: args.batch.max(1), ..Sizes::IN_PROCESS };
+    let accounts = sizes.accounts();
     Ok(match args.workload {
         WorkloadId::W1 => Box::new(PartitionedJoin { accounts, partitions: args.partitions.clone(), modes }),
-        WorkloadId::W2 => Box::new(StarJoin { dimensions: args.dimensions.clone(), modes }),
+        WorkloadId::W2 => Box::new(StarJoin { sizes, dimensions: args.dimensions.clone(), modes }),
         WorkloadId::W3 => Box::new(ManyIndexes { indexes: args.indexes.clone() }),
-        WorkloadId::W4 => Box::new(Extension { batch: args.batch.max(1) }),
+        WorkloadId::W4 => Box::new(Extension::new(sizes.copy_rows)?),
         WorkloadId::W5 => Box::new(SelectOnly { accounts, modes }),
         WorkloadId::W6 => Box::new(Starvation::new(accounts, args.writers.clone())),
     })
@@ -247,85 +200,21 @@ fn mode_param(m: QueryMode) -> Option<ModeArg> {
     })
 }
 
-/// Creates pgbench-like `accounts` (optionally range-partitioned on `aid`,
-/// with a primary key and, if asked, an index on `aid_parent`) holding
-/// `total` rows with `aid_parent = aid`, and `branches` with a primary key.
-pub fn load_accounts(
-    s: &mut Session,
-    total: i32,
-    partitions: u32,
-    aid_parent_index: bool,
-    branches: i32,
-) -> Result<(), CliError> {
-    let cols = [
-        ("aid", ColumnType::Int4),
-        ("bid", ColumnType::Int4),
-        ("abalance", ColumnType::Int4),
-        ("filler", ColumnType::Text),
-        ("aid_parent", ColumnType::Int4),
-    ];
-    if partitions == 0 {
-        s.create_table("accounts", &cols, None)?;
-    } else {
-        s.create_table("accounts", &cols, Some((PartitionStrategy::Range, "aid")))?;
-        let p = partitions as i64;
-        let width = (i64::from(total) + p - 1) / p;
-        for i in 0..p {
-            let bound = PartitionBound::Range { from: i * width, to: (i + 1) * width };
-            s.create_partition("accounts", &format!("accounts_{}", i + 1), bound)?;
-        }
-    }
-    s.create_index("accounts", "accounts_pkey", &["aid"], true)?;
-    if aid_parent_index {
-        s.create_index("accounts", "accounts_aid_parent", &["aid_parent"], false)?;
-    }
-    let filler = " ".repeat(84);
-    s.insert_many(
-        "accounts",
-        (0..total).map(|aid| {
-            vec![
-                Value::Int4(aid),
-                Value::Int4(aid % branches),
-                Value::Int4(0),
-                Value::Text(filler.clone()),
-                Value::Int4(aid),
-            ]
-        }),
-    )?;
-    s.create_table(
-        "branches",
-        &[("bid", ColumnType::Int4), ("bbalance", ColumnType::Int4), ("filler", ColumnType::Text)],
-        None,
-    )?;
-    s.create_index("branches", "branches_pkey", &["bid"], true)?;
-    s.insert_many(
-        "branches",
-        (0..branches).map(|b| vec![Value::Int4(b), Value::Int4(0), Value::Text(" ".repeat(88))]),
-    )?;
-    Ok(())
-}
-
-/// The W1 query: the account with `aid_parent = $1`, joined with its branch.
-pub fn w1_query() -> Query {
-    Query::from("accounts")
-        .join("branches", Col::of("accounts", "bid"), "bid")
-        .filter(Col::of("accounts", "aid_parent"), Operand::Param(1))
-        .select([Col::of("accounts", "aid"), Col::of("accounts", "abalance"), Col::of("branches", "bbalance")])
-}
-
-/// A client running `query` in `mode` with one random integer parameter.
-fn random_lookup<'a>(query: Query, mode: QueryMode, range: i32, seed: u64) -> Txn<'a> {
+/// A client running `query` in `mode` with one random integer parameter
+/// in `1..=range`.
+fn random_lookup<'a>(query: Query, mode: QueryMode, range: u32, seed: u64) -> Txn<'a> {
     let mut rng = SmallRng::seed_from_u64(seed);
     let mut slot = None;
+    let max = range.clamp(1, i32::MAX as u32) as i32;
     Box::new(move |s: &mut Session| {
-        let v = rng.random_range(0..range.max(1));
+        let v = rng.random_range(1..=max);
         s.run(mode, &query, &mut slot, &[Value::Int4(v)])?;
         Ok(())
     })
 }
 
 struct PartitionedJoin {
-    accounts: i32,
+    accounts: u32,
     partitions: Vec<u32>,
     modes: Vec<QueryMode>,
 }
@@ -336,7 +225,11 @@ impl Workload for PartitionedJoin {
     }
 
     fn params_json(&self) -> Json {
-        json!({ "accounts": self.accounts, "partitions": self.partitions, "branches": 1 + self.accounts / 100_000 })
+        json!({
+            "accounts": self.accounts,
+            "partitions": self.partitions,
+            "branches": pgbench::branches_for(self.accounts),
+        })
     }
 
     fn variants(&self) -> Result<Vec<Variant>, CliError> {
@@ -351,21 +244,20 @@ impl Workload for PartitionedJoin {
     }
 
     fn load(&self, dir: &Path, v: &Variant) -> Result<(), CliError> {
-        with_loader(dir, |s| load_accounts(s, self.accounts, v.partitions, true, 1 + self.accounts / 100_000))
+        let tables = w1::tables(self.accounts, v.partitions, pgbench::branches_for(self.accounts));
+        with_loader(dir, |s| engine::load(s, &tables, &w1::indexes()))
     }
 
     fn client<'a>(&'a self, c: &ClientCtx, v: &'a Variant) -> Result<Txn<'a>, CliError> {
-        Ok(random_lookup(w1_query(), v.mode, self.accounts, c.seed))
+        Ok(random_lookup(engine::query(&w1::lookup(), Operand::Param(1)), v.mode, self.accounts, c.seed))
     }
 }
 
 struct StarJoin {
+    sizes: Sizes,
     dimensions: Vec<u32>,
     modes: Vec<QueryMode>,
 }
-
-const FACTS: i32 = 10_000;
-const DIM_ROWS: i32 = 100;
 
 impl Workload for StarJoin {
     fn data_key(&self, v: &Variant) -> String {
@@ -373,14 +265,14 @@ impl Workload for StarJoin {
     }
 
     fn params_json(&self) -> Json {
-        json!({ "facts": FACTS, "dimension_rows": DIM_ROWS, "dimensions": self.dimensions })
+        json!({ "facts": self.sizes.fact_rows, "dimension_rows": self.sizes.dim_rows, "dimensions": self.dimensions })
     }
 
     fn variants(&self) -> Result<Vec<Variant>, CliError> {
         let mut out = Vec::new();
         for &d in &self.dimensions {
-            if d == 0 || d > 200 {
-                return Err("--dimensions takes 1 to 200".into());
+            if d == 0 || d > w2::MAX_DIMENSIONS {
+                return Err(format!("--dimensions takes 1 to {}", w2::MAX_DIMENSIONS).into());
             }
             for &m in &self.modes {
                 let params = Params { dimensions: Some(d), mode: mode_param(m), ..Params::default() };
@@ -391,39 +283,12 @@ impl Workload for StarJoin {
     }
 
     fn load(&self, dir: &Path, v: &Variant) -> Result<(), CliError> {
-        with_loader(dir, |s| {
-            let names: Vec<String> = (1..=v.count).map(|i| format!("d{i}")).collect();
-            let mut cols: Vec<(&str, ColumnType)> = vec![("id", ColumnType::Int4)];
-            cols.extend(names.iter().map(|n| (n.as_str(), ColumnType::Int4)));
-            cols.push(("val", ColumnType::Int8));
-            s.create_table("fact", &cols, None)?;
-            s.insert_many(
-                "fact",
-                (0..FACTS).map(|id| {
-                    let mut row = vec![Value::Int4(id)];
-                    row.extend((1..=v.count as i32).map(|d| Value::Int4((id * 31 + d) % DIM_ROWS)));
-                    row.push(Value::Int8(i64::from(id)));
-                    row
-                }),
-            )?;
-            s.create_index("fact", "fact_pkey", &["id"], true)?;
-            for i in 1..=v.count {
-                let t = format!("dim{i}");
-                s.create_table(&t, &[("id", ColumnType::Int4), ("label", ColumnType::Text)], None)?;
-                s.insert_many(&t, (0..DIM_ROWS).map(|id| vec![Value::Int4(id), Value::Text(format!("{t}-{id}"))]))?;
-                s.create_index(&t, &format!("{t}_pkey"), &["id"], true)?;
-            }
-            Ok(())
-        })
+        with_loader(dir, |s| engine::load(s, &w2::tables(v.count, self.sizes), &[]))
     }
 
     fn client<'a>(&'a self, c: &ClientCtx, v: &'a Variant) -> Result<Txn<'a>, CliError> {
-        let seed = c.seed;
-        let mut q = Query::from("fact").filter(Col::of("fact", "id"), Operand::Param(1));
-        for i in 1..=v.count {
-            q = q.join(format!("dim{i}"), Col::of("fact", format!("d{i}")), "id");
-        }
-        Ok(random_lookup(q.select([Col::of("fact", "val")]), v.mode, FACTS, seed))
+        let q = engine::query(&w2::lookup(v.count), Operand::Param(1));
+        Ok(random_lookup(q, v.mode, self.sizes.fact_rows, c.seed))
     }
 }
 
@@ -433,15 +298,15 @@ struct ManyIndexes {
 
 impl Workload for ManyIndexes {
     fn params_json(&self) -> Json {
-        json!({ "columns": 60, "indexes": self.indexes, "mode": "simple" })
+        json!({ "columns": w3::COLUMNS, "indexes": self.indexes, "mode": "simple" })
     }
 
     fn variants(&self) -> Result<Vec<Variant>, CliError> {
         self.indexes
             .iter()
             .map(|&n| {
-                if n == 0 || n > 60 {
-                    Err("--indexes takes 1 to 60".into())
+                if n == 0 || n > w3::COLUMNS {
+                    Err(format!("--indexes takes 1 to {}", w3::COLUMNS).into())
                 } else {
                     Ok(variant(Params { indexes: Some(n), ..Params::default() }, 0, QueryMode::Simple, n))
                 }
@@ -450,20 +315,11 @@ impl Workload for ManyIndexes {
     }
 
     fn load(&self, dir: &Path, v: &Variant) -> Result<(), CliError> {
-        with_loader(dir, |s| {
-            let names: Vec<String> = (1..=60).map(|i| format!("col{i}")).collect();
-            let cols: Vec<(&str, ColumnType)> = names.iter().map(|n| (n.as_str(), ColumnType::Int4)).collect();
-            s.create_table("synth", &cols, None)?;
-            // `col5` first, so every variant has the index the query can use.
-            for c in std::iter::once(5).chain((1..=60).filter(|&c| c != 5)).take(v.count as usize) {
-                s.create_index("synth", &format!("synth_col{c}"), &[&format!("col{c}")], false)?;
-            }
-            Ok(())
-        })
+        with_loader(dir, |s| engine::load(s, &[w3::table()], &w3::indexes(v.count)))
     }
 
     fn client<'a>(&'a self, _c: &ClientCtx, _v: &'a Variant) -> Result<Txn<'a>, CliError> {
-        let q = Query::from("synth").filter("col5", 42);
+        let q = engine::query(&w3::lookup(), w3::VALUE);
         Ok(Box::new(move |s: &mut Session| {
             s.query(&q, &[])?;
             Ok(())
@@ -472,18 +328,31 @@ impl Workload for ManyIndexes {
 }
 
 struct Extension {
-    batch: u32,
+    /// The rows one transaction loads (W4's, as the engine takes them).
+    rows: Vec<Value>,
+    /// Bytes of one row as the heap encodes it.
+    row_bytes: f64,
 }
 
-/// The table W4's clients load into.
-const W4_TABLE: &str = "copy_target";
+impl Extension {
+    /// `batch` rows per transaction.
+    fn new(batch: u32) -> Result<Extension, CliError> {
+        let ty = engine::column_type(w4::table().columns[0].ty);
+        let rows: Vec<Value> = w4::rows(batch).into_iter().map(Value::Text).collect();
+        let first = rows.first().ok_or("--batch takes at least 1")?;
+        let row_bytes =
+            encode_row(&[ty], std::slice::from_ref(first)).map_err(|e| format!("W4 row: {e}"))?.len() as f64;
+        Ok(Extension { rows, row_bytes })
+    }
 
-/// Bytes of one W4 row as encoded (header, two columns, 100-byte filler).
-const W4_ROW_BYTES: f64 = 1.0 + 2.0 + 1.0 + 4.0 + 4.0 + 100.0;
+    fn batch(&self) -> u32 {
+        self.rows.len() as u32
+    }
+}
 
 impl Workload for Extension {
     fn params_json(&self) -> Json {
-        json!({ "batch_rows": self.batch, "row_bytes": W4_ROW_BYTES })
+        json!({ "batch_rows": self.batch(), "row_bytes": self.row_bytes })
     }
 
     fn variants(&self) -> Result<Vec<Variant>, CliError> {
@@ -491,10 +360,7 @@ impl Workload for Extension {
     }
 
     fn load(&self, dir: &Path, _v: &Variant) -> Result<(), CliError> {
-        with_loader(dir, |s| {
-            s.create_table(W4_TABLE, &[("aid", ColumnType::Int4), ("filler", ColumnType::Text)], None)?;
-            Ok(())
-        })
+        with_loader(dir, |s| engine::load(s, &[w4::table()], &[]))
     }
 
     /// Empties the table, so that every point — each profile at each
@@ -509,7 +375,7 @@ impl Workload for Extension {
     fn before_point(&self, engine: &Arc<Engine>, _v: &Variant) -> Result<(), CliError> {
         let mut s = engine.session()?;
         s.begin()?;
-        let table = s.lock_table(W4_TABLE, LockMode::AccessExclusive)?;
+        let table = s.lock_table(w4::TABLE, LockMode::AccessExclusive)?;
         let file = RelFileId::new(s.database(), table.rel.id);
         engine.pool().truncate_relation(engine.smgr(), file, Fork::Main, 0)?;
         s.commit()?;
@@ -520,18 +386,9 @@ impl Workload for Extension {
         true
     }
 
-    fn client<'a>(&'a self, c: &ClientCtx, _v: &'a Variant) -> Result<Txn<'a>, CliError> {
-        let seed = c.seed;
-        let batch = self.batch;
-        let filler = "x".repeat(100);
-        let mut next = (seed % 1_000_000) as i32;
+    fn client<'a>(&'a self, _c: &ClientCtx, _v: &'a Variant) -> Result<Txn<'a>, CliError> {
         Ok(Box::new(move |s: &mut Session| {
-            let start = next;
-            next = next.wrapping_add(batch as i32);
-            s.insert_many(
-                W4_TABLE,
-                (0..batch as i32).map(|i| vec![Value::Int4(start.wrapping_add(i)), Value::Text(filler.clone())]),
-            )?;
+            s.insert_many(w4::TABLE, self.rows.iter().map(|r| vec![r.clone()]))?;
             Ok(())
         }))
     }
@@ -540,11 +397,11 @@ impl Workload for Extension {
         let (before, after) = &point.extension;
         let outcome = point.outcome;
         let secs = outcome.elapsed.as_secs_f64().max(1e-9);
-        let rows = outcome.transactions as f64 * f64::from(self.batch);
+        let rows = outcome.transactions as f64 * f64::from(self.batch());
         let d = |a: std::time::Duration, b: std::time::Duration| a.saturating_sub(b).as_secs_f64();
         let held = d(after.lock_held, before.lock_held);
         let figures = ExtensionFigures {
-            mb_per_s: rows * W4_ROW_BYTES / secs / 1e6,
+            mb_per_s: rows * self.row_bytes / secs / 1e6,
             extension: ExtensionPhases {
                 lock_wait_s: d(after.lock_wait, before.lock_wait),
                 lock_held_s: held,
@@ -570,7 +427,7 @@ pub struct ExtensionFigures {
     pub held_seconds_per_second: f64,
 }
 
-/// Where relation extension spent its time (seed 001's breakdown).
+/// Where relation extension spent its time (Freund 2020's breakdown).
 #[derive(Clone, Debug, Serialize)]
 pub struct ExtensionPhases {
     /// Waiting for the extension lock.
@@ -588,7 +445,7 @@ pub struct ExtensionPhases {
 }
 
 struct SelectOnly {
-    accounts: i32,
+    accounts: u32,
     modes: Vec<QueryMode>,
 }
 
@@ -606,11 +463,10 @@ impl Workload for SelectOnly {
     }
 
     fn load(&self, dir: &Path, _v: &Variant) -> Result<(), CliError> {
-        with_loader(dir, |s| load_accounts(s, self.accounts, 0, false, 1 + self.accounts / 100_000))
+        with_loader(dir, |s| engine::load(s, &w5::tables(self.accounts), &[]))
     }
 
     fn client<'a>(&'a self, c: &ClientCtx, v: &'a Variant) -> Result<Txn<'a>, CliError> {
-        let q = Query::from("accounts").filter("aid", Operand::Param(1)).select(["abalance"]);
-        Ok(random_lookup(q, v.mode, self.accounts, c.seed))
+        Ok(random_lookup(engine::query(&w5::lookup(), Operand::Param(1)), v.mode, self.accounts, c.seed))
     }
 }

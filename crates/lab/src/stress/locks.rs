@@ -102,7 +102,7 @@ pub struct Args {
     pub json: bool,
 }
 
-/// The outcome of one profile's run (the JSON contract of issue 7, plus
+/// The outcome of one profile's run (the JSON contract `stress_contract.rs` checks, plus
 /// detail counters).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct LockStressResult {

@@ -1,4 +1,4 @@
-//! `turnstile stress`: torture tests with independent checkers (issue 7).
+//! `turnstile stress`: torture tests with independent checkers.
 
 use crate::cli::CliError;
 use clap::Subcommand;

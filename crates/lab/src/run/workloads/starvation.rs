@@ -1,4 +1,4 @@
-//! W6, LWLock starvation (seed 004): many sessions do point lookups through
+//! W6, LWLock starvation (Postgres Pro 2018): many sessions do point lookups through
 //! one B-tree — every lookup pins its root, so the root's `BufferMapping`
 //! partition sees a steady stream of shared lockers — while a few writer
 //! sessions insert into the same indexed table, so heap and index pages
@@ -7,7 +7,7 @@
 //!
 //! # What is measured
 //!
-//! * `exclusive_wait_us` — seed 004's figure: the waits of exclusive
+//! * `exclusive_wait_us` — Postgres Pro 2018's figure: the waits of exclusive
 //!   `BufferMapping` partition acquisitions (mapping a missed or new block,
 //!   removing a victim's old entry), of every session, over the measured
 //!   phase only. The buffer pool times each one with
@@ -18,7 +18,7 @@
 //!   that waited (`count` of them, 3 significant digits); `acquisitions`
 //!   counts every exclusive acquisition, waiting or not.
 //! * every insert's latency (`insert_latency_us` p50/p99/max and
-//!   `insert_latency_us_max`, the slowest insert — seed 004's "no insert
+//!   `insert_latency_us_max`, the slowest insert — Postgres Pro 2018's "no insert
 //!   over 30 s" criterion), timed by the writer around `Session::insert`;
 //! * the `BufferMapping` tranche's waits and wait time over the measured
 //!   phase (both modes, every session);
@@ -28,9 +28,10 @@
 //!   mostly missed) and mixing the writers' shared and exclusive waits; kept
 //!   as an outside cross-check of `exclusive_wait_us`.
 
-use super::{variant, with_loader, ClientCtx, Extra, Params, PointFigures, Txn, Variant, Workload};
+use super::{engine, variant, with_loader, ClientCtx, Extra, Params, PointFigures, Txn, Variant, Workload};
 use crate::cli::CliError;
 use crate::harness::{histogram, Latency};
+use crate::workload::w6;
 use hdrhistogram::Histogram;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -40,8 +41,8 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-use turnstile_engine::query::{Operand, Query, QueryMode};
-use turnstile_engine::types::{ColumnType, Value};
+use turnstile_engine::query::{Operand, QueryMode};
+use turnstile_engine::types::Value;
 use turnstile_engine::{Engine, Session};
 use turnstile_storage::BufferPool;
 use turnstile_sync::sync::counter::{AtomicBool, Ordering};
@@ -49,17 +50,13 @@ use turnstile_sync::{Tranche, WaitEvent};
 
 /// How often the episode sampler polls the writers' activity slots.
 pub const EPISODE_POLL: Duration = Duration::from_micros(250);
-/// The table readers and writers share.
-const TABLE: &str = "w6_hot";
-/// Bytes of filler per row, so heap pages fill and the heap extends often.
-const FILLER_BYTES: usize = 200;
-/// Writers draw keys from `rows .. rows + INSERT_KEY_SPACE`, above every
+/// Writers draw keys from `rows + 1 ..= rows + INSERT_KEY_SPACE`, above every
 /// key a reader looks up, spread so leaf splits happen across the tree.
 const INSERT_KEY_SPACE: i32 = 1 << 30;
 
 /// W6's workload: preloaded rows, and the writer counts to try.
 pub struct Starvation {
-    rows: i32,
+    rows: u32,
     writers: Vec<u32>,
     point: PointState,
 }
@@ -115,7 +112,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Starvation {
     /// `rows` preloaded rows; one variant per writer count.
-    pub fn new(rows: i32, writers: Vec<u32>) -> Starvation {
+    pub fn new(rows: u32, writers: Vec<u32>) -> Starvation {
         Starvation { rows, writers, point: PointState::default() }
     }
 
@@ -132,7 +129,7 @@ impl Workload for Starvation {
     }
 
     fn params_json(&self) -> Json {
-        json!({ "rows": self.rows, "writers": self.writers, "filler_bytes": FILLER_BYTES, "reader_mode": "prepared" })
+        json!({ "rows": self.rows, "writers": self.writers, "filler_bytes": w6::FILLER_BYTES, "reader_mode": "prepared" })
     }
 
     fn variants(&self) -> Result<Vec<Variant>, CliError> {
@@ -149,20 +146,9 @@ impl Workload for Starvation {
     }
 
     fn load(&self, dir: &Path, _v: &Variant) -> Result<(), CliError> {
-        let rows = self.rows;
-        with_loader(dir, |s| {
-            s.create_table(
-                TABLE,
-                &[("k", ColumnType::Int4), ("v", ColumnType::Int4), ("filler", ColumnType::Text)],
-                None,
-            )?;
-            let filler = "r".repeat(FILLER_BYTES);
-            s.insert_many(TABLE, (0..rows).map(|k| vec![Value::Int4(k), Value::Int4(k), Value::Text(filler.clone())]))?;
-            // Not unique: writers' random keys may repeat, and a rerun on a
-            // kept `--data-dir` inserts into what earlier runs left.
-            s.create_index(TABLE, "w6_hot_k", &["k"], false)?;
-            Ok(())
-        })
+        // The index is not unique: writers' random keys may repeat, and a
+        // rerun on a kept `--data-dir` inserts into what earlier runs left.
+        with_loader(dir, |s| engine::load(s, &[w6::table(self.rows)], &w6::indexes()))
     }
 
     fn writes(&self) -> bool {
@@ -209,19 +195,19 @@ impl Workload for Starvation {
 
     fn client<'a>(&'a self, c: &ClientCtx, v: &'a Variant) -> Result<Txn<'a>, CliError> {
         let mut rng = SmallRng::seed_from_u64(c.seed);
-        let rows = self.rows.max(1);
+        let rows = self.rows.clamp(1, i32::MAX as u32) as i32;
         if c.index < Starvation::writers_of(v.count, c.clients) {
             let measuring = Arc::clone(&c.measuring);
-            let filler = "w".repeat(FILLER_BYTES);
+            let filler = "w".repeat(w6::FILLER_BYTES);
             let mut registered = false;
             return Ok(Box::new(move |s: &mut Session| {
                 if !registered {
                     lock(&self.point.writer_slots).push(s.activity_slot());
                     registered = true;
                 }
-                let k = rows.saturating_add(rng.random_range(0..INSERT_KEY_SPACE));
+                let k = rows.saturating_add(rng.random_range(1..=INSERT_KEY_SPACE));
                 let started = Instant::now();
-                s.insert(TABLE, &[Value::Int4(k), Value::Int4(-1), Value::Text(filler.clone())])?;
+                s.insert(w6::TABLE, &[Value::Int4(k), Value::Int4(-1), Value::Text(filler.clone())])?;
                 let ns = started.elapsed().as_nanos() as u64;
                 if measuring.load(Ordering::Relaxed) {
                     if let Some(h) = lock(&self.point.inserts_ns).as_mut() {
@@ -231,10 +217,10 @@ impl Workload for Starvation {
                 Ok(())
             }));
         }
-        let query = Query::from(TABLE).filter("k", Operand::Param(1)).select(["v"]);
+        let query = engine::query(&w6::lookup(), Operand::Param(1));
         let mut slot = None;
         Ok(Box::new(move |s: &mut Session| {
-            let k = rng.random_range(0..rows);
+            let k = rng.random_range(1..=rows);
             s.run(QueryMode::Prepared, &query, &mut slot, &[Value::Int4(k)])?;
             Ok(())
         }))
