@@ -135,10 +135,24 @@ const XID_RESERVE: u32 = 1 << 20;
 impl Snapshots {
     /// The state for `slots` backends, handing out ids from `first_xid`.
     pub fn new(protocol: SnapshotProtocol, policy: LwLockPolicy, slots: usize, first_xid: u32) -> Snapshots {
+        Snapshots::with_segment_bits(protocol, policy, slots, first_xid, 16)
+    }
+
+    /// As [`Snapshots::new`], with a status log of `2^segment_bits`-id
+    /// segments ([`XactLog::with_segment_bits`]): loom tracks every atomic,
+    /// and a model cannot afford a 2^16-word segment.
+    #[doc(hidden)]
+    pub fn with_segment_bits(
+        protocol: SnapshotProtocol,
+        policy: LwLockPolicy,
+        slots: usize,
+        first_xid: u32,
+        segment_bits: u32,
+    ) -> Snapshots {
         let atomics = |n: usize| (0..n).map(|_| AtomicU32::new(0)).collect::<Box<[AtomicU32]>>();
         Snapshots {
             protocol,
-            clog: XactLog::new(first_xid),
+            clog: XactLog::with_segment_bits(first_xid, segment_bits),
             next_xid: AtomicU32::new(first_xid),
             xid_gen: LwLock::new(Tranche::XidGen, policy, ()),
             proc_array: LwLock::new(
@@ -272,6 +286,7 @@ impl Snapshots {
             }
             SnapshotProtocol::Csn => {
                 self.slot_snap[slot].store(self.last_csn.load(Ordering::SeqCst), Ordering::SeqCst);
+                loom_seq_cst();
                 Snapshot::Csn { csn: self.last_csn.load(Ordering::SeqCst) }
             }
         }
@@ -353,6 +368,7 @@ impl Snapshots {
             }
             SnapshotProtocol::Csn => {
                 let mut h = self.last_csn.load(Ordering::SeqCst);
+                loom_seq_cst();
                 for s in self.slot_snap.iter() {
                     let x = s.load(Ordering::SeqCst);
                     if x != 0 {
@@ -400,6 +416,20 @@ impl Snapshots {
             commits: self.commits.load(Relaxed),
         }
     }
+}
+
+/// Under loom, a `SeqCst` fence; nothing otherwise. The `csn` horizon
+/// argument (module documentation) is a store→load pattern across threads
+/// — `take` stores its slot then loads `last_csn`, `horizon` loads
+/// `last_csn` then the slots — that holds because all `SeqCst` accesses
+/// fall in one total order. loom models `SeqCst` accesses as `AcqRel`,
+/// which does not order a store before a later load, so without this its
+/// model (`tests/loom_snapshot.rs`) reports a horizon ahead of a snapshot
+/// that no real execution can produce; `SeqCst` fences it does model.
+#[inline(always)]
+fn loom_seq_cst() {
+    #[cfg(loom)]
+    turnstile_sync::sync::atomic::fence(Ordering::SeqCst);
 }
 
 fn write_limit(path: &std::path::Path, limit: u32) -> std::io::Result<()> {
