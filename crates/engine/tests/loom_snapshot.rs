@@ -66,8 +66,7 @@ fn commits_made_in_order_are_seen_in_order() {
             loom::model(move || {
                 let s = snapshots(protocol);
                 let (a, b) = (s.assign_xid(0).unwrap(), s.assign_xid(1).unwrap());
-                let ((t1, slot1), (t2, slot2)) =
-                    if first_gets_lower_id { ((a, 0), (b, 1)) } else { ((b, 1), (a, 0)) };
+                let ((t1, slot1), (t2, slot2)) = if first_gets_lower_id { ((a, 0), (b, 1)) } else { ((b, 1), (a, 0)) };
                 let writer = {
                     let s = s.clone();
                     thread::spawn(move || {
@@ -77,7 +76,10 @@ fn commits_made_in_order_are_seen_in_order() {
                 };
                 let snap = s.take(2);
                 let (saw1, saw2) = (s.sees(&snap, t1, 0), s.sees(&snap, t2, 0));
-                assert!(!saw2 || saw1, "{protocol:?}: {snap:?} sees T2 ({t2}) but not T1 ({t1}), which committed first");
+                assert!(
+                    !saw2 || saw1,
+                    "{protocol:?}: {snap:?} sees T2 ({t2}) but not T1 ({t1}), which committed first"
+                );
                 writer.join().unwrap();
                 assert_eq!(s.sees(&snap, t1, 0), saw1, "{protocol:?}: {snap:?} changed its mind about T1 ({t1})");
                 assert_eq!(s.sees(&snap, t2, 0), saw2, "{protocol:?}: {snap:?} changed its mind about T2 ({t2})");

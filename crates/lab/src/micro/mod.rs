@@ -11,6 +11,7 @@ pub mod lock;
 pub mod lwlock;
 pub mod memory;
 pub mod plan;
+pub mod snapshot;
 
 /// The options every micro-benchmark takes (`#[command(flatten)]`).
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -46,6 +47,10 @@ pub enum MicroBench {
     /// without the block cache: blocks from cache vs allocator, minor page
     /// faults per query (Vondra 2024).
     Memory(memory::Args),
+    /// Snapshots: the cost of taking one under `procarray` (classic) and
+    /// `csn` (scalable) with 1 to 256 idle sessions connected, and with
+    /// sessions committing meanwhile; ratios to the one-session cost.
+    Snapshot(snapshot::Args),
 }
 
 /// Runs one micro-benchmark and prints its report.
@@ -75,6 +80,10 @@ pub fn run(bench: MicroBench) -> Result<(), CliError> {
             let json = args.output.json;
             (btree::run(&args)?, json)
         }
+        MicroBench::Snapshot(args) => {
+            let json = args.output.json;
+            (snapshot::run(&args)?, json)
+        }
     };
     section.0.print(section.1)
 }
@@ -88,5 +97,6 @@ pub fn reproduce_sections() -> Result<Vec<Section>, CliError> {
         plan::run(&plan::Args::reproduce())?,
         btree::run(&btree::Args::reproduce())?,
         memory::run(&memory::Args::reproduce())?,
+        snapshot::run(&snapshot::Args::reproduce())?,
     ])
 }
