@@ -54,7 +54,7 @@ use std::sync::Mutex;
 use turnstile_sync::config::SnapshotProtocol;
 use turnstile_sync::sync::atomic::{AtomicU32, Ordering};
 use turnstile_sync::sync::counter::AtomicU64;
-use turnstile_sync::{LwLock, LwLockPolicy, Tranche};
+use turnstile_sync::{CachePadded, LwLock, LwLockPolicy, Tranche};
 
 /// What one snapshot sees.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -116,17 +116,40 @@ pub struct Snapshots {
     proc_array: LwLock<ProcState>,
     /// Per backend slot: its running id (`procarray`), 0 when none.
     slot_xid: Box<[AtomicU32]>,
-    /// Per backend slot: its snapshot's `xmin` (`procarray`) or number
-    /// (`csn`), 0 when it holds none.
-    slot_snap: Box<[AtomicU32]>,
+    /// Per backend slot, each on its own cache line: its published
+    /// snapshot and its counters (a `csn` snapshot writes only its own line).
+    slots: Box<[CachePadded<Slot>]>,
     last_csn: AtomicU32,
     /// Ids handed out below this one are on disk in the limit file.
     xid_limit: AtomicU32,
     persist: Mutex<Option<std::path::PathBuf>>,
+    /// `ProcArray` acquisitions of horizon computations (VACUUM, no slot).
+    horizon_shared: AtomicU64,
+}
+
+/// One backend's published snapshot and counters.
+#[derive(Debug)]
+struct Slot {
+    /// Its snapshot's `xmin` (`procarray`) or number (`csn`), 0 when it
+    /// holds none. A backend publishes one snapshot at a time (the session
+    /// keeps one: the statement's, or its `REPEATABLE READ` transaction's).
+    snap: AtomicU32,
     snapshots: AtomicU64,
     shared: AtomicU64,
     xids: AtomicU64,
     commits: AtomicU64,
+}
+
+impl Slot {
+    fn new() -> CachePadded<Slot> {
+        CachePadded::new(Slot {
+            snap: AtomicU32::new(0),
+            snapshots: AtomicU64::new(0),
+            shared: AtomicU64::new(0),
+            xids: AtomicU64::new(0),
+            commits: AtomicU64::new(0),
+        })
+    }
 }
 
 /// Ids reserved in the limit file at a time.
@@ -161,14 +184,11 @@ impl Snapshots {
                 ProcState { latest_completed: first_xid.wrapping_sub(1), procs: Vec::new() },
             ),
             slot_xid: atomics(slots),
-            slot_snap: atomics(slots),
+            slots: (0..slots).map(|_| Slot::new()).collect(),
             last_csn: AtomicU32::new(FIRST_CSN - 1),
             xid_limit: AtomicU32::new(u32::MAX),
             persist: Mutex::new(None),
-            snapshots: AtomicU64::new(0),
-            shared: AtomicU64::new(0),
-            xids: AtomicU64::new(0),
-            commits: AtomicU64::new(0),
+            horizon_shared: AtomicU64::new(0),
         }
     }
 
@@ -209,7 +229,7 @@ impl Snapshots {
     /// A backend connects on `slot` (`ProcArrayAdd`).
     pub fn register(&self, slot: usize) {
         self.slot_xid[slot].store(0, Ordering::SeqCst);
-        self.slot_snap[slot].store(0, Ordering::SeqCst);
+        self.slots[slot].snap.store(0, Ordering::SeqCst);
         if self.protocol == SnapshotProtocol::Procarray {
             let mut p = self.proc_array.lock_exclusive();
             if !p.procs.contains(&(slot as u32)) {
@@ -225,16 +245,16 @@ impl Snapshots {
             p.procs.retain(|&s| s != slot as u32);
         }
         self.slot_xid[slot].store(0, Ordering::SeqCst);
-        self.slot_snap[slot].store(0, Ordering::SeqCst);
+        self.slots[slot].snap.store(0, Ordering::SeqCst);
     }
 
     /// A new transaction id for the backend on `slot`.
     pub fn assign_xid(&self, slot: usize) -> std::io::Result<u32> {
-        self.xids.fetch_add(1, turnstile_sync::sync::counter::Ordering::Relaxed);
+        self.slots[slot].xids.fetch_add(1, turnstile_sync::sync::counter::Ordering::Relaxed);
         let xid = match self.protocol {
             SnapshotProtocol::Procarray => {
                 let _gen = self.xid_gen.lock_exclusive();
-                self.shared.fetch_add(1, turnstile_sync::sync::counter::Ordering::Relaxed);
+                self.slots[slot].shared.fetch_add(1, turnstile_sync::sync::counter::Ordering::Relaxed);
                 let x = self.next_xid.fetch_add(1, Ordering::SeqCst);
                 self.slot_xid[slot].store(x, Ordering::SeqCst);
                 x
@@ -264,11 +284,11 @@ impl Snapshots {
     /// Takes a snapshot for the backend on `slot` and publishes its
     /// horizon there.
     pub fn take(&self, slot: usize) -> Snapshot {
-        self.snapshots.fetch_add(1, turnstile_sync::sync::counter::Ordering::Relaxed);
+        self.slots[slot].snapshots.fetch_add(1, turnstile_sync::sync::counter::Ordering::Relaxed);
         match self.protocol {
             SnapshotProtocol::Procarray => {
                 let p = self.proc_array.lock_shared();
-                self.shared.fetch_add(1, turnstile_sync::sync::counter::Ordering::Relaxed);
+                self.slots[slot].shared.fetch_add(1, turnstile_sync::sync::counter::Ordering::Relaxed);
                 let xmax = p.latest_completed.wrapping_add(1);
                 let mut xmin = xmax;
                 let mut xip = Vec::new();
@@ -279,13 +299,13 @@ impl Snapshots {
                         xmin = xmin.min(x);
                     }
                 }
-                self.slot_snap[slot].store(xmin, Ordering::SeqCst);
+                self.slots[slot].snap.store(xmin, Ordering::SeqCst);
                 drop(p);
                 xip.sort_unstable();
                 Snapshot::Xip { xmin, xmax, xip: xip.into_boxed_slice() }
             }
             SnapshotProtocol::Csn => {
-                self.slot_snap[slot].store(self.last_csn.load(Ordering::SeqCst), Ordering::SeqCst);
+                self.slots[slot].snap.store(self.last_csn.load(Ordering::SeqCst), Ordering::SeqCst);
                 loom_seq_cst();
                 Snapshot::Csn { csn: self.last_csn.load(Ordering::SeqCst) }
             }
@@ -294,12 +314,12 @@ impl Snapshots {
 
     /// The backend on `slot` holds no snapshot any more.
     pub fn release(&self, slot: usize) {
-        self.slot_snap[slot].store(0, Ordering::SeqCst);
+        self.slots[slot].snap.store(0, Ordering::SeqCst);
     }
 
     /// Commits `xid` of the backend on `slot`.
     pub fn commit(&self, slot: usize, xid: u32) {
-        self.commits.fetch_add(1, turnstile_sync::sync::counter::Ordering::Relaxed);
+        self.slots[slot].commits.fetch_add(1, turnstile_sync::sync::counter::Ordering::Relaxed);
         match self.protocol {
             SnapshotProtocol::Procarray => {
                 self.clog.set(xid, COMMITTED);
@@ -324,7 +344,7 @@ impl Snapshots {
 
     fn end_in_proc_array(&self, slot: usize, xid: u32) {
         let mut p = self.proc_array.lock_exclusive();
-        self.shared.fetch_add(1, turnstile_sync::sync::counter::Ordering::Relaxed);
+        self.slots[slot].shared.fetch_add(1, turnstile_sync::sync::counter::Ordering::Relaxed);
         self.slot_xid[slot].store(0, Ordering::SeqCst);
         p.latest_completed = p.latest_completed.max(xid);
     }
@@ -352,12 +372,12 @@ impl Snapshots {
         match self.protocol {
             SnapshotProtocol::Procarray => {
                 let p = self.proc_array.lock_shared();
-                self.shared.fetch_add(1, turnstile_sync::sync::counter::Ordering::Relaxed);
+                self.horizon_shared.fetch_add(1, turnstile_sync::sync::counter::Ordering::Relaxed);
                 let mut h = p.latest_completed.wrapping_add(1);
                 for &s in &p.procs {
                     for x in [
                         self.slot_xid[s as usize].load(Ordering::SeqCst),
-                        self.slot_snap[s as usize].load(Ordering::SeqCst),
+                        self.slots[s as usize].snap.load(Ordering::SeqCst),
                     ] {
                         if x != 0 {
                             h = h.min(x);
@@ -369,8 +389,8 @@ impl Snapshots {
             SnapshotProtocol::Csn => {
                 let mut h = self.last_csn.load(Ordering::SeqCst);
                 loom_seq_cst();
-                for s in self.slot_snap.iter() {
-                    let x = s.load(Ordering::SeqCst);
+                for s in self.slots.iter() {
+                    let x = s.snap.load(Ordering::SeqCst);
                     if x != 0 {
                         h = h.min(x);
                     }
@@ -410,10 +430,11 @@ impl Snapshots {
     pub fn stats(&self) -> SnapshotStats {
         use turnstile_sync::sync::counter::Ordering::Relaxed;
         SnapshotStats {
-            snapshots: self.snapshots.load(Relaxed),
-            shared_acquisitions: self.shared.load(Relaxed),
-            xids: self.xids.load(Relaxed),
-            commits: self.commits.load(Relaxed),
+            snapshots: self.slots.iter().map(|s| s.snapshots.load(Relaxed)).sum(),
+            shared_acquisitions: self.horizon_shared.load(Relaxed)
+                + self.slots.iter().map(|s| s.shared.load(Relaxed)).sum::<u64>(),
+            xids: self.slots.iter().map(|s| s.xids.load(Relaxed)).sum(),
+            commits: self.slots.iter().map(|s| s.commits.load(Relaxed)).sum(),
         }
     }
 }
