@@ -233,7 +233,9 @@ fn tpcb_like_at_16_clients_with_readers_never_torn() {
         std::thread::scope(|s| {
             let bench = s.spawn(|| srv.pgbench("postgres", &["-b", "tpcb-like", "-c", "16", "-j", "2", "-T", "4"]));
             let readers = s.spawn(|| {
-                srv.pgbench("postgres", &["-b", "select-only", "-M", "prepared", "-c", "2", "-j", "1", "-T", "4"])
+                // `-n`: pgbench's start-up TRUNCATE of pgbench_history would
+                // drop the history rows the other run has committed.
+                srv.pgbench("postgres", &["-n", "-b", "select-only", "-M", "prepared", "-c", "2", "-j", "1", "-T", "4"])
             });
             let mut r = srv.raw("postgres");
             let mut checks = 0;
@@ -243,8 +245,17 @@ fn tpcb_like_at_16_clients_with_readers_never_torn() {
                 let t = q(&mut r, "SELECT sum(tbalance) FROM pgbench_tellers");
                 let b = q(&mut r, "SELECT sum(bbalance) FROM pgbench_branches");
                 let h = q(&mut r, "SELECT coalesce(sum(delta), 0) FROM pgbench_history");
+                let diag = if a == t && t == b && b == h {
+                    String::new()
+                } else {
+                    let h2 = q(&mut r, "SELECT coalesce(sum(delta), 0), count(*) FROM pgbench_history");
+                    let a2 = q(&mut r, "SELECT sum(abalance) FROM pgbench_accounts");
+                    let b2 = q(&mut r, "SELECT sum(bbalance) FROM pgbench_branches");
+                    let iso = q(&mut r, "SHOW transaction_isolation");
+                    format!(" (again: history {h2}, accounts {a2}, branches {b2}; {iso})")
+                };
                 ok(&mut r, "COMMIT");
-                assert!(a == t && t == b && b == h, "{profile:?}: a torn transfer: {a} {t} {b} {h}");
+                assert!(a == t && t == b && b == h, "{profile:?}: a torn transfer: {a} {t} {b} {h}{diag}");
                 checks += 1;
             }
             let out = bench.join().unwrap();
