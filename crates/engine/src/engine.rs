@@ -35,6 +35,8 @@ pub struct Engine {
     /// Extension and memory counters of every session, folded in when a
     /// statement that extended ends (extension) or a session ends (memory).
     totals: Mutex<(ExtensionStats, MemoryStats)>,
+    /// Whether the background vacuum was started (`crate::autovacuum`).
+    autovacuum: std::sync::Once,
 }
 
 impl Engine {
@@ -77,9 +79,8 @@ impl Engine {
         .map_err(|e| crate::error::EngineError::XidLimit(e.to_string()))?;
         let txns = crate::txn::Transactions::new(snapshots);
         let db_users = Mutex::default();
-        let engine = Arc::new(Engine { dir, config, smgr, pool, locks, catalog, activity, txns, db_users, totals });
-        crate::vacuum::start_background(&engine);
-        Ok(engine)
+        let autovacuum = std::sync::Once::new();
+        Ok(Arc::new(Engine { dir, config, smgr, pool, locks, catalog, activity, txns, db_users, totals, autovacuum }))
     }
 
     /// Writes every dirty buffer and fsyncs every file: everything inserted
@@ -169,6 +170,11 @@ impl Engine {
     /// The catalog.
     pub fn catalog(&self) -> &Catalog {
         &self.catalog
+    }
+
+    /// Starts the background vacuum once.
+    pub(crate) fn autovacuum_once(&self) -> &std::sync::Once {
+        &self.autovacuum
     }
 
     /// Transaction ids, snapshots, row versions and row write locks.

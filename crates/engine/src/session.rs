@@ -124,6 +124,7 @@ impl Session {
         let block_cache = engine.config().memory.block_cache;
         engine.count_db_user(db, 1);
         engine.txns().snapshots().register(activity.backend());
+        crate::autovacuum::ensure_started(&engine);
         Ok(Session {
             backend,
             activity,

@@ -37,7 +37,7 @@
 //!
 //! # The background vacuum
 //!
-//! Every `txn.autovacuum_naptime_ms` a thread of the engine prunes the
+//! (`crate::autovacuum`.) Every `txn.autovacuum_naptime_ms` a thread of the engine prunes the
 //! version store at the current horizon and vacuums each table in which
 //! more than 50 + 20% of its rows were deleted or moved away since it was
 //! last vacuumed (PostgreSQL's `autovacuum_vacuum_threshold` and
@@ -240,81 +240,27 @@ impl Session {
     }
 }
 
-/// Rows deleted or moved away past which the background vacuum visits a
-/// table (`autovacuum_vacuum_threshold`)…
-const AUTOVACUUM_THRESHOLD: u64 = 50;
-/// …plus this share of its live rows (`autovacuum_vacuum_scale_factor`).
-const AUTOVACUUM_SCALE: f64 = 0.2;
-
-/// Starts the background vacuum of `engine` (see the module
-/// documentation), unless `txn.autovacuum_naptime_ms` is 0.
-pub(crate) fn start_background(engine: &Arc<crate::Engine>) {
-    let nap = engine.config().txn.autovacuum_naptime_ms;
-    if nap == 0 {
-        return;
+impl Session {
+    /// The background vacuum's pass over relation file `file`: vacuums it
+    /// if its lock can be had at once (`None` otherwise, or if it is no
+    /// table of this session's database); returns its live tuples.
+    pub(crate) fn autovacuum_rel(&mut self, file: RelFileId) -> Result<Option<u64>> {
+        let name = match self.engine.catalog().snapshot().relations.get(&file.rel) {
+            Some(r) if r.db == file.db && r.kind == RelKind::Table => r.name.clone(),
+            _ => return Ok(None),
+        };
+        self.statement(&format!("autovacuum: VACUUM {name}"), |s| {
+            let tag = turnstile_lock::LockTag::relation(s.db, file.rel);
+            if s.backend.lock(tag, LockMode::ShareUpdateExclusive, turnstile_lock::Wait::NoWait).is_err() {
+                return Ok(None);
+            }
+            let leaf = s.rel_entry(file.rel)?;
+            for ix in &leaf.indexes {
+                s.lock_relation(ix.id, LockMode::RowExclusive)?;
+            }
+            let mut report = VacuumReport::default();
+            s.vacuum_leaf(&leaf, false, &mut report)?;
+            Ok(Some(report.live_tuples))
+        })
     }
-    let weak = Arc::downgrade(engine);
-    let spawned = std::thread::Builder::new().name("autovacuum".into()).spawn(move || {
-        let mut pending: std::collections::HashMap<RelFileId, u64> = std::collections::HashMap::new();
-        let mut live: std::collections::HashMap<RelFileId, u64> = std::collections::HashMap::new();
-        loop {
-            std::thread::sleep(std::time::Duration::from_millis(nap));
-            let Some(engine) = weak.upgrade() else { return };
-            let txns = engine.txns();
-            txns.versions().prune(txns.snapshots(), txns.refresh_horizon());
-            for (file, n) in txns.take_dead() {
-                *pending.entry(file).or_default() += n;
-            }
-            let due: Vec<RelFileId> = pending
-                .iter()
-                .filter(|(f, &n)| {
-                    let base = live.get(f).copied().unwrap_or(0) as f64;
-                    n as f64 > AUTOVACUUM_THRESHOLD as f64 + AUTOVACUUM_SCALE * base
-                })
-                .map(|(f, _)| *f)
-                .collect();
-            for file in due {
-                match autovacuum_one(&engine, file) {
-                    Ok(Some(report)) => {
-                        pending.remove(&file);
-                        live.insert(file, report.live_tuples);
-                    }
-                    // Busy (its lock is held) or gone: try again next time.
-                    Ok(None) | Err(_) => {
-                        if !engine.catalog().snapshot().relations.contains_key(&file.rel) {
-                            pending.remove(&file);
-                        }
-                    }
-                }
-            }
-        }
-    });
-    // No thread (the process is out of threads): VACUUM still works.
-    drop(spawned);
-}
-
-/// Vacuums relation file `file` if its lock can be had at once.
-fn autovacuum_one(engine: &Arc<crate::Engine>, file: RelFileId) -> Result<Option<VacuumReport>> {
-    let name = match engine.catalog().snapshot().relations.get(&file.rel) {
-        Some(r) if r.db == file.db && r.kind == RelKind::Table => r.name.clone(),
-        _ => return Ok(None),
-    };
-    let db_name = match engine.databases().into_iter().find(|d| d.id == file.db) {
-        Some(d) => d.name,
-        None => return Ok(None),
-    };
-    let mut s = engine.session_on(&db_name)?;
-    s.statement(&format!("autovacuum: VACUUM {name}"), |s| {
-        let tag = turnstile_lock::LockTag::relation(s.db, file.rel);
-        if s.backend.lock(tag, LockMode::ShareUpdateExclusive, turnstile_lock::Wait::NoWait).is_err() {
-            return Ok(None);
-        }
-        let leaf = s.rel_entry(file.rel)?;
-        for ix in &leaf.indexes {
-            s.lock_relation(ix.id, LockMode::RowExclusive)?;
-        }
-        let mut report = VacuumReport::default();
-        s.vacuum_leaf(&leaf, false, &mut report)?;
-        Ok(Some(report))
-    })
 }
