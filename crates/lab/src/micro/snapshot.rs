@@ -26,6 +26,7 @@
 //! profile's cost with one idle session (always measured).
 
 use crate::cli::CliError;
+use crate::harness::run_workers;
 use crate::report::{f, Section, Table};
 use serde::Serialize;
 use std::hint::black_box;
@@ -160,8 +161,13 @@ impl Drop for StopOnDrop<'_> {
     }
 }
 
+/// What one thread of a point does.
+type Work<'a> = Box<dyn FnOnce() -> Result<Option<Measured>, CliError> + 'a>;
+
 /// Times snapshots on slot 0 of a `Snapshots` with `sessions` connected
-/// sessions, the last `busy` of them committing in a loop.
+/// sessions, the last `busy` of them committing in a loop. The threads run
+/// on the lab harness ([`run_workers`]): worker 0 measures, workers
+/// `1..=busy` commit.
 fn measure(config: &Config, sessions: usize, busy: usize, iterations: u64, runs: usize) -> Result<Measured, CliError> {
     assert!(busy < sessions, "the measuring session is not a busy one");
     let snapshots = Snapshots::new(config.txn.snapshot, config.lwlock.policy, sessions, FIRST_XID);
@@ -171,61 +177,57 @@ fn measure(config: &Config, sessions: usize, busy: usize, iterations: u64, runs:
     let stop = AtomicBool::new(false);
     let started = AtomicUsize::new(0);
     let commits = AtomicU64::new(0);
-    let (s, stop_ref, started_ref, commits_ref) = (&snapshots, &stop, &started, &commits);
-    let measured = std::thread::scope(|scope| -> Result<Measured, CliError> {
-        let _stop_busy = StopOnDrop(stop_ref);
-        let workers: Vec<_> = (sessions - busy..sessions)
-            .map(|slot| {
-                scope.spawn(move || -> std::io::Result<()> {
-                    let mut n = 0u64;
-                    loop {
-                        let xid = s.assign_xid(slot)?;
-                        s.commit(slot, xid);
-                        n += 1;
-                        // Counted as started once it has committed: the
-                        // timing begins with every busy session running.
-                        if n == 1 {
-                            started_ref.fetch_add(1, Ordering::Relaxed);
-                        }
-                        if stop_ref.load(Ordering::Relaxed) {
-                            break;
-                        }
+    let (s, stop, started, commits) = (&snapshots, &stop, &started, &commits);
+    let results = run_workers(busy + 1, |i| -> Result<Work<'_>, CliError> {
+        if i > 0 {
+            let slot = sessions - i;
+            return Ok(Box::new(move || {
+                let mut n = 0u64;
+                loop {
+                    let xid = s.assign_xid(slot)?;
+                    s.commit(slot, xid);
+                    n += 1;
+                    // Counted as started once it has committed: the
+                    // timing begins with every busy session running.
+                    if n == 1 {
+                        started.fetch_add(1, Ordering::Relaxed);
                     }
-                    commits_ref.fetch_add(n, Ordering::Relaxed);
-                    Ok(())
-                })
-            })
-            .collect();
-        while started_ref.load(Ordering::Relaxed) < busy {
-            std::thread::yield_now();
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                }
+                commits.fetch_add(n, Ordering::Relaxed);
+                Ok(None)
+            }));
         }
-        let clock = Instant::now();
-        for _ in 0..iterations / 10 + 1 {
-            black_box(s.take(0));
-            s.release(0);
-        }
-        let (mut wall, mut cpu) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
-        for _ in 0..runs {
-            let (t0, c0) = (Instant::now(), thread_cpu_ns());
-            for _ in 0..iterations {
+        Ok(Box::new(move || {
+            let _stop_busy = StopOnDrop(stop);
+            while started.load(Ordering::Relaxed) < busy {
+                std::thread::yield_now();
+            }
+            let clock = Instant::now();
+            for _ in 0..iterations / 10 + 1 {
                 black_box(s.take(0));
                 s.release(0);
             }
-            cpu.push(thread_cpu_ns().saturating_sub(c0) as f64 / iterations as f64);
-            wall.push(t0.elapsed().as_nanos() as f64 / iterations as f64);
-        }
-        let elapsed = clock.elapsed().as_secs_f64();
-        stop_ref.store(true, Ordering::Relaxed);
-        for w in workers {
-            w.join().map_err(|_| "a busy session panicked")??;
-        }
-        Ok(Measured {
-            wall_ns: median(&mut wall),
-            cpu_ns: median(&mut cpu),
-            busy_commits_per_s: commits_ref.load(Ordering::Relaxed) as f64 / elapsed,
-        })
+            let (mut wall, mut cpu) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
+            for _ in 0..runs {
+                let (t0, c0) = (Instant::now(), thread_cpu_ns());
+                for _ in 0..iterations {
+                    black_box(s.take(0));
+                    s.release(0);
+                }
+                cpu.push(thread_cpu_ns().saturating_sub(c0) as f64 / iterations as f64);
+                wall.push(t0.elapsed().as_nanos() as f64 / iterations as f64);
+            }
+            let elapsed = clock.elapsed().as_secs_f64();
+            Ok(Some(Measured { wall_ns: median(&mut wall), cpu_ns: median(&mut cpu), busy_commits_per_s: elapsed }))
+        }))
     })?;
-    Ok(measured)
+    let mut m = results.into_iter().flatten().next().ok_or("the measuring thread returned nothing")?;
+    // The busy threads have all stopped now: their commits over the window.
+    m.busy_commits_per_s = commits.load(Ordering::Relaxed) as f64 / m.busy_commits_per_s;
+    Ok(m)
 }
 
 fn median(v: &mut [f64]) -> f64 {
