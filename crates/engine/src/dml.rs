@@ -34,7 +34,7 @@ use crate::catalog::{CatalogError, RelEntry, RelId, RelKind};
 use crate::constraints::check_not_null;
 use crate::error::{EngineError, Result};
 use crate::heap::{self, HeapError, HeapScan, TupleHeader, VersionSink, MOVED};
-use crate::mvcc::{IsolationLevel, Snapshot, Visibility};
+use crate::mvcc::{IsolationLevel, Snapshot};
 use crate::query::plan::operand_value;
 use crate::query::{Col, Query, QueryError};
 use crate::session::Session;
@@ -465,8 +465,7 @@ impl Session {
         let engine = Arc::clone(&self.engine);
         let pool = engine.pool();
         let file = RelFileId::new(self.db, leaf.rel.id);
-        let vis =
-            Visibility { snapshot, own: xid, snapshots: engine.txns().snapshots(), versions: engine.txns().versions() };
+        let vis = engine.txns().visibility(snapshot, xid);
         let value_of = |c: usize| filters.iter().find(|(fc, _)| *fc == c).map(|(_, v)| v.clone());
         let best = leaf
             .indexes

@@ -254,13 +254,7 @@ impl Session {
     /// The visibility of the current snapshot (taken now if needed).
     pub fn visibility(&mut self) -> Visibility<'_> {
         self.ensure_snapshot();
-        let txns = self.engine.txns();
-        Visibility {
-            snapshot: self.snapshot.as_ref().expect("taken above"),
-            own: self.txn.xid.unwrap_or(0),
-            snapshots: txns.snapshots(),
-            versions: txns.versions(),
-        }
+        self.engine.txns().visibility(self.snapshot.as_ref().expect("taken above"), self.txn.xid.unwrap_or(0))
     }
 
     /// Runs `body` as one statement: publishes `query` and the `active`
@@ -337,13 +331,8 @@ impl Session {
     /// cache and snapshot.
     fn executor(&mut self) -> Executor<'_> {
         self.ensure_snapshot();
-        let txns = self.engine.txns();
-        let vis = Visibility {
-            snapshot: self.snapshot.as_ref().expect("taken above"),
-            own: self.txn.xid.unwrap_or(0),
-            snapshots: txns.snapshots(),
-            versions: txns.versions(),
-        };
+        let vis =
+            self.engine.txns().visibility(self.snapshot.as_ref().expect("taken above"), self.txn.xid.unwrap_or(0));
         let rels = RelLocker::new(self.engine.catalog(), &mut self.relcache, &mut self.backend, self.db);
         Executor::new(rels, self.engine.pool(), self.engine.config(), &mut self.memory, vis)
     }

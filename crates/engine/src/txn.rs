@@ -122,6 +122,11 @@ impl Transactions {
         &self.versions
     }
 
+    /// What a reader with `snapshot`, in transaction `own` (0: none), sees.
+    pub fn visibility<'a>(&'a self, snapshot: &'a crate::mvcc::Snapshot, own: u32) -> crate::mvcc::Visibility<'a> {
+        crate::mvcc::Visibility { snapshot, own, snapshots: &self.snapshots, versions: &self.versions }
+    }
+
     /// Computes the horizon now and remembers it for [`Transactions::last_horizon`].
     pub fn refresh_horizon(&self) -> Horizon {
         let h = self.snapshots.horizon();

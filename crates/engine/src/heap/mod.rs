@@ -311,31 +311,6 @@ pub fn set_xmax(
     })
 }
 
-/// What is at a TID.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TupleState {
-    /// A tuple not marked [`DEAD`] (its `xmax` may be set).
-    Live,
-    /// A tuple marked [`DEAD`], still taking space until VACUUM.
-    Dead,
-    /// No tuple (never there, or reclaimed by VACUUM).
-    Missing,
-}
-
-/// The state of the tuple at `tid` (read under a shared content lock).
-pub fn tuple_state(pool: &BufferPool, rel: RelFileId, tid: Tid) -> Result<TupleState, HeapError> {
-    if tid.block >= pool.store().nblocks(rel, Fork::Main)? {
-        return Ok(TupleState::Missing);
-    }
-    let buf = pool.read_buffer(BufferTag::new(rel, Fork::Main, tid.block))?;
-    let content = buf.lock_shared();
-    Ok(match page::item(&content, usize::from(tid.slot)).and_then(TupleHeader::read) {
-        None => TupleState::Missing,
-        Some(h) if h.is_dead() => TupleState::Dead,
-        Some(_) => TupleState::Live,
-    })
-}
-
 /// The version store and horizon an in-place update prunes with.
 #[derive(Clone, Copy, Debug)]
 pub struct VersionSink<'a> {
