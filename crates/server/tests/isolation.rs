@@ -55,6 +55,17 @@ fn send_query(raw: &mut Raw, sql: &str) {
     raw.send(&[F::Query(pgwire::messages::simplequery::Query::new(sql.into()))]);
 }
 
+/// Polls `pg_locks` until a session waits for a lock (B queued behind A's
+/// row), at most 10 s.
+fn waits_for_a_lock(srv: &TestServer) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while srv.psql_ok("postgres", &["SELECT count(*) FROM pg_locks WHERE NOT granted"]).trim() == "0" {
+        assert!(Instant::now() < deadline, "no session waited for a lock");
+        // Polled: the waiter is another session's thread.
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 fn setup(srv: &TestServer, table: &str) {
     srv.psql_ok(
         "postgres",
@@ -126,7 +137,7 @@ fn read_committed_update_acts_on_the_newest_version_and_repeatable_read_fails() 
         ok(&mut a, "BEGIN");
         ok(&mut a, "UPDATE t SET bal = bal + 10 WHERE id = 7");
         send_query(&mut b, "UPDATE t SET bal = bal * 2 WHERE id = 7");
-        std::thread::sleep(Duration::from_millis(200)); // B is now waiting for A's row lock
+        waits_for_a_lock(&srv);
         ok(&mut a, "COMMIT");
         let done = b.until_ready();
         assert_eq!(error_code(&done), None, "{profile:?}: {done:?}");
@@ -136,7 +147,7 @@ fn read_committed_update_acts_on_the_newest_version_and_repeatable_read_fails() 
         ok(&mut a, "BEGIN");
         ok(&mut a, "UPDATE t SET k = 80 WHERE id = 8");
         send_query(&mut b, "UPDATE t SET bal = 0 WHERE k = 8");
-        std::thread::sleep(Duration::from_millis(200));
+        waits_for_a_lock(&srv);
         ok(&mut a, "COMMIT");
         let done = b.until_ready();
         assert!(done.iter().any(|m| matches!(m, B::CommandComplete(c) if c.tag == "UPDATE 0")), "{done:?}");
