@@ -202,6 +202,12 @@ impl BlockCache {
             self.history.remove(0);
         }
         self.history.push(used);
+        self.put_back(blocks);
+    }
+
+    /// Caches or frees `blocks` under the policy, without recording a
+    /// query in the history (a reset context has not ended yet).
+    fn put_back(&mut self, blocks: Vec<(Option<usize>, Block)>) {
         for (class, block) in blocks {
             match class {
                 Some(c) if self.enabled && (self.free[c].len() as u32) < self.keep(c) => {
@@ -243,6 +249,8 @@ pub struct MemoryContext<'c> {
     next_class: Cell<usize>,
     used: Cell<[u32; MAX_CLASS + 1]>,
     allocations: Cell<u64>,
+    /// Bytes handed out since creation or the last [`MemoryContext::reset`].
+    carved: Cell<usize>,
 }
 
 impl<'c> MemoryContext<'c> {
@@ -256,6 +264,7 @@ impl<'c> MemoryContext<'c> {
             next_class: Cell::new(0),
             used: Cell::new([0; MAX_CLASS + 1]),
             allocations: Cell::new(0),
+            carved: Cell::new(0),
         }
     }
 
@@ -295,6 +304,7 @@ impl<'c> MemoryContext<'c> {
 
     /// Reserves `size` bytes aligned to `align` and returns their address.
     fn carve(&self, size: usize, align: usize) -> usize {
+        self.carved.set(self.carved.get() + size);
         if size > ALLOC_CHUNK_LIMIT {
             return self.dedicated_block(size);
         }
@@ -352,6 +362,71 @@ impl<'c> MemoryContext<'c> {
     /// Bytes of blocks this context holds.
     pub fn block_bytes(&self) -> usize {
         self.blocks.borrow().iter().map(|(_, b)| b.size).sum()
+    }
+
+    /// Bytes handed out since the context was made or last reset.
+    pub fn used_bytes(&self) -> usize {
+        self.carved.get()
+    }
+
+    /// Empties the context for reuse (PostgreSQL's `MemoryContextReset`,
+    /// which the executor calls on its per-tuple `ExprContext` between
+    /// rows). The first block — `AllocSet`'s keeper block — is rewound and
+    /// kept, so a context whose rows each fit one block never touches the
+    /// allocator again; every other block goes back to the [`BlockCache`]
+    /// under its policy (cached by `scalable`, freed by `classic`).
+    /// `&mut self`: nothing allocated from the context is still borrowed.
+    pub fn reset(&mut self) {
+        let blocks = self.blocks.get_mut();
+        let keeper = (!blocks.is_empty() && blocks[0].0 == Some(0)).then(|| blocks.remove(0));
+        let rest = std::mem::take(blocks);
+        self.cache.get_mut().put_back(rest);
+        match keeper {
+            Some(k) => {
+                let start = k.1.ptr.as_ptr() as usize;
+                self.cursor.set((start, start + k.1.size));
+                blocks.push(k);
+                self.next_class.set(1);
+            }
+            None => {
+                self.cursor.set((0, 0));
+                self.next_class.set(0);
+            }
+        }
+        self.carved.set(0);
+    }
+}
+
+/// An execution's hash tables and row buffers are allocated in its
+/// context: `hashbrown::HashMap::with_capacity_and_hasher_in(n, s, ctx)`,
+/// `allocator_api2::vec::Vec::with_capacity_in(n, ctx)`. Freeing is a no-op
+/// (the memory goes back with the context, as `pfree` inside a context
+/// that is about to be reset is wasted work); a growing collection leaves
+/// its old buffer behind in the block, so callers size it from the plan's
+/// row estimate.
+// SAFETY: `allocate` returns a fresh region carved by `carve` — inside a
+// block the context owns, aligned as asked (≤ BLOCK_ALIGN, else an error),
+// disjoint from every other region, and valid until the context is dropped
+// or reset, both of which need `&mut MemoryContext` and so cannot happen
+// while this shared reference (and any collection holding it) is alive.
+unsafe impl allocator_api2::alloc::Allocator for &MemoryContext<'_> {
+    fn allocate(&self, layout: Layout) -> Result<NonNull<[u8]>, allocator_api2::alloc::AllocError> {
+        if layout.align() > BLOCK_ALIGN {
+            return Err(allocator_api2::alloc::AllocError);
+        }
+        if layout.size() == 0 {
+            // A dangling, aligned pointer: a zero-sized region is never read.
+            let dangling = NonNull::new(layout.align() as *mut u8).ok_or(allocator_api2::alloc::AllocError)?;
+            return Ok(NonNull::slice_from_raw_parts(dangling, 0));
+        }
+        self.allocations.set(self.allocations.get() + 1);
+        let at = self.carve(layout.size(), layout.align());
+        let ptr = NonNull::new(at as *mut u8).ok_or(allocator_api2::alloc::AllocError)?;
+        Ok(NonNull::slice_from_raw_parts(ptr, layout.size()))
+    }
+
+    unsafe fn deallocate(&self, _ptr: NonNull<u8>, _layout: Layout) {
+        // Freed with the context.
     }
 }
 
@@ -420,6 +495,71 @@ mod tests {
             }
             assert_eq!(s.contexts, 20);
             assert_eq!(s.allocations, 20 * 200);
+        }
+    }
+
+    /// The per-tuple context: a reset between rows returns it to empty and
+    /// keeps its first block, so rows that fit one block never go back to
+    /// the allocator; blocks beyond the first follow the cache policy.
+    #[test]
+    fn a_reset_empties_the_per_tuple_context_and_keeps_its_keeper_block() {
+        for enabled in [false, true] {
+            let mut cache = BlockCache::new(enabled);
+            let mut per_tuple = MemoryContext::new(&mut cache);
+            for row in 0..1000u64 {
+                let key: &mut [u64] = per_tuple.alloc_slice(16);
+                key[0] = row;
+                assert_eq!(per_tuple.used_bytes(), 128);
+                per_tuple.reset();
+                assert_eq!(per_tuple.used_bytes(), 0);
+                assert_eq!(per_tuple.block_bytes(), BLOCK_MIN, "the keeper block stays");
+            }
+            // A row that needed more than the keeper: the extra blocks go
+            // back at the reset, under the block policy.
+            for _ in 0..3 {
+                let _: &mut [u8] = per_tuple.alloc_slice(BLOCK_MIN / 2);
+            }
+            assert!(per_tuple.block_bytes() > BLOCK_MIN);
+            per_tuple.reset();
+            assert_eq!(per_tuple.block_bytes(), BLOCK_MIN);
+            drop(per_tuple);
+            let s = cache.stats();
+            assert_eq!(s.blocks_from_allocator, 2, "{s:?}: the keeper, then one block for the big row");
+            assert_eq!(s.contexts, 1);
+        }
+    }
+
+    /// The per-execution context: hash tables and vectors allocated in it
+    /// (through `allocator_api2`) outlive every row, cost no allocator
+    /// call of their own, and go back with the context — to the cache
+    /// under `scalable`, to `free` under `classic`.
+    #[test]
+    fn collections_live_in_the_execution_context_until_it_ends() {
+        for enabled in [false, true] {
+            let mut cache = BlockCache::new(enabled);
+            for _ in 0..3 {
+                let ctx = MemoryContext::new(&mut cache);
+                let mut table: hashbrown::HashMap<u64, u64, hashbrown::DefaultHashBuilder, _> =
+                    hashbrown::HashMap::with_capacity_and_hasher_in(128, Default::default(), &ctx);
+                let mut rows = allocator_api2::vec::Vec::with_capacity_in(128, &ctx);
+                for i in 0..1000u64 {
+                    table.insert(i, i * 2);
+                    rows.push(i);
+                }
+                assert_eq!(table.get(&999), Some(&1998));
+                assert_eq!(rows.iter().sum::<u64>(), 999 * 1000 / 2);
+                assert!(ctx.used_bytes() > 1000 * 16, "grown in the context");
+                drop((table, rows));
+            }
+            let s = cache.stats();
+            assert_eq!(s.contexts, 3);
+            if enabled {
+                let first = s.blocks_from_allocator;
+                assert!(s.blocks_from_cache > 0 && s.blocks_from_cache >= first, "{s:?}");
+            } else {
+                assert_eq!(s.blocks_from_cache, 0);
+                assert_eq!(s.blocks_freed, s.blocks_from_allocator, "classic frees every block at the end");
+            }
         }
     }
 

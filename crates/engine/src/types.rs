@@ -530,6 +530,12 @@ pub fn decode_row(types: &[ColumnType], bytes: &[u8]) -> Result<Vec<Value>, Code
 /// As [`decode_row`], into `row` (cleared first).
 pub fn decode_row_into(types: &[ColumnType], bytes: &[u8], row: &mut Vec<Value>) -> Result<(), CodecError> {
     row.clear();
+    decode_row_append(types, bytes, row)
+}
+
+/// As [`decode_row`], appending the values to `row` (a join extends the
+/// outer row with the inner one's columns).
+pub fn decode_row_append(types: &[ColumnType], bytes: &[u8], row: &mut Vec<Value>) -> Result<(), CodecError> {
     let stored = stored_columns(types.len(), bytes)?;
     let mut at = header_len(stored);
     for (i, ty) in types.iter().enumerate() {

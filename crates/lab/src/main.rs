@@ -30,6 +30,11 @@ mod serve;
 mod stress;
 mod workload;
 
+/// Counts allocator calls per thread (`turnstile micro alloc`): one
+/// thread-local increment per `malloc`/`free`, the system allocator underneath.
+#[global_allocator]
+static ALLOCATOR: turnstile_sync::alloc_count::CountingAlloc = turnstile_sync::alloc_count::CountingAlloc;
+
 /// Many-core lock and resource manager lab: reproduces PostgreSQL
 /// scalability experiments under the `classic` and `scalable` profiles.
 #[derive(Parser, Debug)]

@@ -78,6 +78,7 @@
 #![warn(missing_docs)]
 
 pub mod activity;
+pub mod alloc_count;
 pub mod config;
 pub mod frames;
 pub mod lwlock;

@@ -514,6 +514,38 @@ impl Iterator for HeapScan<'_> {
     }
 }
 
+/// Calls `f` with each row of `rel` that `vis` sees, in block and slot
+/// order, page at a time under the page's shared content lock, as
+/// PostgreSQL's page-at-a-time `heapgetpage` reads: no row is copied, so a
+/// scan that keeps few of its rows allocates nothing for the others. `f`
+/// must not lock another buffer (it runs under this page's content lock);
+/// `per_page` runs between pages, without the lock (cancel checks). Blocks
+/// added after the scan started are not visited.
+pub fn scan_visible<E: From<HeapError>>(
+    pool: &BufferPool,
+    rel: RelFileId,
+    vis: &Visibility<'_>,
+    mut per_page: impl FnMut() -> Result<(), E>,
+    mut f: impl FnMut(&[u8]) -> Result<(), E>,
+) -> Result<(), E> {
+    let nblocks = pool.store().nblocks(rel, Fork::Main).map_err(HeapError::from)?;
+    for block in 0..nblocks {
+        per_page()?;
+        let buf = pool.read_buffer(BufferTag::new(rel, Fork::Main, block)).map_err(HeapError::from)?;
+        let content = buf.lock_shared();
+        if page::is_new(&content) {
+            continue;
+        }
+        for slot in 0..page::item_count(&content) {
+            let Some(tuple) = page::item(&content, slot) else { continue };
+            if let Some(row) = seen(tuple, rel, Tid::new(block, slot as u16), vis).row() {
+                f(row)?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Encodes `row` for `types` and inserts it.
 pub fn insert_row<L: ExtensionLocker>(
     pool: &BufferPool,

@@ -12,18 +12,20 @@
 //! is what makes a query over 100 partitions allocate megabytes (Vondra 2024).
 
 use super::plan::{operand_value, Access, IndexKey, JoinMethod, JoinPlan, Leaf, Plan, TablePlan};
+use super::tuple::{self, Key};
 use super::{Operand, QueryError};
 use crate::btree::BTree;
 use crate::catalog::AmCache;
 use crate::error::Result;
-use crate::heap::{self, HeapScan};
+use crate::heap;
 use crate::lmgr::RelLocker;
 use crate::memory::{BlockCache, MemoryContext};
 use crate::mvcc::Visibility;
 use crate::tid::Tid;
-use crate::types::{decode_row_into, ColumnType, Value};
+use crate::types::{decode_row_append, ColumnType, Value};
+use allocator_api2::vec::Vec as AVec;
+use hashbrown::{DefaultHashBuilder, HashMap};
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use std::mem::MaybeUninit;
 use turnstile_lock::LockMode;
 use turnstile_storage::{BufferPool, RelFileId};
@@ -62,20 +64,6 @@ impl ScanPosItem {
 /// A row of the combined (joined) relation.
 type Row = Vec<Value>;
 
-/// Whether `a = b` in SQL (NULL equals nothing; integer widths compare by value).
-fn sql_eq(a: &Value, b: &Value) -> bool {
-    !matches!(a, Value::Null) && !matches!(b, Value::Null) && a.sql_cmp(b) == std::cmp::Ordering::Equal
-}
-
-/// A hash key that treats `int4` and `int8` of equal value alike.
-fn hash_key(v: &Value) -> Option<Value> {
-    match v {
-        Value::Null => None,
-        Value::Int4(x) => Some(Value::Int8(i64::from(*x))),
-        other => Some(other.clone()),
-    }
-}
-
 /// An index search key, coerced and encoded, and what it came from.
 struct ProbeKey {
     operand: Operand,
@@ -111,51 +99,73 @@ struct Ctx<'a, 'm> {
     probe_key: Cell<Option<ProbeKey>>,
     /// Which version of each row the execution sees.
     vis: Visibility<'a>,
+    /// Columns of the combined row (every table's).
+    width: usize,
 }
 
-impl Ctx<'_, '_> {
-    /// Appends to `out` every row of `table` that passes its filters (and,
-    /// for the inner side of a nested loop, whose index key is `outer`).
-    fn scan(&self, table: &TablePlan, outer: Option<&Value>, out: &mut Vec<Row>) -> Result<()> {
+impl<'a, 'm> Ctx<'a, 'm> {
+    /// Calls `emit` with the stored bytes of every row of `table` that
+    /// passes its filters (and, for the inner side of a nested loop, whose
+    /// index key is `outer`). Filters are checked on the stored bytes
+    /// ([`tuple::key_of`]), so a row that fails them is never decoded.
+    fn scan(&self, table: &TablePlan, outer: Option<&Value>, emit: &mut impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
         let prune = match &table.runtime_prune {
-            Some((_, op)) => operand_value(op, Some(self.params))?.cloned(),
+            Some((_, op)) => operand_value(op, Some(self.params))?,
             None => None,
         };
-        let mut filters = Vec::with_capacity(table.filters.len());
+        let mut filters = AVec::with_capacity_in(table.filters.len(), self.memory);
         for (c, op) in &table.filters {
-            let v = operand_value(op, Some(self.params))?.cloned().unwrap_or(Value::Null);
             // As stored: `char(n)` blank-padded; a value the column cannot
-            // hold matches nothing.
-            filters.push((*c, v.coerce(table.column_types[*c]).unwrap_or(Value::Null)));
+            // hold (or NULL) matches nothing.
+            match operand_value(op, Some(self.params))?.and_then(|v| v.coerce(table.column_types[*c])) {
+                Some(v) if v != Value::Null => filters.push((*c, v)),
+                _ => return Ok(()),
+            }
         }
-        let mut row = Vec::with_capacity(table.column_types.len());
+        let types = &table.column_types;
+        let mut pass = |bytes: &[u8]| -> Result<()> {
+            for (c, v) in filters.iter() {
+                if tuple::key_of(types, bytes, *c)? != Key::of_value(v) {
+                    return Ok(());
+                }
+            }
+            emit(bytes)
+        };
         for leaf in &table.leaves {
-            if let (Some(v), Some(bound)) = (&prune, &leaf.bound) {
+            if let (Some(v), Some(bound)) = (prune, &leaf.bound) {
                 if !bound.contains(v) {
                     continue; // pruned at executor start-up
                 }
             }
             let file = RelFileId::new(self.db, leaf.rel);
-            let mut emit = |bytes: &[u8]| -> Result<()> {
-                decode_row_into(&table.column_types, bytes, &mut row)?;
-                if filters.iter().all(|(c, v)| sql_eq(&row[*c], v)) {
-                    out.push(row.clone());
-                }
-                Ok(())
-            };
             match &leaf.access {
                 Access::SeqScan => {
-                    for (i, item) in HeapScan::visible(self.pool, file, self.vis)?.enumerate() {
-                        if i % 1024 == 0 {
-                            self.backend.check_cancel()?;
-                        }
-                        emit(&item?.1)?;
-                    }
+                    heap::scan_visible(self.pool, file, &self.vis, || Ok(self.backend.check_cancel()?), &mut pass)?
                 }
-                Access::IndexScan { .. } => self.index_scan(leaf, outer, &mut emit)?,
+                Access::IndexScan { .. } => self.index_scan(leaf, outer, &mut pass)?,
             }
         }
         Ok(())
+    }
+
+    /// A copy of a stored row in the execution's context: it outlives the
+    /// page's content lock, and goes back with the context.
+    fn copy(&self, bytes: &[u8]) -> &'a [u8] {
+        let to = self.memory.alloc_uninit::<u8>(bytes.len());
+        for (d, b) in to.iter_mut().zip(bytes) {
+            d.write(*b);
+        }
+        // SAFETY: every byte of `to` was written just above; `MaybeUninit<u8>`
+        // has the layout of `u8`.
+        unsafe { &*(to as *const [MaybeUninit<u8>] as *const [u8]) }
+    }
+
+    /// A fresh row of the combined relation, with room for every column
+    /// the joins will add (so they extend it without reallocating).
+    fn decode(&self, types: &[ColumnType], bytes: &[u8]) -> Result<Row> {
+        let mut row = Vec::with_capacity(self.width);
+        decode_row_append(types, bytes, &mut row)?;
+        Ok(row)
     }
 
     fn index_scan(&self, leaf: &Leaf, outer: Option<&Value>, emit: &mut impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
@@ -312,12 +322,16 @@ impl<'a> Executor<'a> {
             backend,
             probe_key: Cell::new(None),
             vis: self.vis,
+            width: plan.tables.iter().map(|t| t.column_types.len()).sum(),
         };
         let Some(first) = plan.tables.first() else {
             return Ok(Vec::new());
         };
         let mut rows = Vec::new();
-        ctx.scan(first, None, &mut rows)?;
+        ctx.scan(first, None, &mut |bytes| {
+            rows.push(ctx.decode(&first.column_types, bytes)?);
+            Ok(())
+        })?;
         for (i, join) in plan.joins.iter().enumerate() {
             let inner = &plan.tables[i + 1];
             rows = match join.method {
@@ -325,50 +339,121 @@ impl<'a> Executor<'a> {
                 JoinMethod::HashJoin => hash_join(&ctx, rows, inner, join)?,
             };
         }
-        Ok(rows.into_iter().map(|r| plan.output.iter().map(|&i| r[i].clone()).collect()).collect())
+        Ok(project(rows, &plan.output))
     }
 }
 
-/// For each outer row, an index scan of `inner` on the join column.
+/// For each outer row, an index scan of `inner` on the join column. The
+/// outer row is moved into its last match (cloned only for the others).
 fn nest_loop(ctx: &Ctx<'_, '_>, rows: Vec<Row>, inner: &TablePlan, join: &JoinPlan) -> Result<Vec<Row>> {
-    let mut joined = Vec::new();
-    let mut matches = Vec::new();
+    let mut joined = Vec::with_capacity(rows.len());
+    // The inner rows of one outer row, as stored, in the execution's context.
+    let mut matches: AVec<&[u8], _> = AVec::new_in(ctx.memory);
     for (i, outer) in rows.into_iter().enumerate() {
         if i % 256 == 255 {
             ctx.backend.check_cancel()?;
         }
         matches.clear();
-        ctx.scan(inner, Some(&outer[join.outer_column]), &mut matches)?;
-        for m in &matches {
-            if sql_eq(&outer[join.outer_column], &m[join.inner_column]) {
-                let mut r = outer.clone();
-                r.extend_from_slice(m);
-                joined.push(r);
+        let Some(key) = Key::of_value(&outer[join.outer_column]) else { continue };
+        ctx.scan(inner, Some(&outer[join.outer_column]), &mut |bytes| {
+            if tuple::key_of(&inner.column_types, bytes, join.inner_column)?.as_ref() == Some(&key) {
+                matches.push(ctx.copy(bytes));
             }
-        }
+            Ok(())
+        })?;
+        append_matches(&inner.column_types, outer, &matches, &mut joined)?;
     }
     Ok(joined)
 }
 
-/// Builds a hash table of `inner` on the join column, probes it with each
-/// outer row.
-fn hash_join(ctx: &Ctx<'_, '_>, rows: Vec<Row>, inner: &TablePlan, join: &JoinPlan) -> Result<Vec<Row>> {
-    let mut joined = Vec::new();
-    let mut build = Vec::new();
-    ctx.scan(inner, None, &mut build)?;
-    let mut hash: HashMap<Value, Vec<Row>> = HashMap::new();
-    for r in build {
-        if let Some(k) = hash_key(&r[join.inner_column]) {
-            hash.entry(k).or_default().push(r);
-        }
+/// `outer` joined with each stored row of `matches`: cloned for all but
+/// the last, moved into the last.
+fn append_matches(types: &[ColumnType], outer: Row, matches: &[&[u8]], joined: &mut Vec<Row>) -> Result<()> {
+    let Some((last, rest)) = matches.split_last() else { return Ok(()) };
+    for m in rest {
+        let mut r = outer.clone();
+        decode_row_append(types, m, &mut r)?;
+        joined.push(r);
     }
-    for outer in rows {
-        let Some(k) = hash_key(&outer[join.outer_column]) else { continue };
-        for m in hash.get(&k).into_iter().flatten() {
-            let mut r = outer.clone();
-            r.extend_from_slice(m);
-            joined.push(r);
+    let mut r = outer;
+    decode_row_append(types, last, &mut r)?;
+    joined.push(r);
+    Ok(())
+}
+
+/// Builds a hash table of `inner` on the join column, probes it with each
+/// outer row. The table and the inner rows (as stored, copied out of
+/// their pages) live in the execution's memory context; only the rows
+/// that match are decoded.
+fn hash_join(ctx: &Ctx<'_, '_>, rows: Vec<Row>, inner: &TablePlan, join: &JoinPlan) -> Result<Vec<Row>> {
+    let mut joined = Vec::with_capacity(rows.len());
+    if rows.is_empty() {
+        return Ok(joined); // PostgreSQL's hash join skips the build for an empty outer side too
+    }
+    // Each key's rows, in scan order: the first and last entry of a chain
+    // through `next`.
+    let mut table: HashMap<Key<'_>, (usize, usize), DefaultHashBuilder, _> =
+        HashMap::with_capacity_and_hasher_in(HASH_ROWS_ESTIMATE, DefaultHashBuilder::default(), ctx.memory);
+    let mut entries: AVec<(&[u8], usize), _> = AVec::with_capacity_in(HASH_ROWS_ESTIMATE, ctx.memory);
+    ctx.scan(inner, None, &mut |bytes| {
+        let bytes = ctx.copy(bytes);
+        let Some(key) = tuple::key_of(&inner.column_types, bytes, join.inner_column)? else { return Ok(()) };
+        let at = entries.len();
+        entries.push((bytes, END));
+        match table.get_mut(&key) {
+            Some((_, last)) => {
+                entries[*last].1 = at;
+                *last = at;
+            }
+            None => {
+                table.insert(key, (at, at));
+            }
         }
+        Ok(())
+    })?;
+    let mut matches: AVec<&[u8], _> = AVec::new_in(ctx.memory);
+    for outer in rows {
+        let Some(&(first, _)) = Key::of_value(&outer[join.outer_column]).and_then(|k| table.get(&k)) else { continue };
+        matches.clear();
+        let mut at = first;
+        while at != END {
+            let (bytes, next) = entries[at];
+            matches.push(bytes);
+            at = next;
+        }
+        append_matches(&inner.column_types, outer, &matches, &mut joined)?;
     }
     Ok(joined)
+}
+
+/// Build-side rows a hash table is sized for before it grows (PostgreSQL's
+/// planner would pass its row estimate; turnstile keeps no statistics, and
+/// the workloads' hashed relations hold about a hundred rows).
+const HASH_ROWS_ESTIMATE: usize = 128;
+
+/// The end of a hash chain.
+const END: usize = usize::MAX;
+
+/// The output columns of each row, in place: the row itself when the
+/// output is every column in order; otherwise each value is moved out of
+/// the row (cloned only when a column is output twice).
+fn project(mut rows: Vec<Row>, output: &[usize]) -> Vec<Row> {
+    let identity = |r: &Row| r.len() == output.len() && output.iter().enumerate().all(|(i, &c)| i == c);
+    if rows.first().is_some_and(identity) {
+        return rows;
+    }
+    for r in &mut rows {
+        let mut out = Vec::with_capacity(output.len());
+        for (k, &c) in output.iter().enumerate() {
+            if output[..k].contains(&c) {
+                let earlier = output[..k].iter().position(|&e| e == c).unwrap_or(0);
+                let v = out.get(earlier).cloned().unwrap_or(Value::Null);
+                out.push(v);
+            } else {
+                out.push(std::mem::replace(&mut r[c], Value::Null));
+            }
+        }
+        *r = out;
+    }
+    rows
 }

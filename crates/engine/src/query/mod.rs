@@ -31,6 +31,7 @@
 
 pub mod exec;
 pub mod plan;
+mod tuple;
 
 use crate::types::Value;
 use std::fmt;

@@ -5,6 +5,7 @@ use crate::cli::CliError;
 use crate::report::Section;
 use clap::Subcommand;
 
+pub mod alloc;
 pub mod btree;
 pub mod extend;
 pub mod lock;
@@ -47,6 +48,10 @@ pub enum MicroBench {
     /// without the block cache: blocks from cache vs allocator, minor page
     /// faults per query (Vondra 2024).
     Memory(memory::Args),
+    /// Allocator calls per execution of each seed query (W1, W2, W3, W5)
+    /// under both profiles, counted by the binary's counting allocator
+    /// (Vondra 2024: per-query memory round trips to `malloc`).
+    Alloc(alloc::Args),
     /// Snapshots: the cost of taking one under `procarray` (classic) and
     /// `csn` (scalable) with 1 to 256 idle sessions connected, and with
     /// sessions committing meanwhile; ratios to the one-session cost.
@@ -80,6 +85,10 @@ pub fn run(bench: MicroBench) -> Result<(), CliError> {
             let json = args.output.json;
             (btree::run(&args)?, json)
         }
+        MicroBench::Alloc(args) => {
+            let json = args.output.json;
+            (alloc::run(&args)?, json)
+        }
         MicroBench::Snapshot(args) => {
             let json = args.output.json;
             (snapshot::run(&args)?, json)
@@ -98,5 +107,6 @@ pub fn reproduce_sections() -> Result<Vec<Section>, CliError> {
         btree::run(&btree::Args::reproduce())?,
         memory::run(&memory::Args::reproduce())?,
         snapshot::run(&snapshot::Args::reproduce())?,
+        alloc::run(&alloc::Args::reproduce())?,
     ])
 }
