@@ -512,9 +512,16 @@ fn put_text(out: &mut Vec<u8>, s: &str) -> Result<(), CodecError> {
     Ok(())
 }
 
+/// [`CodecError::Corrupted`], built only on the error path (`#[cold]`: a
+/// decode that succeeds never constructs or drops an error value).
+#[cold]
+pub(crate) fn corrupted(what: &'static str) -> CodecError {
+    CodecError::Corrupted(what)
+}
+
 fn take<'a>(bytes: &'a [u8], at: &mut usize, n: usize) -> Result<&'a [u8], CodecError> {
-    let end = at.checked_add(n).ok_or(CodecError::Corrupted("length overflow"))?;
-    let s = bytes.get(*at..end).ok_or(CodecError::Corrupted("row shorter than its columns"))?;
+    let end = at.checked_add(n).ok_or_else(|| corrupted("length overflow"))?;
+    let s = bytes.get(*at..end).ok_or_else(|| corrupted("row shorter than its columns"))?;
     *at = end;
     Ok(s)
 }
@@ -575,7 +582,7 @@ pub fn decode_row_append(types: &[ColumnType], bytes: &[u8], row: &mut Vec<Value
 /// The column count a stored row was written with, checked against the
 /// relation's (columns are only ever added) and the buffer's length.
 fn stored_columns(ncols: usize, bytes: &[u8]) -> Result<usize, CodecError> {
-    let count = bytes.get(..2).ok_or(CodecError::Corrupted("row shorter than its header"))?;
+    let count = bytes.get(..2).ok_or_else(|| corrupted("row shorter than its header"))?;
     let stored = u16::from_le_bytes([count[0], count[1]]) as usize;
     if stored > ncols {
         return Err(CodecError::Corrupted("row has more columns than its relation"));
@@ -597,8 +604,8 @@ pub fn fixed_column_span(
     bytes: &[u8],
     column: usize,
 ) -> Result<Option<(usize, usize)>, CodecError> {
-    let ty = *types.get(column).ok_or(CodecError::Arity { expected: types.len(), got: column + 1 })?;
-    let size = ty.fixed_size().ok_or(CodecError::Type { column, value: "text".into(), ty })?;
+    let ty = *types.get(column).ok_or_else(|| CodecError::Arity { expected: types.len(), got: column + 1 })?;
+    let size = ty.fixed_size().ok_or_else(|| CodecError::Type { column, value: "text".into(), ty })?;
     let stored = stored_columns(types.len(), bytes)?;
     if column >= stored || is_null(bytes, column) {
         return Ok(None);

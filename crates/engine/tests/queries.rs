@@ -368,3 +368,62 @@ fn hash_joins_and_text_keys_match_the_oracle() {
     assert!(s.query(&Query::from("tellers").filter("name", "nobody"), &[]).unwrap().is_empty());
     engine.check_invariants();
 }
+
+/// Hash joins on both of their paths — a handful of outer rows compared
+/// during the build scan, and many outer rows probing a hash table in the
+/// execution's memory context — give the nested-loop oracle's rows in its
+/// order (each outer row in scan order, its matches in scan order), with
+/// duplicate keys, NULL keys (which match nothing) and text keys.
+#[test]
+fn hash_joins_of_few_and_many_outer_rows_match_the_oracle() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::open(dir.path(), Config::default()).unwrap();
+    let mut s = engine.session().unwrap();
+    s.create_table("outers", &[("id", Int4), ("k", Int4), ("name", Text)], None).unwrap();
+    s.create_table("inners", &[("k", Int8), ("tag", Text), ("name", Text)], None).unwrap();
+    let key = |i: i32| if i % 7 == 3 { Value::Null } else { Value::Int4(i % 5) };
+    let outers: Vec<Vec<Value>> =
+        (0..40).map(|i| vec![Value::Int4(i), key(i), Value::Text(format!("n{}", i % 12))]).collect();
+    let inners: Vec<Vec<Value>> = (0..30)
+        .map(|j| {
+            let k = if j % 11 == 10 { Value::Null } else { Value::Int8(i64::from(j % 4)) };
+            vec![k, Value::Text(format!("tag-{j}")), Value::Text(format!("n{}", j % 9))]
+        })
+        .collect();
+    s.insert_many("outers", outers.clone()).unwrap();
+    s.insert_many("inners", inners.clone()).unwrap();
+    let oracle = |outer: &[Vec<Value>], oc: usize, ic: usize| -> Vec<Vec<Value>> {
+        let mut want = Vec::new();
+        for o in outer {
+            for i in &inners {
+                let eq =
+                    !matches!(o[oc], Value::Null) && !matches!(i[ic], Value::Null) && o[oc].sql_cmp(&i[ic]).is_eq();
+                if eq {
+                    want.push(vec![o[0].clone(), i[1].clone()]);
+                }
+            }
+        }
+        want
+    };
+    let int_join = |q: Query| q.join("inners", Col::of("outers", "k"), "k");
+    let text_join = |q: Query| q.join("inners", Col::of("outers", "name"), "name");
+    let select = [Col::of("outers", "id"), Col::of("inners", "tag")];
+    // Many outer rows: every row of `outers`.
+    for (join, oc, ic) in [(int_join as fn(Query) -> Query, 1, 0), (text_join, 2, 2)] {
+        let q = join(Query::from("outers")).select(select.clone());
+        assert!(s.explain(&q).unwrap().contains("HashJoin"), "{}", s.explain(&q).unwrap());
+        assert_eq!(s.query(&q, &[]).unwrap(), oracle(&outers, oc, ic), "every outer row, column {oc}");
+        // A few outer rows: one id, then the rows of one name.
+        for id in [0, 3, 8, 24] {
+            let q =
+                join(Query::from("outers")).filter(Col::of("outers", "id"), Operand::Param(1)).select(select.clone());
+            let got = s.query(&q, &[Value::Int4(id)]).unwrap();
+            assert_eq!(got, oracle(&outers[id as usize..=id as usize], oc, ic), "id {id}, column {oc}");
+        }
+        let few: Vec<Vec<Value>> = outers.iter().filter(|o| o[2] == Value::Text("n2".into())).cloned().collect();
+        let q = join(Query::from("outers")).filter(Col::of("outers", "name"), "n2").select(select.clone());
+        assert_eq!(few.len(), 4, "a few outer rows");
+        assert_eq!(s.query(&q, &[]).unwrap(), oracle(&few, oc, ic), "name n2, column {oc}");
+    }
+    engine.check_invariants();
+}

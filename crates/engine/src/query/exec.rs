@@ -152,12 +152,13 @@ impl<'a, 'm> Ctx<'a, 'm> {
     /// page's content lock, and goes back with the context.
     fn copy(&self, bytes: &[u8]) -> &'a [u8] {
         let to = self.memory.alloc_uninit::<u8>(bytes.len());
-        for (d, b) in to.iter_mut().zip(bytes) {
-            d.write(*b);
+        // SAFETY: `to` is a fresh region of `bytes.len()` bytes that cannot
+        // overlap `bytes` (a page or another region); after the copy every
+        // byte is initialised, and `MaybeUninit<u8>` has the layout of `u8`.
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), to.as_mut_ptr().cast::<u8>(), bytes.len());
+            &*(to as *const [MaybeUninit<u8>] as *const [u8])
         }
-        // SAFETY: every byte of `to` was written just above; `MaybeUninit<u8>`
-        // has the layout of `u8`.
-        unsafe { &*(to as *const [MaybeUninit<u8>] as *const [u8]) }
     }
 
     /// A fresh row of the combined relation, with room for every column
@@ -390,6 +391,9 @@ fn hash_join(ctx: &Ctx<'_, '_>, rows: Vec<Row>, inner: &TablePlan, join: &JoinPl
     if rows.is_empty() {
         return Ok(joined); // PostgreSQL's hash join skips the build for an empty outer side too
     }
+    if rows.len() <= FEW_OUTER_ROWS {
+        return few_outer_rows(ctx, rows, inner, join, joined);
+    }
     // Each key's rows, in scan order: the first and last entry of a chain
     // through `next`.
     let mut table: HashMap<Key<'_>, (usize, usize), DefaultHashBuilder, _> =
@@ -425,6 +429,49 @@ fn hash_join(ctx: &Ctx<'_, '_>, rows: Vec<Row>, inner: &TablePlan, join: &JoinPl
     }
     Ok(joined)
 }
+
+/// A hash join whose outer side has at most [`FEW_OUTER_ROWS`] rows (a
+/// star join's one fact row): instead of hashing every inner row, the
+/// build scan compares each inner row's key with the outer keys and keeps
+/// only the matches. The result is the hash join's, in its order: each
+/// outer row in turn, with its matches in scan order.
+fn few_outer_rows(
+    ctx: &Ctx<'_, '_>,
+    rows: Vec<Row>,
+    inner: &TablePlan,
+    join: &JoinPlan,
+    mut joined: Vec<Row>,
+) -> Result<Vec<Row>> {
+    let keys: AVec<Option<Key<'_>>, _> = {
+        let mut k = AVec::with_capacity_in(rows.len(), ctx.memory);
+        k.extend(rows.iter().map(|r| Key::of_value(&r[join.outer_column])));
+        k
+    };
+    // (outer row, inner row as stored), in scan order.
+    let mut found: AVec<(usize, &[u8]), _> = AVec::with_capacity_in(rows.len(), ctx.memory);
+    ctx.scan(inner, None, &mut |bytes| {
+        let Some(key) = tuple::key_of(&inner.column_types, bytes, join.inner_column)? else { return Ok(()) };
+        let mut copy = None;
+        for (i, k) in keys.iter().enumerate() {
+            if k.as_ref() == Some(&key) {
+                let bytes = *copy.get_or_insert_with(|| ctx.copy(bytes));
+                found.push((i, bytes));
+            }
+        }
+        Ok(())
+    })?;
+    drop(keys); // they borrow the outer rows, which move into the result now
+    let mut matches: AVec<&[u8], _> = AVec::with_capacity_in(found.len(), ctx.memory);
+    for (i, outer) in rows.into_iter().enumerate() {
+        matches.clear();
+        matches.extend(found.iter().filter(|(o, _)| *o == i).map(|(_, b)| *b));
+        append_matches(&inner.column_types, outer, &matches, &mut joined)?;
+    }
+    Ok(joined)
+}
+
+/// Outer rows up to which a hash join compares keys instead of hashing.
+const FEW_OUTER_ROWS: usize = 4;
 
 /// Build-side rows a hash table is sized for before it grows (PostgreSQL's
 /// planner would pass its row estimate; turnstile keeps no statistics, and

@@ -13,7 +13,7 @@
 //! key_of(types, row, 2) — skips columns 0 and 1 by their sizes, reads 2
 //! ```
 
-use crate::types::{decode_row, CodecError, ColumnType, Value};
+use crate::types::{corrupted, decode_row, CodecError, ColumnType, Value};
 
 /// A join or filter key, compared as the executor compares values: an
 /// integer of any width by value, text by its bytes (char(n) as stored,
@@ -51,9 +51,9 @@ impl<'a> Key<'a> {
 
 fn read<const N: usize>(bytes: &[u8], at: usize) -> Result<[u8; N], CodecError> {
     bytes
-        .get(at..at.checked_add(N).ok_or(CodecError::Corrupted("length overflow"))?)
+        .get(at..at.checked_add(N).ok_or_else(|| corrupted("length overflow"))?)
         .and_then(|s| s.try_into().ok())
-        .ok_or(CodecError::Corrupted("row shorter than its columns"))
+        .ok_or_else(|| corrupted("row shorter than its columns"))
 }
 
 /// The bytes of column `column` of the row `bytes` stored for `types`
@@ -69,8 +69,7 @@ pub(crate) fn column_bytes<'b>(
     if stored > types.len() {
         return Err(CodecError::Corrupted("row has more columns than its relation"));
     }
-    let bitmap =
-        bytes.get(2..2 + stored.div_ceil(8)).ok_or(CodecError::Corrupted("row shorter than its null bitmap"))?;
+    let bitmap = bytes.get(2..2 + stored.div_ceil(8)).ok_or_else(|| corrupted("row shorter than its null bitmap"))?;
     let null = |i: usize| bitmap[i / 8] & (1 << (i % 8)) != 0;
     if column >= stored || null(column) {
         return Ok(None);
@@ -84,7 +83,7 @@ pub(crate) fn column_bytes<'b>(
             Some(n) => (at, n),
             None => (at + 4, u32::from_le_bytes(read::<4>(bytes, at)?) as usize),
         };
-        let end = start.checked_add(len).ok_or(CodecError::Corrupted("length overflow"))?;
+        let end = start.checked_add(len).ok_or_else(|| corrupted("length overflow"))?;
         if end > bytes.len() {
             return Err(CodecError::Corrupted("row shorter than its columns"));
         }
@@ -99,13 +98,13 @@ pub(crate) fn column_bytes<'b>(
 /// The [`Key`] of column `column` of the stored row `bytes`; `None` for
 /// NULL.
 pub(crate) fn key_of<'b>(types: &[ColumnType], bytes: &'b [u8], column: usize) -> Result<Option<Key<'b>>, CodecError> {
-    let ty = types.get(column).copied().ok_or(CodecError::Arity { expected: types.len(), got: column + 1 })?;
+    let ty = types.get(column).copied().ok_or_else(|| CodecError::Arity { expected: types.len(), got: column + 1 })?;
     let Some(b) = column_bytes(types, bytes, column)? else {
         return Ok(None);
     };
     let fixed = |n: usize| -> Result<[u8; 8], CodecError> {
         let mut w = [0u8; 8];
-        w[..n].copy_from_slice(b.get(..n).ok_or(CodecError::Corrupted("row shorter than its columns"))?);
+        w[..n].copy_from_slice(b.get(..n).ok_or_else(|| corrupted("row shorter than its columns"))?);
         Ok(w)
     };
     Ok(Some(match ty {
