@@ -187,7 +187,7 @@ text-30 UPDATE tx SET v = v || 'x' WHERE id = 5
 text-31 SELECT id, v, c, length(v), length(c) FROM tx ORDER BY id
 text-32 SELECT id FROM tx WHERE c = 'ab' ORDER BY id
 
-@family strfn String functions: length, char_length, upper, lower, left, right, substr, substring, repeat, md5, ||
+@family strfn String functions: length, char_length, upper, lower, left, right, substr, substring, repeat, md5, `||`
 strfn-01 SELECT id, upper(s), lower(s) FROM t ORDER BY id
 strfn-02 SELECT upper('héllo'), lower('ÀBC'), upper(NULL)
 strfn-03 SELECT left('héllo', 2), right('héllo', 2), left('abc', -1), right('abc', -1)
@@ -291,7 +291,7 @@ syntax-14 SELECT id FROM t WHERE i = '10' ORDER BY id
 syntax-15 SELECT id FROM t WHERE b = '5000000000'
 syntax-16 SELECT 1 IN (1, 'a')
 
-@family resolve Function and operator resolution by argument types (42883, 42804, 42725)
+@family resolve Function and operator resolution: by argument types, with PostgreSQL's implicit casts; 42883 and 42804 otherwise
 resolve-01 SELECT length(123)
 resolve-02 SELECT i LIKE 1 FROM t
 resolve-03 SELECT i LIKE '1%' FROM t
@@ -375,7 +375,7 @@ unique-11 SELECT id, code FROM uq ORDER BY id
 unique-12 CREATE TABLE uq2 (id int, code text UNIQUE)
 unique-13 INSERT INTO uq2 VALUES (1, 'a'), (2, 'a')
 
-@family names Result column names as PostgreSQL names them
+@family names Result column names: as PostgreSQL names them (casts, functions, CASE, aliases); 42703, 42P01 for unknown names
 names-01 SELECT 1, 'a', 1.5, true, NULL
 names-02 SELECT 1 AS one, 2 two, 3 AS "Three"
 names-03 SELECT 1::integer, 2::bigint, true::boolean, CAST(3 AS smallint)
@@ -477,7 +477,7 @@ null-11 SELECT id FROM t WHERE f IS NOT FALSE ORDER BY id
 null-12 SELECT id FROM t WHERE s = v ORDER BY id
 null-13 SELECT id FROM t WHERE s <> v ORDER BY id
 
-@family pred IN, BETWEEN, LIKE, CASE and COALESCE
+@family pred Predicates and conditionals: IN, BETWEEN, LIKE (with `_`, `%` and `\` escapes), CASE and COALESCE, with NULLs
 pred-01 SELECT id FROM t WHERE i IN (10, 0) ORDER BY id
 pred-02 SELECT id FROM t WHERE i NOT IN (10, 0) ORDER BY id
 pred-03 SELECT id FROM t WHERE i NOT IN (10, NULL)
@@ -514,7 +514,7 @@ pred-33 SELECT id, coalesce(i, -1), coalesce(s, v, 'none') FROM t ORDER BY id
 pred-34 SELECT id, coalesce(i, b) FROM t ORDER BY id
 pred-35 SELECT coalesce(1, 1 / 0)
 
-@family unsup Constructs turnstile does not support (each answers 0A000, the connection goes on)
+@family unsup Unsupported constructs: each answers 0A000 and the connection goes on
 !unsup-01 [scalar subquery] SELECT (SELECT 1)
 !unsup-02 [scalar subquery] SELECT id, (SELECT max(i) FROM t) FROM t WHERE id = 1
 !unsup-03 [subquery in FROM] SELECT * FROM (SELECT 1 AS x) s
@@ -561,20 +561,20 @@ pred-35 SELECT coalesce(1, 1 / 0)
 !unsup-44 [bitwise and exponent operators] SELECT 5 & 3, 5 | 3
 !unsup-45 [bitwise and exponent operators] SELECT 2 ^ 10
 !unsup-46 [COLLATE] SELECT 'a' < 'B' COLLATE "C"
-!unsup-47 [types beyond the supported ones: json, bytea, interval, money, uuid, arrays] SELECT '{"a": 1}'::json
-!unsup-48 [types beyond the supported ones: json, bytea, interval, money, uuid, arrays] SELECT '\x00'::bytea
-!unsup-49 [types beyond the supported ones: json, bytea, interval, money, uuid, arrays] SELECT interval '1 day'
-!unsup-50 [functions outside the supported list] SELECT replace('abc', 'b', 'x')
-!unsup-51 [functions outside the supported list] SELECT trim('  x  '), ltrim('  x')
-!unsup-52 [functions outside the supported list] SELECT position('b' IN 'abc')
-!unsup-53 [functions outside the supported list] SELECT round(2.5), trunc(2.5), ceil(2.1), floor(2.9)
-!unsup-54 [functions outside the supported list] SELECT nullif(1, 1)
-!unsup-55 [functions outside the supported list] SELECT greatest(1, 2), least(1, 2)
-!unsup-56 [functions outside the supported list] SELECT concat('a', 1, NULL)
-!unsup-57 [functions outside the supported list] SELECT string_agg(s, ',') FROM t
-!unsup-58 [functions outside the supported list] SELECT bool_and(f), bool_or(f) FROM t
-!unsup-59 [functions outside the supported list] SELECT extract(year FROM ts) FROM t WHERE id = 1
-!unsup-60 [functions outside the supported list] SELECT to_char(ts, 'YYYY') FROM t WHERE id = 1
-!unsup-61 [functions outside the supported list] SELECT pg_typeof(1)
-!unsup-62 [functions outside the supported list] SELECT lpad('x', 3), strpos('abc', 'c'), split_part('a,b', ',', 2)
-!unsup-63 [functions outside the supported list] SELECT octet_length('héllo'), reverse('abc'), initcap('ab cd')
+!unsup-47 [other types (json, bytea, interval)] SELECT '{"a": 1}'::json
+!unsup-48 [other types (json, bytea, interval)] SELECT '\x00'::bytea
+!unsup-49 [other types (json, bytea, interval)] SELECT interval '1 day'
+!unsup-50 [functions outside the list above (replace, trim, position, round, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT replace('abc', 'b', 'x')
+!unsup-51 [functions outside the list above (replace, trim, position, round, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT trim('  x  '), ltrim('  x')
+!unsup-52 [functions outside the list above (replace, trim, position, round, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT position('b' IN 'abc')
+!unsup-53 [functions outside the list above (replace, trim, position, round, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT round(2.5), trunc(2.5), ceil(2.1), floor(2.9)
+!unsup-54 [functions outside the list above (replace, trim, position, round, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT nullif(1, 1)
+!unsup-55 [functions outside the list above (replace, trim, position, round, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT greatest(1, 2), least(1, 2)
+!unsup-56 [functions outside the list above (replace, trim, position, round, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT concat('a', 1, NULL)
+!unsup-57 [functions outside the list above (replace, trim, position, round, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT string_agg(s, ',') FROM t
+!unsup-58 [functions outside the list above (replace, trim, position, round, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT bool_and(f), bool_or(f) FROM t
+!unsup-59 [functions outside the list above (replace, trim, position, round, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT extract(year FROM ts) FROM t WHERE id = 1
+!unsup-60 [functions outside the list above (replace, trim, position, round, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT to_char(ts, 'YYYY') FROM t WHERE id = 1
+!unsup-61 [functions outside the list above (replace, trim, position, round, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT pg_typeof(1)
+!unsup-62 [functions outside the list above (replace, trim, position, round, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT lpad('x', 3), strpos('abc', 'c'), split_part('a,b', ',', 2)
+!unsup-63 [functions outside the list above (replace, trim, position, round, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT octet_length('héllo'), reverse('abc'), initcap('ab cd')
