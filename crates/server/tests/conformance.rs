@@ -13,7 +13,9 @@
 //!
 //! `conformance/known_failures.txt` lists the entries that fail today; the
 //! test reports them without failing, and fails when a listed entry passes
-//! under both profiles (so the list only shrinks). The README's "Supported
+//! under both profiles (so the list only shrinks). The per-entry diffs and
+//! the failure count per family are printed on stderr (`-- --nocapture`
+//! shows them when the test passes). The README's "Supported
 //! SQL" section is generated from the suite and checked here;
 //! `CONFORMANCE_BLESS=1` rewrites it.
 
