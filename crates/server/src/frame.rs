@@ -49,6 +49,10 @@ impl From<io::Error> for FrameError {
 /// Buffered reader of one connection's frontend messages.
 pub struct Reader {
     buf: BytesMut,
+    /// What one `read` fills: allocated and zeroed once per connection,
+    /// not per message (a 16 kB zeroed array on the stack cost a `memset`
+    /// per read).
+    chunk: Box<[u8]>,
     ctx: DecodeContext,
 }
 
@@ -64,7 +68,11 @@ impl Reader {
         let mut ctx = DecodeContext::new(ProtocolVersion::PROTOCOL3_0);
         ctx.awaiting_frontend_ssl = false;
         ctx.awaiting_frontend_startup = false;
-        Reader { buf: BytesMut::with_capacity(READ_CHUNK_BYTES), ctx }
+        Reader {
+            buf: BytesMut::with_capacity(READ_CHUNK_BYTES),
+            chunk: vec![0; READ_CHUNK_BYTES].into_boxed_slice(),
+            ctx,
+        }
     }
 
     /// Reads one startup-phase packet (no type byte): `SSLRequest`,
@@ -110,15 +118,14 @@ impl Reader {
 
     /// Reads from the socket until at least `want` bytes are buffered.
     fn fill(&mut self, stream: &mut Stream, want: usize) -> Result<(), FrameError> {
-        let mut chunk = [0u8; READ_CHUNK_BYTES];
         while self.buf.len() < want {
-            let n = match stream.read(&mut chunk) {
+            let n = match stream.read(&mut self.chunk) {
                 Ok(0) => return Err(FrameError::Closed),
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e.into()),
             };
-            self.buf.extend_from_slice(&chunk[..n]);
+            self.buf.extend_from_slice(&self.chunk[..n]);
         }
         Ok(())
     }
