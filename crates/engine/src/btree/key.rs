@@ -87,6 +87,34 @@ fn encode_value(out: &mut Vec<u8>, value: &Value) {
             out.push(TAG_VALUE);
             out.extend_from_slice(&((*v as u64) ^ 0x8000_0000_0000_0000).to_be_bytes());
         }
+        Value::Date(v) => {
+            out.push(TAG_VALUE);
+            out.extend_from_slice(&((*v as u32) ^ 0x8000_0000).to_be_bytes());
+        }
+        Value::Float(f) => {
+            // IEEE 754 bits made order-preserving: negative values flipped
+            // whole, positive ones with the sign bit set; -0 as 0, one NaN.
+            let v = if f.0 == 0.0 {
+                0.0
+            } else if f.0.is_nan() {
+                f64::NAN
+            } else {
+                f.0
+            };
+            let bits = v.to_bits();
+            let key = if bits >> 63 == 1 { !bits } else { bits | (1 << 63) };
+            out.push(TAG_VALUE);
+            out.extend_from_slice(&key.to_be_bytes());
+        }
+        Value::Numeric(n) => {
+            // Equal numerics (`1.0`, `1.00`) must give equal keys: the
+            // value without trailing fraction zeros, as text. Equality
+            // look-ups and uniqueness need no more; the order of these
+            // keys is not numeric order.
+            let t = if n.contains('.') { n.trim_end_matches('0').trim_end_matches('.') } else { n.as_str() };
+            let t = if t == "-0" { "0" } else { t };
+            encode_value(out, &Value::Text(t.to_owned()));
+        }
         Value::Text(s) => {
             out.push(TAG_VALUE);
             for &b in s.as_bytes() {
@@ -138,9 +166,17 @@ pub fn decode_key(types: &[ColumnType], mut bytes: &[u8]) -> Option<Vec<Value>> 
             return None;
         }
         match ty {
-            ColumnType::Int4 => {
+            ColumnType::Int4 | ColumnType::Int2 | ColumnType::Date => {
                 let (v, rest) = bytes.split_first_chunk::<4>()?;
-                out.push(Value::Int4((u32::from_be_bytes(*v) ^ 0x8000_0000) as i32));
+                let v = (u32::from_be_bytes(*v) ^ 0x8000_0000) as i32;
+                out.push(if *ty == ColumnType::Date { Value::Date(v) } else { Value::Int4(v) });
+                bytes = rest;
+            }
+            ColumnType::Float4 | ColumnType::Float8 => {
+                let (v, rest) = bytes.split_first_chunk::<8>()?;
+                let key = u64::from_be_bytes(*v);
+                let bits = if key >> 63 == 1 { key & !(1 << 63) } else { !key };
+                out.push(Value::Float(crate::types::Float(f64::from_bits(bits))));
                 bytes = rest;
             }
             ColumnType::Int8 | ColumnType::Timestamp => {
@@ -158,7 +194,7 @@ pub fn decode_key(types: &[ColumnType], mut bytes: &[u8]) -> Option<Vec<Value>> 
                 }));
                 bytes = rest;
             }
-            ColumnType::Text | ColumnType::Char(_) | ColumnType::Varchar(_) => {
+            ColumnType::Text | ColumnType::Char(_) | ColumnType::Varchar(_) | ColumnType::Numeric(_) => {
                 let mut s = Vec::new();
                 loop {
                     let (&b, rest) = bytes.split_first()?;
@@ -175,7 +211,8 @@ pub fn decode_key(types: &[ColumnType], mut bytes: &[u8]) -> Option<Vec<Value>> 
                         _ => return None,
                     }
                 }
-                out.push(Value::Text(String::from_utf8(s).ok()?));
+                let s = String::from_utf8(s).ok()?;
+                out.push(if matches!(ty, ColumnType::Numeric(_)) { Value::Numeric(s) } else { Value::Text(s) });
             }
         }
     }
