@@ -948,7 +948,7 @@ mod tests {
             Value::Numeric("123456789012345678901234567890.000000000000000000001".into()),
         ];
         let bytes = encode_row(&types, &row).unwrap();
-        assert_eq!(bytes.len(), 2 + 1 + 2 + 4 + 8 + (4 + 6) + 4 + (4 + 51));
+        assert_eq!(bytes.len(), 2 + 1 + 2 + 4 + 8 + (4 + 6) + 4 + (4 + 52));
         assert_eq!(decode_row(&types, &bytes).unwrap(), row);
         assert!(encode_row(&types[..1], &[Value::Int4(40_000)]).is_err(), "int2 range is checked");
         assert_eq!(ColumnType::parse("numeric(12, 2)"), Some(ColumnType::Numeric(Some((12, 2)))));

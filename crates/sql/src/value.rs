@@ -610,7 +610,7 @@ impl Datum {
             (Datum::Numeric(v), SqlType::Numeric(Some((p, s)))) => Datum::Numeric(numeric::apply_typmod(&v, p, s)?),
             (Datum::Float(f), t) if t.is_integer() => {
                 let r = f.round_ties_even();
-                if !r.is_finite() || r < -9.223_372_036_854_776e18 || r >= 9.223_372_036_854_776e18 {
+                if !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&r) {
                     return Err(out_of_range(t));
                 }
                 Datum::Int(int_in_range(r as i64, t)?)

@@ -253,6 +253,12 @@ mod tests {
             }),
             ColumnType::Bool => Value::Bool(rng.random()),
             ColumnType::Timestamp => Value::Timestamp(rng.random_range(-5..5) * 1_000_000),
+            ColumnType::Int2 => Value::Int4(rng.random_range(-5..5)),
+            ColumnType::Date => Value::Date(rng.random_range(-5..5)),
+            ColumnType::Float4 | ColumnType::Float8 => Value::Float(crate::types::Float(
+                [f64::NEG_INFINITY, -1.5, -1e-300, 0.0, 2.0, 1e300, f64::INFINITY, f64::NAN][rng.random_range(0..8)],
+            )),
+            ColumnType::Numeric(_) => Value::Numeric(format!("{}.5", rng.random_range(-5..5))),
             ColumnType::Text | ColumnType::Char(_) | ColumnType::Varchar(_) => {
                 let alphabet = ['\0', 'a', 'b', '\u{ff}', 'é'];
                 let n = rng.random_range(0..4);
@@ -276,6 +282,26 @@ mod tests {
                 assert_eq!(enc[i].cmp(&enc[j]), cmp_keys(&keys[i], &keys[j]), "{:?} vs {:?}", keys[i], keys[j]);
             }
         }
+    }
+
+    #[test]
+    fn int2_float8_and_date_keys_keep_sql_order() {
+        let types = [ColumnType::Float8, ColumnType::Int2, ColumnType::Date];
+        let mut rng = SmallRng::seed_from_u64(0xf10a7);
+        let keys: Vec<Vec<Value>> =
+            (0..2000).map(|_| types.iter().map(|&t| random_value(&mut rng, t)).collect()).collect();
+        let enc: Vec<Vec<u8>> = keys.iter().map(|k| encode_key(&types, k).unwrap()).collect();
+        for (k, e) in keys.iter().zip(&enc) {
+            assert_eq!(decode_key(&types, e).as_ref(), Some(k));
+        }
+        for i in 0..keys.len() - 1 {
+            let j = i + 1;
+            assert_eq!(enc[i].cmp(&enc[j]), cmp_keys(&keys[i], &keys[j]), "{:?} vs {:?}", keys[i], keys[j]);
+        }
+        let num = [ColumnType::Numeric(None)];
+        let a = encode_key(&num, &[Value::Numeric("1.50".into())]).unwrap();
+        assert_eq!(a, encode_key(&num, &[Value::Numeric("1.5".into())]).unwrap(), "equal numerics, equal keys");
+        assert_ne!(a, encode_key(&num, &[Value::Numeric("15".into())]).unwrap());
     }
 
     #[test]

@@ -393,10 +393,7 @@ impl Compiler<'_> {
                 } else {
                     t
                 };
-                if t.is_number() {
-                    a = self.coerce(a, ta, t)?;
-                    b = self.coerce(b, tb, t)?;
-                } else if t == SqlType::Text {
+                if t.is_number() || t == SqlType::Text {
                     a = self.coerce(a, ta, t)?;
                     b = self.coerce(b, tb, t)?;
                 }
