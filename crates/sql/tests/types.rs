@@ -188,3 +188,42 @@ fn new_column_types_store_exactly() {
     assert_eq!(answer(&mut s, "INSERT INTO n (f) VALUES ('2023-02-29')").0, "E22008");
     assert_eq!(answer(&mut s, "INSERT INTO n (b) VALUES (1e39)").0, "E22003");
 }
+
+#[test]
+fn not_null_holds_on_every_insert_path() {
+    let (_d, e) = engine();
+    let mut s = session(&e);
+    run(&mut s, "CREATE TABLE nn (id int, v text NOT NULL)").unwrap();
+    assert_eq!(answer(&mut s, "INSERT INTO nn (id) VALUES (1)").0, "E23502");
+    assert_eq!(answer(&mut s, "INSERT INTO nn VALUES (1, NULL), (2, 'x')").0, "E23502");
+    assert_eq!(answer(&mut s, "INSERT INTO nn SELECT g, NULL FROM generate_series(1, 3) g").0, "E23502");
+    run(&mut s, "INSERT INTO nn VALUES (1, 'a')").unwrap();
+    assert_eq!(answer(&mut s, "UPDATE nn SET v = NULL").0, "E23502");
+    let st = s.parse_batch("COPY nn FROM STDIN").unwrap();
+    let Outcome::CopyIn(mut copy) = s.execute(&st[0], &[]).unwrap() else { panic!("no CopyIn") };
+    s.copy_data(&mut copy, b"5\t\\N\n").unwrap_or_else(|e| panic!("{e:?}"));
+    let err = s.copy_done(copy).expect_err("a NULL copied into a NOT NULL column");
+    assert_eq!(err.code, "23502", "{err:?}");
+    assert_eq!(answer(&mut s, "SELECT count(*) FROM nn").0, "1");
+}
+
+#[test]
+fn joins_the_engine_cannot_run_are_nested_loops_and_unsupported_ones_say_so() {
+    let (_d, e) = engine();
+    let mut s = session(&e);
+    for q in [
+        "CREATE TABLE l (a int, t text)",
+        "CREATE TABLE r (b int8, u varchar(5))",
+        "INSERT INTO l VALUES (1, 'x'), (2, 'y'), (3, NULL)",
+        "INSERT INTO r VALUES (2, 'y'), (3, 'z')",
+    ] {
+        run(&mut s, q).unwrap_or_else(|e| panic!("{q}: {e:?}"));
+    }
+    assert_eq!(answer(&mut s, "SELECT a, b FROM l, r WHERE a = b ORDER BY 1").0, "2|2,3|3");
+    assert_eq!(answer(&mut s, "SELECT a, u FROM l CROSS JOIN r WHERE t = u").0, "2|y");
+    assert_eq!(answer(&mut s, "SELECT count(*) FROM l JOIN r ON a < b").0, "3");
+    assert_eq!(answer(&mut s, "SELECT a, g FROM l JOIN generate_series(1, 2) g ON a = g ORDER BY 1").0, "1|1,2|2");
+    let right = run(&mut s, "SELECT 1 FROM l RIGHT JOIN r ON a = b").unwrap_err();
+    assert_eq!(right.code, "0A000");
+    assert!(right.message.contains("RIGHT JOIN") && !right.message.contains("On("), "{}", right.message);
+}

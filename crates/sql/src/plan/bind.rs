@@ -244,13 +244,35 @@ fn select_body(q: &ast::Query) -> Result<&ast::Select, SqlError> {
 /// whether the join is LEFT.
 type Joined = (FromItem, Option<(ast::Expr, bool)>);
 
+/// What a join turnstile does not run is called in an error message.
+fn join_name(op: &ast::JoinOperator) -> String {
+    use ast::JoinOperator as J;
+    let constraint = match op {
+        J::Join(c) | J::Inner(c) | J::Left(c) | J::LeftOuter(c) | J::Right(c) | J::RightOuter(c) => Some(c),
+        J::FullOuter(c) | J::CrossJoin(c) => Some(c),
+        _ => None,
+    };
+    let kind = match op {
+        J::Join(_) | J::Inner(_) => "JOIN",
+        J::Left(_) | J::LeftOuter(_) => "LEFT JOIN",
+        J::Right(_) | J::RightOuter(_) => "RIGHT JOIN",
+        J::FullOuter(_) => "FULL JOIN",
+        J::CrossJoin(_) => "CROSS JOIN",
+        _ => return "this kind of join (semi, anti, APPLY or AS OF)".into(),
+    };
+    match constraint {
+        Some(ast::JoinConstraint::Using(_)) => format!("{kind} … USING"),
+        Some(ast::JoinConstraint::Natural) => format!("NATURAL {kind}"),
+        Some(ast::JoinConstraint::None) if kind != "CROSS JOIN" => format!("{kind} without ON"),
+        _ => kind.to_owned(),
+    }
+}
+
 /// The FROM list, resolved: one item, then its joins.
 fn from_list(cat: &Catalog<'_>, sel: &ast::Select) -> Result<Vec<Joined>, SqlError> {
     let mut items = Vec::new();
-    for (i, twj) in sel.from.iter().enumerate() {
-        if i > 0 {
-            return Err(SqlError::unsupported("a comma-separated FROM list (use JOIN … ON)"));
-        }
+    // `FROM a, b` is a cross join, filtered by WHERE.
+    for twj in &sel.from {
         items.push((from_item(cat, &twj.relation)?, None));
         for j in &twj.joins {
             let (cond, left) = match &j.join_operator {
@@ -258,12 +280,8 @@ fn from_list(cat: &Catalog<'_>, sel: &ast::Select) -> Result<Vec<Joined>, SqlErr
                 | ast::JoinOperator::Inner(ast::JoinConstraint::On(e)) => (Some(e.clone()), false),
                 ast::JoinOperator::LeftOuter(ast::JoinConstraint::On(e))
                 | ast::JoinOperator::Left(ast::JoinConstraint::On(e)) => (Some(e.clone()), true),
-                ast::JoinOperator::CrossJoin(_) => (None, false),
-                other => {
-                    return Err(SqlError::unsupported(
-                        &format!("the join {other:?}").chars().take(60).collect::<String>(),
-                    ))
-                }
+                ast::JoinOperator::CrossJoin(ast::JoinConstraint::None) => (None, false),
+                other => return Err(SqlError::unsupported(&join_name(other))),
             };
             items.push((from_item(cat, &j.relation)?, cond.map(|c| (c, left))));
         }
