@@ -83,6 +83,9 @@ const CASES: &[(&str, &str, &str)] = &[
     ("SELECT 'abc'::varchar(2), 'abc '::varchar(10) = 'abc'", "ab|f", "varchar|?column?"),
     ("SELECT 'abc'::char(5) || '<'", "abc<", ""),
     ("SELECT c, c = 'z', length(c) FROM qa_t", "z    |t|1", ""),
+    ("SELECT count(*) FROM qa_t WHERE i = 5000000000", "0", ""),
+    ("SELECT count(*) FROM qa_t WHERE v = 'yyyyyyyyyyyyyyy' OR c = 'zzzzzzzzz'", "0", ""),
+    ("SELECT count(*) FROM qa_t WHERE v = 'y' AND c = 'z  ' AND t = 'x'", "1", ""),
     ("INSERT INTO qa_nn VALUES (1, '12345678901')", "E22001", ""),
     // floats
     ("SELECT 1e308::float8 * 10", "E22003", ""),

@@ -284,7 +284,18 @@ impl Compiler<'_> {
             ast::Value::SingleQuotedString(s)
             | ast::Value::EscapedStringLiteral(s)
             | ast::Value::DollarQuotedString(ast::DollarQuotedString { value: s, .. }) => match hint {
-                Some(t) if t != SqlType::Unknown => (Expr::Const(Datum::parse(s, t)?), t),
+                Some(t) if t != SqlType::Unknown => {
+                    // An untyped literal takes the type without its modifier
+                    // (`varchar`, not `varchar(10)`): a comparison does not
+                    // check lengths, an assignment does later.
+                    let t = match t {
+                        SqlType::Varchar(_) => SqlType::Varchar(0),
+                        SqlType::Bpchar(_) => SqlType::Bpchar(0),
+                        SqlType::Numeric(_) => NUMERIC,
+                        t => t,
+                    };
+                    (Expr::Const(Datum::parse(s, t)?), t)
+                }
                 _ => (Expr::Const(Datum::Text(s.clone())), SqlType::Unknown),
             },
             ast::Value::Boolean(b) => (Expr::Const(Datum::Bool(*b)), SqlType::Bool),

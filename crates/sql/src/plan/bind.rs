@@ -765,11 +765,17 @@ pub(super) fn pushable(
                     || t == SqlType::Unknown
                     || (t.is_string() && ty.is_string())) =>
         {
-            *params = trial;
             let x = match x {
-                Expr::Const(d) => Expr::Const(d.cast(ty)?),
+                // A constant the column's type cannot hold (`int4_col =
+                // 5000000000`, a string longer than `varchar(n)`) matches
+                // no row, but is not an error: the comparison stays here.
+                Expr::Const(d) => match d.cast(ty) {
+                    Ok(v) => Expr::Const(v),
+                    Err(_) => return Ok(None),
+                },
                 x => x,
             };
+            *params = trial;
             Ok(Some((col, x)))
         }
         _ => Ok(None),
