@@ -180,6 +180,32 @@ pub fn parse_timestamp_checked(text: &str) -> Result<i64, DateTimeError> {
     Ok(us)
 }
 
+/// As [`parse_timestamp_checked`], for `timestamp with time zone`: a
+/// trailing numeric offset (`+02`, `-05:30`, `+0530`) is applied, giving
+/// the UTC instant; without one (or with `Z`/`UTC`) the time is UTC, the
+/// session time zone turnstile runs with.
+pub fn parse_timestamptz_checked(text: &str) -> Result<i64, DateTimeError> {
+    let local = parse_timestamp_checked(text)?;
+    let t = text.trim_end();
+    let time_starts = t.find([' ', 'T']).map_or(t.len(), |at| at + 1);
+    let Some(at) = t[time_starts..].rfind(['+', '-']).map(|i| time_starts + i) else { return Ok(local) };
+    let zone = &t[at + 1..];
+    let digits: String = zone.chars().filter(char::is_ascii_digit).collect();
+    let (h, m) = match (digits.len(), zone.contains(':')) {
+        (1 | 2, false) => (digits.parse::<i64>().map_err(|_| DateTimeError::Syntax)?, 0),
+        (3 | 4, _) => {
+            let (h, m) = digits.split_at(digits.len() - 2);
+            (h.parse::<i64>().map_err(|_| DateTimeError::Syntax)?, m.parse::<i64>().map_err(|_| DateTimeError::Syntax)?)
+        }
+        _ => return Err(DateTimeError::Syntax),
+    };
+    if h > 15 || m > 59 {
+        return Err(DateTimeError::FieldOutOfRange);
+    }
+    let offset_us = (h * 60 + m) * 60 * 1_000_000;
+    Ok(if t.as_bytes()[at] == b'+' { local - offset_us } else { local + offset_us })
+}
+
 /// The time without a trailing zone: `+HH`, `-HH:MM`, `+HHMM`, `Z` or a
 /// blank-separated `UTC`/`GMT`; `None` if what follows the time is not a
 /// zone.
@@ -226,6 +252,14 @@ mod tests {
         assert_eq!(parse_date("2024-02-29").map(format_date).as_deref(), Ok("2024-02-29"));
         assert_eq!(parse_date("2023-02-29"), Err(DateTimeError::FieldOutOfRange));
         assert_eq!(parse_date("2000-01-01"), Ok(0));
+        let utc = parse_timestamptz_checked("2024-01-02 03:04:05+02").unwrap();
+        assert_eq!(format_timestamp(utc), "2024-01-02 01:04:05");
+        let west = parse_timestamptz_checked("2024-01-02 03:04:05-05:30").unwrap();
+        assert_eq!(format_timestamp(west), "2024-01-02 08:34:05");
+        assert_eq!(
+            parse_timestamptz_checked("2024-01-02 03:04:05").unwrap(),
+            parse_timestamp("2024-01-02 03:04:05").unwrap()
+        );
         for d in -800_000..800_000i64 {
             if d % 997 == 0 {
                 let (y, m, day) = civil_from_days(d);

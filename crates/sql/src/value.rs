@@ -529,6 +529,8 @@ impl Datum {
             SqlType::Timestamp | SqlType::TimestampTz => {
                 if t.eq_ignore_ascii_case("now") {
                     Datum::Timestamp(now_timestamp())
+                } else if ty == SqlType::TimestampTz {
+                    Datum::Timestamp(datetime::parse_timestamptz_checked(t).map_err(|e| datetime_error(e, ty, s))?)
                 } else {
                     Datum::Timestamp(datetime::parse_timestamp_checked(t).map_err(|e| datetime_error(e, ty, s))?)
                 }
