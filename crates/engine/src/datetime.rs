@@ -67,47 +67,166 @@ pub fn format_timestamp(us: i64) -> String {
     s
 }
 
+/// Why a date or timestamp input was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DateTimeError {
+    /// Not a date/time at all (PostgreSQL's `22007`, "invalid input
+    /// syntax for type …").
+    Syntax,
+    /// A well-formed value with a field out of range, such as February 29
+    /// of a common year or hour 25 (`22008`, "date/time field value out of
+    /// range").
+    FieldOutOfRange,
+}
+
 /// Parses `YYYY-MM-DD`, optionally followed by ` ` or `T` and
 /// `HH:MM[:SS[.ffffff]]`; `None` if it is not a valid timestamp. The
 /// special inputs `epoch` (1970-01-01) are accepted too.
 pub fn parse_timestamp(text: &str) -> Option<i64> {
+    parse_timestamp_checked(text).ok()
+}
+
+/// Parses a date `YYYY-MM-DD` into days since 2000-01-01.
+pub fn parse_date(text: &str) -> Result<i32, DateTimeError> {
     let t = text.trim();
     if t.eq_ignore_ascii_case("epoch") {
-        return Some(-UNIX_TO_PG_DAYS * USECS_PER_DAY);
+        return Ok(-(UNIX_TO_PG_DAYS as i32));
+    }
+    // A time after the date is accepted and dropped, as PostgreSQL does.
+    let date = t.find([' ', 'T']).map_or(t, |at| &t[..at]);
+    let days = parse_ymd(date)?;
+    i32::try_from(days).map_err(|_| DateTimeError::FieldOutOfRange)
+}
+
+/// PostgreSQL's ISO text of a date (days since 2000-01-01).
+pub fn format_date(days: i32) -> String {
+    let (y, m, d) = civil_from_days(i64::from(days) + UNIX_TO_PG_DAYS);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// Days since 2000-01-01 of `YYYY-MM-DD`.
+fn parse_ymd(date: &str) -> Result<i64, DateTimeError> {
+    let mut parts = date.splitn(3, '-');
+    let mut field = |max_len: usize| -> Result<i64, DateTimeError> {
+        let f = parts.next().ok_or(DateTimeError::Syntax)?;
+        if f.is_empty() || f.len() > max_len || !f.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(DateTimeError::Syntax);
+        }
+        f.parse().map_err(|_| DateTimeError::Syntax)
+    };
+    let year = field(6)?;
+    let month = field(2)?;
+    let day = field(2)?;
+    if !(1..=12).contains(&month) || !(1..=294_276).contains(&year) {
+        return Err(DateTimeError::FieldOutOfRange);
+    }
+    let month = month as u32;
+    if day == 0 || day > i64::from(days_in_month(year, month)) {
+        return Err(DateTimeError::FieldOutOfRange);
+    }
+    Ok(days_from_civil(year, month, day as u32) - UNIX_TO_PG_DAYS)
+}
+
+/// As [`parse_timestamp`], saying why it failed. A trailing time-zone
+/// offset (`+02`, `-05:30`, `Z`, ` UTC`) is accepted and ignored, as
+/// `timestamp without time zone` does in PostgreSQL; fractions beyond
+/// microseconds are rounded.
+pub fn parse_timestamp_checked(text: &str) -> Result<i64, DateTimeError> {
+    let t = text.trim();
+    if t.eq_ignore_ascii_case("epoch") {
+        return Ok(-UNIX_TO_PG_DAYS * USECS_PER_DAY);
     }
     let (date, time) = match t.find([' ', 'T']) {
         Some(at) => (&t[..at], Some(t[at + 1..].trim())),
         None => (t, None),
     };
-    let mut parts = date.splitn(3, '-');
-    let year: i64 = parts.next()?.parse().ok()?;
-    let month: u32 = parts.next()?.parse().ok()?;
-    let day: u32 = parts.next()?.parse().ok()?;
-    if !(1..=12).contains(&month) || day == 0 || day > days_in_month(year, month) || !(1..=294_276).contains(&year) {
-        return None;
-    }
-    let mut us = (days_from_civil(year, month, day) - UNIX_TO_PG_DAYS) * USECS_PER_DAY;
+    let mut us = parse_ymd(date)? * USECS_PER_DAY;
     if let Some(time) = time.filter(|t| !t.is_empty()) {
+        let time = strip_zone(time).ok_or(DateTimeError::Syntax)?;
         let mut hms = time.splitn(3, ':');
-        let h: i64 = hms.next()?.parse().ok()?;
-        let m: i64 = hms.next()?.parse().ok()?;
+        let int = |f: Option<&str>| -> Result<i64, DateTimeError> {
+            let f = f.ok_or(DateTimeError::Syntax)?;
+            if f.is_empty() || f.len() > 2 || !f.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(DateTimeError::Syntax);
+            }
+            f.parse().map_err(|_| DateTimeError::Syntax)
+        };
+        let h = int(hms.next())?;
+        let m = int(hms.next())?;
         let (s, frac) = match hms.next() {
             None => (0, 0),
             Some(sec) => {
                 let (whole, frac) = sec.split_once('.').unwrap_or((sec, ""));
-                if frac.len() > 6 || !frac.bytes().all(|b| b.is_ascii_digit()) {
-                    return None;
+                if !frac.bytes().all(|b| b.is_ascii_digit()) {
+                    return Err(DateTimeError::Syntax);
                 }
-                let frac_us = if frac.is_empty() { 0 } else { format!("{frac:0<6}").parse::<i64>().ok()? };
-                (whole.parse::<i64>().ok()?, frac_us)
+                let frac_us = if frac.is_empty() {
+                    0
+                } else {
+                    let f: f64 = format!("0.{frac}").parse().map_err(|_| DateTimeError::Syntax)?;
+                    (f * 1e6).round() as i64
+                };
+                (int(Some(whole))?, frac_us)
             }
         };
         if !(0..24).contains(&h) || !(0..60).contains(&m) || !(0..60).contains(&s) {
-            return None;
+            // 24:00:00 is allowed by PostgreSQL: the next midnight.
+            if !(h == 24 && m == 0 && s == 0 && frac == 0) {
+                return Err(DateTimeError::FieldOutOfRange);
+            }
         }
         us += ((h * 60 + m) * 60 + s) * 1_000_000 + frac;
     }
-    Some(us)
+    Ok(us)
+}
+
+/// As [`parse_timestamp_checked`], for `timestamp with time zone`: a
+/// trailing numeric offset (`+02`, `-05:30`, `+0530`) is applied, giving
+/// the UTC instant; without one (or with `Z`/`UTC`) the time is UTC, the
+/// session time zone turnstile runs with.
+pub fn parse_timestamptz_checked(text: &str) -> Result<i64, DateTimeError> {
+    let local = parse_timestamp_checked(text)?;
+    let t = text.trim_end();
+    let time_starts = t.find([' ', 'T']).map_or(t.len(), |at| at + 1);
+    let Some(at) = t[time_starts..].rfind(['+', '-']).map(|i| time_starts + i) else { return Ok(local) };
+    let zone = &t[at + 1..];
+    let digits: String = zone.chars().filter(char::is_ascii_digit).collect();
+    let (h, m) = match (digits.len(), zone.contains(':')) {
+        (1 | 2, false) => (digits.parse::<i64>().map_err(|_| DateTimeError::Syntax)?, 0),
+        (3 | 4, _) => {
+            let (h, m) = digits.split_at(digits.len() - 2);
+            (h.parse::<i64>().map_err(|_| DateTimeError::Syntax)?, m.parse::<i64>().map_err(|_| DateTimeError::Syntax)?)
+        }
+        _ => return Err(DateTimeError::Syntax),
+    };
+    if h > 15 || m > 59 {
+        return Err(DateTimeError::FieldOutOfRange);
+    }
+    let offset_us = (h * 60 + m) * 60 * 1_000_000;
+    Ok(if t.as_bytes()[at] == b'+' { local - offset_us } else { local + offset_us })
+}
+
+/// The time without a trailing zone: `+HH`, `-HH:MM`, `+HHMM`, `Z` or a
+/// blank-separated `UTC`/`GMT`; `None` if what follows the time is not a
+/// zone.
+fn strip_zone(time: &str) -> Option<&str> {
+    let t = time.trim_end();
+    for suffix in [" UTC", " GMT", "Z", " utc", " gmt", "z"] {
+        if let Some(rest) = t.strip_suffix(suffix) {
+            return Some(rest.trim_end());
+        }
+    }
+    match t.rfind(['+', '-']) {
+        Some(at) => {
+            let zone = &t[at + 1..];
+            let ok = !zone.is_empty()
+                && zone.len() <= 5
+                && zone.bytes().all(|b| b.is_ascii_digit() || b == b':')
+                && zone.bytes().next().is_some_and(|b| b.is_ascii_digit());
+            ok.then(|| t[..at].trim_end())
+        }
+        None => Some(t),
+    }
 }
 
 #[cfg(test)]
@@ -123,9 +242,24 @@ mod tests {
             assert_eq!(format_timestamp(us), text.trim_end_matches(".000000"), "{text}");
         }
         assert_eq!(parse_timestamp("2000-01-02"), Some(USECS_PER_DAY));
-        for bad in ["2023-02-29", "2000-13-01", "x", "2000-01-01 25:00", "2000-01-01 10:00:00.1234567"] {
+        for bad in ["2023-02-29", "2000-13-01", "x", "2000-01-01 25:00", "2000-01-01 10:00:00x"] {
             assert_eq!(parse_timestamp(bad), None, "{bad}");
         }
+        assert_eq!(parse_timestamp_checked("2023-02-29"), Err(DateTimeError::FieldOutOfRange));
+        assert_eq!(parse_timestamp_checked("2023-02-2x"), Err(DateTimeError::Syntax));
+        let with_offset = parse_timestamp_checked("2024-01-02 03:04:05.123+02").unwrap();
+        assert_eq!(format_timestamp(with_offset), "2024-01-02 03:04:05.123");
+        assert_eq!(parse_date("2024-02-29").map(format_date).as_deref(), Ok("2024-02-29"));
+        assert_eq!(parse_date("2023-02-29"), Err(DateTimeError::FieldOutOfRange));
+        assert_eq!(parse_date("2000-01-01"), Ok(0));
+        let utc = parse_timestamptz_checked("2024-01-02 03:04:05+02").unwrap();
+        assert_eq!(format_timestamp(utc), "2024-01-02 01:04:05");
+        let west = parse_timestamptz_checked("2024-01-02 03:04:05-05:30").unwrap();
+        assert_eq!(format_timestamp(west), "2024-01-02 08:34:05");
+        assert_eq!(
+            parse_timestamptz_checked("2024-01-02 03:04:05").unwrap(),
+            parse_timestamp("2024-01-02 03:04:05").unwrap()
+        );
         for d in -800_000..800_000i64 {
             if d % 997 == 0 {
                 let (y, m, day) = civil_from_days(d);

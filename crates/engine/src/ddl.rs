@@ -122,6 +122,19 @@ impl Session {
         })
     }
 
+    /// `ALTER TABLE table ALTER COLUMN … SET NOT NULL` on a table with no
+    /// rows yet (`CREATE TABLE … NOT NULL`): the columns refuse NULLs
+    /// (`23502`) on every insert and update, in the table and its
+    /// partitions.
+    pub fn set_not_null(&mut self, table: &str, columns: &[&str]) -> Result<()> {
+        self.statement(&format!("ALTER TABLE {table} SET NOT NULL"), |s| {
+            s.note_ddl(&format!("ALTER TABLE {table} SET NOT NULL"));
+            s.lock_by_name(table, LockMode::AccessExclusive)?;
+            s.engine.catalog().set_not_null(s.db, table, columns)?;
+            Ok(())
+        })
+    }
+
     /// `ALTER TABLE name SET (fillfactor = n)` / `CREATE TABLE … WITH
     /// (fillfactor = n)`: heap inserts leave `100 - n` percent of each page
     /// free for updates (an empty page always takes a row). `None` resets

@@ -24,9 +24,10 @@
 //!
 //! ## What lives here
 //!
-//! * [`types`] — `int4`, `int8`, `text`, `bool`, `timestamp`, `char(n)`,
-//!   `varchar(n)` values with PostgreSQL's type OIDs, and the row codec
-//!   ([`datetime`] for timestamps' text form).
+//! * [`types`] — `int2`, `int4`, `int8`, `float4`, `float8`, `numeric(p,s)`,
+//!   `text`, `bool`, `date`, `timestamp`, `char(n)`, `varchar(n)` values with
+//!   PostgreSQL's type OIDs, and the row codec ([`datetime`] for dates' and
+//!   timestamps' text form and validation).
 //! * [`catalog`] — databases, tables, range/hash partitions, B-tree index
 //!   definitions, persisted atomically; and the per-backend relation cache
 //!   that keeps each relation's index list with each index's column set

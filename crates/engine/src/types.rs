@@ -8,10 +8,18 @@
 //!
 //! `ncols` is the relation's column count when the row was written, so rows
 //! written before `add_column` read the new columns as NULL (PostgreSQL's
-//! `t_natts`). A null column takes no bytes, `bool` 1 byte (0 or 1), `int4` 4
-//! bytes, `int8` and `timestamp` 8 (little-endian), and `text`, `char(n)`
-//! (stored blank-padded) and `varchar(n)` a 4-byte little-endian length
-//! followed by the UTF-8 bytes. Decoding checks every length against the buffer and
+//! `t_natts`). A null column takes no bytes, `bool` 1 byte (0 or 1), `int2`
+//! 2 bytes, `int4`, `float4` and `date` 4, `int8`, `float8` and `timestamp` 8
+//! (little-endian; floats as their IEEE 754 bits, dates as days since
+//! 2000-01-01), and `text`, `char(n)` (stored blank-padded), `varchar(n)`
+//! and `numeric` a 4-byte little-endian length followed by the UTF-8 bytes.
+//! A `numeric` is stored as its PostgreSQL text form (`-12.50`: sign,
+//! digits, the point, exactly the display scale's digits after it), which
+//! keeps the value and its display scale exactly, at any precision.
+//!
+//! Values of an `int2` column are [`Value::Int4`] (range-checked on the way
+//! in), and those of a `float4` column [`Value::Float`] holding the `f32`
+//! widened, so that the integer and float paths each have one value form. Decoding checks every length against the buffer and
 //! returns [`CodecError`] instead of panicking, so a corrupted tuple is
 //! reported, never trusted.
 //!
@@ -26,6 +34,7 @@
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
 use std::fmt;
+use std::str::FromStr as _;
 
 /// A column's type.
 ///
@@ -51,6 +60,16 @@ pub enum ColumnType {
     /// `varchar(n)`: text of at most `n` characters; `None` is `varchar`
     /// without a limit.
     Varchar(Option<u32>),
+    /// 16-bit signed integer (`smallint`).
+    Int2,
+    /// Single-precision float (`real`).
+    Float4,
+    /// Double-precision float (`double precision`).
+    Float8,
+    /// `numeric(precision, scale)`, or unconstrained `numeric` (`None`).
+    Numeric(Option<(u16, u16)>),
+    /// `date`: days since 2000-01-01, stored as 4 bytes.
+    Date,
 }
 
 /// PostgreSQL's type OIDs (`pg_type.oid`) of the engine's types.
@@ -69,6 +88,16 @@ pub mod oid {
     pub const VARCHAR: u32 = 1043;
     /// `timestamp`.
     pub const TIMESTAMP: u32 = 1114;
+    /// `int2`.
+    pub const INT2: u32 = 21;
+    /// `float4`.
+    pub const FLOAT4: u32 = 700;
+    /// `float8`.
+    pub const FLOAT8: u32 = 701;
+    /// `numeric`.
+    pub const NUMERIC: u32 = 1700;
+    /// `date`.
+    pub const DATE: u32 = 1082;
 }
 
 /// PostgreSQL's `VARHDRSZ`, added to a length in a type modifier.
@@ -86,6 +115,11 @@ impl ColumnType {
             ColumnType::Timestamp => "timestamp",
             ColumnType::Char(_) => "bpchar",
             ColumnType::Varchar(_) => "varchar",
+            ColumnType::Int2 => "int2",
+            ColumnType::Float4 => "float4",
+            ColumnType::Float8 => "float8",
+            ColumnType::Numeric(_) => "numeric",
+            ColumnType::Date => "date",
         }
     }
 
@@ -99,16 +133,19 @@ impl ColumnType {
             ColumnType::Timestamp => oid::TIMESTAMP,
             ColumnType::Char(_) => oid::BPCHAR,
             ColumnType::Varchar(_) => oid::VARCHAR,
+            ColumnType::Int2 => oid::INT2,
+            ColumnType::Float4 => oid::FLOAT4,
+            ColumnType::Float8 => oid::FLOAT8,
+            ColumnType::Numeric(_) => oid::NUMERIC,
+            ColumnType::Date => oid::DATE,
         }
     }
 
     /// `pg_type.typlen`: bytes of a fixed-size value, -1 for varlena.
     pub const fn type_len(self) -> i16 {
-        match self {
-            ColumnType::Int4 => 4,
-            ColumnType::Int8 | ColumnType::Timestamp => 8,
-            ColumnType::Bool => 1,
-            ColumnType::Text | ColumnType::Char(_) | ColumnType::Varchar(_) => -1,
+        match self.fixed_size() {
+            Some(n) => n as i16,
+            None => -1,
         }
     }
 
@@ -117,6 +154,7 @@ impl ColumnType {
     pub fn type_modifier(self) -> i32 {
         match self {
             ColumnType::Char(n) | ColumnType::Varchar(Some(n)) => i32::try_from(n).map_or(-1, |n| n + VARHDRSZ),
+            ColumnType::Numeric(Some((p, s))) => ((i32::from(p) << 16) | i32::from(s)) + VARHDRSZ,
             _ => -1,
         }
     }
@@ -132,6 +170,11 @@ impl ColumnType {
             oid::TIMESTAMP => ColumnType::Timestamp,
             oid::BPCHAR => ColumnType::Char(1),
             oid::VARCHAR => ColumnType::Varchar(None),
+            oid::INT2 => ColumnType::Int2,
+            oid::FLOAT4 => ColumnType::Float4,
+            oid::FLOAT8 => ColumnType::Float8,
+            oid::NUMERIC => ColumnType::Numeric(None),
+            oid::DATE => ColumnType::Date,
             _ => return None,
         })
     }
@@ -142,17 +185,34 @@ impl ColumnType {
     /// `varchar(n)`/`character varying(n)`.
     pub fn parse(name: &str) -> Option<ColumnType> {
         let lower = name.trim().to_ascii_lowercase();
-        let (base, len) = match lower.split_once('(') {
+        let (base, len, scale) = match lower.split_once('(') {
             Some((base, rest)) => {
-                let n: u32 = rest.strip_suffix(')')?.trim().parse().ok()?;
+                let args = rest.strip_suffix(')')?;
+                let (n, s) = match args.split_once(',') {
+                    Some((n, s)) => (n, Some(s.trim().parse::<u16>().ok()?)),
+                    None => (args, None),
+                };
+                let n: u32 = n.trim().parse().ok()?;
                 if n == 0 || n > TEXT_MAX as u32 {
                     return None;
                 }
-                (base.trim().to_owned(), Some(n))
+                (base.trim().to_owned(), Some(n), s)
             }
-            None => (lower, None),
+            None => (lower, None, None),
         };
         let base = base.split_whitespace().collect::<Vec<_>>().join(" ");
+        if base == "numeric" || base == "decimal" {
+            return match (len, scale) {
+                (None, _) => Some(ColumnType::Numeric(None)),
+                (Some(p), s) if p <= 1000 && u32::from(s.unwrap_or(0)) <= p => {
+                    Some(ColumnType::Numeric(Some((p as u16, s.unwrap_or(0)))))
+                }
+                _ => None,
+            };
+        }
+        if scale.is_some() {
+            return None;
+        }
         let t = match (base.as_str(), len) {
             ("int4" | "integer" | "int", None) => ColumnType::Int4,
             ("int8" | "bigint", None) => ColumnType::Int8,
@@ -161,6 +221,10 @@ impl ColumnType {
             ("timestamp" | "timestamp without time zone", None) => ColumnType::Timestamp,
             ("char" | "character" | "bpchar", n) => ColumnType::Char(n.unwrap_or(1)),
             ("varchar" | "character varying", n) => ColumnType::Varchar(n),
+            ("int2" | "smallint", None) => ColumnType::Int2,
+            ("float4" | "real", None) => ColumnType::Float4,
+            ("float8" | "double precision" | "float", None) => ColumnType::Float8,
+            ("date", None) => ColumnType::Date,
             _ => return None,
         };
         Some(t)
@@ -169,10 +233,11 @@ impl ColumnType {
     /// Bytes of a non-null value, for fixed-size types.
     pub const fn fixed_size(self) -> Option<usize> {
         match self {
-            ColumnType::Int4 => Some(4),
-            ColumnType::Int8 | ColumnType::Timestamp => Some(8),
+            ColumnType::Int2 => Some(2),
+            ColumnType::Int4 | ColumnType::Float4 | ColumnType::Date => Some(4),
+            ColumnType::Int8 | ColumnType::Timestamp | ColumnType::Float8 => Some(8),
             ColumnType::Bool => Some(1),
-            ColumnType::Text | ColumnType::Char(_) | ColumnType::Varchar(_) => None,
+            ColumnType::Text | ColumnType::Char(_) | ColumnType::Varchar(_) | ColumnType::Numeric(_) => None,
         }
     }
 
@@ -181,19 +246,24 @@ impl ColumnType {
         matches!(self, ColumnType::Text | ColumnType::Char(_) | ColumnType::Varchar(_))
     }
 
-    /// Whether this is `int4` or `int8`.
+    /// Whether this is `int2`, `int4` or `int8`.
     pub const fn is_integer(self) -> bool {
-        matches!(self, ColumnType::Int4 | ColumnType::Int8)
+        matches!(self, ColumnType::Int2 | ColumnType::Int4 | ColumnType::Int8)
     }
 
     /// Whether values of the two types can be compared with `=` (same
-    /// type, both integers, or both text-like).
+    /// type, both integers, both floats, both `numeric`, or both
+    /// text-like).
     pub const fn comparable(self, other: ColumnType) -> bool {
         (self.is_integer() && other.is_integer())
             || (self.is_text() && other.is_text())
             || matches!(
                 (self, other),
-                (ColumnType::Bool, ColumnType::Bool) | (ColumnType::Timestamp, ColumnType::Timestamp)
+                (ColumnType::Bool, ColumnType::Bool)
+                    | (ColumnType::Timestamp, ColumnType::Timestamp)
+                    | (ColumnType::Date, ColumnType::Date)
+                    | (ColumnType::Float4 | ColumnType::Float8, ColumnType::Float4 | ColumnType::Float8)
+                    | (ColumnType::Numeric(_), ColumnType::Numeric(_))
             )
     }
 }
@@ -203,8 +273,29 @@ impl fmt::Display for ColumnType {
         match self {
             ColumnType::Char(n) => write!(f, "char({n})"),
             ColumnType::Varchar(Some(n)) => write!(f, "varchar({n})"),
+            ColumnType::Numeric(Some((p, s))) => write!(f, "numeric({p},{s})"),
             other => f.write_str(other.name()),
         }
+    }
+}
+
+/// A `float4`/`float8` value, compared and hashed by its bits (so that a
+/// [`Value`] stays `Eq` and `Hash`; SQL's float comparison is
+/// [`Value::sql_cmp`]).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub struct Float(pub f64);
+
+impl PartialEq for Float {
+    fn eq(&self, other: &Float) -> bool {
+        self.0.to_bits() == other.0.to_bits()
+    }
+}
+
+impl Eq for Float {}
+
+impl std::hash::Hash for Float {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.0.to_bits().hash(h);
     }
 }
 
@@ -223,6 +314,13 @@ pub enum Value {
     Bool(bool),
     /// A `timestamp`: microseconds since 2000-01-01 00:00:00.
     Timestamp(i64),
+    /// A `float4` (widened) or `float8`.
+    Float(Float),
+    /// A `numeric`, as its PostgreSQL text form (the digits after the point
+    /// are the display scale): `-12.50`.
+    Numeric(String),
+    /// A `date`: days since 2000-01-01.
+    Date(i32),
 }
 
 impl Value {
@@ -235,6 +333,9 @@ impl Value {
             Value::Text(_) => Some(ColumnType::Text),
             Value::Bool(_) => Some(ColumnType::Bool),
             Value::Timestamp(_) => Some(ColumnType::Timestamp),
+            Value::Float(_) => Some(ColumnType::Float8),
+            Value::Numeric(_) => Some(ColumnType::Numeric(None)),
+            Value::Date(_) => Some(ColumnType::Date),
         }
     }
 
@@ -267,6 +368,20 @@ impl Value {
             (Value::Int4(v), ColumnType::Int8) => Ok(Value::Int8(i64::from(*v))),
             (Value::Int8(v), ColumnType::Int4) => i32::try_from(*v).map(Value::Int4).map_err(|_| mismatch()),
             (Value::Int8(v), ColumnType::Int8) => Ok(Value::Int8(*v)),
+            (Value::Int4(_) | Value::Int8(_), ColumnType::Int2) => {
+                let v = self.as_i64().unwrap_or(0);
+                i16::try_from(v).map(|v| Value::Int4(v.into())).map_err(|_| mismatch())
+            }
+            (Value::Float(f), ColumnType::Float8) => Ok(Value::Float(*f)),
+            (Value::Float(f), ColumnType::Float4) => {
+                let narrow = f.0 as f32;
+                if narrow.is_infinite() && f.0.is_finite() {
+                    return Err(mismatch());
+                }
+                Ok(Value::Float(Float(f64::from(narrow))))
+            }
+            (Value::Numeric(n), ColumnType::Numeric(_)) => Ok(Value::Numeric(n.clone())),
+            (Value::Date(d), ColumnType::Date) => Ok(Value::Date(*d)),
             (Value::Text(s), ColumnType::Text) => Ok(Value::Text(s.clone())),
             (Value::Text(s), ColumnType::Char(n)) => {
                 let s = fit_length(s, n, ty, column)?;
@@ -293,6 +408,9 @@ impl Value {
             Value::Text(s) => Some(s.clone()),
             Value::Bool(b) => Some(if *b { "t" } else { "f" }.to_owned()),
             Value::Timestamp(t) => Some(crate::datetime::format_timestamp(*t)),
+            Value::Float(f) => Some(f.0.to_string()),
+            Value::Numeric(n) => Some(n.clone()),
+            Value::Date(d) => Some(crate::datetime::format_date(*d)),
         }
     }
 
@@ -314,17 +432,29 @@ impl Value {
             ColumnType::Text | ColumnType::Char(_) | ColumnType::Varchar(_) => {
                 Value::Text(text.to_owned()).cast_to(ty, 0)
             }
+            ColumnType::Int2 => text.trim().parse::<i16>().map(|v| Value::Int4(v.into())).map_err(|_| bad()),
+            ColumnType::Float4 | ColumnType::Float8 => {
+                text.trim().parse::<f64>().map(|f| Value::Float(Float(f))).map_err(|_| bad())?.cast_to(ty, 0)
+            }
+            ColumnType::Numeric(_) => match bigdecimal::BigDecimal::from_str(text.trim()) {
+                Ok(_) => Ok(Value::Numeric(text.trim().to_owned())),
+                Err(_) => Err(bad()),
+            },
+            ColumnType::Date => crate::datetime::parse_date(text).map(Value::Date).map_err(|_| bad()),
         }
     }
 
     /// Rank of the value's type in the total order of [`Value::sql_cmp`].
     fn type_rank(&self) -> u8 {
         match self {
-            Value::Null => 5,
+            Value::Null => 9,
             Value::Int4(_) | Value::Int8(_) => 0,
             Value::Text(_) => 1,
             Value::Bool(_) => 2,
             Value::Timestamp(_) => 3,
+            Value::Float(_) => 4,
+            Value::Numeric(_) => 5,
+            Value::Date(_) => 6,
         }
     }
 
@@ -336,12 +466,47 @@ impl Value {
             (Value::Text(a), Value::Text(b)) => a.cmp(b),
             (Value::Bool(a), Value::Bool(b)) => a.cmp(b),
             (Value::Timestamp(a), Value::Timestamp(b)) => a.cmp(b),
+            (Value::Float(a), Value::Float(b)) => float_cmp(a.0, b.0),
+            (Value::Date(a), Value::Date(b)) => a.cmp(b),
+            (Value::Numeric(a), Value::Numeric(b)) => {
+                match (bigdecimal::BigDecimal::from_str(a), bigdecimal::BigDecimal::from_str(b)) {
+                    (Ok(x), Ok(y)) => x.cmp(&y),
+                    _ => a.cmp(b),
+                }
+            }
             (a, b) => match (a.as_i64(), b.as_i64()) {
                 (Some(x), Some(y)) => x.cmp(&y),
                 _ => a.type_rank().cmp(&b.type_rank()),
             },
         }
     }
+}
+
+/// PostgreSQL's float order: NaN is equal to itself and above every
+/// other value, `-0 = 0`.
+fn float_cmp(a: f64, b: f64) -> Ordering {
+    match (a.is_nan(), b.is_nan()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Greater,
+        (false, true) => Ordering::Less,
+        _ => a.partial_cmp(&b).unwrap_or(Ordering::Equal),
+    }
+}
+
+/// The bytes of a fixed-size value as a column of type `ty` stores them
+/// (little-endian), for in-place updates; `None` if `value` is not a
+/// non-null value of a fixed-size type that fits `ty`.
+pub fn fixed_bytes(ty: ColumnType, value: &Value) -> Option<Vec<u8>> {
+    Some(match (ty, value.coerce(ty)?) {
+        (ColumnType::Int2, Value::Int4(v)) => i16::try_from(v).ok()?.to_le_bytes().to_vec(),
+        (ColumnType::Int4, Value::Int4(v)) => v.to_le_bytes().to_vec(),
+        (ColumnType::Int8, Value::Int8(v)) | (ColumnType::Timestamp, Value::Timestamp(v)) => v.to_le_bytes().to_vec(),
+        (ColumnType::Bool, Value::Bool(b)) => vec![u8::from(b)],
+        (ColumnType::Float4, Value::Float(f)) => (f.0 as f32).to_bits().to_le_bytes().to_vec(),
+        (ColumnType::Float8, Value::Float(f)) => f.0.to_bits().to_le_bytes().to_vec(),
+        (ColumnType::Date, Value::Date(d)) => d.to_le_bytes().to_vec(),
+        _ => return None,
+    })
 }
 
 /// `s` if it has at most `n` characters, or if what is beyond `n` is all
@@ -364,6 +529,9 @@ impl fmt::Display for Value {
             Value::Text(s) => write!(f, "'{}'", s.replace('\'', "''")),
             Value::Bool(b) => f.write_str(if *b { "true" } else { "false" }),
             Value::Timestamp(t) => write!(f, "'{}'", crate::datetime::format_timestamp(*t)),
+            Value::Float(x) => write!(f, "{}", x.0),
+            Value::Numeric(n) => f.write_str(n),
+            Value::Date(d) => write!(f, "'{}'", crate::datetime::format_date(*d)),
         }
     }
 }
@@ -496,8 +664,19 @@ pub fn encode_row_into(types: &[ColumnType], row: &[Value], out: &mut Vec<u8>) -
                 Value::Text(s) => put_text(out, &s)?,
                 _ => return Err(mismatch()),
             },
-            (ColumnType::Text | ColumnType::Char(_) | ColumnType::Varchar(_) | ColumnType::Bool, _)
-            | (ColumnType::Timestamp, _) => return Err(mismatch()),
+            (ColumnType::Numeric(_), Value::Numeric(n)) => put_text(out, n)?,
+            (ColumnType::Int2 | ColumnType::Float4 | ColumnType::Float8 | ColumnType::Date, v) => {
+                out.extend_from_slice(&fixed_bytes(*ty, v).ok_or_else(mismatch)?)
+            }
+            (
+                ColumnType::Text
+                | ColumnType::Char(_)
+                | ColumnType::Varchar(_)
+                | ColumnType::Bool
+                | ColumnType::Timestamp
+                | ColumnType::Numeric(_),
+                _,
+            ) => return Err(mismatch()),
         }
     }
     Ok(())
@@ -561,15 +740,29 @@ pub fn decode_row_append(types: &[ColumnType], bytes: &[u8], row: &mut Vec<Value
             ColumnType::Timestamp => {
                 Value::Timestamp(i64::from_le_bytes(take(bytes, &mut at, 8)?.try_into().unwrap_or([0; 8])))
             }
-            ColumnType::Text | ColumnType::Char(_) | ColumnType::Varchar(_) => {
+            ColumnType::Text | ColumnType::Char(_) | ColumnType::Varchar(_) | ColumnType::Numeric(_) => {
                 let len = u32::from_le_bytes(take(bytes, &mut at, 4)?.try_into().unwrap_or([0; 4])) as usize;
                 if len > TEXT_MAX {
                     return Err(CodecError::Corrupted("text length out of range"));
                 }
                 let s = std::str::from_utf8(take(bytes, &mut at, len)?)
                     .map_err(|_| CodecError::Corrupted("text is not UTF-8"))?;
-                Value::Text(s.to_owned())
+                if matches!(ty, ColumnType::Numeric(_)) {
+                    Value::Numeric(s.to_owned())
+                } else {
+                    Value::Text(s.to_owned())
+                }
             }
+            ColumnType::Int2 => {
+                Value::Int4(i16::from_le_bytes(take(bytes, &mut at, 2)?.try_into().unwrap_or([0; 2])).into())
+            }
+            ColumnType::Float4 => Value::Float(Float(f64::from(f32::from_bits(u32::from_le_bytes(
+                take(bytes, &mut at, 4)?.try_into().unwrap_or([0; 4]),
+            ))))),
+            ColumnType::Float8 => Value::Float(Float(f64::from_bits(u64::from_le_bytes(
+                take(bytes, &mut at, 8)?.try_into().unwrap_or([0; 8]),
+            )))),
+            ColumnType::Date => Value::Date(i32::from_le_bytes(take(bytes, &mut at, 4)?.try_into().unwrap_or([0; 4]))),
         };
         row.push(v);
     }
@@ -747,6 +940,43 @@ mod tests {
         assert_eq!(serde_json::to_string(&ColumnType::Int4).unwrap(), "\"int4\"");
         let back: Vec<ColumnType> = serde_json::from_str(&serde_json::to_string(&types).unwrap()).unwrap();
         assert_eq!(back, types);
+    }
+
+    #[test]
+    fn int2_float_numeric_and_date_columns_round_trip() {
+        let types = [
+            ColumnType::Int2,
+            ColumnType::Float4,
+            ColumnType::Float8,
+            ColumnType::Numeric(Some((10, 2))),
+            ColumnType::Date,
+            ColumnType::Numeric(None),
+        ];
+        let row = vec![
+            Value::Int4(-32768),
+            Value::Float(Float(1.5)),
+            Value::Float(Float(0.1)),
+            Value::Numeric("-12.50".into()),
+            Value::Date(-1),
+            Value::Numeric("123456789012345678901234567890.000000000000000000001".into()),
+        ];
+        let bytes = encode_row(&types, &row).unwrap();
+        assert_eq!(bytes.len(), 2 + 1 + 2 + 4 + 8 + (4 + 6) + 4 + (4 + 52));
+        assert_eq!(decode_row(&types, &bytes).unwrap(), row);
+        assert!(encode_row(&types[..1], &[Value::Int4(40_000)]).is_err(), "int2 range is checked");
+        assert_eq!(ColumnType::parse("numeric(12, 2)"), Some(ColumnType::Numeric(Some((12, 2)))));
+        assert_eq!(ColumnType::parse("numeric"), Some(ColumnType::Numeric(None)));
+        assert_eq!(ColumnType::parse("numeric(2,3)"), None);
+        assert_eq!(ColumnType::parse("double precision"), Some(ColumnType::Float8));
+        assert_eq!(ColumnType::Numeric(Some((12, 2))).type_modifier(), (12 << 16 | 2) + 4);
+        assert_eq!(ColumnType::Int2.type_len(), 2);
+        let json = serde_json::to_string(&types).unwrap();
+        assert_eq!(serde_json::from_str::<Vec<ColumnType>>(&json).unwrap(), types);
+        assert_eq!(Value::Numeric("1.0".into()).sql_cmp(&Value::Numeric("1.00".into())), Ordering::Equal);
+        assert_eq!(Value::Numeric("9".into()).sql_cmp(&Value::Numeric("10".into())), Ordering::Less);
+        assert_eq!(Value::Float(Float(f64::NAN)).sql_cmp(&Value::Float(Float(1e308))), Ordering::Greater);
+        let (at, size) = fixed_column_span(&types, &bytes, 4).unwrap().unwrap();
+        assert_eq!((at, size), (2 + 1 + 2 + 4 + 8 + 10, 4));
     }
 
     #[test]

@@ -154,6 +154,23 @@ impl Backend<'_> {
             let msg = match self.reader.read_message(&mut self.stream) {
                 Ok(m) => m,
                 Err(FrameError::Protocol(m)) => return self.fatal(SqlState::PROTOCOL_VIOLATION, &m),
+                Err(FrameError::Encoding { tag, message }) => {
+                    let e = SqlError::new(SqlState::CHARACTER_NOT_IN_REPERTOIRE, message);
+                    let step = if self.skip_until_sync {
+                        Ok(())
+                    } else if tag == b'Q' {
+                        self.session.statement_failed();
+                        push_error(&mut self.out, &e, false);
+                        self.ready_for_query();
+                        self.flush()
+                    } else {
+                        self.extended(|_| Err(Failure::Sql(e)))
+                    };
+                    if step.is_err() {
+                        return;
+                    }
+                    continue;
+                }
                 Err(_) if self.terminating() => {
                     return self.fatal(SqlState::ADMIN_SHUTDOWN, "terminating connection due to administrator command");
                 }

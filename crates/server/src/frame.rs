@@ -33,6 +33,14 @@ pub enum FrameError {
     Io(io::Error),
     /// The bytes are not a frontend message: the connection cannot continue.
     Protocol(String),
+    /// A `Query` or `Parse` whose text is not UTF-8 (the message was read
+    /// whole, so the connection goes on): PostgreSQL's `22021`.
+    Encoding {
+        /// The message type (`Q` or `P`).
+        tag: u8,
+        /// PostgreSQL's message: `invalid byte sequence for encoding "UTF8": 0xff`.
+        message: String,
+    },
 }
 
 impl From<io::Error> for FrameError {
@@ -109,6 +117,28 @@ impl Reader {
         let mut frame = self.buf.split_to(total);
         check_layout(tag, &frame[5..])
             .map_err(|what| FrameError::Protocol(format!("invalid message format (\"{}\" {what})", tag as char)))?;
+        if matches!(tag, b'Q' | b'P') {
+            // pgwire would decode invalid UTF-8 lossily; PostgreSQL refuses it.
+            // (Only the strings matter; a Parse's trailing type OIDs are not
+            // text, so only the two strings before them are checked.)
+            let strings_end = if tag == b'Q' {
+                frame.len()
+            } else {
+                let first = frame[5..].iter().position(|&b| b == 0).map_or(frame.len(), |i| 5 + i + 1);
+                frame[first..].iter().position(|&b| b == 0).map_or(frame.len(), |i| first + i + 1)
+            };
+            if let Err(e) = std::str::from_utf8(&frame[5..strings_end]) {
+                let at = 5 + e.valid_up_to();
+                let bad: Vec<String> = frame[at..(at + e.error_len().unwrap_or(1)).min(strings_end)]
+                    .iter()
+                    .map(|b| format!("0x{b:02x}"))
+                    .collect();
+                return Err(FrameError::Encoding {
+                    tag,
+                    message: format!("invalid byte sequence for encoding \"UTF8\": {}", bad.join(" ")),
+                });
+            }
+        }
         match PgWireFrontendMessage::decode(&mut frame, &self.ctx) {
             Ok(Some(msg)) => Ok(msg),
             Ok(None) => Err(FrameError::Protocol("incomplete message".into())),

@@ -59,12 +59,14 @@ impl SqlSession {
         }
         let mut cols: Vec<(String, ColumnType)> = Vec::new();
         let mut pk: Option<Vec<String>> = None;
+        let mut not_null: Vec<String> = Vec::new();
         for c in &ct.columns {
             let ty = parse_type_name(&c.data_type.to_string())?.to_column()?;
             let cname = expr::ident_name(&c.name);
             for o in &c.options {
                 match &o.option {
-                    ast::ColumnOption::Null | ast::ColumnOption::NotNull => {}
+                    ast::ColumnOption::Null => {}
+                    ast::ColumnOption::NotNull => not_null.push(cname.clone()),
                     ast::ColumnOption::PrimaryKey(_) => pk = Some(vec![cname.clone()]),
                     other => return Err(SqlError::unsupported(&format!("the column option {other}"))),
                 }
@@ -88,6 +90,10 @@ impl SqlSession {
         eng(self.es.create_table(&name, &col_refs, pb))?;
         if fillfactor.is_some() {
             eng(self.es.set_fillfactor(&name, fillfactor))?;
+        }
+        if !not_null.is_empty() {
+            let refs: Vec<&str> = not_null.iter().map(String::as_str).collect();
+            eng(self.es.set_not_null(&name, &refs))?;
         }
         if let Some(cols) = pk {
             let refs: Vec<&str> = cols.iter().map(String::as_str).collect();

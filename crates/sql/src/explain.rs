@@ -34,6 +34,9 @@ impl SqlSession {
                     lines.push(match &it.producer {
                         plan::Producer::View(v) => format!("Function Scan on {v:?} (system view)"),
                         plan::Producer::Series(..) => "Function Scan on generate_series".into(),
+                        plan::Producer::Table { query, .. } => {
+                            format!("Seq Scan on {} (nested loop in turnstile-sql)", query.tables()[0])
+                        }
                     });
                 }
             }

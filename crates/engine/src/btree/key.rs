@@ -87,6 +87,34 @@ fn encode_value(out: &mut Vec<u8>, value: &Value) {
             out.push(TAG_VALUE);
             out.extend_from_slice(&((*v as u64) ^ 0x8000_0000_0000_0000).to_be_bytes());
         }
+        Value::Date(v) => {
+            out.push(TAG_VALUE);
+            out.extend_from_slice(&((*v as u32) ^ 0x8000_0000).to_be_bytes());
+        }
+        Value::Float(f) => {
+            // IEEE 754 bits made order-preserving: negative values flipped
+            // whole, positive ones with the sign bit set; -0 as 0, one NaN.
+            let v = if f.0 == 0.0 {
+                0.0
+            } else if f.0.is_nan() {
+                f64::NAN
+            } else {
+                f.0
+            };
+            let bits = v.to_bits();
+            let key = if bits >> 63 == 1 { !bits } else { bits | (1 << 63) };
+            out.push(TAG_VALUE);
+            out.extend_from_slice(&key.to_be_bytes());
+        }
+        Value::Numeric(n) => {
+            // Equal numerics (`1.0`, `1.00`) must give equal keys: the
+            // value without trailing fraction zeros, as text. Equality
+            // look-ups and uniqueness need no more; the order of these
+            // keys is not numeric order.
+            let t = if n.contains('.') { n.trim_end_matches('0').trim_end_matches('.') } else { n.as_str() };
+            let t = if t == "-0" { "0" } else { t };
+            encode_value(out, &Value::Text(t.to_owned()));
+        }
         Value::Text(s) => {
             out.push(TAG_VALUE);
             for &b in s.as_bytes() {
@@ -138,9 +166,17 @@ pub fn decode_key(types: &[ColumnType], mut bytes: &[u8]) -> Option<Vec<Value>> 
             return None;
         }
         match ty {
-            ColumnType::Int4 => {
+            ColumnType::Int4 | ColumnType::Int2 | ColumnType::Date => {
                 let (v, rest) = bytes.split_first_chunk::<4>()?;
-                out.push(Value::Int4((u32::from_be_bytes(*v) ^ 0x8000_0000) as i32));
+                let v = (u32::from_be_bytes(*v) ^ 0x8000_0000) as i32;
+                out.push(if *ty == ColumnType::Date { Value::Date(v) } else { Value::Int4(v) });
+                bytes = rest;
+            }
+            ColumnType::Float4 | ColumnType::Float8 => {
+                let (v, rest) = bytes.split_first_chunk::<8>()?;
+                let key = u64::from_be_bytes(*v);
+                let bits = if key >> 63 == 1 { key & !(1 << 63) } else { !key };
+                out.push(Value::Float(crate::types::Float(f64::from_bits(bits))));
                 bytes = rest;
             }
             ColumnType::Int8 | ColumnType::Timestamp => {
@@ -158,7 +194,7 @@ pub fn decode_key(types: &[ColumnType], mut bytes: &[u8]) -> Option<Vec<Value>> 
                 }));
                 bytes = rest;
             }
-            ColumnType::Text | ColumnType::Char(_) | ColumnType::Varchar(_) => {
+            ColumnType::Text | ColumnType::Char(_) | ColumnType::Varchar(_) | ColumnType::Numeric(_) => {
                 let mut s = Vec::new();
                 loop {
                     let (&b, rest) = bytes.split_first()?;
@@ -175,7 +211,8 @@ pub fn decode_key(types: &[ColumnType], mut bytes: &[u8]) -> Option<Vec<Value>> 
                         _ => return None,
                     }
                 }
-                out.push(Value::Text(String::from_utf8(s).ok()?));
+                let s = String::from_utf8(s).ok()?;
+                out.push(if matches!(ty, ColumnType::Numeric(_)) { Value::Numeric(s) } else { Value::Text(s) });
             }
         }
     }
@@ -216,6 +253,12 @@ mod tests {
             }),
             ColumnType::Bool => Value::Bool(rng.random()),
             ColumnType::Timestamp => Value::Timestamp(rng.random_range(-5..5) * 1_000_000),
+            ColumnType::Int2 => Value::Int4(rng.random_range(-5..5)),
+            ColumnType::Date => Value::Date(rng.random_range(-5..5)),
+            ColumnType::Float4 | ColumnType::Float8 => Value::Float(crate::types::Float(
+                [f64::NEG_INFINITY, -1.5, -1e-300, 0.0, 2.0, 1e300, f64::INFINITY, f64::NAN][rng.random_range(0..8)],
+            )),
+            ColumnType::Numeric(_) => Value::Numeric(format!("{}.5", rng.random_range(-5..5))),
             ColumnType::Text | ColumnType::Char(_) | ColumnType::Varchar(_) => {
                 let alphabet = ['\0', 'a', 'b', '\u{ff}', 'é'];
                 let n = rng.random_range(0..4);
@@ -239,6 +282,26 @@ mod tests {
                 assert_eq!(enc[i].cmp(&enc[j]), cmp_keys(&keys[i], &keys[j]), "{:?} vs {:?}", keys[i], keys[j]);
             }
         }
+    }
+
+    #[test]
+    fn int2_float8_and_date_keys_keep_sql_order() {
+        let types = [ColumnType::Float8, ColumnType::Int2, ColumnType::Date];
+        let mut rng = SmallRng::seed_from_u64(0xf10a7);
+        let keys: Vec<Vec<Value>> =
+            (0..2000).map(|_| types.iter().map(|&t| random_value(&mut rng, t)).collect()).collect();
+        let enc: Vec<Vec<u8>> = keys.iter().map(|k| encode_key(&types, k).unwrap()).collect();
+        for (k, e) in keys.iter().zip(&enc) {
+            assert_eq!(decode_key(&types, e).as_ref(), Some(k));
+        }
+        for i in 0..keys.len() - 1 {
+            let j = i + 1;
+            assert_eq!(enc[i].cmp(&enc[j]), cmp_keys(&keys[i], &keys[j]), "{:?} vs {:?}", keys[i], keys[j]);
+        }
+        let num = [ColumnType::Numeric(None)];
+        let a = encode_key(&num, &[Value::Numeric("1.50".into())]).unwrap();
+        assert_eq!(a, encode_key(&num, &[Value::Numeric("1.5".into())]).unwrap(), "equal numerics, equal keys");
+        assert_ne!(a, encode_key(&num, &[Value::Numeric("15".into())]).unwrap());
     }
 
     #[test]

@@ -397,12 +397,7 @@ pub fn update_fixed_column(
 ) -> Result<(), HeapError> {
     let ty = *types.get(column).ok_or(CodecError::Arity { expected: types.len(), got: column + 1 })?;
     let type_error = || CodecError::Type { column, value: value.to_string(), ty };
-    let bytes: Vec<u8> = match value.coerce(ty).ok_or_else(type_error)? {
-        Value::Int4(v) => v.to_le_bytes().to_vec(),
-        Value::Int8(v) | Value::Timestamp(v) => v.to_le_bytes().to_vec(),
-        Value::Bool(b) => vec![u8::from(b)],
-        _ => return Err(type_error().into()),
-    };
+    let bytes: Vec<u8> = crate::types::fixed_bytes(ty, value).ok_or_else(type_error)?;
     let buf = pool.read_buffer(BufferTag::new(rel, Fork::Main, tid.block))?;
     let mut content = buf.lock_exclusive();
     let tuple = page::item_mut(&mut content, usize::from(tid.slot))

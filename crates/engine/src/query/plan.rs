@@ -282,7 +282,10 @@ impl<'a> Planner<'a> {
         // Rows the tables planned so far yield, when the estimate is known.
         let mut outer_rows: Option<u64> = None;
         for (ti, e) in entries.iter().enumerate() {
-            self.executor_locks.push(e.rel.id);
+            let repeated = entries[..ti].iter().any(|x| x.rel.id == e.rel.id);
+            if !repeated {
+                self.executor_locks.push(e.rel.id);
+            }
             let join_col = if ti == 0 { None } else { Some(join_cols[ti - 1].1) };
             let (leaf_ids, runtime_prune) = self.expand_partitions(e, &filters[ti], params)?;
             let mut leaves = Vec::with_capacity(leaf_ids.len());
@@ -295,7 +298,10 @@ impl<'a> Planner<'a> {
                     access = Access::SeqScan;
                 }
                 if let Access::IndexScan { index, .. } = &access {
-                    self.executor_locks.push(*index);
+                    // A repeated table's index may be recorded already.
+                    if !(repeated && self.executor_locks.contains(index)) {
+                        self.executor_locks.push(*index);
+                    }
                 }
                 leaves.push(Leaf { rel: id, name: leaf.rel.name.clone(), bound, access });
             }
@@ -335,15 +341,16 @@ impl<'a> Planner<'a> {
     }
 
     /// Step 1: locks every table of the query, in query order, and reads
-    /// its definition after the lock.
+    /// its definition after the lock. A table may appear more than once
+    /// (a self-join, under two aliases the binder told apart): it is
+    /// locked once, and each appearance shares the definition read then.
     fn lock_tables(&mut self, names: &[&str]) -> Result<Vec<Arc<RelEntry>>> {
-        for (i, n) in names.iter().enumerate() {
-            if names[..i].contains(n) {
-                return Err(QueryError::DuplicateTable((*n).into()).into());
+        let mut entries: Vec<Arc<RelEntry>> = Vec::with_capacity(names.len());
+        for (i, name) in names.iter().enumerate() {
+            if let Some(k) = names[..i].iter().position(|n| n == name) {
+                entries.push(Arc::clone(&entries[k]));
+                continue;
             }
-        }
-        let mut entries = Vec::with_capacity(names.len());
-        for name in names {
             let e = self.rels.lock_by_name(name, LockMode::AccessShare)?;
             self.planner_locks += 1;
             if !matches!(e.rel.kind, RelKind::Table | RelKind::PartitionedTable) {

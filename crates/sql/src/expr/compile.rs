@@ -2,11 +2,11 @@
 //! the scope, literals and parameters typed, functions and operators chosen.
 
 use super::{
-    arith_type, ident_name, is_ts, numeric, object_name, parse_type_name, syntax, AggKind, AggSpec, BinOp, Compiler,
-    Expr, Func,
+    arith_type, ident_name, implicit_cast, is_ts, numeric, object_name, parse_type_name, syntax, AggKind, AggSpec,
+    BinOp, Compiler, Expr, Func,
 };
 use crate::error::SqlError;
-use crate::value::{Datum, SqlType};
+use crate::value::{Datum, SqlType, NUMERIC};
 use sqlparser::ast;
 use turnstile_lock::SqlState;
 
@@ -60,12 +60,22 @@ impl Compiler<'_> {
             A::UnaryOp { op, expr } => match op {
                 ast::UnaryOperator::Not => (Expr::Not(Box::new(self.boolean(expr)?)), SqlType::Bool),
                 ast::UnaryOperator::Minus => {
-                    let (x, t) = self.compile(expr, hint)?;
-                    match x {
-                        Expr::Const(Datum::Int(v)) => (Expr::Const(Datum::Int(-v)), t),
-                        Expr::Const(Datum::Float(v)) => (Expr::Const(Datum::Float(-v)), t),
-                        x => (Expr::Neg(Box::new(x)), t),
+                    // PostgreSQL's grammar folds the minus into a numeric
+                    // literal before typing it: `-2147483648` is an int4.
+                    if let A::Value(v) = expr.as_ref() {
+                        if let ast::Value::Number(n, _) = &v.value {
+                            return self.number(&format!("-{n}"));
+                        }
                     }
+                    let (x, t) = self.compile(expr, hint)?;
+                    let t = if t == SqlType::Unknown { NUMERIC } else { t };
+                    if !t.is_number() {
+                        return Err(SqlError::new(
+                            SqlState::UNDEFINED_FUNCTION,
+                            format!("operator does not exist: - {}", t.name()),
+                        ));
+                    }
+                    (Expr::Neg(Box::new(self.coerce(x, SqlType::Unknown, t)?), t), t)
                 }
                 ast::UnaryOperator::Plus => self.compile(expr, hint)?,
                 _ => return Err(SqlError::unsupported(&format!("the operator {op}"))),
@@ -78,10 +88,15 @@ impl Compiler<'_> {
             A::IsNotFalse(x) => (Expr::IsBool(Box::new(self.boolean(x)?), false, true), SqlType::Bool),
             A::Cast { expr, data_type, .. } => {
                 let ty = parse_type_name(&data_type.to_string())?;
-                let (x, _) = self.compile(expr, Some(ty))?;
+                // A parameter takes the cast's type; a string literal stays
+                // `unknown` so that the explicit cast (which may cut it)
+                // converts it.
+                let param = matches!(expr.as_ref(), A::Value(v) if matches!(v.value, ast::Value::Placeholder(_)));
+                let (x, from) = self.compile(expr, param.then_some(ty))?;
                 match x {
-                    Expr::Const(d) => (Expr::Const(d.cast(ty)?), ty),
-                    x => (Expr::Cast(Box::new(x), ty), ty),
+                    Expr::Const(d) => (Expr::Const(cast_const(d, from, ty)?), ty),
+                    x if from == ty => (x, ty),
+                    x => (Expr::Cast(Box::new(x), from, ty), ty),
                 }
             }
             A::TypedString(ts) => {
@@ -98,18 +113,25 @@ impl Compiler<'_> {
                 (Expr::InList(Box::new(x), items, *negated), SqlType::Bool)
             }
             A::Between { expr, negated, low, high } => {
-                let (x, t) = self.compile(expr, None)?;
-                let (lo, _) = self.compile(low, Some(t))?;
-                let (hi, _) = self.compile(high, Some(t))?;
-                let both = Expr::And(
-                    Box::new(Expr::Bin(BinOp::Ge, Box::new(x.clone()), Box::new(lo))),
-                    Box::new(Expr::Bin(BinOp::Le, Box::new(x), Box::new(hi))),
-                );
+                let (lo, _) = self.binary(expr, &ast::BinaryOperator::GtEq, low)?;
+                let (hi, _) = self.binary(expr, &ast::BinaryOperator::LtEq, high)?;
+                let both = Expr::And(Box::new(lo), Box::new(hi));
                 (if *negated { Expr::Not(Box::new(both)) } else { both }, SqlType::Bool)
             }
             A::Like { negated, expr, pattern, escape_char: None, any: false } => {
-                let (x, _) = self.compile(expr, Some(SqlType::Text))?;
-                let (p, _) = self.compile(pattern, Some(SqlType::Text))?;
+                let (x, tx) = self.compile(expr, Some(SqlType::Text))?;
+                let (p, tp) = self.compile(pattern, Some(SqlType::Text))?;
+                if !tx.is_string() || !tp.is_string() {
+                    return Err(SqlError::new(
+                        SqlState::UNDEFINED_FUNCTION,
+                        format!(
+                            "operator does not exist: {} {}~~ {}",
+                            tx.name(),
+                            if *negated { "!" } else { "" },
+                            tp.name()
+                        ),
+                    ));
+                }
                 (Expr::Like(Box::new(x), Box::new(p), *negated), SqlType::Bool)
             }
             A::Case { operand, conditions, else_result, .. } => {
@@ -137,21 +159,42 @@ impl Compiler<'_> {
             Some(o) => Some(Box::new(self.compile(o, None)?.0)),
             None => None,
         };
-        let mut ty = SqlType::Unknown;
         let mut whens = Vec::new();
+        let mut results = Vec::new();
         for w in conditions {
             let cond = if op.is_some() { self.compile(&w.condition, None)?.0 } else { self.boolean(&w.condition)? };
-            let (r, t) = self.compile(&w.result, hint)?;
-            if ty == SqlType::Unknown {
-                ty = t;
-            }
-            whens.push((cond, r));
+            whens.push(cond);
+            results.push(self.compile(&w.result, hint)?);
         }
-        let els = match else_result {
-            Some(e) => Some(Box::new(self.compile(e, Some(ty))?.0)),
+        let els = else_result.map(|e| self.compile(e, hint)).transpose()?;
+        // PostgreSQL's select_common_type: the first non-unknown type,
+        // raised along the number chain; unknown alone is text.
+        let mut ty = SqlType::Unknown;
+        for (_, t) in results.iter().chain(els.iter()) {
+            ty = match (ty, *t) {
+                (SqlType::Unknown, t) => t,
+                (a, SqlType::Unknown) => a,
+                (a, b) if a.is_number() && b.is_number() => arith_type(a, b).unwrap_or(a),
+                (a, b) if implicit_cast(b, a) => a,
+                (a, b) if implicit_cast(a, b) => b,
+                (a, b) => {
+                    return Err(SqlError::new(
+                        SqlState::DATATYPE_MISMATCH,
+                        format!("CASE types {} and {} cannot be matched", a.name(), b.name()),
+                    ))
+                }
+            };
+        }
+        let ty = if ty == SqlType::Unknown { SqlType::Text } else { ty };
+        let mut pairs = Vec::with_capacity(whens.len());
+        for (cond, (r, t)) in whens.into_iter().zip(results) {
+            pairs.push((cond, self.coerce(r, t, ty)?));
+        }
+        let els = match els {
+            Some((e, t)) => Some(Box::new(self.coerce(e, t, ty)?)),
             None => None,
         };
-        Ok((Expr::Case(op, whens, els), if ty == SqlType::Unknown { SqlType::Text } else { ty }))
+        Ok((Expr::Case(op, pairs, els), ty))
     }
 
     /// `SUBSTRING(expr FROM start FOR count)`.
@@ -161,7 +204,8 @@ impl Compiler<'_> {
         substring_from: Option<&ast::Expr>,
         substring_for: Option<&ast::Expr>,
     ) -> Result<(Expr, SqlType), SqlError> {
-        let mut args = vec![self.compile(expr, Some(SqlType::Text))?.0];
+        let (x, tx) = self.compile(expr, Some(SqlType::Text))?;
+        let mut args = vec![self.text_arg(x, tx, "substring")?];
         let from = match substring_from {
             Some(f) => self.compile(f, Some(SqlType::Int4))?.0,
             None => Expr::Const(Datum::Int(1)),
@@ -185,24 +229,73 @@ impl Compiler<'_> {
         }
     }
 
+    /// A numeric literal as PostgreSQL types it: an integer that fits
+    /// `int4` is `int4`, then `int8`; anything else (a point, an exponent,
+    /// more digits) is `numeric`.
+    fn number(&mut self, n: &str) -> Result<(Expr, SqlType), SqlError> {
+        if let Ok(i) = n.parse::<i32>() {
+            Ok((Expr::Const(Datum::Int(i.into())), SqlType::Int4))
+        } else if let Ok(i) = n.parse::<i64>() {
+            Ok((Expr::Const(Datum::Int(i)), SqlType::Int8))
+        } else {
+            let v = super::numeric::parse(n).ok_or_else(|| syntax(format!("syntax error at or near \"{n}\"")))?;
+            Ok((Expr::Const(Datum::Numeric(v)), NUMERIC))
+        }
+    }
+
+    /// `x` (of type `from`) converted to `to`: nothing when the value form
+    /// is the same (integers to integers, strings to unconstrained
+    /// strings), a folded constant, or an [`Expr::Cast`]. A
+    /// `character(n)` loses its trailing blanks on the way to another
+    /// string type.
+    pub(super) fn coerce(&mut self, x: Expr, from: SqlType, to: SqlType) -> Result<Expr, SqlError> {
+        // Widening an integer, or taking a string without blank padding
+        // as unconstrained text, leaves the value as it is.
+        let same_form = from == to
+            || (from.is_integer() && to.is_integer() && implicit_cast(from, to))
+            || (matches!(from, SqlType::Text | SqlType::Varchar(_) | SqlType::Name)
+                && matches!(to, SqlType::Text | SqlType::Varchar(0) | SqlType::Name))
+            || (from == SqlType::Unknown && to == SqlType::Text);
+        if same_form {
+            return Ok(x);
+        }
+        Ok(match x {
+            Expr::Const(d) => {
+                Expr::Const(if from == SqlType::Unknown { d.cast(to)? } else { cast_const(d, from, to)? })
+            }
+            x => Expr::Cast(Box::new(x), from, to),
+        })
+    }
+
+    /// A string function's argument: `42883` unless it is a string.
+    fn text_arg(&mut self, x: Expr, t: SqlType, func: &str) -> Result<Expr, SqlError> {
+        if !t.is_string() {
+            return Err(SqlError::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!("function {func}({}) does not exist", t.name()),
+            ));
+        }
+        self.coerce(x, t, SqlType::Text)
+    }
+
     pub(super) fn literal(&mut self, v: &ast::Value, hint: Option<SqlType>) -> Result<(Expr, SqlType), SqlError> {
         Ok(match v {
-            ast::Value::Number(n, _) => {
-                if let Ok(i) = n.parse::<i32>() {
-                    (Expr::Const(Datum::Int(i.into())), SqlType::Int4)
-                } else if let Ok(i) = n.parse::<i64>() {
-                    (Expr::Const(Datum::Int(i)), SqlType::Int8)
-                } else if let Ok(i) = n.parse::<i128>() {
-                    (Expr::Const(Datum::Numeric(i)), SqlType::Numeric)
-                } else {
-                    let f = n.parse::<f64>().map_err(|_| syntax(format!("invalid number {n}")))?;
-                    (Expr::Const(Datum::Float(f)), SqlType::Numeric)
-                }
-            }
+            ast::Value::Number(n, _) => self.number(n)?,
             ast::Value::SingleQuotedString(s)
             | ast::Value::EscapedStringLiteral(s)
             | ast::Value::DollarQuotedString(ast::DollarQuotedString { value: s, .. }) => match hint {
-                Some(t) if t != SqlType::Unknown => (Expr::Const(Datum::parse(s, t)?), t),
+                Some(t) if t != SqlType::Unknown => {
+                    // An untyped literal takes the type without its modifier
+                    // (`varchar`, not `varchar(10)`): a comparison does not
+                    // check lengths, an assignment does later.
+                    let t = match t {
+                        SqlType::Varchar(_) => SqlType::Varchar(0),
+                        SqlType::Bpchar(_) => SqlType::Bpchar(0),
+                        SqlType::Numeric(_) => NUMERIC,
+                        t => t,
+                    };
+                    (Expr::Const(Datum::parse(s, t)?), t)
+                }
                 _ => (Expr::Const(Datum::Text(s.clone())), SqlType::Unknown),
             },
             ast::Value::Boolean(b) => (Expr::Const(Datum::Bool(*b)), SqlType::Bool),
@@ -248,45 +341,77 @@ impl Compiler<'_> {
         };
         let concat = bop == BinOp::Concat;
         let (mut a, mut ta) = self.compile(l, concat.then_some(SqlType::Text))?;
-        let (b, tb) = self.compile(r, Some(if concat { SqlType::Text } else { ta }))?;
+        let (mut b, tb) = self.compile(r, Some(if concat { SqlType::Text } else { ta }))?;
         if ta == SqlType::Unknown && tb != SqlType::Unknown && !concat {
             // Re-type the left side from the right (`$1 = col`, `'5' < col`).
             (a, ta) = self.compile(l, Some(tb))?;
         }
-        let ty = match bop {
-            BinOp::Concat => SqlType::Text,
+        let no_operator = || {
+            SqlError::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!("operator does not exist: {} {} {}", ta.name(), op, tb.name()),
+            )
+        };
+        let (operand, ty) = match bop {
+            BinOp::Concat => {
+                // textcat: one side a string, the other anything (as text).
+                if !(ta.is_string() || tb.is_string()) {
+                    return Err(no_operator());
+                }
+                a = self.coerce(a, ta, SqlType::Text)?;
+                b = self.coerce(b, tb, SqlType::Text)?;
+                (SqlType::Text, SqlType::Text)
+            }
             BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod => {
-                if ta == SqlType::Timestamp || ta == SqlType::TimestampTz {
-                    return Err(SqlError::unsupported("timestamp arithmetic"));
+                if is_ts(ta) || is_ts(tb) {
+                    return Err(SqlError::unsupported("date and timestamp arithmetic"));
                 }
-                let t = arith_type(ta, tb);
-                if !(ta.is_integer() || matches!(ta, SqlType::Float8 | SqlType::Numeric | SqlType::Unknown))
-                    || !(tb.is_integer() || matches!(tb, SqlType::Float8 | SqlType::Numeric | SqlType::Unknown))
-                {
-                    return Err(SqlError::new(
-                        SqlState::UNDEFINED_FUNCTION,
-                        format!("operator does not exist: {} {} {}", ta.name(), op, tb.name()),
-                    ));
+                let t = arith_type(ta, tb).ok_or_else(no_operator)?;
+                if bop == BinOp::Mod && t.is_float() {
+                    return Err(no_operator());
                 }
-                t
+                a = self.coerce(a, ta, t)?;
+                b = self.coerce(b, tb, t)?;
+                (t, t)
             }
             _ => {
-                let comparable = ta == tb
-                    || ta == SqlType::Unknown
-                    || tb == SqlType::Unknown
-                    || (numeric(ta) && numeric(tb))
-                    || (ta.is_string() && tb.is_string())
-                    || (is_ts(ta) && is_ts(tb));
-                if !comparable {
-                    return Err(SqlError::new(
-                        SqlState::UNDEFINED_FUNCTION,
-                        format!("operator does not exist: {} {} {}", ta.name(), op, tb.name()),
-                    ));
+                let t = if ta == tb {
+                    ta
+                } else if ta == SqlType::Unknown {
+                    tb
+                } else if tb == SqlType::Unknown {
+                    ta
+                } else if numeric(ta) && numeric(tb) {
+                    arith_type(ta, tb).ok_or_else(no_operator)?
+                } else if ta.is_string() && tb.is_string() {
+                    SqlType::Text
+                } else if is_ts(ta) && is_ts(tb) {
+                    if ta == SqlType::Date {
+                        tb
+                    } else {
+                        ta
+                    }
+                } else {
+                    return Err(no_operator());
+                };
+                // character(n) compares without its trailing blanks, with
+                // anything: both sides become text.
+                let t = if matches!(t, SqlType::Bpchar(_))
+                    || matches!(ta, SqlType::Bpchar(_))
+                    || matches!(tb, SqlType::Bpchar(_))
+                {
+                    SqlType::Text
+                } else {
+                    t
+                };
+                if t.is_number() || t == SqlType::Text {
+                    a = self.coerce(a, ta, t)?;
+                    b = self.coerce(b, tb, t)?;
                 }
-                SqlType::Bool
+                (t, SqlType::Bool)
             }
         };
-        Ok((Expr::Bin(bop, Box::new(a), Box::new(b)), ty))
+        Ok((Expr::Bin(bop, operand, Box::new(a), Box::new(b)), ty))
     }
 
     pub(super) fn function(&mut self, f: &ast::Function) -> Result<(Expr, SqlType), SqlError> {
@@ -381,9 +506,40 @@ impl Compiler<'_> {
                     if ty == SqlType::Unknown {
                         ty = t;
                     }
-                    out.push(x);
+                    out.push((x, t));
                 }
-                return Ok((Expr::Func(fun, out), if ty == SqlType::Unknown { SqlType::Text } else { ty }));
+                if fun == Func::Abs && !(ty.is_number() || ty == SqlType::Unknown) {
+                    return Err(SqlError::new(
+                        SqlState::UNDEFINED_FUNCTION,
+                        format!("function abs({}) does not exist", ty.name()),
+                    ));
+                }
+                // coalesce: the common type of its arguments.
+                for (_, t) in &out {
+                    if ty.is_number() && t.is_number() {
+                        ty = arith_type(ty, *t).unwrap_or(ty);
+                    }
+                }
+                let ty = if ty == SqlType::Unknown {
+                    if fun == Func::Abs {
+                        NUMERIC
+                    } else {
+                        SqlType::Text
+                    }
+                } else {
+                    ty
+                };
+                let mut coerced = Vec::with_capacity(out.len());
+                for (x, t) in out {
+                    if !implicit_cast(t, ty) {
+                        return Err(SqlError::new(
+                            SqlState::DATATYPE_MISMATCH,
+                            format!("COALESCE types {} and {} cannot be matched", ty.name(), t.name()),
+                        ));
+                    }
+                    coerced.push(self.coerce(x, t, ty)?);
+                }
+                return Ok((Expr::Func(fun, coerced), ty));
             }
             "generate_series" => {
                 return Err(SqlError::unsupported("generate_series() outside FROM"));
@@ -402,10 +558,22 @@ impl Compiler<'_> {
             _ => arg_types.len(),
         };
         arity(min..=arg_types.len())?;
-        let mut out = Vec::new();
+        let mut compiled = Vec::with_capacity(args.len());
         for (a, t) in args.iter().zip(&arg_types) {
-            let (x, at) = self.compile(a, Some(*t))?;
-            out.push(if at == *t || at == SqlType::Unknown { x } else { Expr::Cast(Box::new(x), *t) });
+            compiled.push(self.compile(a, Some(*t))?);
+        }
+        // PostgreSQL resolves a function by its arguments' types: each must
+        // be the parameter's type or cast to it implicitly.
+        if compiled.iter().zip(&arg_types).any(|((_, at), pt)| !implicit_cast(*at, *pt)) {
+            let types: Vec<&str> = compiled.iter().map(|(_, t)| t.name()).collect();
+            return Err(SqlError::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!("function {name}({}) does not exist", types.join(", ")),
+            ));
+        }
+        let mut out = Vec::with_capacity(compiled.len());
+        for ((x, at), pt) in compiled.into_iter().zip(&arg_types) {
+            out.push(self.coerce(x, at, *pt)?);
         }
         Ok((Expr::Func(func, out), ty))
     }
@@ -442,11 +610,12 @@ impl Compiler<'_> {
         let ty = match (kind, arg_ty) {
             (AggKind::CountStar | AggKind::Count, _) => SqlType::Int8,
             (AggKind::Sum, Some(SqlType::Int2 | SqlType::Int4)) => SqlType::Int8,
-            (AggKind::Sum, Some(SqlType::Int8)) => SqlType::Numeric,
-            (AggKind::Sum, Some(SqlType::Float8)) => SqlType::Float8,
-            (AggKind::Sum | AggKind::Avg, Some(SqlType::Numeric)) => SqlType::Numeric,
-            (AggKind::Avg, Some(SqlType::Float8)) => SqlType::Float8,
-            (AggKind::Avg, Some(t)) if t.is_integer() => SqlType::Numeric,
+            (AggKind::Sum, Some(SqlType::Int8)) => NUMERIC,
+            (AggKind::Sum, Some(t @ (SqlType::Float4 | SqlType::Float8))) => t,
+            (AggKind::Sum | AggKind::Avg, Some(SqlType::Numeric(_))) => NUMERIC,
+            (AggKind::Avg, Some(SqlType::Float4 | SqlType::Float8)) => SqlType::Float8,
+            (AggKind::Avg, Some(SqlType::Int2 | SqlType::Int4 | SqlType::Int8)) => NUMERIC,
+            (AggKind::Min | AggKind::Max, Some(SqlType::Unknown)) => SqlType::Text,
             (AggKind::Min | AggKind::Max, Some(t)) => t,
             (_, t) => {
                 return Err(SqlError::new(
@@ -457,7 +626,20 @@ impl Compiler<'_> {
         };
         let aggs =
             self.aggs.as_mut().ok_or_else(|| SqlError::new(SqlState::GROUPING_ERROR, "aggregate not allowed"))?;
-        aggs.push(AggSpec { kind, arg: arg.map(|a| a.0), filter, distinct, ty });
+        aggs.push(AggSpec {
+            kind,
+            arg: arg.map(|a| a.0),
+            filter,
+            distinct,
+            ty,
+            arg_ty: arg_ty.unwrap_or(SqlType::Unknown),
+        });
         Ok((Expr::Agg(aggs.len() - 1), ty))
     }
+}
+
+/// A constant cast from `from` to `to` at compile time, as
+/// [`Expr::Cast`] does at run time.
+pub(super) fn cast_const(d: Datum, from: SqlType, to: SqlType) -> Result<Datum, SqlError> {
+    super::eval::cast_value(d, from, to)
 }

@@ -1,8 +1,8 @@
 //! Evaluating [`Expr`]s over a row, and aggregates over groups of rows.
 
-use super::{AggKind, AggSpec, BinOp, EvalEnv, Expr, Func};
+use super::{numeric, AggKind, AggSpec, BinOp, EvalEnv, Expr, Func};
 use crate::error::SqlError;
-use crate::value::{Datum, SqlType};
+use crate::value::{float_check, int_in_range, out_of_range, Datum, SqlType, NUMERIC};
 use turnstile_lock::SqlState;
 
 pub(super) fn truth(d: &Datum) -> Option<bool> {
@@ -19,50 +19,98 @@ pub(super) fn int_overflow() -> SqlError {
     SqlError::new(SqlState::NUMERIC_VALUE_OUT_OF_RANGE, "integer out of range")
 }
 
-pub(super) fn arith(op: BinOp, a: Datum, b: Datum) -> Result<Datum, SqlError> {
-    let div0 = || SqlError::new(SqlState::DIVISION_BY_ZERO, "division by zero");
-    Ok(match (a, b) {
-        (Datum::Null, _) | (_, Datum::Null) => Datum::Null,
-        (Datum::Int(x), Datum::Int(y)) => Datum::Int(match op {
-            BinOp::Add => x.checked_add(y).ok_or_else(int_overflow)?,
-            BinOp::Sub => x.checked_sub(y).ok_or_else(int_overflow)?,
-            BinOp::Mul => x.checked_mul(y).ok_or_else(int_overflow)?,
-            BinOp::Div => x.checked_div(y).ok_or_else(|| if y == 0 { div0() } else { int_overflow() })?,
-            _ => x.checked_rem(y).ok_or_else(|| if y == 0 { div0() } else { int_overflow() })?,
-        }),
-        (a, b) if matches!(a, Datum::Numeric(_)) || matches!(b, Datum::Numeric(_)) => {
-            let to = |d: &Datum| match d {
-                Datum::Int(v) => Some(i128::from(*v)),
-                Datum::Numeric(v) => Some(*v),
-                _ => None,
-            };
-            match (to(&a), to(&b)) {
-                (Some(x), Some(y)) => Datum::Numeric(match op {
-                    BinOp::Add => x.checked_add(y).ok_or_else(int_overflow)?,
-                    BinOp::Sub => x.checked_sub(y).ok_or_else(int_overflow)?,
-                    BinOp::Mul => x.checked_mul(y).ok_or_else(int_overflow)?,
-                    BinOp::Div => x.checked_div(y).ok_or_else(div0)?,
-                    _ => x.checked_rem(y).ok_or_else(div0)?,
-                }),
-                _ => float_arith(op, &a, &b)?,
-            }
-        }
-        (a, b) => float_arith(op, &a, &b)?,
-    })
+/// `22003` for an integer result outside `ty`.
+fn int_result(v: Option<i64>, ty: SqlType) -> Result<Datum, SqlError> {
+    match v {
+        Some(v) => Ok(Datum::Int(int_in_range(v, ty)?)),
+        None => Err(out_of_range(ty)),
+    }
 }
 
-pub(super) fn float_arith(op: BinOp, a: &Datum, b: &Datum) -> Result<Datum, SqlError> {
-    let bad = || SqlError::new(SqlState::UNDEFINED_FUNCTION, "operator does not exist for these operand types");
-    let x = a.as_f64().ok_or_else(bad)?;
-    let y = b.as_f64().ok_or_else(bad)?;
-    Ok(Datum::Float(match op {
-        BinOp::Add => x + y,
-        BinOp::Sub => x - y,
-        BinOp::Mul => x * y,
-        BinOp::Div if y == 0.0 => return Err(SqlError::new(SqlState::DIVISION_BY_ZERO, "division by zero")),
-        BinOp::Div => x / y,
-        _ => x % y,
+/// An arithmetic operator on operands of type `ty` (the result's type):
+/// integers checked against `ty`'s range (`22003`), `numeric` exact with
+/// PostgreSQL's scales, floats checked for overflow and underflow.
+pub(super) fn arith(op: BinOp, ty: SqlType, a: Datum, b: Datum) -> Result<Datum, SqlError> {
+    match (a, b) {
+        (Datum::Null, _) | (_, Datum::Null) => Ok(Datum::Null),
+        (Datum::Int(x), Datum::Int(y)) => {
+            let ty = if ty.is_integer() { ty } else { SqlType::Int8 };
+            match op {
+                BinOp::Add => int_result(x.checked_add(y), ty),
+                BinOp::Sub => int_result(x.checked_sub(y), ty),
+                BinOp::Mul => int_result(x.checked_mul(y), ty),
+                BinOp::Div if y == 0 => Err(numeric::division_by_zero()),
+                BinOp::Div => int_result(x.checked_div(y), ty),
+                _ if y == 0 => Err(numeric::division_by_zero()),
+                // INT_MIN % -1 is 0 in PostgreSQL, not an overflow.
+                _ => Ok(Datum::Int(x.checked_rem(y).unwrap_or(0))),
+            }
+        }
+        (Datum::Float(x), Datum::Float(y)) => float_arith(op, ty, x, y),
+        (Datum::Numeric(x), Datum::Numeric(y)) => numeric_arith(op, &x, &y),
+        // Operands of mixed forms (a parameter bound as text, an operand
+        // the compiler could not convert): brought to `ty` here.
+        (Datum::Text(s), y) => arith(op, ty, Datum::parse(&s, ty)?, y),
+        (x, Datum::Text(s)) => arith(op, ty, x, Datum::parse(&s, ty)?),
+        (x, y) => {
+            let t = if ty.is_float() || matches!(x, Datum::Float(_)) || matches!(y, Datum::Float(_)) {
+                SqlType::Float8
+            } else {
+                NUMERIC
+            };
+            arith(op, t, x.cast(t)?, y.cast(t)?)
+        }
+    }
+}
+
+fn numeric_arith(op: BinOp, x: &bigdecimal::BigDecimal, y: &bigdecimal::BigDecimal) -> Result<Datum, SqlError> {
+    Ok(Datum::Numeric(match op {
+        BinOp::Add => numeric::add(x, y),
+        BinOp::Sub => numeric::sub(x, y),
+        BinOp::Mul => numeric::mul(x, y),
+        BinOp::Div => numeric::div(x, y)?,
+        _ => numeric::rem(x, y)?,
     }))
+}
+
+/// Float arithmetic with PostgreSQL's checks (`float8pl`, `float8mul`, …):
+/// an infinite result from finite inputs overflows, a zero product or
+/// quotient of non-zero inputs underflows (`22003`).
+fn float_arith(op: BinOp, ty: SqlType, x: f64, y: f64) -> Result<Datum, SqlError> {
+    let finite = x.is_finite() && y.is_finite();
+    let v = match op {
+        BinOp::Add => float_check(x + y, finite, true)?,
+        BinOp::Sub => float_check(x - y, finite, true)?,
+        BinOp::Mul => float_check(x * y, finite, x == 0.0 || y == 0.0)?,
+        BinOp::Div if y == 0.0 => return Err(numeric::division_by_zero()),
+        BinOp::Div => float_check(x / y, x.is_finite(), x == 0.0 || y.is_infinite())?,
+        _ => {
+            return Err(SqlError::new(
+                SqlState::UNDEFINED_FUNCTION,
+                "operator does not exist: double precision % double precision",
+            ))
+        }
+    };
+    if ty == SqlType::Float4 {
+        let n = v as f32;
+        float_check(f64::from(n), v.is_infinite() || !finite, v == 0.0)?;
+        return Ok(Datum::Float(f64::from(n)));
+    }
+    Ok(Datum::Float(v))
+}
+
+/// A value of type `from` cast to `to` (`Expr::Cast`): a `character(n)`
+/// loses its trailing blanks when it becomes another string type; strings
+/// are cut to a `char(n)`/`varchar(n)` length, as an explicit cast does.
+pub(super) fn cast_value(d: Datum, from: SqlType, to: SqlType) -> Result<Datum, SqlError> {
+    match (d, from) {
+        (Datum::Text(s), SqlType::Bpchar(_)) if to.is_string() && !matches!(to, SqlType::Bpchar(_)) => {
+            let trimmed = s.trim_end_matches(' ');
+            let d = Datum::Text(if trimmed.len() == s.len() { s } else { trimmed.to_owned() });
+            d.cast_explicit(to)
+        }
+        (d, _) => d.cast_explicit(to),
+    }
 }
 
 pub(super) fn like(s: &str, p: &str) -> bool {
@@ -104,9 +152,9 @@ impl Expr {
             Expr::Param(n) => env.params.get(*n).cloned().ok_or_else(|| {
                 SqlError::new(SqlState::PROTOCOL_VIOLATION, format!("there is no parameter ${}", n + 1))
             })?,
-            Expr::Bin(op, a, b) => {
+            Expr::Bin(op, ty, a, b) => {
                 let (x, y) = (a.eval(row, env)?, b.eval(row, env)?);
-                binary(*op, x, y)?
+                binary(*op, *ty, x, y)?
             }
             Expr::And(a, b) => match truth(&a.eval(row, env)?) {
                 Some(false) => Datum::Bool(false),
@@ -125,20 +173,19 @@ impl Expr {
                 },
             },
             Expr::Not(a) => truth(&a.eval(row, env)?).map_or(Datum::Null, |b| Datum::Bool(!b)),
-            Expr::Neg(a) => match a.eval(row, env)? {
-                Datum::Int(v) => Datum::Int(v.checked_neg().ok_or_else(int_overflow)?),
+            Expr::Neg(a, ty) => match a.eval(row, env)? {
+                Datum::Int(v) => int_result(v.checked_neg(), if ty.is_integer() { *ty } else { SqlType::Int8 })?,
                 Datum::Numeric(v) => Datum::Numeric(-v),
                 Datum::Float(f) => Datum::Float(-f),
                 Datum::Null => Datum::Null,
-                other => arith(
-                    BinOp::Sub,
-                    Datum::Int(0),
-                    Datum::parse(&other.to_text(SqlType::Text).unwrap_or_default(), SqlType::Numeric)?,
-                )?,
+                other => {
+                    let v = Datum::parse(&other.to_text(SqlType::Text).unwrap_or_default(), *ty)?;
+                    arith(BinOp::Sub, *ty, Datum::Int(0).cast(*ty)?, v)?
+                }
             },
             Expr::IsNull(a, not) => Datum::Bool(a.eval(row, env)?.is_null() != *not),
             Expr::IsBool(a, want, not) => Datum::Bool((truth(&a.eval(row, env)?) == Some(*want)) != *not),
-            Expr::Cast(a, ty) => a.eval(row, env)?.cast(*ty)?,
+            Expr::Cast(a, from, to) => cast_value(a.eval(row, env)?, *from, *to)?,
             Expr::Agg(i) => env.aggs.get(*i).cloned().unwrap_or(Datum::Null),
             Expr::InList(x, list, negated) => in_list(x, list, *negated, row, env)?,
             Expr::Case(op, whens, els) => {
@@ -195,10 +242,10 @@ impl Expr {
                 !matches!(f, Func::Random | Func::PgSleep | Func::SetConfig)
                     && args.iter().all(Expr::is_row_independent)
             }
-            Expr::Bin(_, a, b) | Expr::And(a, b) | Expr::Or(a, b) | Expr::Like(a, b, _) => {
+            Expr::Bin(_, _, a, b) | Expr::And(a, b) | Expr::Or(a, b) | Expr::Like(a, b, _) => {
                 a.is_row_independent() && b.is_row_independent()
             }
-            Expr::Not(a) | Expr::Neg(a) | Expr::IsNull(a, _) | Expr::IsBool(a, _, _) | Expr::Cast(a, _) => {
+            Expr::Not(a) | Expr::Neg(a, _) | Expr::IsNull(a, _) | Expr::IsBool(a, _, _) | Expr::Cast(a, _, _) => {
                 a.is_row_independent()
             }
             Expr::InList(a, l, _) => a.is_row_independent() && l.iter().all(Expr::is_row_independent),
@@ -294,7 +341,12 @@ pub(super) fn call(f: Func, args: Vec<Datum>, env: &mut EvalEnv<'_>) -> Result<D
         Func::CurrentDatabase => Datum::Text(env.services.database().to_owned()),
         Func::CurrentUser => Datum::Text(env.services.user().to_owned()),
         Func::Coalesce => args.into_iter().find(|d| !d.is_null()).unwrap_or(Datum::Null),
-        Func::Length => Datum::Int(text_arg(&args[0]).trim_end_matches(' ').chars().count() as i64),
+        // A character(n) argument arrives without its trailing blanks
+        // (the compiler's cast to text); text counts every character.
+        Func::Length => Datum::Int(match &args[0] {
+            Datum::Text(s) => s.chars().count() as i64,
+            other => text_arg(other).chars().count() as i64,
+        }),
         Func::Lower => Datum::Text(text_arg(&args[0]).to_lowercase()),
         Func::Left | Func::Right | Func::Substr => {
             let chars: Vec<char> = text_arg(&args[0]).chars().collect();
@@ -333,17 +385,21 @@ pub(super) fn call(f: Func, args: Vec<Datum>, env: &mut EvalEnv<'_>) -> Result<D
         Func::Upper => Datum::Text(text_arg(&args[0]).to_uppercase()),
         Func::Abs => match &args[0] {
             Datum::Int(v) => Datum::Int(v.checked_abs().ok_or_else(int_overflow)?),
-            Datum::Numeric(v) => Datum::Numeric(v.abs()),
+            Datum::Numeric(v) => Datum::Numeric(bigdecimal::Signed::abs(v)),
             Datum::Float(f) => Datum::Float(f.abs()),
             other => Datum::Float(Datum::parse(&text_arg(other), SqlType::Float8)?.as_f64().unwrap_or(0.0).abs()),
         },
     })
 }
 
-/// A running aggregate.
+/// A running aggregate. Sums and averages of integers accumulate in an
+/// `i128` (no allocation per row, and no overflow before `finish` checks
+/// the result's type, as PostgreSQL's `int8` and `numeric` accumulators);
+/// of `numeric` in a [`bigdecimal::BigDecimal`]; of floats in an `f64`.
 #[derive(Clone, Debug)]
 pub struct AggState {
     count: i64,
+    int_sum: i128,
     acc: Datum,
     seen: Option<std::collections::HashSet<Datum>>,
 }
@@ -351,7 +407,7 @@ pub struct AggState {
 impl AggState {
     /// A fresh state for `spec`.
     pub fn new(spec: &AggSpec) -> AggState {
-        AggState { count: 0, acc: Datum::Null, seen: spec.distinct.then(Default::default) }
+        AggState { count: 0, int_sum: 0, acc: Datum::Null, seen: spec.distinct.then(Default::default) }
     }
 
     /// Folds one input row in.
@@ -377,61 +433,74 @@ impl AggState {
             }
         }
         self.count += 1;
-        self.acc = match (spec.kind, std::mem::replace(&mut self.acc, Datum::Null)) {
-            (AggKind::Count | AggKind::CountStar, _) => Datum::Null,
-            (AggKind::Sum | AggKind::Avg, Datum::Null) => match v {
-                Datum::Int(x) => Datum::Numeric(x.into()),
-                Datum::Text(s) => Datum::parse(&s, SqlType::Numeric)?,
-                other => other,
+        match spec.kind {
+            AggKind::Count | AggKind::CountStar => {}
+            AggKind::Sum | AggKind::Avg => match v {
+                Datum::Int(x) => {
+                    self.int_sum = self.int_sum.checked_add(i128::from(x)).ok_or_else(|| out_of_range(spec.ty))?
+                }
+                Datum::Text(s) => {
+                    let parsed = Datum::parse(&s, if spec.ty.is_float() { SqlType::Float8 } else { NUMERIC })?;
+                    self.add_value(parsed)?
+                }
+                other => self.add_value(other)?,
             },
-            (AggKind::Sum | AggKind::Avg, acc) => arith(BinOp::Add, acc, v)?,
-            (AggKind::Min, Datum::Null) | (AggKind::Max, Datum::Null) => v,
-            (AggKind::Min, acc) => {
-                if v.cmp_sql(&acc).is_lt() {
-                    v
-                } else {
-                    acc
+            AggKind::Min | AggKind::Max => {
+                let keep_new = match &self.acc {
+                    Datum::Null => true,
+                    acc if spec.kind == AggKind::Min => v.cmp_sql(acc).is_lt(),
+                    acc => v.cmp_sql(acc).is_gt(),
+                };
+                if keep_new {
+                    self.acc = v;
                 }
             }
-            (AggKind::Max, acc) => {
-                if v.cmp_sql(&acc).is_gt() {
-                    v
-                } else {
-                    acc
-                }
+        }
+        Ok(())
+    }
+
+    fn add_value(&mut self, v: Datum) -> Result<(), SqlError> {
+        self.acc = match (std::mem::replace(&mut self.acc, Datum::Null), v) {
+            (Datum::Null, v) => v,
+            (Datum::Numeric(a), Datum::Numeric(b)) => Datum::Numeric(numeric::add(&a, &b)),
+            (Datum::Float(a), Datum::Float(b)) => {
+                Datum::Float(float_check(a + b, a.is_finite() && b.is_finite(), true)?)
             }
+            (a, b) => arith(BinOp::Add, NUMERIC, a, b)?,
         };
         Ok(())
     }
 
     /// The aggregate's value.
     pub fn finish(&self, spec: &AggSpec) -> Result<Datum, SqlError> {
+        let int_arg = spec.arg_ty.is_integer();
         Ok(match spec.kind {
             AggKind::CountStar | AggKind::Count => Datum::Int(self.count),
             AggKind::Min | AggKind::Max => self.acc.clone(),
+            _ if self.count == 0 => Datum::Null,
+            AggKind::Sum if int_arg && spec.ty.is_integer() => {
+                Datum::Int(i64::try_from(self.int_sum).map_err(|_| out_of_range(spec.ty))?)
+            }
+            AggKind::Sum if int_arg => Datum::Numeric(numeric::from_i128(self.int_sum)),
             AggKind::Sum => match (&self.acc, spec.ty) {
-                (Datum::Numeric(v), SqlType::Int8) => Datum::Int(i64::try_from(*v).map_err(|_| int_overflow())?),
+                (Datum::Float(f), SqlType::Float4) => Datum::Float(f64::from(*f as f32)),
                 (acc, _) => acc.clone(),
             },
-            AggKind::Avg => match &self.acc {
-                Datum::Null => Datum::Null,
-                acc => {
-                    let total = acc.as_f64().unwrap_or(0.0);
-                    let avg = total / self.count as f64;
-                    if spec.ty == SqlType::Numeric {
-                        // numeric avg: print with PostgreSQL's default scale (16+).
-                        Datum::Text(format!("{avg:.16}"))
-                    } else {
-                        Datum::Float(avg)
-                    }
+            AggKind::Avg => {
+                let count = numeric::from_i128(i128::from(self.count));
+                match &self.acc {
+                    _ if int_arg => Datum::Numeric(numeric::div(&numeric::from_i128(self.int_sum), &count)?),
+                    Datum::Numeric(sum) => Datum::Numeric(numeric::div(sum, &count)?),
+                    Datum::Float(sum) => Datum::Float(sum / self.count as f64),
+                    other => other.clone(),
                 }
-            },
+            }
         })
     }
 }
 
-/// A binary operator applied to two values.
-fn binary(op: BinOp, x: Datum, y: Datum) -> Result<Datum, SqlError> {
+/// A binary operator applied to two values of type `ty`.
+fn binary(op: BinOp, ty: SqlType, x: Datum, y: Datum) -> Result<Datum, SqlError> {
     Ok(match op {
         BinOp::Concat => match (&x, &y) {
             (Datum::Null, _) | (_, Datum::Null) => Datum::Null,
@@ -441,11 +510,7 @@ fn binary(op: BinOp, x: Datum, y: Datum) -> Result<Datum, SqlError> {
                 Datum::Text(s)
             }
         },
-        BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod => {
-            let x = if let Datum::Text(s) = &x { Datum::parse(s, SqlType::Numeric)? } else { x };
-            let y = if let Datum::Text(s) = &y { Datum::parse(s, SqlType::Numeric)? } else { y };
-            arith(op, x, y)?
-        }
+        BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod => arith(op, ty, x, y)?,
         _ => {
             if x.is_null() || y.is_null() {
                 Datum::Null

@@ -3,6 +3,7 @@
 
 mod compile;
 mod eval;
+pub mod numeric;
 
 pub use eval::AggState;
 
@@ -60,7 +61,7 @@ impl Scope {
 }
 
 /// Binary operators.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BinOp {
     /// `+`
     Add,
@@ -167,10 +168,15 @@ pub struct AggSpec {
     pub distinct: bool,
     /// Result type.
     pub ty: SqlType,
+    /// The argument's type (`count(*)`: [`SqlType::Unknown`]).
+    pub arg_ty: SqlType,
 }
 
-/// A compiled expression.
-#[derive(Clone, Debug)]
+/// A compiled expression. Types are resolved by the compiler: both
+/// operands of a [`Expr::Bin`] have been brought to one type (PostgreSQL's
+/// implicit casts made explicit as [`Expr::Cast`]s), so evaluation only
+/// checks ranges.
+#[derive(Clone, Debug, PartialEq)]
 pub enum Expr {
     /// A column of the row.
     Col(usize),
@@ -178,22 +184,25 @@ pub enum Expr {
     Const(Datum),
     /// `$n` (0-based here).
     Param(usize),
-    /// A binary operation on values of the given operand type.
-    Bin(BinOp, Box<Expr>, Box<Expr>),
+    /// A binary operation on operands of the given type (for arithmetic
+    /// also the result's type, whose range is checked: `22003`).
+    Bin(BinOp, SqlType, Box<Expr>, Box<Expr>),
     /// `AND`.
     And(Box<Expr>, Box<Expr>),
     /// `OR`.
     Or(Box<Expr>, Box<Expr>),
     /// `NOT`.
     Not(Box<Expr>),
-    /// Unary minus.
-    Neg(Box<Expr>),
+    /// Unary minus of a value of the given type.
+    Neg(Box<Expr>, SqlType),
     /// `IS [NOT] NULL` (true = IS NOT NULL).
     IsNull(Box<Expr>, bool),
     /// `IS [NOT] TRUE/FALSE`: (expr, value tested, negated).
     IsBool(Box<Expr>, bool, bool),
-    /// A cast.
-    Cast(Box<Expr>, SqlType),
+    /// A cast from the first type to the second (explicit casts cut
+    /// strings to a `char(n)`/`varchar(n)` length; a `character(n)` loses
+    /// its trailing blanks when cast to another string type).
+    Cast(Box<Expr>, SqlType, SqlType),
     /// A function call.
     Func(Func, Vec<Expr>),
     /// The `n`th aggregate's result.
@@ -286,19 +295,54 @@ pub fn object_name(n: &ast::ObjectName) -> Result<String, SqlError> {
 pub fn parse_type_name(text: &str) -> Result<SqlType, SqlError> {
     let t = text.trim().to_ascii_lowercase();
     let t = t.strip_prefix("pg_catalog.").unwrap_or(&t);
-    let (base, arg) = match t.split_once('(') {
-        Some((b, rest)) => (b.trim(), rest.trim_end_matches(')').trim().parse::<u32>().ok()),
-        None => (t, None),
+    let (base, arg, arg2) = match t.split_once('(') {
+        Some((b, rest)) => {
+            let inner = rest.trim_end_matches(')');
+            let (n, s) = inner.split_once(',').map_or((inner, None), |(n, s)| (n, Some(s.trim())));
+            let n = n.trim().parse::<u32>().map_err(|_| syntax(format!("syntax error at or near \"{inner}\"")))?;
+            let s = s.map(|s| s.parse::<u32>().map_err(|_| syntax(format!("syntax error at or near \"{s}\""))));
+            (b.trim(), Some(n), s.transpose()?)
+        }
+        None => (t, None, None),
     };
+    let invalid_mod = |msg: String| Err(SqlError::new(SqlState::INVALID_PARAMETER_VALUE, msg));
+    if arg2.is_some() && !matches!(base, "numeric" | "decimal") {
+        return Err(syntax(format!("type modifier is not allowed for type \"{base}\"")));
+    }
     Ok(match base {
         "bool" | "boolean" => SqlType::Bool,
         "int2" | "smallint" => SqlType::Int2,
         "int" | "int4" | "integer" | "serial" => SqlType::Int4,
         "int8" | "bigint" | "bigserial" => SqlType::Int8,
-        "numeric" | "decimal" => SqlType::Numeric,
-        "float8" | "double precision" | "float" | "real" | "float4" => SqlType::Float8,
+        "numeric" | "decimal" => match arg {
+            None => SqlType::Numeric(None),
+            Some(p) if p == 0 || p > u32::from(numeric::MAX_PRECISION) => {
+                return invalid_mod(format!("NUMERIC precision {p} must be between 1 and 1000"))
+            }
+            Some(p) => {
+                let sc = arg2.unwrap_or(0);
+                if sc > p {
+                    return invalid_mod(format!("NUMERIC scale {sc} must be between 0 and precision {p}"));
+                }
+                SqlType::Numeric(Some((p as u16, sc as u16)))
+            }
+        },
+        "float8" | "double precision" => SqlType::Float8,
+        "float4" | "real" => SqlType::Float4,
+        "float" => match arg {
+            Some(p) if p <= 24 => SqlType::Float4,
+            _ => SqlType::Float8,
+        },
+        "date" => SqlType::Date,
         "text" => SqlType::Text,
-        "char" | "character" | "bpchar" => SqlType::Bpchar(arg.unwrap_or(1)),
+        "char" | "character" | "bpchar" if arg == Some(0) => {
+            return invalid_mod("length for type char must be at least 1".into())
+        }
+        "varchar" | "character varying" if arg == Some(0) => {
+            return invalid_mod("length for type varchar must be at least 1".into())
+        }
+        "char" | "character" => SqlType::Bpchar(arg.unwrap_or(1)),
+        "bpchar" => SqlType::Bpchar(arg.unwrap_or(0)),
         "varchar" | "character varying" => SqlType::Varchar(arg.unwrap_or(0)),
         "name" => SqlType::Name,
         "timestamp" | "timestamp without time zone" => SqlType::Timestamp,
@@ -309,22 +353,72 @@ pub fn parse_type_name(text: &str) -> Result<SqlType, SqlError> {
     })
 }
 
-/// The numeric result type of an arithmetic operation.
-pub(super) fn arith_type(a: SqlType, b: SqlType) -> SqlType {
-    use SqlType::*;
-    match (a, b) {
-        (Float8, _) | (_, Float8) => Float8,
-        (Numeric, _) | (_, Numeric) => Numeric,
-        (Int8, _) | (_, Int8) => Int8,
-        (Unknown, t) | (t, Unknown) if t.is_integer() => t,
-        _ => Int4,
+/// The rank of a number type in PostgreSQL's implicit-cast chain
+/// `int2 → int4 → int8 → numeric → float4 → float8`.
+fn number_rank(t: SqlType) -> Option<u8> {
+    Some(match t {
+        SqlType::Int2 => 0,
+        SqlType::Int4 => 1,
+        SqlType::Int8 | SqlType::Oid | SqlType::Xid => 2,
+        SqlType::Numeric(_) => 3,
+        SqlType::Float4 => 4,
+        SqlType::Float8 => 5,
+        _ => return None,
+    })
+}
+
+/// Whether PostgreSQL casts `from` to `to` implicitly (`pg_cast`'s
+/// `castcontext = 'i'`, for the types turnstile has): up the number chain,
+/// among string types, `date → timestamp → timestamptz`, and from
+/// `unknown` to anything.
+pub fn implicit_cast(from: SqlType, to: SqlType) -> bool {
+    if from == to || from == SqlType::Unknown {
+        return true;
     }
+    match (number_rank(from), number_rank(to)) {
+        (Some(a), Some(b)) => return a <= b,
+        (None, None) => {}
+        _ => return false,
+    }
+    (from.is_string() && to.is_string())
+        || matches!(
+            (from, to),
+            (SqlType::Date, SqlType::Timestamp | SqlType::TimestampTz) | (SqlType::Timestamp, SqlType::TimestampTz)
+        )
+        || std::mem::discriminant(&from) == std::mem::discriminant(&to)
+}
+
+/// The type both operands of an arithmetic operator are brought to (and
+/// the result's): the higher of the two in the number chain, except that
+/// `real` with anything but `real` is computed in `double precision`, as
+/// PostgreSQL's operator resolution picks the preferred type. `None` when
+/// one side is not a number.
+pub(super) fn arith_type(a: SqlType, b: SqlType) -> Option<SqlType> {
+    let (a, b) = match (a, b) {
+        (SqlType::Unknown, SqlType::Unknown) => return None,
+        (SqlType::Unknown, t) | (t, SqlType::Unknown) => (t, t),
+        other => other,
+    };
+    let (ra, rb) = (number_rank(a)?, number_rank(b)?);
+    Some(match (a, b) {
+        (SqlType::Float4, SqlType::Float4) => SqlType::Float4,
+        _ if ra.max(rb) >= 4 => SqlType::Float8,
+        _ if ra.max(rb) == 3 => SqlType::Numeric(None),
+        (SqlType::Oid | SqlType::Xid, _) | (_, SqlType::Oid | SqlType::Xid) => SqlType::Int8,
+        _ => {
+            if ra >= rb {
+                a
+            } else {
+                b
+            }
+        }
+    })
 }
 
 pub(super) fn numeric(t: SqlType) -> bool {
-    t.is_integer() || matches!(t, SqlType::Float8 | SqlType::Numeric)
+    t.is_number()
 }
 
 pub(super) fn is_ts(t: SqlType) -> bool {
-    matches!(t, SqlType::Timestamp | SqlType::TimestampTz)
+    matches!(t, SqlType::Timestamp | SqlType::TimestampTz | SqlType::Date)
 }

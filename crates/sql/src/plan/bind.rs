@@ -23,16 +23,24 @@ pub(super) fn field(name: &str, ty: SqlType) -> FieldInfo {
     }
 }
 
-/// The default output name of an expression (PostgreSQL's FigureColname).
+/// The default output name of an expression (PostgreSQL's FigureColname):
+/// a column's name, a function's, a cast's type by its internal name
+/// (`1::integer` is `int4`), `case`, else `?column?`.
 pub(super) fn figure_colname(e: &ast::Expr) -> String {
+    let type_name = |t: &ast::DataType| {
+        crate::expr::parse_type_name(&t.to_string())
+            .map_or_else(|_| t.to_string().to_ascii_lowercase(), |t| t.internal_name().to_owned())
+    };
     match e {
         ast::Expr::Identifier(i) => ident_name(i),
         ast::Expr::CompoundIdentifier(p) => p.last().map(ident_name).unwrap_or_default(),
         ast::Expr::Function(f) => object_name(&f.name).unwrap_or_else(|_| "?column?".into()),
         ast::Expr::Cast { expr, data_type, .. } => match figure_colname(expr).as_str() {
-            "?column?" => data_type.to_string().to_ascii_lowercase(),
+            "?column?" => type_name(data_type),
             n => n.to_owned(),
         },
+        ast::Expr::TypedString(ts) => type_name(&ts.data_type),
+        ast::Expr::Substring { shorthand, .. } => if *shorthand { "substr" } else { "substring" }.into(),
         ast::Expr::Nested(x) => figure_colname(x),
         ast::Expr::Case { .. } => "case".into(),
         _ => "?column?".into(),
@@ -140,6 +148,11 @@ pub fn compile_select(cat: &Catalog<'_>, q: &ast::Query, params: &mut Vec<SqlTyp
     };
     let order = order_by(q, &scope, params, &mut aggs, &mut out)?;
     let grouped = !group_by.is_empty() || !aggs.is_empty() || having.is_some();
+    if grouped {
+        for x in out.outputs.iter().chain(having.iter()) {
+            check_grouped(x, &group_by, &scope)?;
+        }
+    }
     let distinct = match &sel.distinct {
         None => false,
         Some(ast::Distinct::Distinct) => true,
@@ -162,6 +175,50 @@ pub fn compile_select(cat: &Catalog<'_>, q: &ast::Query, params: &mut Vec<SqlTyp
         limit,
         offset,
     })
+}
+
+/// PostgreSQL's grouping rule (`42803`): in a grouped query, the select
+/// list, HAVING and ORDER BY read a column only inside an aggregate or
+/// inside an expression that is a GROUP BY key. (PostgreSQL also accepts
+/// columns functionally dependent on a grouped primary key; turnstile
+/// does not, and refuses them with this error.)
+fn check_grouped(x: &Expr, keys: &[Expr], scope: &Scope) -> Result<(), SqlError> {
+    if keys.iter().any(|k| k == x) {
+        return Ok(());
+    }
+    match x {
+        Expr::Col(c) => {
+            let col = &scope.cols[*c];
+            Err(SqlError::new(
+                SqlState::GROUPING_ERROR,
+                format!(
+                    "column \"{}.{}\" must appear in the GROUP BY clause or be used in an aggregate function",
+                    col.qual, col.name
+                ),
+            ))
+        }
+        Expr::Const(_) | Expr::Param(_) | Expr::Agg(_) => Ok(()),
+        Expr::Bin(_, _, a, b) | Expr::And(a, b) | Expr::Or(a, b) | Expr::Like(a, b, _) => {
+            check_grouped(a, keys, scope)?;
+            check_grouped(b, keys, scope)
+        }
+        Expr::Not(a) | Expr::Neg(a, _) | Expr::IsNull(a, _) | Expr::IsBool(a, _, _) | Expr::Cast(a, _, _) => {
+            check_grouped(a, keys, scope)
+        }
+        Expr::Func(_, args) => args.iter().try_for_each(|a| check_grouped(a, keys, scope)),
+        Expr::InList(a, list, _) => {
+            check_grouped(a, keys, scope)?;
+            list.iter().try_for_each(|a| check_grouped(a, keys, scope))
+        }
+        Expr::Case(op, whens, els) => {
+            op.iter().try_for_each(|o| check_grouped(o, keys, scope))?;
+            for (c, r) in whens {
+                check_grouped(c, keys, scope)?;
+                check_grouped(r, keys, scope)?;
+            }
+            els.iter().try_for_each(|e| check_grouped(e, keys, scope))
+        }
+    }
 }
 
 /// The plain SELECT inside `q`, or `0A000` for what turnstile does not run.
@@ -187,13 +244,35 @@ fn select_body(q: &ast::Query) -> Result<&ast::Select, SqlError> {
 /// whether the join is LEFT.
 type Joined = (FromItem, Option<(ast::Expr, bool)>);
 
+/// What a join turnstile does not run is called in an error message.
+fn join_name(op: &ast::JoinOperator) -> String {
+    use ast::JoinOperator as J;
+    let constraint = match op {
+        J::Join(c) | J::Inner(c) | J::Left(c) | J::LeftOuter(c) | J::Right(c) | J::RightOuter(c) => Some(c),
+        J::FullOuter(c) | J::CrossJoin(c) => Some(c),
+        _ => None,
+    };
+    let kind = match op {
+        J::Join(_) | J::Inner(_) => "JOIN",
+        J::Left(_) | J::LeftOuter(_) => "LEFT JOIN",
+        J::Right(_) | J::RightOuter(_) => "RIGHT JOIN",
+        J::FullOuter(_) => "FULL JOIN",
+        J::CrossJoin(_) => "CROSS JOIN",
+        _ => return "this kind of join (semi, anti, APPLY or AS OF)".into(),
+    };
+    match constraint {
+        Some(ast::JoinConstraint::Using(_)) => format!("{kind} … USING"),
+        Some(ast::JoinConstraint::Natural) => format!("NATURAL {kind}"),
+        Some(ast::JoinConstraint::None) if kind != "CROSS JOIN" => format!("{kind} without ON"),
+        _ => kind.to_owned(),
+    }
+}
+
 /// The FROM list, resolved: one item, then its joins.
 fn from_list(cat: &Catalog<'_>, sel: &ast::Select) -> Result<Vec<Joined>, SqlError> {
     let mut items = Vec::new();
-    for (i, twj) in sel.from.iter().enumerate() {
-        if i > 0 {
-            return Err(SqlError::unsupported("a comma-separated FROM list (use JOIN … ON)"));
-        }
+    // `FROM a, b` is a cross join, filtered by WHERE.
+    for twj in &sel.from {
         items.push((from_item(cat, &twj.relation)?, None));
         for j in &twj.joins {
             let (cond, left) = match &j.join_operator {
@@ -201,12 +280,8 @@ fn from_list(cat: &Catalog<'_>, sel: &ast::Select) -> Result<Vec<Joined>, SqlErr
                 | ast::JoinOperator::Inner(ast::JoinConstraint::On(e)) => (Some(e.clone()), false),
                 ast::JoinOperator::LeftOuter(ast::JoinConstraint::On(e))
                 | ast::JoinOperator::Left(ast::JoinConstraint::On(e)) => (Some(e.clone()), true),
-                ast::JoinOperator::CrossJoin(_) => (None, false),
-                other => {
-                    return Err(SqlError::unsupported(
-                        &format!("the join {other:?}").chars().take(60).collect::<String>(),
-                    ))
-                }
+                ast::JoinOperator::CrossJoin(ast::JoinConstraint::None) => (None, false),
+                other => return Err(SqlError::unsupported(&join_name(other))),
             };
             items.push((from_item(cat, &j.relation)?, cond.map(|c| (c, left))));
         }
@@ -224,16 +299,65 @@ fn bind_from(
     params: &mut Vec<SqlType>,
 ) -> Result<(Source, Vec<ast::Expr>), SqlError> {
     let all_tables = !items.is_empty() && items.iter().all(|(i, _)| matches!(i, FromItem::Table { .. }));
-    let any_table = items.iter().any(|(i, _)| matches!(i, FromItem::Table { .. }));
-    if any_table && !all_tables {
-        return Err(SqlError::unsupported("joining a table with a system view or function"));
+    let mut aliases: Vec<&str> = Vec::new();
+    for (item, _) in items {
+        let alias = match item {
+            FromItem::Table { alias, .. } | FromItem::View { alias, .. } | FromItem::Series { alias, .. } => alias,
+        };
+        if aliases.contains(&alias.as_str()) {
+            return Err(SqlError::new(
+                SqlState::DUPLICATE_ALIAS,
+                format!("table name \"{alias}\" specified more than once"),
+            ));
+        }
+        aliases.push(alias);
     }
     if items.is_empty() {
         Ok((Source::One, where_parts))
-    } else if all_tables {
+    } else if all_tables && engine_joinable(items) {
         bind_tables(items, scope, where_parts, params)
     } else {
-        Ok((bind_rows(items, scope, params)?, where_parts))
+        bind_rows(items, scope, where_parts, params)
+    }
+}
+
+/// Whether the engine can join `items` itself: inner joins, each with an
+/// `ON` that has an equality between a column of the new table and one of
+/// the tables before it, of types the engine compares alike (the same
+/// type, or `text` with `varchar`). Anything else is joined here, in a
+/// nested loop over each table's own (filtered) scan.
+fn engine_joinable(items: &[Joined]) -> bool {
+    let mut scope = Scope::default();
+    for (k, (item, cond)) in items.iter().enumerate() {
+        let FromItem::Table { alias, def, .. } = item else { return false };
+        let start = scope.cols.len();
+        push_table(&mut scope, alias, def);
+        if k == 0 {
+            continue;
+        }
+        let Some((on, false)) = cond else { return false };
+        let mut parts = Vec::new();
+        conjuncts(on, &mut parts);
+        let found = parts.iter().any(|p| {
+            equi_columns(&scope, p).is_some_and(|(l, r)| {
+                (l >= start) != (r >= start) && engine_comparable(scope.cols[l].ty, scope.cols[r].ty)
+            })
+        });
+        if !found {
+            return false;
+        }
+    }
+    true
+}
+
+/// Whether the engine's equality on stored values is SQL's `=` for
+/// columns of these types: the same type (a `char(n)` with the same
+/// padding), or text with unpadded text.
+fn engine_comparable(a: SqlType, b: SqlType) -> bool {
+    let unpadded = |t: SqlType| matches!(t, SqlType::Text | SqlType::Varchar(_));
+    match (a.to_column(), b.to_column()) {
+        (Ok(x), Ok(y)) => x == y || (unpadded(a) && unpadded(b)),
+        _ => false,
     }
 }
 
@@ -251,9 +375,6 @@ fn bind_tables(
     let mut on_residual = Vec::new();
     for (item, cond) in items {
         let FromItem::Table { name, alias, def } = item else { continue };
-        if names.iter().any(|(a, n)| a == alias || n == name) {
-            return Err(SqlError::unsupported("the same table twice in one query"));
-        }
         let start = scope.cols.len();
         push_table(scope, alias, def);
         match (&mut query, cond) {
@@ -313,7 +434,7 @@ fn join_columns(
                 continue;
             }
         };
-        if scope.cols[new_c].ty.to_column()? != scope.cols[old_c].ty.to_column()? {
+        if !engine_comparable(scope.cols[new_c].ty, scope.cols[old_c].ty) {
             rest.push(p);
             continue;
         }
@@ -323,13 +444,27 @@ fn join_columns(
     join.ok_or_else(|| SqlError::unsupported("a join without an equality between a column of each side"))
 }
 
-/// Materialised sources (system views, `generate_series`), joined here in
-/// a nested loop.
-fn bind_rows(items: &[Joined], scope: &mut Scope, params: &mut Vec<SqlType>) -> Result<Source, SqlError> {
+/// Sources joined here in a nested loop: system views, `generate_series`,
+/// and tables the engine cannot join (each read by its own engine query,
+/// with the WHERE clause's `column = value` conjuncts on it pushed down,
+/// unless it is the nullable side of a LEFT JOIN). Returns the source and
+/// the WHERE conjuncts left to evaluate.
+fn bind_rows(
+    items: &[Joined],
+    scope: &mut Scope,
+    where_parts: Vec<ast::Expr>,
+    params: &mut Vec<SqlType>,
+) -> Result<(Source, Vec<ast::Expr>), SqlError> {
     let mut row_items = Vec::new();
+    let mut starts = Vec::new();
     for (item, cond) in items {
         let start = scope.cols.len();
+        starts.push(start);
         let producer = match item {
+            FromItem::Table { name, alias, def } => {
+                push_table(scope, alias, def);
+                Producer::Table { query: Query::from(name.clone()), pushed: Vec::new() }
+            }
             FromItem::View { view, alias } => {
                 for (n, t) in view.columns() {
                     scope.cols.push(ScopeCol {
@@ -355,7 +490,6 @@ fn bind_rows(items: &[Joined], scope: &mut Scope, params: &mut Vec<SqlType>) -> 
                 scope.cols.push(ScopeCol { qual: alias.clone(), name: col.clone(), ty, table_oid: 0, attnum: 0 });
                 Producer::Series(a, b, step)
             }
-            FromItem::Table { .. } => unreachable_table()?,
         };
         let width = scope.cols.len() - start;
         let (on, left) = match cond {
@@ -364,7 +498,22 @@ fn bind_rows(items: &[Joined], scope: &mut Scope, params: &mut Vec<SqlType>) -> 
         };
         row_items.push(RowItem { producer, width, on, left });
     }
-    Ok(Source::Rows(row_items))
+    let mut residual = Vec::new();
+    for p in where_parts {
+        if let Some((col, value)) = pushable(scope, &p, params)? {
+            let k = starts.iter().rposition(|&s| s <= col).unwrap_or(0);
+            let item = &mut row_items[k];
+            if let (Producer::Table { query, pushed }, false) = (&mut item.producer, item.left) {
+                let ty = scope.cols[col].ty.to_column()?;
+                pushed.push((value, ty));
+                let q = std::mem::replace(query, Query::from(""));
+                *query = q.filter(Col::at(0, col - starts[k]), Operand::Param(pushed.len()));
+                continue;
+            }
+        }
+        residual.push(p);
+    }
+    Ok((Source::Rows(row_items), residual))
 }
 
 /// The select list, compiled: output expressions, their types, the
@@ -552,10 +701,6 @@ fn limit_offset(q: &ast::Query, params: &mut Vec<SqlType>) -> Result<(Option<Exp
     }
 }
 
-pub(super) fn unreachable_table() -> Result<Producer, SqlError> {
-    Err(SqlError::new(SqlState::INTERNAL_ERROR, "table in a materialised FROM list"))
-}
-
 /// A scope column of an engine table, resolved for the engine's query:
 /// its table's position in the query (`names`, in join order) and its
 /// column number.
@@ -620,11 +765,17 @@ pub(super) fn pushable(
                     || t == SqlType::Unknown
                     || (t.is_string() && ty.is_string())) =>
         {
-            *params = trial;
             let x = match x {
-                Expr::Const(d) => Expr::Const(d.cast(ty)?),
+                // A constant the column's type cannot hold (`int4_col =
+                // 5000000000`, a string longer than `varchar(n)`) matches
+                // no row, but is not an error: the comparison stays here.
+                Expr::Const(d) => match d.cast(ty) {
+                    Ok(v) => Expr::Const(v),
+                    Err(_) => return Ok(None),
+                },
                 x => x,
             };
+            *params = trial;
             Ok(Some((col, x)))
         }
         _ => Ok(None),

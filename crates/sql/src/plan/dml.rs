@@ -112,13 +112,15 @@ pub fn compile_insert(cat: &Catalog<'_>, ins: &ast::Insert, params: &mut Vec<Sql
 
 /// `42804` when a value of type `from` cannot be assigned to a column of type `to`.
 pub fn check_assignable(from: SqlType, to: SqlType, column: &str) -> Result<(), SqlError> {
+    // PostgreSQL's assignment casts: among numbers, anything to a string
+    // type, among dates and timestamps.
     let ok = from == SqlType::Unknown
         || from == to
-        || (from.is_integer() || matches!(from, SqlType::Float8 | SqlType::Numeric))
-            && (to.is_integer() || matches!(to, SqlType::Float8 | SqlType::Numeric))
+        || std::mem::discriminant(&from) == std::mem::discriminant(&to)
+        || (from.is_number() && to.is_number())
         || to.is_string()
-        || (matches!(from, SqlType::Timestamp | SqlType::TimestampTz)
-            && matches!(to, SqlType::Timestamp | SqlType::TimestampTz));
+        || (matches!(from, SqlType::Timestamp | SqlType::TimestampTz | SqlType::Date)
+            && matches!(to, SqlType::Timestamp | SqlType::TimestampTz | SqlType::Date));
     if ok {
         Ok(())
     } else {

@@ -49,6 +49,14 @@ impl SelectPlan {
                 for item in items {
                     let produced = match &item.producer {
                         Producer::View(v) => views::rows(*v, run.session, run.env.services)?,
+                        Producer::Table { query, pushed } => {
+                            let mut eparams = Vec::with_capacity(pushed.len());
+                            for (x, ty) in pushed {
+                                eparams.push(x.eval(&[], &mut run.env)?.to_engine(*ty)?);
+                            }
+                            let out = run.session.query(query, &eparams).map_err(engine_err)?;
+                            out.into_iter().map(|r| r.into_iter().map(Datum::from_engine_owned).collect()).collect()
+                        }
                         Producer::Series(a, b, step) => {
                             let (start, stop, step) = series_bounds(a, b, step.as_ref(), &mut run.env)?;
                             let mut v = Vec::new();

@@ -47,7 +47,8 @@ pub enum Source {
         /// Plan cache state.
         cache: Box<Mutex<PlanCache>>,
     },
-    /// Materialised sources (views, `generate_series`) joined in a nested loop.
+    /// Sources joined here in a nested loop: views, `generate_series`,
+    /// tables the engine cannot join.
     Rows(Vec<RowItem>),
 }
 
@@ -71,6 +72,14 @@ pub enum Producer {
     View(View),
     /// `generate_series(start, stop [, step])`.
     Series(Expr, Expr, Option<Expr>),
+    /// A table the engine scans on its own (a join the engine does not
+    /// run): its query, with pushed-down `column = $k` filters.
+    Table {
+        /// The one-table engine query.
+        query: Query,
+        /// Engine parameter `$k+1` = this expression, coerced to the column type.
+        pushed: Vec<(Expr, ColumnType)>,
+    },
 }
 
 /// A prepared statement's engine plan and how often it ran.
