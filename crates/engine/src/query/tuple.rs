@@ -13,12 +13,11 @@
 //! key_of(types, row, 2) — skips columns 0 and 1 by their sizes, reads 2
 //! ```
 
-use crate::types::{corrupted, decode_row, CodecError, ColumnType, Value};
+use crate::types::{corrupted, CodecError, ColumnType, Value};
 
 /// A join or filter key, compared as the executor compares values: an
 /// integer of any width by value, text by its bytes (char(n) as stored,
-/// blank-padded, on both sides), and any other type through its decoded
-/// [`Value`].
+/// blank-padded, on both sides), floats and numerics by value.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Key<'a> {
     /// `int4` or `int8`.
@@ -31,8 +30,14 @@ pub(crate) enum Key<'a> {
     Bool(bool),
     /// `timestamp`.
     Timestamp(i64),
-    /// Any other type, decoded.
-    Other(Value),
+    /// `float4` (widened) or `float8`, as bits: every zero is `+0.0` and
+    /// every NaN one NaN, as PostgreSQL's float equality has them.
+    Float(u64),
+    /// `numeric`: its text form without trailing fractional zeros, so
+    /// `1.50 = 1.5` as in PostgreSQL.
+    Numeric(&'a [u8]),
+    /// `date`.
+    Date(i32),
 }
 
 impl<'a> Key<'a> {
@@ -45,7 +50,39 @@ impl<'a> Key<'a> {
             Value::Text(s) => Key::Text(s.as_bytes()),
             Value::Bool(b) => Key::Bool(*b),
             Value::Timestamp(t) => Key::Timestamp(*t),
+            Value::Float(f) => float_key(f.0),
+            Value::Numeric(n) => Key::Numeric(numeric_key(n.as_bytes())),
+            Value::Date(d) => Key::Date(*d),
         })
+    }
+}
+
+fn float_key(x: f64) -> Key<'static> {
+    Key::Float(if x == 0.0 {
+        0
+    } else if x.is_nan() {
+        f64::NAN.to_bits()
+    } else {
+        x.to_bits()
+    })
+}
+
+/// A numeric's text form with the fraction's trailing zeros (and a bare
+/// point) cut, and a negative zero as zero: one form per value.
+fn numeric_key(text: &[u8]) -> &[u8] {
+    let mut t = text;
+    if t.contains(&b'.') {
+        while let [rest @ .., b'0'] = t {
+            t = rest;
+        }
+        if let [rest @ .., b'.'] = t {
+            t = rest;
+        }
+    }
+    if t == b"-0" {
+        b"0"
+    } else {
+        t
     }
 }
 
@@ -117,11 +154,11 @@ pub(crate) fn key_of<'b>(types: &[ColumnType], bytes: &'b [u8], column: usize) -
             _ => return Err(CodecError::Corrupted("bool is neither 0 nor 1")),
         },
         ColumnType::Text | ColumnType::Char(_) | ColumnType::Varchar(_) => Key::Text(b),
-        #[allow(unreachable_patterns)] // types added later decode through `Value`
-        _ => match decode_row(types, bytes)?.into_iter().nth(column) {
-            Some(Value::Null) | None => return Ok(None),
-            Some(v) => Key::Other(v),
-        },
+        ColumnType::Int2 => Key::Int(i64::from(i16::from_le_bytes(read::<2>(b, 0)?))),
+        ColumnType::Float4 => float_key(f64::from(f32::from_le_bytes(read::<4>(b, 0)?))),
+        ColumnType::Float8 => float_key(f64::from_le_bytes(fixed(8)?)),
+        ColumnType::Numeric(_) => Key::Numeric(numeric_key(b)),
+        ColumnType::Date => Key::Date(i32::from_le_bytes(read::<4>(b, 0)?)),
     }))
 }
 
@@ -142,6 +179,29 @@ mod tests {
             for (c, v) in row.iter().enumerate() {
                 assert_eq!(key_of(&types, &bytes, c).unwrap(), Key::of_value(v), "column {c} of {row:?}");
             }
+        }
+    }
+
+    #[test]
+    fn numerics_and_floats_are_keyed_by_value() {
+        assert_eq!(Key::of_value(&Value::Numeric("1.50".into())), Key::of_value(&Value::Numeric("1.5".into())));
+        assert_eq!(Key::of_value(&Value::Numeric("2.000".into())), Key::of_value(&Value::Numeric("2".into())));
+        assert_eq!(Key::of_value(&Value::Numeric("-0.00".into())), Key::of_value(&Value::Numeric("0".into())));
+        assert_ne!(Key::of_value(&Value::Numeric("10".into())), Key::of_value(&Value::Numeric("1".into())));
+        let f = |x: f64| Key::of_value(&Value::Float(crate::types::Float(x)));
+        assert_eq!(f(0.0), f(-0.0));
+        assert_eq!(f(f64::NAN), f(-f64::NAN));
+        assert_ne!(f(1.0), f(2.0));
+        let types = [ColumnType::Float4, ColumnType::Numeric(None), ColumnType::Int2, ColumnType::Date];
+        let row = vec![
+            Value::Float(crate::types::Float(0.5)),
+            Value::Numeric("3.10".into()),
+            Value::Int4(-3),
+            Value::Date(42),
+        ];
+        let bytes = encode_row(&types, &row).unwrap();
+        for (c, v) in row.iter().enumerate() {
+            assert_eq!(key_of(&types, &bytes, c).unwrap(), Key::of_value(v), "column {c}");
         }
     }
 
