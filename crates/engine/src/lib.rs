@@ -163,6 +163,7 @@
 #![warn(missing_docs)]
 
 mod autovacuum;
+pub mod advisory;
 pub mod btree;
 pub mod catalog;
 mod constraints;
@@ -177,6 +178,7 @@ pub mod memory;
 pub mod mvcc;
 pub mod query;
 pub mod session;
+pub mod subxact;
 pub mod tid;
 pub mod txn;
 pub mod types;

@@ -76,6 +76,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+mod advisory;
 mod command;
 mod context;
 mod copy;
@@ -85,6 +86,7 @@ mod explain;
 pub mod expr;
 mod gucs;
 mod interrupt;
+mod locking;
 pub mod parse;
 pub mod plan;
 mod prepare;
