@@ -555,7 +555,10 @@ impl Session {
             }
             return Ok(Some(row));
         }
-        Err(EngineError::State(format!("a row of \"{}\" kept moving while it was being locked; try again", leaf.rel.name)))
+        Err(EngineError::State(format!(
+            "a row of \"{}\" kept moving while it was being locked; try again",
+            leaf.rel.name
+        )))
     }
 
     /// [`Session::modify_rows`] on one relation with storage.
@@ -626,9 +629,13 @@ impl Session {
                         // A key update (a unique index's columns change)
                         // needs `FOR UPDATE` strength, as PostgreSQL's
                         // `heap_update` with `key_intact` false.
-                        let key_of = |r: &[Value], cols: &[usize]| cols.iter().map(|&c| r[c].clone()).collect::<Vec<_>>();
+                        let key_of =
+                            |r: &[Value], cols: &[usize]| cols.iter().map(|&c| r[c].clone()).collect::<Vec<_>>();
                         let key_update = mode < RowLockMode::Update
-                            && leaf.indexes.iter().any(|ix| ix.unique && key_of(&row, &ix.columns) != key_of(&new, &ix.columns));
+                            && leaf
+                                .indexes
+                                .iter()
+                                .any(|ix| ix.unique && key_of(&row, &ix.columns) != key_of(&new, &ix.columns));
                         if key_update {
                             self.lock_row(leaf.rel.id, &leaf.rel.name, at, RowLockMode::Update, RowWait::Block)?;
                         }

@@ -162,8 +162,8 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
-mod autovacuum;
 pub mod advisory;
+mod autovacuum;
 pub mod btree;
 pub mod catalog;
 mod constraints;

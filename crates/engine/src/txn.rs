@@ -89,10 +89,10 @@ pub enum RowLockMode {
 /// `CONFLICTS[a]` bit `b` set ⇔ modes `a` and `b` held by two transactions
 /// conflict (PostgreSQL's row-lock conflict table; symmetric).
 const CONFLICTS: [u8; 4] = [
-    1 << 3,                   // KeyShare: Update
-    (1 << 2) | (1 << 3),      // Share: NoKeyUpdate, Update
+    1 << 3,                         // KeyShare: Update
+    (1 << 2) | (1 << 3),            // Share: NoKeyUpdate, Update
     (1 << 1) | (1 << 2) | (1 << 3), // NoKeyUpdate: Share, NoKeyUpdate, Update
-    0b1111,                   // Update: everything
+    0b1111,                         // Update: everything
 ];
 
 impl RowLockMode {

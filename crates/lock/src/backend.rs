@@ -704,7 +704,8 @@ impl Backend {
     /// back to it releases the locks taken since (PostgreSQL's
     /// subtransaction resource owner).
     pub fn held_locks(&self) -> Vec<(LockTag, LockMode, u32)> {
-        let mut out: Vec<(LockTag, LockMode, u32)> = self.local.table.iter().map(|l| (l.tag, l.mode, l.count)).collect();
+        let mut out: Vec<(LockTag, LockMode, u32)> =
+            self.local.table.iter().map(|l| (l.tag, l.mode, l.count)).collect();
         if let Some(owner) = self.lockfree.as_ref() {
             for (s, counts) in owner.counts.iter().enumerate() {
                 for (m, &n) in counts.iter().enumerate().filter(|(_, n)| **n > 0) {

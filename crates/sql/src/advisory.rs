@@ -107,7 +107,11 @@ pub(crate) fn as_call(query: &ast::Query) -> Result<Option<(Call, Vec<ast::Expr>
             let s = p.to_string().to_ascii_lowercase();
             ["pg_advisory", "pg_try_advisory"].iter().any(|w| s.contains(w))
         });
-        return if named { Err(SqlError::unsupported("an advisory-lock function inside a larger query")) } else { Ok(None) };
+        return if named {
+            Err(SqlError::unsupported("an advisory-lock function inside a larger query"))
+        } else {
+            Ok(None)
+        };
     };
     let ast::FunctionArguments::List(list) = &f.args else {
         return if f.args == ast::FunctionArguments::None && call.op == Op::UnlockAll {
@@ -189,11 +193,7 @@ impl SqlSession {
                 let released = eng(self.es.advisory_unlock(k, call.shared))?;
                 if !released {
                     let mode = if call.shared { "ShareLock" } else { "ExclusiveLock" };
-                    self.notice(
-                        Severity::Warning,
-                        SqlState::WARNING,
-                        format!("you don't own a lock of type {mode}"),
-                    );
+                    self.notice(Severity::Warning, SqlState::WARNING, format!("you don't own a lock of type {mode}"));
                 }
                 Some(released)
             }

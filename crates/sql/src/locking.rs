@@ -104,7 +104,8 @@ fn compare(a: &[Datum], b: &[Datum], order: &[(usize, bool, bool)]) -> Ordering 
 /// Runs `plan` with its rows locked as `locking` says: the output rows.
 pub(crate) fn run(plan: &SelectPlan, run: &mut Run<'_, '_>, locking: RowLocking) -> Result<Vec<Vec<Datum>>, SqlError> {
     let clause = locking.mode.clause();
-    let not_with = |what: &str| SqlError::new(SqlState::FEATURE_NOT_SUPPORTED, format!("{clause} is not allowed with {what}"));
+    let not_with =
+        |what: &str| SqlError::new(SqlState::FEATURE_NOT_SUPPORTED, format!("{clause} is not allowed with {what}"));
     if plan.distinct {
         return Err(not_with("DISTINCT clause"));
     }

@@ -334,8 +334,7 @@ fn key_lock_clauses(piece: &str) -> (Option<String>, Vec<RowLockMode>) {
             other => Some((format!("\u{0}{other}"), &t.span)),
         })
         .collect();
-    let line_starts: Vec<usize> =
-        std::iter::once(0).chain(piece.match_indices('\n').map(|(i, _)| i + 1)).collect();
+    let line_starts: Vec<usize> = std::iter::once(0).chain(piece.match_indices('\n').map(|(i, _)| i + 1)).collect();
     let byte_of = |l: &sqlparser::tokenizer::Location| -> Option<usize> {
         let start = *line_starts.get((l.line as usize).checked_sub(1)?)?;
         let col = (l.column as usize).checked_sub(1)?;
