@@ -306,7 +306,7 @@ fn skip_locked_job_queue_processes_every_job_exactly_once() {
         let handles: Vec<_> = (0..WORKERS)
             .map(|w| {
                 std::thread::spawn(move || {
-                    let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ (w as u64 + 1) * 0x9e37_79b9);
+                    let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ ((w as u64 + 1) * 0x9e37_79b9));
                     let mut raw = Raw::connect(port);
                     raw.startup("postgres");
                     raw.until_ready();
