@@ -708,4 +708,17 @@ mod tests {
         assert_eq!(e.code, "42601");
         assert_eq!(e.position, Some(11));
     }
+
+    #[test]
+    fn key_lock_clauses_are_read_past_sqlparser() {
+        let sql = "SELECT 'for key share' FROM t\n  FOR NO KEY UPDATE NOWAIT";
+        let (text, modes) = key_lock_clauses(sql);
+        assert_eq!(text.as_deref(), Some("SELECT 'for key share' FROM t\n  FOR        UPDATE NOWAIT"));
+        assert_eq!(modes, vec![RowLockMode::NoKeyUpdate]);
+        let (text, modes) = key_lock_clauses("select * from t for key share skip locked");
+        assert_eq!(text.as_deref(), Some("select * from t for     share skip locked"));
+        assert_eq!(modes, vec![RowLockMode::KeyShare]);
+        assert_eq!(key_lock_clauses("SELECT key FROM t FOR UPDATE"), (None, vec![]));
+        assert!(matches!(parse_one(sql, sql, 0), Ok(Parsed::Locking(_, m)) if m == vec![RowLockMode::NoKeyUpdate]));
+    }
 }
