@@ -39,7 +39,7 @@ use crate::query::plan::operand_value;
 use crate::query::{Col, Query, QueryError};
 use crate::session::Session;
 use crate::tid::Tid;
-use crate::txn::{RollbackReport, Undo, XID_DATABASE};
+use crate::txn::{RollbackReport, RowGrant, RowLockMode, RowLocking, RowWait, Undo, XID_DATABASE};
 use crate::types::{decode_row, decode_row_into, encode_row, Value};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -82,7 +82,9 @@ impl Session {
     pub fn update_rows(&mut self, query: &Query, params: &[Value], f: &mut UpdateFn<'_>) -> Result<u64> {
         let text = format!("UPDATE {}", query.tables()[0]);
         self.statement(&text, |s| {
-            s.modify_rows(query, params, &mut |row| Ok(f(row)?.map_or(Action::Keep, Action::Update)))
+            s.modify_rows(query, params, RowLockMode::NoKeyUpdate, &mut |row| {
+                Ok(f(row)?.map_or(Action::Keep, Action::Update))
+            })
         })
     }
 
@@ -98,7 +100,9 @@ impl Session {
     ) -> Result<u64> {
         let text = format!("DELETE FROM {}", query.tables()[0]);
         self.statement(&text, |s| {
-            s.modify_rows(query, params, &mut |row| Ok(if f(row)? { Action::Delete } else { Action::Keep }))
+            s.modify_rows(query, params, RowLockMode::Update, &mut |row| {
+                Ok(if f(row)? { Action::Delete } else { Action::Keep })
+            })
         })
     }
 
@@ -114,7 +118,7 @@ impl Session {
         let undone = self.undo_all();
         self.in_transaction = false;
         self.finish_txn(false);
-        self.backend.release_all();
+        self.release_xact_locks();
         self.activity.set_state(BackendState::Idle);
         undone
     }
@@ -172,7 +176,7 @@ impl Session {
             } else {
                 txns.snapshots().abort(slot, xid);
             }
-            txns.unlock_rows(&self.txn.row_locks, xid);
+            txns.unlock_rows(self.txn.row_locks.iter().map(|(k, _)| k), xid);
         }
         self.txn.clear();
         self.drop_snapshot();
@@ -180,15 +184,25 @@ impl Session {
 
     /// Applies the undo log in reverse; returns what was undone.
     fn undo_all(&mut self) -> Result<RollbackReport> {
+        self.undo_since(&crate::txn::TxnMark::default())
+    }
+
+    /// Applies the undo log in reverse back to `mark` (a savepoint's, or
+    /// the empty mark: the whole transaction); returns what was undone.
+    /// Writes after the mark that the full log could not record are
+    /// reported kept, as are DDL statements after it.
+    pub(crate) fn undo_since(&mut self, mark: &crate::txn::TxnMark) -> Result<RollbackReport> {
         let engine = Arc::clone(&self.engine);
         let pool = engine.pool();
         let versions = engine.txns().versions();
         let xid = self.txn.xid.unwrap_or(0);
+        let ddl_from = mark.ddl.min(self.txn.ddl.len());
         let mut report = RollbackReport {
-            kept_writes: self.txn.kept_writes,
-            kept_ddl: std::mem::take(&mut self.txn.ddl),
+            kept_writes: self.txn.kept_writes.saturating_sub(mark.kept_writes),
+            kept_ddl: self.txn.ddl.split_off(ddl_from),
             ..RollbackReport::default()
         };
+        self.txn.kept_writes = mark.kept_writes;
         let mut first_error = None;
         let live: HashSet<RelId> = engine.catalog().snapshot().relations.keys().copied().collect();
         // A tuple gone already (its relation truncated) counts as undone.
@@ -196,7 +210,10 @@ impl Session {
             Ok(()) | Err(HeapError::NoSuchTuple { .. }) => Ok(true),
             Err(e) => Err(EngineError::from(e)),
         };
-        for u in std::mem::take(&mut self.txn.undo).into_iter().rev() {
+        let from = mark.undo.min(self.txn.undo.len());
+        let undo = self.txn.undo.split_off(from);
+        self.txn.set_undo_bytes(mark.undo_bytes);
+        for u in undo.into_iter().rev() {
             let file = |rel| RelFileId::new(self.db, rel);
             let mut step = || -> Result<bool> {
                 Ok(match &u {
@@ -257,70 +274,103 @@ impl Session {
         Ok(x)
     }
 
-    /// Takes the write lock of row `tid` of `rel`, waiting for the
-    /// transaction that holds it (see [`crate::txn`]). Returns whether it
-    /// was newly taken and whether this had to wait.
-    fn lock_row(&mut self, rel: RelId, tid: Tid) -> Result<(bool, bool)> {
+    /// Takes the lock of row `tid` of `rel` (called `name`) in `mode`,
+    /// waiting for conflicting holders as `wait` says (see [`crate::txn`]).
+    /// Returns what was granted and whether this had to wait, or `None`
+    /// when `wait` is [`RowWait::SkipLocked`] and the row is locked.
+    /// [`RowWait::NoWait`] fails with [`EngineError::RowLockNotAvailable`].
+    pub(crate) fn lock_row(
+        &mut self,
+        rel: RelId,
+        name: &str,
+        tid: Tid,
+        mode: RowLockMode,
+        wait: RowWait,
+    ) -> Result<Option<(RowGrant, bool)>> {
         let xid = self.ensure_xid()?;
-        if self.txn.escalated.contains(&rel) {
-            return Ok((false, false));
+        let table_mode = if mode >= RowLockMode::NoKeyUpdate { LockMode::Exclusive } else { LockMode::Share };
+        match self.txn.escalated.get(&rel) {
+            Some(&m) if m >= table_mode => return Ok(Some((RowGrant::AlreadyHeld, false))),
+            Some(_) => {
+                // Escalated for share locks; an update lock needs more.
+                self.lock_relation(rel, table_mode)?;
+                self.txn.escalated.insert(rel, table_mode);
+                return Ok(Some((RowGrant::AlreadyHeld, false)));
+            }
+            None => {}
         }
         let key = (rel, tid);
         let mut waited = false;
         loop {
             self.check_interrupts()?;
-            match self.engine.txns().try_lock_row(key, xid) {
-                Ok(newly) => {
-                    if newly && self.txn.took_row_lock(key) {
+            match self.engine.txns().try_lock_row(key, xid, mode) {
+                Ok(grant) => {
+                    let before = match grant {
+                        RowGrant::AlreadyHeld => return Ok(Some((grant, waited))),
+                        RowGrant::New => None,
+                        RowGrant::Upgraded(m) => Some(m),
+                    };
+                    if self.txn.took_row_lock(key, before) {
                         // Too many rows: lock the relation against every
-                        // other writer (and VACUUM) instead.
-                        self.lock_relation(rel, LockMode::Exclusive)?;
-                        self.txn.escalated.insert(rel);
+                        // conflicting locker (and VACUUM) instead.
+                        self.lock_relation(rel, table_mode)?;
+                        self.txn.escalated.insert(rel, table_mode);
                     }
-                    return Ok((newly, waited));
+                    return Ok(Some((grant, waited)));
+                }
+                Err(_) if wait == RowWait::SkipLocked => return Ok(None),
+                Err(_) if wait == RowWait::NoWait => {
+                    return Err(EngineError::RowLockNotAvailable { relation: name.to_owned() })
                 }
                 Err(holder) => {
                     waited = true;
                     let tuple = LockTag::tuple(self.db, rel, tid.block, tid.slot);
+                    let tuple_mode = mode.tuple_lock_mode();
                     let xid_tag = LockTag::transaction_id(XID_DATABASE, holder);
-                    self.backend.lock(tuple, LockMode::Exclusive, Wait::Block)?;
+                    self.backend.lock(tuple, tuple_mode, Wait::Block)?;
                     let waited_for = self.backend.lock(xid_tag, LockMode::Share, Wait::Block);
                     if waited_for.is_ok() {
                         let _ = self.backend.unlock(xid_tag, LockMode::Share);
                     }
-                    let _ = self.backend.unlock(tuple, LockMode::Exclusive);
+                    let _ = self.backend.unlock(tuple, tuple_mode);
                     waited_for?;
                 }
             }
         }
     }
 
-    /// Gives back a row lock taken for a row that was then left unchanged.
-    fn unlock_row(&mut self, rel: RelId, tid: Tid) {
+    /// Gives back a row lock just taken (`grant`) for a row that was then
+    /// left alone.
+    pub(crate) fn unlock_row(&mut self, rel: RelId, tid: Tid, grant: RowGrant) {
+        let before = match grant {
+            RowGrant::AlreadyHeld => return,
+            RowGrant::New => None,
+            RowGrant::Upgraded(m) => Some(m),
+        };
         if let Some(xid) = self.txn.xid {
-            if self.txn.row_locks.last() == Some(&(rel, tid)) {
+            if self.txn.row_locks.last() == Some(&((rel, tid), before)) {
                 self.txn.row_locks.pop();
-                self.txn.untook_row_lock(rel);
-                self.engine.txns().unlock_rows(&[(rel, tid)], xid);
+                if before.is_none() {
+                    self.txn.untook_row_lock(rel);
+                }
+                self.engine.txns().restore_row_lock((rel, tid), xid, before);
             }
         }
     }
 
-    /// The DML driver: locks, candidates, row locks, `decide`, writes.
-    fn modify_rows(
-        &mut self,
-        query: &Query,
-        params: &[Value],
-        decide: &mut dyn FnMut(&[Value]) -> Result<Action>,
-    ) -> Result<u64> {
+    /// Resolves the one table of `query` (no joins), locks it in `mode`
+    /// (its partitions too; their indexes `RowExclusiveLock` for a writer,
+    /// `AccessShareLock` otherwise), and turns the query's equality filters
+    /// into column values.
+    fn resolve_target(&mut self, query: &Query, params: &[Value], mode: LockMode, what: &str) -> Result<Target> {
         if !query.joins().is_empty() {
-            return Err(EngineError::NotSupported("UPDATE or DELETE with a join".into()));
+            return Err(EngineError::NotSupported(format!("{what} with a join")));
         }
         if params.len() < query.param_count() {
             return Err(QueryError::ParamCount { expected: query.param_count(), got: params.len() }.into());
         }
         let name = query.tables()[0].to_owned();
-        let target = self.lock_by_name(&name, LockMode::RowExclusive)?;
+        let target = self.lock_by_name(&name, mode)?;
         if !matches!(target.rel.kind, RelKind::Table | RelKind::PartitionedTable) {
             return Err(CatalogError::WrongKind { name, expected: "a table" }.into());
         }
@@ -346,7 +396,7 @@ impl Session {
                 Some(v) => filters.push((c, v)),
             }
         }
-        let leaves: Vec<RelId> = match target.rel.partition_key {
+        let ids: Vec<RelId> = match target.rel.partition_key {
             None => vec![target.rel.id],
             Some(key) => {
                 let on_key = filters.iter().find(|(c, _)| *c == key.column).map(|(_, v)| v.clone());
@@ -358,20 +408,157 @@ impl Session {
                     .collect()
             }
         };
-        let mut count = 0;
-        for id in leaves {
+        let index_mode = if mode == LockMode::RowExclusive { LockMode::RowExclusive } else { LockMode::AccessShare };
+        let mut leaves = Vec::with_capacity(ids.len());
+        for id in ids {
             if id != target.rel.id {
-                self.lock_relation(id, LockMode::RowExclusive)?;
+                self.lock_relation(id, mode)?;
             }
             let leaf = if id == target.rel.id { Arc::clone(&target) } else { self.rel_entry(id)? };
             for ix in &leaf.indexes {
-                self.lock_relation(ix.id, LockMode::RowExclusive)?;
+                self.lock_relation(ix.id, index_mode)?;
             }
-            if !impossible {
-                count += self.modify_leaf(&leaf, &filters, decide)?;
+            leaves.push(leaf);
+        }
+        Ok(Target { filters, impossible, leaves })
+    }
+
+    /// The DML driver: locks, candidates, row locks, `decide`, writes.
+    fn modify_rows(
+        &mut self,
+        query: &Query,
+        params: &[Value],
+        mode: RowLockMode,
+        decide: &mut dyn FnMut(&[Value]) -> Result<Action>,
+    ) -> Result<u64> {
+        let t = self.resolve_target(query, params, LockMode::RowExclusive, "UPDATE or DELETE")?;
+        let mut count = 0;
+        if !t.impossible {
+            for leaf in &t.leaves {
+                count += self.modify_leaf(leaf, &t.filters, mode, decide)?;
             }
         }
         Ok(count)
+    }
+
+    /// `SELECT … FOR UPDATE | FOR NO KEY UPDATE | FOR SHARE | FOR KEY SHARE
+    /// [NOWAIT | SKIP LOCKED]` over the one table of `query` (PostgreSQL's
+    /// `LockRows` node): takes `RowShareLock` on the table, finds the rows
+    /// the snapshot sees that match the equality filters, lets `filter`
+    /// drop and order them (the residual `WHERE` and `ORDER BY`), then
+    /// locks them in that order — waiting, failing (`NOWAIT`, `55P03`) or
+    /// skipping (`SKIP LOCKED`) at a conflicting holder — until `limit`
+    /// rows are locked. A row changed since the snapshot by a transaction
+    /// that committed while this one waited is re-checked on its newest
+    /// version under `READ COMMITTED` (filters and
+    /// [`LockingFilter::recheck`]: PostgreSQL's EvalPlanQual), followed if
+    /// it moved, and dropped if deleted; under `REPEATABLE READ` it fails
+    /// with `40001`. Returns the locked rows (their newest versions).
+    pub fn select_locking(
+        &mut self,
+        query: &Query,
+        params: &[Value],
+        locking: RowLocking,
+        limit: Option<usize>,
+        filter: &mut dyn LockingFilter,
+    ) -> Result<Vec<Vec<Value>>> {
+        let text = format!("{query} {}", locking.mode.clause());
+        self.statement(&text, |s| {
+            let t = s.resolve_target(query, params, LockMode::RowShare, locking.mode.clause())?;
+            if t.impossible {
+                return Ok(Vec::new());
+            }
+            let xid = s.ensure_xid()?;
+            s.ensure_snapshot();
+            let snapshot = s.snapshot.clone().expect("taken above");
+            let mut found: Vec<(usize, Tid)> = Vec::new();
+            let mut rows = Vec::new();
+            for (i, leaf) in t.leaves.iter().enumerate() {
+                for tid in s.candidates(leaf, &t.filters, &snapshot, xid, Some(&mut rows))? {
+                    found.push((i, tid));
+                }
+            }
+            let order = filter.order(&rows)?;
+            let mut out = Vec::new();
+            for k in order {
+                if limit.is_some_and(|l| out.len() >= l) {
+                    break;
+                }
+                let (Some(&(i, tid)), Some(seen)) = (found.get(k), rows.get(k)) else {
+                    return Err(EngineError::State("a locking filter named a row that is not a candidate".into()));
+                };
+                if let Some(row) = s.lock_one(&t.leaves[i], &t.filters, tid, seen, &snapshot, xid, locking, filter)? {
+                    out.push(row);
+                }
+            }
+            Ok(out)
+        })
+    }
+
+    /// [`Session::select_locking`] for one candidate row (`seen`, at `tid`):
+    /// the row to return, or `None` to leave it out.
+    #[allow(clippy::too_many_arguments)]
+    fn lock_one(
+        &mut self,
+        leaf: &RelEntry,
+        filters: &[(usize, Value)],
+        tid: Tid,
+        seen: &[Value],
+        snapshot: &Snapshot,
+        xid: u32,
+        locking: RowLocking,
+        filter: &mut dyn LockingFilter,
+    ) -> Result<Option<Vec<Value>>> {
+        let engine = Arc::clone(&self.engine);
+        let pool = engine.pool();
+        let snaps = engine.txns().snapshots();
+        let file = RelFileId::new(self.db, leaf.rel.id);
+        let repeatable = self.isolation() == IsolationLevel::RepeatableRead;
+        let mut at = tid;
+        let mut changed = false;
+        for _ in 0..MAX_HOPS {
+            let Some((grant, _)) = self.lock_row(leaf.rel.id, &leaf.rel.name, at, locking.mode, locking.wait)? else {
+                return Ok(None);
+            };
+            let (h, bytes) = match heap::latest(pool, file, at) {
+                Ok(t) => t,
+                Err(HeapError::NoSuchTuple { .. }) => {
+                    self.unlock_row(leaf.rel.id, at, grant);
+                    return Ok(None);
+                }
+                Err(e) => return Err(e.into()),
+            };
+            // A compatible writer still at work (FOR KEY SHARE beside an
+            // UPDATE that keeps the key): the version seen stands.
+            let open = |x: u32| x != 0 && x != xid && !snaps.committed(x) && !snaps.aborted(x);
+            if !changed && (open(h.xmin) || open(h.xmax)) {
+                return Ok(Some(seen.to_vec()));
+            }
+            match judge(&engine, snapshot, xid, &h, repeatable)? {
+                Newest::Skip => {
+                    self.unlock_row(leaf.rel.id, at, grant);
+                    return Ok(None);
+                }
+                Newest::MovedTo(next) => {
+                    self.unlock_row(leaf.rel.id, at, grant);
+                    at = next;
+                    changed = true;
+                    continue;
+                }
+                Newest::Here => {}
+            }
+            let row = decode_row(&leaf.column_types, &bytes)?;
+            changed |= h.xmin != xid && !snaps.sees(snapshot, h.xmin, xid);
+            if changed && !(matches(&row, filters) && filter.recheck(&row)?) {
+                self.unlock_row(leaf.rel.id, at, grant);
+                return Ok(None);
+            }
+            return Ok(Some(row));
+        }
+        Err(EngineError::State(format!(
+            "a row of \"{}\" kept moving while it was being locked; try again",
+            leaf.rel.name
+        )))
     }
 
     /// [`Session::modify_rows`] on one relation with storage.
@@ -379,6 +566,7 @@ impl Session {
         &mut self,
         leaf: &RelEntry,
         filters: &[(usize, Value)],
+        mode: RowLockMode,
         decide: &mut dyn FnMut(&[Value]) -> Result<Action>,
     ) -> Result<u64> {
         let engine = Arc::clone(&self.engine);
@@ -390,7 +578,7 @@ impl Session {
         let repeatable = self.isolation() == IsolationLevel::RepeatableRead;
         let mut done: HashSet<Tid> = HashSet::new();
         let mut count = 0;
-        for tid in self.candidates(leaf, filters, &snapshot, xid)? {
+        for tid in self.candidates(leaf, filters, &snapshot, xid, None)? {
             if done.contains(&tid) {
                 continue;
             }
@@ -402,12 +590,10 @@ impl Session {
                         leaf.rel.name
                     )));
                 }
-                let (newly, _) = self.lock_row(leaf.rel.id, at)?;
-                let release = |s: &mut Session| {
-                    if newly {
-                        s.unlock_row(leaf.rel.id, at);
-                    }
+                let Some((grant, _)) = self.lock_row(leaf.rel.id, &leaf.rel.name, at, mode, RowWait::Block)? else {
+                    unreachable!("a blocking row lock is never skipped")
                 };
+                let release = |s: &mut Session| s.unlock_row(leaf.rel.id, at, grant);
                 let (h, bytes) = match heap::latest(pool, file, at) {
                     Ok(t) => t,
                     Err(HeapError::NoSuchTuple { .. }) => {
@@ -440,6 +626,19 @@ impl Session {
                         count += 1;
                     }
                     Action::Update(new) => {
+                        // A key update (a unique index's columns change)
+                        // needs `FOR UPDATE` strength, as PostgreSQL's
+                        // `heap_update` with `key_intact` false.
+                        let key_of =
+                            |r: &[Value], cols: &[usize]| cols.iter().map(|&c| r[c].clone()).collect::<Vec<_>>();
+                        let key_update = mode < RowLockMode::Update
+                            && leaf
+                                .indexes
+                                .iter()
+                                .any(|ix| ix.unique && key_of(&row, &ix.columns) != key_of(&new, &ix.columns));
+                        if key_update {
+                            self.lock_row(leaf.rel.id, &leaf.rel.name, at, RowLockMode::Update, RowWait::Block)?;
+                        }
                         let to = self.write_update(leaf, at, &row, new)?;
                         done.insert(at);
                         done.insert(to);
@@ -461,6 +660,7 @@ impl Session {
         filters: &[(usize, Value)],
         snapshot: &Snapshot,
         xid: u32,
+        mut rows: Option<&mut Vec<Vec<Value>>>,
     ) -> Result<Vec<Tid>> {
         let engine = Arc::clone(&self.engine);
         let pool = engine.pool();
@@ -488,7 +688,12 @@ impl Session {
                     decode_row_into(&leaf.column_types, bytes, &mut row).map(|()| matches(&row, filters))
                 });
                 match seen {
-                    Ok(Some(Ok(true))) => out.push(tid),
+                    Ok(Some(Ok(true))) => {
+                        out.push(tid);
+                        if let Some(rows) = rows.as_deref_mut() {
+                            rows.push(row.clone());
+                        }
+                    }
                     Ok(Some(Ok(false)) | None) | Err(HeapError::NoSuchTuple { .. }) => {}
                     Ok(Some(Err(e))) => return Err(e.into()),
                     Err(e) => return Err(e.into()),
@@ -504,6 +709,9 @@ impl Session {
             decode_row_into(&leaf.column_types, &bytes, &mut row)?;
             if matches(&row, filters) {
                 out.push(tid);
+                if let Some(rows) = rows.as_deref_mut() {
+                    rows.push(row.clone());
+                }
             }
         }
         Ok(out)
@@ -551,8 +759,10 @@ impl Session {
         heap::set_xmax(pool, file, tid, xid, Some(at))?;
         self.txn.log(Undo::Move { rel: leaf.rel.id, old: tid, new: at });
         self.txn.note_dead(leaf.rel.id);
-        if !self.txn.escalated.contains(&leaf.rel.id) && txns.try_lock_row((leaf.rel.id, at), xid) == Ok(true) {
-            self.txn.took_row_lock((leaf.rel.id, at));
+        if !self.txn.escalated.contains_key(&leaf.rel.id)
+            && txns.try_lock_row((leaf.rel.id, at), xid, RowLockMode::NoKeyUpdate) == Ok(RowGrant::New)
+        {
+            self.txn.took_row_lock((leaf.rel.id, at), None);
         }
         let mut ext = Extender::new(pool, &mut self.backend, config.storage.extend, config.storage.extend_max_blocks);
         let mut result = Ok(());
@@ -611,6 +821,27 @@ impl Session {
     pub fn check_interrupts(&mut self) -> Result<()> {
         self.backend.check_cancel().map_err(|_| EngineError::Canceled)
     }
+}
+
+/// A single-table statement's target, resolved and locked.
+struct Target {
+    /// Equality filters: column number and value, as the column stores it.
+    filters: Vec<(usize, Value)>,
+    /// A filter no row can match (a NULL).
+    impossible: bool,
+    /// The relations with storage to visit (partitions after pruning).
+    leaves: Vec<Arc<RelEntry>>,
+}
+
+/// What the SQL layer does with a locking `SELECT`'s rows
+/// ([`Session::select_locking`]).
+pub trait LockingFilter {
+    /// Drops and orders the candidates (rows as the snapshot sees them):
+    /// the indices of `rows` to lock, in locking order.
+    fn order(&mut self, rows: &[Vec<Value>]) -> Result<Vec<usize>>;
+    /// Whether the newest version of a row changed since the snapshot
+    /// still qualifies (EvalPlanQual's re-check of the `WHERE` clause).
+    fn recheck(&mut self, row: &[Value]) -> Result<bool>;
 }
 
 /// What a writer holding a row's write lock does with its newest version.

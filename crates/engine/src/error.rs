@@ -75,6 +75,12 @@ pub enum EngineError {
     /// The statement was cancelled ([`crate::Session::cancel_handle`]).
     #[error("canceling statement due to user request")]
     Canceled,
+    /// `NOWAIT` met a row locked by another transaction (`55P03`).
+    #[error("could not obtain lock on row in relation \"{relation}\"")]
+    RowLockNotAvailable {
+        /// The relation.
+        relation: String,
+    },
     /// A `REPEATABLE READ` transaction tried to change a row that a
     /// transaction its snapshot does not see changed (SQLSTATE `40001`).
     #[error("could not serialize access due to concurrent {0}")]
@@ -163,6 +169,7 @@ impl EngineError {
             EngineError::ObjectInUse(_) => S::OBJECT_IN_USE,
             EngineError::NoPartition { .. } => S::CHECK_VIOLATION,
             EngineError::Canceled => S::QUERY_CANCELED,
+            EngineError::RowLockNotAvailable { .. } => S::LOCK_NOT_AVAILABLE,
             EngineError::SerializationFailure(_) => S::SERIALIZATION_FAILURE,
             EngineError::XidLimit(_) => S::IO_ERROR,
         }

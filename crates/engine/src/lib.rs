@@ -163,6 +163,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+pub mod advisory;
 mod autovacuum;
 pub mod btree;
 pub mod catalog;
@@ -178,6 +179,7 @@ pub mod memory;
 pub mod mvcc;
 pub mod query;
 pub mod session;
+pub mod subxact;
 pub mod tid;
 pub mod txn;
 pub mod types;

@@ -82,6 +82,9 @@ pub struct Session {
     /// The snapshot of the running statement (`READ COMMITTED`) or of the
     /// open transaction (`REPEATABLE READ`), taken on first use.
     pub(crate) snapshot: Option<Snapshot>,
+    /// Session-level advisory locks: acquisitions per `(tag, mode)`
+    /// (`crate::advisory`).
+    pub(crate) advisory: HashMap<(LockTag, LockMode), u32>,
 }
 
 /// A prepared query: its generic plan, kept across executions and re-made
@@ -139,6 +142,7 @@ impl Session {
             clears_stale_cancel: true,
             isolation: IsolationLevel::ReadCommitted,
             snapshot: None,
+            advisory: HashMap::new(),
         })
     }
 
@@ -223,7 +227,7 @@ impl Session {
         }
         self.in_transaction = false;
         self.finish_txn(true);
-        self.backend.release_all();
+        self.release_xact_locks();
         self.activity.set_state(BackendState::Idle);
         Ok(())
     }
@@ -279,7 +283,7 @@ impl Session {
             out = self.end_statement_txn(out);
             self.drop_snapshot();
             self.isolation = IsolationLevel::ReadCommitted;
-            self.backend.release_all();
+            self.release_xact_locks();
             self.activity.set_state(BackendState::Idle);
         }
         out

@@ -3,15 +3,25 @@
 //! Row versions and snapshots are [`crate::mvcc`]'s; this module keeps
 //! what a writer needs besides:
 //!
-//! * **Row write locks.** A transaction that updates or deletes a row first
-//!   takes the row's write lock, a `(relation, TID) → xid` entry in a shared,
-//!   sharded map ([`Transactions`]), kept until the transaction ends. A second
-//!   writer that finds the entry waits exactly as PostgreSQL's
-//!   `heap_update` does: it takes the heavyweight *tuple* lock
-//!   (`LockTag::tuple`, exclusive; it orders the waiters), then waits for the
-//!   holder's *transaction id* lock (`LockTag::transaction_id`, share — the
-//!   holder has it exclusive since it got its xid), then lets both go and
-//!   retries. The waits are heavyweight lock waits, so `pg_locks` shows them
+//! * **Row locks.** A transaction that updates, deletes or locks a row
+//!   (`SELECT … FOR UPDATE | FOR NO KEY UPDATE | FOR SHARE | FOR KEY SHARE`)
+//!   first takes the row's lock in a [`RowLockMode`], a
+//!   `(relation, TID) → [(xid, mode)]` entry in a shared, sharded map
+//!   ([`Transactions`]), kept until the transaction ends (or a savepoint
+//!   before it is rolled back to). The modes and their conflicts are
+//!   PostgreSQL's `LockTupleMode`s: `UPDATE` takes `FOR NO KEY UPDATE`,
+//!   `DELETE` takes `FOR UPDATE`; two `FOR SHARE` holders coexist, and both
+//!   block a writer. A transaction asking again for a row it holds in a
+//!   weaker mode upgrades its entry (the holders list never names one xid
+//!   twice). A requester that conflicts with a holder waits exactly as
+//!   PostgreSQL's `heap_update`/`heap_lock_tuple` do: it takes the
+//!   heavyweight *tuple* lock (`LockTag::tuple`, in the mode PostgreSQL's
+//!   `tupleLockExtraInfo` gives the row-lock mode; it orders the waiters),
+//!   then waits for the holder's *transaction id* lock
+//!   (`LockTag::transaction_id`, share — the holder has it exclusive since
+//!   it got its xid), then lets both go and retries. `NOWAIT` fails at
+//!   the first conflict (`55P03`) and `SKIP LOCKED` passes the row by,
+//!   neither touching the tuple lock. The waits are heavyweight lock waits, so `pg_locks` shows them
 //!   (`tuple`, `transactionid`), lock timeouts apply and the deadlock
 //!   detector sees cycles through rows. A row's read-modify-write therefore
 //!   runs with the row owned, on its newest version: concurrent
@@ -45,8 +55,9 @@
 use crate::catalog::RelId;
 use crate::mvcc::{Horizon, Snapshots, VersionStore};
 use crate::tid::Tid;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Mutex;
+use turnstile_lock::LockMode;
 use turnstile_sync::sync::atomic::{AtomicU64, Ordering};
 
 /// Row locks a transaction takes on one relation before it locks the
@@ -61,13 +72,141 @@ const SHARDS: usize = 64;
 /// A row: relation and TID.
 pub type RowKey = (RelId, Tid);
 
+/// A row lock's strength: PostgreSQL's `LockTupleMode`, weakest first
+/// (a mode covers every weaker one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum RowLockMode {
+    /// `FOR KEY SHARE`: the row's key must not change or go away.
+    KeyShare = 0,
+    /// `FOR SHARE`: the row must not change.
+    Share = 1,
+    /// `FOR NO KEY UPDATE`, and `UPDATE`: changes that keep the key.
+    NoKeyUpdate = 2,
+    /// `FOR UPDATE`, and `DELETE`: anything.
+    Update = 3,
+}
+
+/// `CONFLICTS[a]` bit `b` set ⇔ modes `a` and `b` held by two transactions
+/// conflict (PostgreSQL's row-lock conflict table; symmetric).
+const CONFLICTS: [u8; 4] = [
+    1 << 3,                         // KeyShare: Update
+    (1 << 2) | (1 << 3),            // Share: NoKeyUpdate, Update
+    (1 << 1) | (1 << 2) | (1 << 3), // NoKeyUpdate: Share, NoKeyUpdate, Update
+    0b1111,                         // Update: everything
+];
+
+impl RowLockMode {
+    /// Whether `self` and `other`, held by two transactions, conflict.
+    pub const fn conflicts(self, other: RowLockMode) -> bool {
+        CONFLICTS[self as usize] & (1 << other as usize) != 0
+    }
+
+    /// The heavyweight tuple-lock mode a waiter for this row-lock mode
+    /// takes (PostgreSQL's `tupleLockExtraInfo`): waiters in modes that do
+    /// not conflict queue together.
+    pub const fn tuple_lock_mode(self) -> LockMode {
+        match self {
+            RowLockMode::KeyShare => LockMode::AccessShare,
+            RowLockMode::Share => LockMode::RowShare,
+            RowLockMode::NoKeyUpdate => LockMode::Exclusive,
+            RowLockMode::Update => LockMode::AccessExclusive,
+        }
+    }
+
+    /// The clause: `FOR UPDATE`, `FOR NO KEY UPDATE`, `FOR SHARE`, `FOR KEY SHARE`.
+    pub const fn clause(self) -> &'static str {
+        match self {
+            RowLockMode::KeyShare => "FOR KEY SHARE",
+            RowLockMode::Share => "FOR SHARE",
+            RowLockMode::NoKeyUpdate => "FOR NO KEY UPDATE",
+            RowLockMode::Update => "FOR UPDATE",
+        }
+    }
+}
+
+/// How a row-lock request waits for a conflicting holder.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowWait {
+    /// Waits (lock timeouts and the deadlock detector apply).
+    Block,
+    /// `NOWAIT`: fails at once (`55P03`).
+    NoWait,
+    /// `SKIP LOCKED`: passes the row by.
+    SkipLocked,
+}
+
+/// A `SELECT`'s locking clause.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowLocking {
+    /// The strength.
+    pub mode: RowLockMode,
+    /// What a conflict does.
+    pub wait: RowWait,
+}
+
+/// What [`Transactions::try_lock_row`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowGrant {
+    /// The transaction held the row in this mode or a stronger one.
+    AlreadyHeld,
+    /// Newly taken.
+    New,
+    /// The transaction's weaker mode (given) was raised.
+    Upgraded(RowLockMode),
+}
+
+/// The holders of one row's lock: pairwise compatible modes, one entry per
+/// transaction (one holder is by far the common case, kept without a heap
+/// allocation).
+#[derive(Clone, Debug)]
+enum Holders {
+    One((u32, RowLockMode)),
+    Many(Vec<(u32, RowLockMode)>),
+}
+
+impl Holders {
+    fn as_slice(&self) -> &[(u32, RowLockMode)] {
+        match self {
+            Holders::One(h) => std::slice::from_ref(h),
+            Holders::Many(v) => v,
+        }
+    }
+
+    /// Sets `xid`'s mode (adding it if absent).
+    fn set(&mut self, xid: u32, mode: RowLockMode) {
+        match self {
+            Holders::One(h) if h.0 == xid => h.1 = mode,
+            Holders::One(h) => *self = Holders::Many(vec![*h, (xid, mode)]),
+            Holders::Many(v) => match v.iter_mut().find(|h| h.0 == xid) {
+                Some(h) => h.1 = mode,
+                None => v.push((xid, mode)),
+            },
+        }
+    }
+
+    /// Removes `xid`; whether nobody holds the row any more.
+    fn remove(&mut self, xid: u32) -> bool {
+        match self {
+            Holders::One(h) => h.0 == xid,
+            Holders::Many(v) => {
+                v.retain(|h| h.0 != xid);
+                let empty = v.is_empty();
+                if let [one] = v[..] {
+                    *self = Holders::One(one);
+                }
+                empty
+            }
+        }
+    }
+}
+
 /// The shared half: snapshots and transaction status, the version store,
 /// the row write locks, and the dead-row counts the background vacuum reads.
 #[derive(Debug)]
 pub struct Transactions {
     snapshots: Snapshots,
     versions: VersionStore,
-    rows: Vec<Mutex<HashMap<RowKey, u32>>>,
+    rows: Vec<Mutex<HashMap<RowKey, Holders>>>,
     /// The last horizon computed, encoded ([`encode_horizon`]; 0: none).
     horizon: AtomicU64,
     /// Rows deleted or moved away per relation file since its last VACUUM.
@@ -157,43 +296,66 @@ impl Transactions {
         std::mem::take(&mut *self.dead.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
     }
 
-    fn shard(&self, key: &RowKey) -> std::sync::MutexGuard<'_, HashMap<RowKey, u32>> {
+    fn shard(&self, key: &RowKey) -> std::sync::MutexGuard<'_, HashMap<RowKey, Holders>> {
         // A poisoned shard only means a thread panicked while holding it;
         // the map itself is always consistent (single inserts/removes).
         self.rows[shard(key)].lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Takes the write lock of `key` for `xid`: `Ok(true)` if newly taken,
-    /// `Ok(false)` if `xid` already held it, `Err(holder)` if another
-    /// transaction holds it.
-    pub fn try_lock_row(&self, key: RowKey, xid: u32) -> Result<bool, u32> {
+    /// Takes the lock of row `key` in `mode` for `xid`, unless another
+    /// transaction holds it in a conflicting mode: `Err(holder)` names one
+    /// such transaction (the one to wait for).
+    pub fn try_lock_row(&self, key: RowKey, xid: u32, mode: RowLockMode) -> Result<RowGrant, u32> {
         let mut map = self.shard(&key);
-        match map.get(&key) {
-            Some(&h) if h == xid => Ok(false),
-            Some(&h) => Err(h),
-            None => {
-                map.insert(key, xid);
-                Ok(true)
-            }
+        let Some(holders) = map.get_mut(&key) else {
+            map.insert(key, Holders::One((xid, mode)));
+            return Ok(RowGrant::New);
+        };
+        let mine = holders.as_slice().iter().find(|h| h.0 == xid).map(|h| h.1);
+        if mine.is_some_and(|m| m >= mode) {
+            return Ok(RowGrant::AlreadyHeld);
         }
+        if let Some(&(other, _)) = holders.as_slice().iter().find(|h| h.0 != xid && h.1.conflicts(mode)) {
+            return Err(other);
+        }
+        holders.set(xid, mode);
+        Ok(mine.map_or(RowGrant::New, RowGrant::Upgraded))
     }
 
-    /// The transaction holding the write lock of `key`, if any.
-    pub fn row_holder(&self, key: RowKey) -> Option<u32> {
-        self.shard(&key).get(&key).copied()
+    /// The transactions holding a lock on `key`, with their modes.
+    pub fn row_holders(&self, key: RowKey) -> Vec<(u32, RowLockMode)> {
+        self.shard(&key).get(&key).map(|h| h.as_slice().to_vec()).unwrap_or_default()
     }
 
-    /// Releases the write locks `keys` held by `xid`.
-    pub fn unlock_rows(&self, keys: &[RowKey], xid: u32) {
+    /// Releases `xid`'s locks on the rows `keys`.
+    pub fn unlock_rows<'k>(&self, keys: impl IntoIterator<Item = &'k RowKey>, xid: u32) {
         for key in keys {
             let mut map = self.shard(key);
-            if map.get(key) == Some(&xid) {
+            if map.get_mut(key).is_some_and(|h| h.remove(xid)) {
                 map.remove(key);
             }
         }
     }
 
-    /// Row write locks currently held, over all transactions.
+    /// Puts `xid`'s lock on `key` back to `mode` (a savepoint's rollback
+    /// undoing an upgrade); `None` releases it.
+    pub(crate) fn restore_row_lock(&self, key: RowKey, xid: u32, mode: Option<RowLockMode>) {
+        let mut map = self.shard(&key);
+        match (mode, map.get_mut(&key)) {
+            (Some(m), Some(h)) => h.set(xid, m),
+            (None, Some(h)) => {
+                if h.remove(xid) {
+                    map.remove(&key);
+                }
+            }
+            (Some(m), None) => {
+                map.insert(key, Holders::One((xid, m)));
+            }
+            (None, None) => {}
+        }
+    }
+
+    /// Rows locked now, over all transactions.
     pub fn row_locks_held(&self) -> usize {
         self.rows.iter().map(|s| s.lock().map_or(0, |m| m.len())).sum()
     }
@@ -253,10 +415,14 @@ pub(crate) struct Txn {
     undo_bytes: usize,
     pub(crate) kept_writes: u64,
     pub(crate) ddl: Vec<String>,
-    pub(crate) row_locks: Vec<RowKey>,
+    /// Row locks taken, oldest first, each with the mode the transaction
+    /// held before (`None`: newly taken; a mode: upgraded from it).
+    pub(crate) row_locks: Vec<(RowKey, Option<RowLockMode>)>,
     per_rel: HashMap<RelId, usize>,
-    /// Relations locked `ExclusiveLock` after [`ESCALATE_ROWS`] row locks.
-    pub(crate) escalated: HashSet<RelId>,
+    /// Relations locked instead of their rows after [`ESCALATE_ROWS`] row
+    /// locks, with the relation lock taken (`ShareLock` for share row
+    /// locks, `ExclusiveLock` for update row locks).
+    pub(crate) escalated: HashMap<RelId, LockMode>,
     /// Rows deleted or moved away per relation (counted at commit).
     pub(crate) dead: HashMap<RelId, u64>,
 }
@@ -287,8 +453,11 @@ impl Txn {
 
     /// Records a newly taken row lock; returns whether the relation has now
     /// reached [`ESCALATE_ROWS`].
-    pub(crate) fn took_row_lock(&mut self, key: RowKey) -> bool {
-        self.row_locks.push(key);
+    pub(crate) fn took_row_lock(&mut self, key: RowKey, before: Option<RowLockMode>) -> bool {
+        self.row_locks.push((key, before));
+        if before.is_some() {
+            return false;
+        }
         let n = self.per_rel.entry(key.0).or_default();
         *n += 1;
         *n >= ESCALATE_ROWS
@@ -304,6 +473,24 @@ impl Txn {
     /// Whether anything was written (so a rollback has work to do).
     pub(crate) fn wrote(&self) -> bool {
         !self.undo.is_empty() || self.kept_writes > 0
+    }
+
+    /// Resets the undo log's byte count (after a savepoint's rollback cut
+    /// the log back).
+    pub(crate) fn set_undo_bytes(&mut self, bytes: usize) {
+        self.undo_bytes = bytes;
+    }
+
+    /// Where the transaction stands now, for a savepoint.
+    pub(crate) fn mark(&self) -> TxnMark {
+        TxnMark {
+            undo: self.undo.len(),
+            undo_bytes: self.undo_bytes,
+            kept_writes: self.kept_writes,
+            ddl: self.ddl.len(),
+            row_locks: self.row_locks.len(),
+            escalated: self.escalated.clone(),
+        }
     }
 
     /// Forgets everything (after the row locks were released).
@@ -325,6 +512,18 @@ impl Txn {
             self.dead.clear();
         }
     }
+}
+
+/// A savepoint's view of a [`Txn`]: the lengths of its logs then (the
+/// default: an empty transaction).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct TxnMark {
+    pub(crate) undo: usize,
+    pub(crate) undo_bytes: usize,
+    pub(crate) kept_writes: u64,
+    pub(crate) ddl: usize,
+    pub(crate) row_locks: usize,
+    pub(crate) escalated: HashMap<RelId, LockMode>,
 }
 
 /// Whether an index entry pointing at `tid` of relation file `file`
@@ -362,14 +561,53 @@ mod tests {
         let (a, b) = (t.snapshots().assign_xid(0).unwrap(), t.snapshots().assign_xid(1).unwrap());
         assert_ne!(a, b);
         let key = (16384, Tid::new(3, 7));
-        assert_eq!(t.try_lock_row(key, a), Ok(true));
-        assert_eq!(t.try_lock_row(key, a), Ok(false));
-        assert_eq!(t.try_lock_row(key, b), Err(a));
+        let u = RowLockMode::Update;
+        assert_eq!(t.try_lock_row(key, a, u), Ok(RowGrant::New));
+        assert_eq!(t.try_lock_row(key, a, u), Ok(RowGrant::AlreadyHeld));
+        assert_eq!(t.try_lock_row(key, b, u), Err(a));
         t.unlock_rows(&[key], b);
-        assert_eq!(t.row_holder(key), Some(a), "only the holder releases");
+        assert_eq!(t.row_holders(key), vec![(a, u)], "only the holder releases");
         t.unlock_rows(&[key], a);
-        assert_eq!(t.try_lock_row(key, b), Ok(true));
+        assert_eq!(t.try_lock_row(key, b, u), Ok(RowGrant::New));
         assert_eq!(t.row_locks_held(), 1);
+    }
+
+    #[test]
+    fn row_lock_modes_follow_postgresqls_conflict_table() {
+        use RowLockMode::*;
+        let all = [KeyShare, Share, NoKeyUpdate, Update];
+        // PostgreSQL's documentation, "Conflicting Row-Level Locks".
+        let want = |a: RowLockMode, b: RowLockMode| match (a.min(b), a.max(b)) {
+            (KeyShare, Update) => true,
+            (KeyShare, _) => false,
+            (Share, Share) => false,
+            _ => true,
+        };
+        for a in all {
+            for b in all {
+                assert_eq!(a.conflicts(b), want(a, b), "{a:?} vs {b:?}");
+                assert_eq!(a.conflicts(b), b.conflicts(a));
+            }
+        }
+    }
+
+    #[test]
+    fn two_share_holders_coexist_and_block_a_writer_until_both_leave() {
+        let t = Transactions::default();
+        let (a, b, c) = (1000, 1001, 1002);
+        let key = (16384, Tid::new(0, 1));
+        assert_eq!(t.try_lock_row(key, a, RowLockMode::Share), Ok(RowGrant::New));
+        assert_eq!(t.try_lock_row(key, b, RowLockMode::Share), Ok(RowGrant::New));
+        assert!(t.try_lock_row(key, c, RowLockMode::NoKeyUpdate).is_err());
+        assert_eq!(t.try_lock_row(key, c, RowLockMode::KeyShare), Ok(RowGrant::New));
+        t.unlock_rows(&[key], a);
+        assert_eq!(t.try_lock_row(key, c, RowLockMode::NoKeyUpdate), Err(b));
+        t.unlock_rows(&[key], b);
+        assert_eq!(t.try_lock_row(key, c, RowLockMode::NoKeyUpdate), Ok(RowGrant::Upgraded(RowLockMode::KeyShare)));
+        t.restore_row_lock(key, c, Some(RowLockMode::KeyShare));
+        assert_eq!(t.row_holders(key), vec![(c, RowLockMode::KeyShare)]);
+        t.restore_row_lock(key, c, None);
+        assert_eq!(t.row_locks_held(), 0);
     }
 
     #[test]

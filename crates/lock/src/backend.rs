@@ -699,6 +699,52 @@ impl Backend {
         self.scratch = shared;
     }
 
+    /// Every `(tag, mode)` this backend holds, with how many acquisitions
+    /// are not yet released — what a savepoint remembers so that rolling
+    /// back to it releases the locks taken since (PostgreSQL's
+    /// subtransaction resource owner).
+    pub fn held_locks(&self) -> Vec<(LockTag, LockMode, u32)> {
+        let mut out: Vec<(LockTag, LockMode, u32)> =
+            self.local.table.iter().map(|l| (l.tag, l.mode, l.count)).collect();
+        if let Some(owner) = self.lockfree.as_ref() {
+            for (s, counts) in owner.counts.iter().enumerate() {
+                for (m, &n) in counts.iter().enumerate().filter(|(_, n)| **n > 0) {
+                    let key = owner.array.keys[s].load(Ordering::Relaxed);
+                    out.push((LockTag::relation((key >> 32) as u32, key as u32), LockMode::ALL[m], n));
+                }
+            }
+        }
+        out
+    }
+
+    /// [`Self::release_all`], except that `keep(tag, mode)` acquisitions of
+    /// each held non-relation lock stay held (0: release it; at most the
+    /// count held) — the end of a transaction that keeps session-level
+    /// advisory locks (PostgreSQL's `LockReleaseAll` with `allLocks`
+    /// false).
+    pub fn release_all_except(&mut self, keep: &mut dyn FnMut(&LockTag, LockMode) -> u32) {
+        let mut kept = Vec::new();
+        for held in self.local.table.iter_mut() {
+            if held.tag.is_relation() || held.via != Via::Shared {
+                continue;
+            }
+            let n = keep(&held.tag, held.mode).min(held.count);
+            if n > 0 {
+                kept.push(LocalLock { count: n, ..*held });
+            }
+        }
+        if kept.is_empty() {
+            return self.release_all();
+        }
+        // Kept entries leave the local table first, so `release_all` does
+        // not give their grants back; they return with the kept count.
+        self.local.table.retain(|l| !kept.iter().any(|k| k.tag == l.tag && k.mode == l.mode));
+        self.release_all();
+        for k in kept {
+            self.local.table.insert_unique(local_hash(k.hash, k.mode), k, |l| local_hash(l.hash, l.mode));
+        }
+    }
+
     /// Acquires `tag` in `mode` and returns a guard that releases it when
     /// dropped — for locks held briefly, like the relation-extension lock.
     ///

@@ -132,9 +132,18 @@ impl LockTag {
         LockTag { database, field1: class_id, field2: object_id, field3: sub_id, kind: LockTagKind::Object }
     }
 
-    /// An advisory lock on a 64-bit key.
+    /// An advisory lock on a 64-bit key (`pg_advisory_lock(bigint)`): as
+    /// PostgreSQL's, the key's high half is `classid`, the low half
+    /// `objid`, and `objsubid` is 1.
     pub const fn advisory(database: u32, key: u64) -> LockTag {
-        LockTag { database, field1: (key >> 32) as u32, field2: key as u32, field3: 0, kind: LockTagKind::Advisory }
+        LockTag { database, field1: (key >> 32) as u32, field2: key as u32, field3: 1, kind: LockTagKind::Advisory }
+    }
+
+    /// An advisory lock on two 32-bit keys (`pg_advisory_lock(int, int)`):
+    /// `classid` and `objid`, `objsubid` 2 — a different lock from any
+    /// 64-bit key's.
+    pub const fn advisory_pair(database: u32, key1: u32, key2: u32) -> LockTag {
+        LockTag { database, field1: key1, field2: key2, field3: 2, kind: LockTagKind::Advisory }
     }
 
     /// The tag's kind.
@@ -200,6 +209,7 @@ impl fmt::Display for LockTag {
             LockTagKind::Tuple => write!(f, "tuple ({f2},{f3}) of relation {db}/{f1}"),
             LockTagKind::TransactionId => write!(f, "transaction {f1} in database {db}"),
             LockTagKind::Object => write!(f, "object {f1}/{f2}/{f3} of database {db}"),
+            LockTagKind::Advisory if f3 == 2 => write!(f, "advisory lock [{db},{f1},{f2},2]"),
             LockTagKind::Advisory => {
                 write!(f, "advisory lock [{db},{}]", ((f1 as u64) << 32) | f2 as u64)
             }

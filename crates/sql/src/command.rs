@@ -14,6 +14,7 @@ use crate::plan::{InsertPlan, ModifyPlan, SelectPlan};
 use sqlparser::ast;
 use std::sync::{Arc, Mutex};
 use turnstile_engine::mvcc::IsolationLevel;
+use turnstile_engine::txn::{RowLockMode, RowLocking, RowWait};
 use turnstile_lock::SqlState;
 
 /// A statement's cached plan and the catalog generation it was made at
@@ -45,8 +46,9 @@ impl<T> PlanSlot<T> {
 pub(crate) enum Command {
     /// Only whitespace and comments (EmptyQueryResponse).
     Empty,
-    /// `SELECT` (and `VALUES`, `TABLE`).
-    Select { query: Box<ast::Query>, plan: PlanSlot<SelectPlan> },
+    /// `SELECT` (and `VALUES`, `TABLE`); `locking`: its `FOR UPDATE …`
+    /// clause, taken out of `query` (which compiles as the plain query).
+    Select { query: Box<ast::Query>, plan: PlanSlot<SelectPlan>, locking: Option<RowLocking> },
     /// `INSERT`.
     Insert { insert: Box<ast::Insert>, plan: PlanSlot<InsertPlan> },
     /// `UPDATE`.
@@ -62,6 +64,15 @@ pub(crate) enum Command {
     },
     /// `COMMIT`/`END` (`commit`) or `ROLLBACK`/`ABORT`.
     End { commit: bool },
+    /// `SAVEPOINT name`.
+    Savepoint { name: String },
+    /// `RELEASE [SAVEPOINT] name`.
+    Release { name: String },
+    /// `ROLLBACK [WORK | TRANSACTION] TO [SAVEPOINT] name`.
+    RollbackTo { name: String },
+    /// `SELECT pg_advisory_…(key…)`: one advisory-lock function call as
+    /// the whole query (see `advisory.rs`).
+    Advisory { call: crate::advisory::Call, args: Vec<ast::Expr> },
     /// `SHOW name` / `SHOW ALL`.
     Show { variable: Vec<ast::Ident> },
     /// `EXPLAIN [ANALYZE] statement`.
@@ -78,13 +89,25 @@ impl Command {
     /// Classifies a parsed statement.
     pub(crate) fn classify(parsed: Parsed) -> Result<Command, SqlError> {
         use ast::Statement as S;
-        let a = match parsed {
+        let (a, modes) = match parsed {
             Parsed::Empty => return Ok(Command::Empty),
             Parsed::Pre(p) => return Ok(Command::Pre(p)),
-            Parsed::Ast(a) => a,
+            Parsed::Ast(a) => (a, Vec::new()),
+            Parsed::Locking(a, modes) => (a, modes),
         };
         Ok(match *a {
-            S::Query(query) => Command::Select { query, plan: PlanSlot::default() },
+            S::Query(query) => {
+                if let Some((call, args)) = crate::advisory::as_call(&query)? {
+                    return Ok(Command::Advisory { call, args });
+                }
+                let (query, locking) = locking_clause(query, &modes)?;
+                Command::Select { query, plan: PlanSlot::default(), locking }
+            }
+            S::Savepoint { name } => Command::Savepoint { name: crate::expr::ident_name(&name) },
+            S::ReleaseSavepoint { name } => Command::Release { name: crate::expr::ident_name(&name) },
+            S::Rollback { chain: false, savepoint: Some(name) } => {
+                Command::RollbackTo { name: crate::expr::ident_name(&name) }
+            }
             S::Insert(i) => Command::Insert { insert: Box::new(i), plan: PlanSlot::default() },
             S::Update(u) => Command::Update { update: Box::new(u), plan: PlanSlot::default() },
             S::Delete(d) => Command::Delete { delete: Box::new(d), plan: PlanSlot::default() },
@@ -96,7 +119,6 @@ impl Command {
             }
             S::Commit { chain: false, .. } => Command::End { commit: true },
             S::Rollback { chain: false, savepoint: None } => Command::End { commit: false },
-            S::Rollback { savepoint: Some(_), .. } => return Err(SqlError::unsupported("ROLLBACK TO SAVEPOINT")),
             S::ShowVariable { variable } => Command::Show { variable },
             S::Explain { analyze, statement, .. } => Command::Explain { analyze, statement },
             S::Execute { name: Some(name), parameters, using, .. } => {
@@ -120,7 +142,10 @@ impl Command {
             Command::Begin { start: true, .. } => "START".into(),
             Command::Begin { start: false, .. } => "BEGIN".into(),
             Command::End { commit: true } => "COMMIT".into(),
-            Command::End { commit: false } => "ROLLBACK".into(),
+            Command::End { commit: false } | Command::RollbackTo { .. } => "ROLLBACK".into(),
+            Command::Savepoint { .. } => "SAVEPOINT".into(),
+            Command::Release { .. } => "RELEASE".into(),
+            Command::Advisory { .. } => "SELECT".into(),
             Command::Show { .. } => "SHOW".into(),
             Command::Explain { .. } => "EXPLAIN".into(),
             Command::Execute { .. } => "EXECUTE".into(),
@@ -135,11 +160,56 @@ impl Command {
         }
     }
 
-    /// Whether the statement ends a transaction block: the only kind a
-    /// failed block still runs.
+    /// Whether the statement ends a transaction block or its failure
+    /// (`ROLLBACK TO SAVEPOINT`): the only kinds a failed block still runs.
     pub(crate) fn ends_block(&self) -> bool {
-        matches!(self, Command::End { .. })
+        matches!(self, Command::End { .. } | Command::RollbackTo { .. })
     }
+}
+
+/// Takes the locking clause out of `query`: `None` without one. `modes`
+/// are the clauses' strengths when the parser had to read `FOR NO KEY
+/// UPDATE` / `FOR KEY SHARE` as `FOR UPDATE` / `FOR SHARE` (empty
+/// otherwise). One clause, on the query's one table (`OF` naming it by
+/// name or alias); more are `0A000`.
+fn locking_clause(
+    mut query: Box<ast::Query>,
+    modes: &[RowLockMode],
+) -> Result<(Box<ast::Query>, Option<RowLocking>), SqlError> {
+    let locks = std::mem::take(&mut query.locks);
+    let [lock] = locks.as_slice() else {
+        if locks.is_empty() {
+            return Ok((query, None));
+        }
+        return Err(SqlError::unsupported("more than one locking clause"));
+    };
+    let mode = match (modes.first(), &lock.lock_type) {
+        (Some(m), _) => *m,
+        (None, ast::LockType::Update) => RowLockMode::Update,
+        (None, ast::LockType::Share) => RowLockMode::Share,
+    };
+    let wait = match lock.nonblock {
+        None => RowWait::Block,
+        Some(ast::NonBlock::Nowait) => RowWait::NoWait,
+        Some(ast::NonBlock::SkipLocked) => RowWait::SkipLocked,
+    };
+    if let (Some(of), ast::SetExpr::Select(sel)) = (&lock.of, query.body.as_ref()) {
+        let of = object_name(of)?;
+        let named = sel.from.iter().any(|t| match &t.relation {
+            ast::TableFactor::Table { name, alias, .. } => match alias {
+                Some(a) => crate::expr::ident_name(&a.name) == of,
+                None => object_name(name).is_ok_and(|n| n == of),
+            },
+            _ => false,
+        });
+        if !named {
+            return Err(SqlError::new(
+                SqlState::UNDEFINED_TABLE,
+                format!("relation \"{of}\" in {} clause not found in FROM clause", mode.clause()),
+            ));
+        }
+    }
+    Ok((query, Some(RowLocking { mode, wait })))
 }
 
 pub(crate) fn stmt_kind(s: &ast::Statement) -> String {

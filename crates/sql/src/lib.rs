@@ -54,9 +54,21 @@
 //! transaction at once ([`SqlSession::statement_failed`], PostgreSQL's
 //! `AbortTransaction`): its writes are undone through the engine's undo log
 //! and its locks released, and the block answers `25P02` until it ends
-//! (`COMMIT` then answers `ROLLBACK`). DDL is not transactional here: a
-//! rollback warns about it and it stays. Settings changed inside a block
-//! are restored when it rolls back; `SET LOCAL` ends with the block.
+//! (`COMMIT` then answers `ROLLBACK`). `SAVEPOINT`, `ROLLBACK TO SAVEPOINT`
+//! and `RELEASE SAVEPOINT` are the engine's subtransactions
+//! (`turnstile_engine::subxact`): with savepoints set, an error undoes only
+//! the work since the innermost one, and `ROLLBACK TO` clears the failure.
+//! DDL is not transactional here: a rollback warns about it and it stays.
+//! Settings changed inside a block are restored when it rolls back;
+//! `SET LOCAL` ends with the block.
+//!
+//! ## The SQL of locking
+//!
+//! `SELECT … FOR UPDATE | FOR NO KEY UPDATE | FOR SHARE | FOR KEY SHARE
+//! [OF t] [NOWAIT | SKIP LOCKED]` runs through `locking.rs` and the
+//! engine's `Session::select_locking` (row-lock modes in
+//! `turnstile_engine::txn`); the advisory-lock functions through
+//! `advisory.rs` and `turnstile_engine::advisory`.
 //!
 //! ## Interrupts
 //!
@@ -68,14 +80,16 @@
 //! ## What is not there (each is an ErrorResponse, never a crash)
 //!
 //! Subqueries, CTEs, set operations, outer joins and cross joins of tables,
-//! self-joins, window functions, `ON CONFLICT`, `RETURNING`, savepoints:
-//! `0A000` naming the construct. `VACUUM [FULL] [ANALYZE]` is the
+//! self-joins, window functions, `ON CONFLICT`, `RETURNING`; a locking
+//! clause on a join or with aggregates; an advisory-lock function inside a
+//! larger query: `0A000` naming the construct. `VACUUM [FULL] [ANALYZE]` is the
 //! engine's (reclaims dead tuples under PostgreSQL's locks); `ANALYZE`
 //! takes its lock and has no statistics to gather.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+mod advisory;
 mod command;
 mod context;
 mod copy;
@@ -85,6 +99,7 @@ mod explain;
 pub mod expr;
 mod gucs;
 mod interrupt;
+mod locking;
 pub mod parse;
 pub mod plan;
 mod prepare;

@@ -6,6 +6,7 @@ use crate::error::SqlError;
 use sqlparser::ast;
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::Parser;
+use turnstile_engine::txn::RowLockMode;
 use turnstile_lock::SqlState;
 
 /// A statement the pre-parser handles.
@@ -53,6 +54,10 @@ pub enum Parsed {
     Pre(PreStmt),
     /// Parsed by sqlparser.
     Ast(Box<ast::Statement>),
+    /// Parsed by sqlparser after its `FOR NO KEY UPDATE` / `FOR KEY SHARE`
+    /// clauses, which sqlparser does not know, were read as `FOR UPDATE` /
+    /// `FOR SHARE`: the strength of each locking clause, in order.
+    Locking(Box<ast::Statement>, Vec<RowLockMode>),
 }
 
 /// Splits `sql` at top-level semicolons: `(byte offset, text)` of each
@@ -294,15 +299,80 @@ pub fn parse_one(sql: &str, piece: &str, offset: usize) -> Result<Parsed, SqlErr
         _ => {}
     }
     let dialect = PostgreSqlDialect {};
-    match Parser::parse_sql(&dialect, piece) {
+    let (text, modes) = key_lock_clauses(piece);
+    match Parser::parse_sql(&dialect, text.as_deref().unwrap_or(piece)) {
         Ok(mut v) => match v.len() {
             0 => Ok(Parsed::Empty),
+            1 if text.is_some() => Ok(Parsed::Locking(Box::new(v.remove(0)), modes)),
             1 => Ok(Parsed::Ast(Box::new(v.remove(0)))),
             _ => {
                 Err(SqlError::new(SqlState::SYNTAX_ERROR, "cannot insert multiple commands into a prepared statement"))
             }
         },
         Err(e) => Err(parser_error(sql, piece, offset, &e.to_string())),
+    }
+}
+
+/// Finds the locking clauses of `piece` when one of them is
+/// `FOR NO KEY UPDATE` or `FOR KEY SHARE`: the text with `NO KEY` / `KEY`
+/// blanked out (same length, so error positions stay right) and the
+/// strength of every `FOR …` clause in order; `(None, [])` otherwise. Works
+/// on sqlparser's tokens, so words inside literals and comments are left
+/// alone.
+fn key_lock_clauses(piece: &str) -> (Option<String>, Vec<RowLockMode>) {
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    if !piece.to_ascii_lowercase().contains("key") {
+        return (None, Vec::new());
+    }
+    let dialect = PostgreSqlDialect {};
+    let Ok(tokens) = Tokenizer::new(&dialect, piece).tokenize_with_location() else { return (None, Vec::new()) };
+    let words: Vec<(String, &sqlparser::tokenizer::Span)> = tokens
+        .iter()
+        .filter_map(|t| match &t.token {
+            Token::Whitespace(_) => None,
+            Token::Word(w) if w.quote_style.is_none() => Some((w.value.to_ascii_lowercase(), &t.span)),
+            other => Some((format!("\u{0}{other}"), &t.span)),
+        })
+        .collect();
+    let line_starts: Vec<usize> = std::iter::once(0).chain(piece.match_indices('\n').map(|(i, _)| i + 1)).collect();
+    let byte_of = |l: &sqlparser::tokenizer::Location| -> Option<usize> {
+        let start = *line_starts.get((l.line as usize).checked_sub(1)?)?;
+        let col = (l.column as usize).checked_sub(1)?;
+        piece[start..].char_indices().nth(col).map(|(i, _)| start + i)
+    };
+    let mut blank = Vec::new();
+    let mut modes = Vec::new();
+    for (i, (w, _)) in words.iter().enumerate() {
+        if w != "for" {
+            continue;
+        }
+        let next = |k: usize| words.get(i + k).map(|(w, _)| w.as_str());
+        match (next(1), next(2), next(3)) {
+            (Some("no"), Some("key"), Some("update")) => {
+                modes.push(RowLockMode::NoKeyUpdate);
+                blank.extend([words[i + 1].1, words[i + 2].1]);
+            }
+            (Some("key"), Some("share"), _) => {
+                modes.push(RowLockMode::KeyShare);
+                blank.push(words[i + 1].1);
+            }
+            (Some("update"), _, _) => modes.push(RowLockMode::Update),
+            (Some("share"), _, _) => modes.push(RowLockMode::Share),
+            _ => {}
+        }
+    }
+    if blank.is_empty() {
+        return (None, Vec::new());
+    }
+    let mut text = piece.as_bytes().to_vec();
+    for span in blank {
+        let (Some(a), Some(b)) = (byte_of(&span.start), byte_of(&span.end)) else { return (None, Vec::new()) };
+        // `end` is the position just past the word.
+        text[a..b].fill(b' ');
+    }
+    match String::from_utf8(text) {
+        Ok(t) => (Some(t), modes),
+        Err(_) => (None, Vec::new()),
     }
 }
 
@@ -637,5 +707,18 @@ mod tests {
         let e = parse_one(sql, piece, off).unwrap_err();
         assert_eq!(e.code, "42601");
         assert_eq!(e.position, Some(11));
+    }
+
+    #[test]
+    fn key_lock_clauses_are_read_past_sqlparser() {
+        let sql = "SELECT 'for key share' FROM t\n  FOR NO KEY UPDATE NOWAIT";
+        let (text, modes) = key_lock_clauses(sql);
+        assert_eq!(text.as_deref(), Some("SELECT 'for key share' FROM t\n  FOR        UPDATE NOWAIT"));
+        assert_eq!(modes, vec![RowLockMode::NoKeyUpdate]);
+        let (text, modes) = key_lock_clauses("select * from t for key share skip locked");
+        assert_eq!(text.as_deref(), Some("select * from t for     share skip locked"));
+        assert_eq!(modes, vec![RowLockMode::KeyShare]);
+        assert_eq!(key_lock_clauses("SELECT key FROM t FOR UPDATE"), (None, vec![]));
+        assert!(matches!(parse_one(sql, sql, 0), Ok(Parsed::Locking(_, m)) if m == vec![RowLockMode::NoKeyUpdate]));
     }
 }

@@ -54,7 +54,7 @@ impl SqlSession {
     /// statement is compiled now (and its plan cached).
     fn describe(&self, st: &mut StatementInner) -> Result<(), SqlError> {
         let (params, fields) = match &st.command {
-            Command::Select { query, plan: slot } => {
+            Command::Select { query, plan: slot, .. } => {
                 let (p, params) = self.compile_into(st, slot, |c, ps| plan::compile_select(c, query, ps))?;
                 (params, Some(p.fields.clone()))
             }
@@ -66,6 +66,11 @@ impl SqlSession {
             }
             Command::Delete { delete, plan: slot } => {
                 (self.compile_into(st, slot, |c, ps| plan::compile_delete(c, delete, ps))?.1, None)
+            }
+            Command::Advisory { call, args } => {
+                let mut params = st.declared.clone();
+                crate::advisory::compile_args(args, &mut params)?;
+                (params, Some(vec![call.field()]))
             }
             Command::Show { variable } => (Vec::new(), Some(vec![text_field(&show_name(variable))])),
             Command::Explain { .. } => (Vec::new(), Some(vec![text_field("QUERY PLAN")])),
@@ -116,7 +121,7 @@ impl SqlSession {
     /// `None` for any other kind.
     pub(crate) fn select_plan(&self, st: &Statement) -> Result<Option<Arc<SelectPlan>>, SqlError> {
         match &st.inner.command {
-            Command::Select { query, plan: slot } => {
+            Command::Select { query, plan: slot, .. } => {
                 self.planned(&st.inner, slot, |c, ps| plan::compile_select(c, query, ps)).map(Some)
             }
             _ => Ok(None),

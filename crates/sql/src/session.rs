@@ -38,6 +38,8 @@ pub struct SqlSession {
     pub(crate) tx: TxStatus,
     pub(crate) prepared: HashMap<String, Statement>,
     pub(crate) cancel: CancelHandle,
+    /// The open block's savepoints, oldest first (`transaction.rs`).
+    pub(crate) savepoints: Vec<(String, turnstile_engine::subxact::Savepoint)>,
 }
 
 pub(crate) fn text_row(row: &[Datum], types: &[SqlType]) -> Vec<Option<String>> {
@@ -108,7 +110,7 @@ impl SqlSession {
             idle_in_transaction_ms: 0,
             notices: Vec::new(),
         };
-        Ok(SqlSession { ctx, es, info, tx: TxStatus::Idle, prepared: HashMap::new(), cancel })
+        Ok(SqlSession { ctx, es, info, tx: TxStatus::Idle, prepared: HashMap::new(), cancel, savepoints: Vec::new() })
     }
 
     /// The backend's pid (`pg_backend_pid()`, BackendKeyData).
@@ -213,10 +215,13 @@ impl SqlSession {
         let st = &stmt.inner;
         match &st.command {
             Command::Empty => Ok(Outcome::Empty),
-            Command::Select { query, plan: slot } => {
+            Command::Select { query, plan: slot, locking } => {
                 let plan = self.planned(st, slot, |c, ps| plan::compile_select(c, query, ps))?;
                 let values = typed_params(&st.param_types, params)?;
-                let rows = self.run_select(&plan, &values, !st.saved)?;
+                let rows = match locking {
+                    Some(l) => crate::locking::run(&plan, &mut self.run(&values, !st.saved), *l)?,
+                    None => self.run_select(&plan, &values, !st.saved)?,
+                };
                 let n = rows.len();
                 let rows = rows.iter().map(|r| text_row(r, &plan.out_types)).collect();
                 Ok(Outcome::Rows { fields: plan.fields.clone(), rows, tag: format!("SELECT {n}") })
@@ -237,6 +242,13 @@ impl SqlSession {
             }
             Command::Begin { start, isolation } => self.begin(*start, *isolation),
             Command::End { commit } => self.end_transaction(*commit),
+            Command::Savepoint { name } => self.savepoint(name),
+            Command::Release { name } => self.release_savepoint(name),
+            Command::RollbackTo { name } => self.rollback_to_savepoint(name),
+            Command::Advisory { call, args } => {
+                let values = typed_params(&st.param_types, params)?;
+                self.run_advisory(call, args, &values)
+            }
             Command::Show { variable } => self.show(variable),
             Command::Explain { analyze, statement } => self.explain(*analyze, statement),
             Command::Execute { name, parameters } => self.execute_prepared(name, parameters, params),

@@ -18,22 +18,35 @@ impl SqlSession {
     /// block stays failed (`25P02`) until `ROLLBACK` (or `COMMIT`, which
     /// answers `ROLLBACK`). Outside a block the failed statement was already
     /// undone by the engine.
+    ///
+    /// With savepoints set, only the innermost one's work is aborted now
+    /// (PostgreSQL's `AbortSubTransaction`: its writes undone, the locks
+    /// taken since it released); `ROLLBACK TO` a savepoint then clears the
+    /// failure, and `ROLLBACK` aborts the rest.
     pub fn statement_failed(&mut self) {
         if self.tx != TxStatus::InBlock {
             return;
         }
         self.tx = TxStatus::Failed;
-        self.abort_engine_transaction();
-    }
-
-    /// Undoes and ends the engine's transaction, restoring the block's
-    /// settings; warns about what could not be undone.
-    pub(crate) fn abort_engine_transaction(&mut self) {
-        self.ctx.end_xact(false);
-        if !self.es.in_transaction() {
+        if self.savepoints.is_empty() {
+            self.abort_engine_transaction();
             return;
         }
-        match self.es.rollback() {
+        let last = self.savepoints.len() - 1;
+        self.undo_to_savepoint(last);
+    }
+
+    /// Undoes the work since savepoint `index` and releases the locks taken
+    /// since; warns about what could not be undone.
+    fn undo_to_savepoint(&mut self, index: usize) {
+        let report = self.es.rollback_to(&self.savepoints[index].1);
+        self.warn_kept(report);
+    }
+
+    /// The warnings of a rollback: DDL that stays, writes the full undo log
+    /// could not record, an error while undoing.
+    fn warn_kept(&mut self, report: turnstile_engine::Result<turnstile_engine::RollbackReport>) {
+        match report {
             Ok(report) => {
                 for ddl in &report.kept_ddl {
                     self.notice(
@@ -58,6 +71,68 @@ impl SqlSession {
         }
     }
 
+    /// `SAVEPOINT name` (`25P01` outside a transaction block). A name may
+    /// be reused: the newest savepoint of a name is the one found.
+    pub(crate) fn savepoint(&mut self, name: &str) -> Result<Outcome, SqlError> {
+        if self.tx == TxStatus::Idle {
+            return Err(no_block("SAVEPOINT"));
+        }
+        let sp = eng(self.es.savepoint())?;
+        self.savepoints.push((name.to_owned(), sp));
+        Self::command("SAVEPOINT")
+    }
+
+    /// `RELEASE [SAVEPOINT] name`: forgets the savepoint and every later
+    /// one, keeping their work.
+    pub(crate) fn release_savepoint(&mut self, name: &str) -> Result<Outcome, SqlError> {
+        if self.tx == TxStatus::Idle {
+            return Err(no_block("RELEASE SAVEPOINT"));
+        }
+        let index = self.find_savepoint(name)?;
+        self.savepoints.truncate(index);
+        Self::command("RELEASE")
+    }
+
+    /// `ROLLBACK TO [SAVEPOINT] name`: undoes the work since the savepoint,
+    /// releases the locks taken since, forgets the later savepoints (the
+    /// savepoint itself stays) and clears a failed block's failure.
+    pub(crate) fn rollback_to_savepoint(&mut self, name: &str) -> Result<Outcome, SqlError> {
+        if self.tx == TxStatus::Idle {
+            return Err(no_block("ROLLBACK TO SAVEPOINT"));
+        }
+        if !self.es.in_transaction() {
+            // Failed with no savepoint set: the transaction is gone.
+            return Err(SqlError::new(
+                SqlState::INVALID_SAVEPOINT_SPECIFICATION,
+                format!("savepoint \"{name}\" does not exist"),
+            ));
+        }
+        let index = self.find_savepoint(name)?;
+        self.savepoints.truncate(index + 1);
+        self.undo_to_savepoint(index);
+        self.tx = TxStatus::InBlock;
+        Self::command("ROLLBACK")
+    }
+
+    /// The newest savepoint called `name` (`3B001` if none).
+    fn find_savepoint(&self, name: &str) -> Result<usize, SqlError> {
+        self.savepoints.iter().rposition(|(n, _)| n == name).ok_or_else(|| {
+            SqlError::new(SqlState::INVALID_SAVEPOINT_SPECIFICATION, format!("savepoint \"{name}\" does not exist"))
+        })
+    }
+
+    /// Undoes and ends the engine's transaction, restoring the block's
+    /// settings; warns about what could not be undone.
+    pub(crate) fn abort_engine_transaction(&mut self) {
+        self.ctx.end_xact(false);
+        self.savepoints.clear();
+        if !self.es.in_transaction() {
+            return;
+        }
+        let report = self.es.rollback();
+        self.warn_kept(report);
+    }
+
     pub(crate) fn end_transaction(&mut self, commit: bool) -> Result<Outcome, SqlError> {
         match self.tx {
             TxStatus::Idle => {
@@ -70,6 +145,7 @@ impl SqlSession {
             }
             TxStatus::InBlock if commit => {
                 self.tx = TxStatus::Idle;
+                self.savepoints.clear();
                 self.ctx.end_xact(true);
                 eng(self.es.commit())?;
                 Self::command("COMMIT")
@@ -79,9 +155,11 @@ impl SqlSession {
                 self.abort_engine_transaction();
                 Self::command("ROLLBACK")
             }
-            // Aborted at the error already: only the block ends.
+            // Aborted at the error already (back to the innermost
+            // savepoint, if any: the rest goes now).
             TxStatus::Failed => {
                 self.tx = TxStatus::Idle;
+                self.abort_engine_transaction();
                 Self::command("ROLLBACK")
             }
         }
@@ -108,6 +186,11 @@ impl SqlSession {
         self.ctx.stmt_ts = now_timestamp();
         Self::command(if start { "START TRANSACTION" } else { "BEGIN" })
     }
+}
+
+/// `25P01`: a savepoint statement outside a transaction block.
+fn no_block(what: &str) -> SqlError {
+    SqlError::new(SqlState::NO_ACTIVE_SQL_TRANSACTION, format!("{what} can only be used in transaction blocks"))
 }
 
 impl SqlSession {

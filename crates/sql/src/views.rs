@@ -141,17 +141,32 @@ pub fn rows(view: View, session: &mut Session, services: &mut dyn Services) -> R
             .locks_view()
             .into_iter()
             .map(|l| {
+                // The tag's fields in PostgreSQL's columns (`pg_lock_status`).
+                let (f1, f2, f3) = l.tag.fields();
+                let int = |v: u32| Datum::Int(v.into());
+                let kind = l.tag.kind();
+                let (page, tuple) = match kind {
+                    LockTagKind::Page => (int(f2), Datum::Null),
+                    LockTagKind::Tuple => (int(f2), int(f3.into())),
+                    _ => (Datum::Null, Datum::Null),
+                };
+                let xid = if kind == LockTagKind::TransactionId { int(f1) } else { Datum::Null };
+                let (classid, objid, objsubid) = match kind {
+                    LockTagKind::Object | LockTagKind::Advisory => (int(f1), int(f2), int(f3.into())),
+                    _ => (Datum::Null, Datum::Null, Datum::Null),
+                };
+                let database = if kind == LockTagKind::TransactionId { Datum::Null } else { int(l.database) };
                 vec![
                     text(l.locktype),
-                    Datum::Int(l.database.into()),
+                    database,
                     l.relation.map_or(Datum::Null, |r| Datum::Int(r.into())),
+                    page,
+                    tuple,
                     Datum::Null,
-                    Datum::Null,
-                    Datum::Null,
-                    Datum::Null,
-                    Datum::Null,
-                    Datum::Null,
-                    Datum::Null,
+                    xid,
+                    classid,
+                    objid,
+                    objsubid,
                     Datum::Null,
                     Datum::Int(i64::from(PID_BASE) + l.backend as i64),
                     text(l.mode.name()),

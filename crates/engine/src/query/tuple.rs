@@ -188,7 +188,7 @@ mod tests {
         assert_eq!(Key::of_value(&Value::Numeric("2.000".into())), Key::of_value(&Value::Numeric("2".into())));
         assert_eq!(Key::of_value(&Value::Numeric("-0.00".into())), Key::of_value(&Value::Numeric("0".into())));
         assert_ne!(Key::of_value(&Value::Numeric("10".into())), Key::of_value(&Value::Numeric("1".into())));
-        let f = |x: f64| Key::of_value(&Value::Float(crate::types::Float(x)));
+        let f = |x: f64| float_key(x);
         assert_eq!(f(0.0), f(-0.0));
         assert_eq!(f(f64::NAN), f(-f64::NAN));
         assert_ne!(f(1.0), f(2.0));
