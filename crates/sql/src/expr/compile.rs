@@ -541,6 +541,35 @@ impl Compiler<'_> {
                 }
                 return Ok((Expr::Func(fun, coerced), ty));
             }
+            "round" => {
+                arity(1..=2)?;
+                let (x, t) = self.compile(&args[0], None)?;
+                let t = if t == SqlType::Unknown { NUMERIC } else { t };
+                let no_function = |types: &[SqlType]| {
+                    let names: Vec<&str> = types.iter().map(|t| t.name()).collect();
+                    SqlError::new(
+                        SqlState::UNDEFINED_FUNCTION,
+                        format!("function round({}) does not exist", names.join(", ")),
+                    )
+                };
+                if args.len() == 1 {
+                    // round(numeric) for numeric; any other number goes to
+                    // double precision, PostgreSQL's preferred numeric type.
+                    let ty = match t {
+                        SqlType::Numeric(_) => NUMERIC,
+                        t if t.is_number() => SqlType::Float8,
+                        t => return Err(no_function(&[t])),
+                    };
+                    return Ok((Expr::Func(Func::Round, vec![self.coerce(x, t, ty)?]), ty));
+                }
+                let (n, tn) = self.compile(&args[1], Some(SqlType::Int4))?;
+                if !(t.is_integer() || matches!(t, SqlType::Numeric(_))) || !implicit_cast(tn, SqlType::Int4) {
+                    return Err(no_function(&[t, tn]));
+                }
+                let x = self.coerce(x, t, NUMERIC)?;
+                let n = self.coerce(n, tn, SqlType::Int4)?;
+                return Ok((Expr::Func(Func::Round, vec![x, n]), NUMERIC));
+            }
             "generate_series" => {
                 return Err(SqlError::unsupported("generate_series() outside FROM"));
             }

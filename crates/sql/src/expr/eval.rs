@@ -383,6 +383,21 @@ pub(super) fn call(f: Func, args: Vec<Datum>, env: &mut EvalEnv<'_>) -> Result<D
             Datum::Text(chars[from as usize..to.max(from) as usize].iter().collect())
         }
         Func::Upper => Datum::Text(text_arg(&args[0]).to_uppercase()),
+        Func::Round => match (&args[0], args.get(1)) {
+            (Datum::Float(f), None) => Datum::Float(f.round_ties_even()),
+            (Datum::Numeric(v), None) => Datum::Numeric(numeric::round(v, 0)),
+            (Datum::Numeric(v), Some(Datum::Int(n))) => {
+                let n = (*n).clamp(-1000, 1000);
+                let r = numeric::round(v, n);
+                Datum::Numeric(if n < 0 { r.with_scale(0) } else { r })
+            }
+            (other, _) => {
+                return Err(SqlError::new(
+                    SqlState::UNDEFINED_FUNCTION,
+                    format!("function round({}) does not exist", text_arg(other)),
+                ))
+            }
+        },
         Func::Abs => match &args[0] {
             Datum::Int(v) => Datum::Int(v.checked_abs().ok_or_else(int_overflow)?),
             Datum::Numeric(v) => Datum::Numeric(bigdecimal::Signed::abs(v)),
