@@ -539,7 +539,12 @@ impl Compiler<'_> {
                     }
                     coerced.push(self.coerce(x, t, ty)?);
                 }
-                return Ok((Expr::Func(fun, coerced), ty));
+                let call = Expr::Func(fun, coerced);
+                if fun == Func::Abs && matches!(ty, SqlType::Int2 | SqlType::Int4) {
+                    // abs(-2147483648) does not fit int4: checked as a cast.
+                    return Ok((Expr::Cast(Box::new(call), SqlType::Int8, ty), ty));
+                }
+                return Ok((call, ty));
             }
             "round" => {
                 arity(1..=2)?;

@@ -347,7 +347,8 @@ pub(super) fn call(f: Func, args: Vec<Datum>, env: &mut EvalEnv<'_>) -> Result<D
             Datum::Text(s) => s.chars().count() as i64,
             other => text_arg(other).chars().count() as i64,
         }),
-        Func::Lower => Datum::Text(text_arg(&args[0]).to_lowercase()),
+        // The database's collation is C: only ASCII letters change case.
+        Func::Lower => Datum::Text(text_arg(&args[0]).to_ascii_lowercase()),
         Func::Left | Func::Right | Func::Substr => {
             let chars: Vec<char> = text_arg(&args[0]).chars().collect();
             let int = |d: &Datum| match d {
@@ -382,7 +383,7 @@ pub(super) fn call(f: Func, args: Vec<Datum>, env: &mut EvalEnv<'_>) -> Result<D
             };
             Datum::Text(chars[from as usize..to.max(from) as usize].iter().collect())
         }
-        Func::Upper => Datum::Text(text_arg(&args[0]).to_uppercase()),
+        Func::Upper => Datum::Text(text_arg(&args[0]).to_ascii_uppercase()),
         Func::Round => match (&args[0], args.get(1)) {
             (Datum::Float(f), None) => Datum::Float(f.round_ties_even()),
             (Datum::Numeric(v), None) => Datum::Numeric(numeric::round(v, 0)),
