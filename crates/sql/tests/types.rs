@@ -132,6 +132,8 @@ const CASES: &[(&str, &str, &str)] = &[
         "round|round|round|round|round",
     ),
     ("SELECT round('x'::text)", "E42883", ""),
+    ("SELECT 0.1::float4::text, 'r=' || 0.1::float4", "0.1|r=0.1", ""),
+    ("SELECT 12::char(1), true::varchar(2), 1.5::varchar", "1|tr|1.5", "bpchar|varchar|varchar"),
     ("SELECT t FROM qa_t WHERE t IN ('a', 1)", "E42883", ""),
     ("SELECT i IN (100000.0, 2), c IN ('z', 'q'), current_date > '2000-01-01' FROM qa_t", "t|t|t", ""),
     ("SELECT abs(-2147483647 - 1)", "E22003", ""),

@@ -109,6 +109,10 @@ pub(super) fn cast_value(d: Datum, from: SqlType, to: SqlType) -> Result<Datum, 
             let d = Datum::Text(if trimmed.len() == s.len() { s } else { trimmed.to_owned() });
             d.cast_explicit(to)
         }
+        // A real prints with its own shortest form, not its double's.
+        (d @ Datum::Float(_), SqlType::Float4) if to.is_string() => {
+            Datum::Text(d.to_text(SqlType::Float4).unwrap_or_default()).cast_explicit(to)
+        }
         (d, _) => d.cast_explicit(to),
     }
 }
