@@ -204,7 +204,7 @@ impl ColumnType {
         if base == "numeric" || base == "decimal" {
             return match (len, scale) {
                 (None, _) => Some(ColumnType::Numeric(None)),
-                (Some(p), s) if p <= 1000 && u32::from(s.unwrap_or(0)) <= p => {
+                (Some(p), s) if p <= 1000 && s.unwrap_or(0) <= 1000 => {
                     Some(ColumnType::Numeric(Some((p as u16, s.unwrap_or(0)))))
                 }
                 _ => None,
@@ -966,7 +966,8 @@ mod tests {
         assert!(encode_row(&types[..1], &[Value::Int4(40_000)]).is_err(), "int2 range is checked");
         assert_eq!(ColumnType::parse("numeric(12, 2)"), Some(ColumnType::Numeric(Some((12, 2)))));
         assert_eq!(ColumnType::parse("numeric"), Some(ColumnType::Numeric(None)));
-        assert_eq!(ColumnType::parse("numeric(2,3)"), None);
+        assert_eq!(ColumnType::parse("numeric(2,3)"), Some(ColumnType::Numeric(Some((2, 3)))));
+        assert_eq!(ColumnType::parse("numeric(2,1001)"), None);
         assert_eq!(ColumnType::parse("double precision"), Some(ColumnType::Float8));
         assert_eq!(ColumnType::Numeric(Some((12, 2))).type_modifier(), (12 << 16 | 2) + 4);
         assert_eq!(ColumnType::Int2.type_len(), 2);

@@ -565,7 +565,17 @@ impl Datum {
                 };
                 Datum::Text(cut).cast(ty)
             }
-            (d @ Datum::Bool(_), SqlType::Varchar(_) | SqlType::Bpchar(_)) => d.cast(SqlType::Text)?.cast_explicit(ty),
+            (Datum::Null, _) => Ok(Datum::Null),
+            // Other values become their text (a boolean `true`), then cut.
+            (
+                d @ (Datum::Bool(_)
+                | Datum::Int(_)
+                | Datum::Numeric(_)
+                | Datum::Float(_)
+                | Datum::Timestamp(_)
+                | Datum::Date(_)),
+                SqlType::Varchar(_) | SqlType::Bpchar(_),
+            ) => d.cast(SqlType::Text)?.cast_explicit(ty),
             (d, ty) => d.cast(ty),
         }
     }

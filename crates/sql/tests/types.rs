@@ -125,6 +125,21 @@ const CASES: &[(&str, &str, &str)] = &[
     ("SELECT 1::integer, 2::bigint, true::boolean, CAST(3 AS smallint)", "1|2|t|3", "int4|int8|bool|int2"),
     ("SELECT substr('abc', 1, 2), CASE WHEN 1 = 1 THEN 'y' END, 1 + 1", "ab|y|2", "substr|case|?column?"),
     ("SELECT true, CASE WHEN false THEN 1 ELSE 2.5 END", "t|2.5", "?column?|case"),
+    ("SELECT CAST(1.5::float8 AS int), 'on'::bool::text, (1)::int", "2|true|1", "int4|text|int4"),
+    (
+        "SELECT round(2), round(2.5::float8), round(-2.5), round(1234.5678, 2), round(1234.5678, -2)",
+        "2|2|-3|1234.57|1200",
+        "round|round|round|round|round",
+    ),
+    ("SELECT round('x'::text)", "E42883", ""),
+    ("SELECT 0.1::float4::text, 'r=' || 0.1::float4", "0.1|r=0.1", ""),
+    ("SELECT 12::char(1), true::varchar(2), 1.5::varchar", "1|tr|1.5", "bpchar|varchar|varchar"),
+    ("SELECT t FROM qa_t WHERE t IN ('a', 1)", "E42883", ""),
+    ("SELECT i IN (100000.0, 2), c IN ('z', 'q'), current_date > '2000-01-01' FROM qa_t", "t|t|t", ""),
+    ("SELECT abs(-2147483647 - 1)", "E22003", ""),
+    ("SELECT abs(-5::int2), upper('héllo'), lower('ÉA')", "5|HéLLO|Éa", ""),
+    ("SELECT 0.00005::numeric(3,4), 0.1::numeric(3,4)", "E22003", ""),
+    ("SELECT 0.00005::numeric(3,4)", "0.0001", ""),
 ];
 
 #[test]

@@ -108,9 +108,28 @@ impl Compiler<'_> {
                 (Expr::Const(Datum::parse(&text, ty)?), ty)
             }
             A::In { expr, target: ast::InTarget::List(list), negated, .. } => {
-                let (x, t) = self.compile(expr, None)?;
-                let items = list.iter().map(|i| self.compile(i, Some(t)).map(|c| c.0)).collect::<Result<_, _>>()?;
-                (Expr::InList(Box::new(x), items, *negated), SqlType::Bool)
+                let (x, tx) = self.compile(expr, None)?;
+                let mut items = Vec::with_capacity(list.len());
+                for i in list {
+                    items.push(self.compile(i, Some(tx))?);
+                }
+                // One comparison type for all, as PostgreSQL resolves `=`
+                // between the value and each item.
+                let mut t = tx;
+                for (_, ti) in &items {
+                    t = comparison_type(t, *ti).ok_or_else(|| {
+                        SqlError::new(
+                            SqlState::UNDEFINED_FUNCTION,
+                            format!("operator does not exist: {} = {}", tx.name(), ti.name()),
+                        )
+                    })?;
+                }
+                let x = self.coerce(x, tx, t)?;
+                let mut coerced = Vec::with_capacity(items.len());
+                for (i, ti) in items {
+                    coerced.push(self.coerce(i, ti, t)?);
+                }
+                (Expr::InList(Box::new(x), coerced, *negated), SqlType::Bool)
             }
             A::Between { expr, negated, low, high } => {
                 let (lo, _) = self.binary(expr, &ast::BinaryOperator::GtEq, low)?;
@@ -375,35 +394,7 @@ impl Compiler<'_> {
                 (t, t)
             }
             _ => {
-                let t = if ta == tb {
-                    ta
-                } else if ta == SqlType::Unknown {
-                    tb
-                } else if tb == SqlType::Unknown {
-                    ta
-                } else if numeric(ta) && numeric(tb) {
-                    arith_type(ta, tb).ok_or_else(no_operator)?
-                } else if ta.is_string() && tb.is_string() {
-                    SqlType::Text
-                } else if is_ts(ta) && is_ts(tb) {
-                    if ta == SqlType::Date {
-                        tb
-                    } else {
-                        ta
-                    }
-                } else {
-                    return Err(no_operator());
-                };
-                // character(n) compares without its trailing blanks, with
-                // anything: both sides become text.
-                let t = if matches!(t, SqlType::Bpchar(_))
-                    || matches!(ta, SqlType::Bpchar(_))
-                    || matches!(tb, SqlType::Bpchar(_))
-                {
-                    SqlType::Text
-                } else {
-                    t
-                };
+                let t = comparison_type(ta, tb).ok_or_else(no_operator)?;
                 if t.is_number() || t == SqlType::Text {
                     a = self.coerce(a, ta, t)?;
                     b = self.coerce(b, tb, t)?;
@@ -480,6 +471,11 @@ impl Compiler<'_> {
             "set_config" => (Func::SetConfig, SqlType::Text, vec![SqlType::Text, SqlType::Text, SqlType::Bool]),
             "current_setting" => (Func::CurrentSetting, SqlType::Text, vec![SqlType::Text, SqlType::Bool]),
             "version" => (Func::Version, SqlType::Text, vec![]),
+            "current_date" => {
+                arity(0..=0)?;
+                let now = Expr::Func(Func::Now, vec![]);
+                return Ok((Expr::Cast(Box::new(now), SqlType::TimestampTz, SqlType::Date), SqlType::Date));
+            }
             "pg_backend_pid" => (Func::BackendPid, SqlType::Int4, vec![]),
             "pg_cancel_backend" => (Func::CancelBackend, SqlType::Bool, vec![SqlType::Int4]),
             "pg_terminate_backend" => (Func::TerminateBackend, SqlType::Bool, vec![SqlType::Int4, SqlType::Int8]),
@@ -539,7 +535,41 @@ impl Compiler<'_> {
                     }
                     coerced.push(self.coerce(x, t, ty)?);
                 }
-                return Ok((Expr::Func(fun, coerced), ty));
+                let call = Expr::Func(fun, coerced);
+                if fun == Func::Abs && matches!(ty, SqlType::Int2 | SqlType::Int4) {
+                    // abs(-2147483648) does not fit int4: checked as a cast.
+                    return Ok((Expr::Cast(Box::new(call), SqlType::Int8, ty), ty));
+                }
+                return Ok((call, ty));
+            }
+            "round" => {
+                arity(1..=2)?;
+                let (x, t) = self.compile(&args[0], None)?;
+                let t = if t == SqlType::Unknown { NUMERIC } else { t };
+                let no_function = |types: &[SqlType]| {
+                    let names: Vec<&str> = types.iter().map(|t| t.name()).collect();
+                    SqlError::new(
+                        SqlState::UNDEFINED_FUNCTION,
+                        format!("function round({}) does not exist", names.join(", ")),
+                    )
+                };
+                if args.len() == 1 {
+                    // round(numeric) for numeric; any other number goes to
+                    // double precision, PostgreSQL's preferred numeric type.
+                    let ty = match t {
+                        SqlType::Numeric(_) => NUMERIC,
+                        t if t.is_number() => SqlType::Float8,
+                        t => return Err(no_function(&[t])),
+                    };
+                    return Ok((Expr::Func(Func::Round, vec![self.coerce(x, t, ty)?]), ty));
+                }
+                let (n, tn) = self.compile(&args[1], Some(SqlType::Int4))?;
+                if !(t.is_integer() || matches!(t, SqlType::Numeric(_))) || !implicit_cast(tn, SqlType::Int4) {
+                    return Err(no_function(&[t, tn]));
+                }
+                let x = self.coerce(x, t, NUMERIC)?;
+                let n = self.coerce(n, tn, SqlType::Int4)?;
+                return Ok((Expr::Func(Func::Round, vec![x, n]), NUMERIC));
             }
             "generate_series" => {
                 return Err(SqlError::unsupported("generate_series() outside FROM"));
@@ -642,4 +672,33 @@ impl Compiler<'_> {
 /// [`Expr::Cast`] does at run time.
 pub(super) fn cast_const(d: Datum, from: SqlType, to: SqlType) -> Result<Datum, SqlError> {
     super::eval::cast_value(d, from, to)
+}
+
+/// The type two values are compared in (`=`, `<`, `IN`): the same type,
+/// the known one against an `unknown` literal, the higher number type,
+/// text for strings (a `character(n)` loses its trailing blanks, with
+/// anything), a timestamp against a date; `None` when PostgreSQL has no
+/// such operator.
+pub(super) fn comparison_type(ta: SqlType, tb: SqlType) -> Option<SqlType> {
+    let t = if ta == tb {
+        ta
+    } else if ta == SqlType::Unknown {
+        tb
+    } else if tb == SqlType::Unknown {
+        ta
+    } else if numeric(ta) && numeric(tb) {
+        arith_type(ta, tb)?
+    } else if ta.is_string() && tb.is_string() {
+        SqlType::Text
+    } else if is_ts(ta) && is_ts(tb) {
+        if ta == SqlType::Date {
+            tb
+        } else {
+            ta
+        }
+    } else {
+        return None;
+    };
+    let padded = |t: SqlType| matches!(t, SqlType::Bpchar(_));
+    Some(if padded(t) || padded(ta) || padded(tb) { SqlType::Text } else { t })
 }

@@ -109,6 +109,10 @@ pub(super) fn cast_value(d: Datum, from: SqlType, to: SqlType) -> Result<Datum, 
             let d = Datum::Text(if trimmed.len() == s.len() { s } else { trimmed.to_owned() });
             d.cast_explicit(to)
         }
+        // A real prints with its own shortest form, not its double's.
+        (d @ Datum::Float(_), SqlType::Float4) if to.is_string() => {
+            Datum::Text(d.to_text(SqlType::Float4).unwrap_or_default()).cast_explicit(to)
+        }
         (d, _) => d.cast_explicit(to),
     }
 }
@@ -347,7 +351,8 @@ pub(super) fn call(f: Func, args: Vec<Datum>, env: &mut EvalEnv<'_>) -> Result<D
             Datum::Text(s) => s.chars().count() as i64,
             other => text_arg(other).chars().count() as i64,
         }),
-        Func::Lower => Datum::Text(text_arg(&args[0]).to_lowercase()),
+        // The database's collation is C: only ASCII letters change case.
+        Func::Lower => Datum::Text(text_arg(&args[0]).to_ascii_lowercase()),
         Func::Left | Func::Right | Func::Substr => {
             let chars: Vec<char> = text_arg(&args[0]).chars().collect();
             let int = |d: &Datum| match d {
@@ -382,7 +387,22 @@ pub(super) fn call(f: Func, args: Vec<Datum>, env: &mut EvalEnv<'_>) -> Result<D
             };
             Datum::Text(chars[from as usize..to.max(from) as usize].iter().collect())
         }
-        Func::Upper => Datum::Text(text_arg(&args[0]).to_uppercase()),
+        Func::Upper => Datum::Text(text_arg(&args[0]).to_ascii_uppercase()),
+        Func::Round => match (&args[0], args.get(1)) {
+            (Datum::Float(f), None) => Datum::Float(f.round_ties_even()),
+            (Datum::Numeric(v), None) => Datum::Numeric(numeric::round(v, 0)),
+            (Datum::Numeric(v), Some(Datum::Int(n))) => {
+                let n = (*n).clamp(-1000, 1000);
+                let r = numeric::round(v, n);
+                Datum::Numeric(if n < 0 { r.with_scale(0) } else { r })
+            }
+            (other, _) => {
+                return Err(SqlError::new(
+                    SqlState::UNDEFINED_FUNCTION,
+                    format!("function round({}) does not exist", text_arg(other)),
+                ))
+            }
+        },
         Func::Abs => match &args[0] {
             Datum::Int(v) => Datum::Int(v.checked_abs().ok_or_else(int_overflow)?),
             Datum::Numeric(v) => Datum::Numeric(bigdecimal::Signed::abs(v)),

@@ -136,6 +136,9 @@ pub enum Func {
     Right,
     /// `substr(text, from [, count])`
     Substr,
+    /// `round(numeric [, scale])` (half away from zero), `round(float8)`
+    /// (half to even).
+    Round,
 }
 
 /// Aggregate functions.
@@ -320,9 +323,10 @@ pub fn parse_type_name(text: &str) -> Result<SqlType, SqlError> {
                 return invalid_mod(format!("NUMERIC precision {p} must be between 1 and 1000"))
             }
             Some(p) => {
+                // PostgreSQL 15 allows a scale beyond the precision.
                 let sc = arg2.unwrap_or(0);
-                if sc > p {
-                    return invalid_mod(format!("NUMERIC scale {sc} must be between 0 and precision {p}"));
+                if sc > 1000 {
+                    return invalid_mod(format!("NUMERIC scale {sc} must be between -1000 and 1000"));
                 }
                 SqlType::Numeric(Some((p as u16, sc as u16)))
             }

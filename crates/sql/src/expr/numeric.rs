@@ -246,14 +246,12 @@ pub fn rem(a: &BigDecimal, b: &BigDecimal) -> Result<BigDecimal, SqlError> {
 /// `numeric(precision, scale)`.
 fn field_overflow(precision: u16, scale: u16) -> SqlError {
     let before = i64::from(precision) - i64::from(scale);
-    let detail = if before > 0 {
-        format!(
-            "A field with precision {precision}, scale {scale} must round to an absolute value less than 10^{before}."
-        )
-    } else {
-        format!("A field with precision {precision}, scale {scale} must round to an absolute value less than 1.")
-    };
-    SqlError::new(SqlState::NUMERIC_VALUE_OUT_OF_RANGE, format!("numeric field overflow ({detail})"))
+    let bound = if before == 0 { "1".to_owned() } else { format!("10^{before}") };
+    let mut e = SqlError::new(SqlState::NUMERIC_VALUE_OUT_OF_RANGE, "numeric field overflow");
+    e.detail = Some(format!(
+        "A field with precision {precision}, scale {scale} must round to an absolute value less than {bound}."
+    ));
+    e
 }
 
 /// The value as a `numeric(precision, scale)` column holds it: rounded to
@@ -261,7 +259,9 @@ fn field_overflow(precision: u16, scale: u16) -> SqlError {
 /// point then exceed `precision − scale`.
 pub fn apply_typmod(d: &BigDecimal, precision: u16, scale: u16) -> Result<BigDecimal, SqlError> {
     let r = round(d, i64::from(scale));
-    let limit = BigDecimal::new(pow10(i64::from(precision) - i64::from(scale)), 0);
+    // 10^(precision − scale); below 1 when the scale exceeds the precision
+    // (`numeric(3,4)` holds values below 0.001 in magnitude).
+    let limit = BigDecimal::new(BigInt::from(1), i64::from(scale) - i64::from(precision));
     if r.abs() >= limit {
         return Err(field_overflow(precision, scale));
     }
@@ -334,6 +334,8 @@ mod tests {
         assert_eq!(to_string(&apply_typmod(&n("12345.678"), 12, 2).unwrap()), "12345.68");
         assert_eq!(apply_typmod(&n("123456.789"), 5, 2).unwrap_err().code, "22003");
         assert_eq!(apply_typmod(&n("999.995"), 5, 2).unwrap_err().code, "22003");
+        assert_eq!(to_string(&apply_typmod(&n("0.00005"), 3, 4).unwrap()), "0.0001");
+        assert_eq!(apply_typmod(&n("0.1"), 3, 4).unwrap_err().code, "22003");
         assert_eq!(to_i64_rounded(&n("2.5")), Some(3));
         assert_eq!(to_i64_rounded(&n("-2.5")), Some(-3));
         assert_eq!(to_string(&from_f64(0.1, 15).unwrap()), "0.1");

@@ -27,23 +27,33 @@ pub(super) fn field(name: &str, ty: SqlType) -> FieldInfo {
 /// a column's name, a function's, a cast's type by its internal name
 /// (`1::integer` is `int4`), `case`, else `?column?`.
 pub(super) fn figure_colname(e: &ast::Expr) -> String {
+    figure_colname_strength(e).0
+}
+
+/// The name and its strength, as PostgreSQL's `FigureColnameInternal`:
+/// 2 for a column or function name, 1 for a cast's type or `case` (an
+/// outer cast's type replaces it), 0 for `?column?`.
+fn figure_colname_strength(e: &ast::Expr) -> (String, u8) {
     let type_name = |t: &ast::DataType| {
         crate::expr::parse_type_name(&t.to_string())
             .map_or_else(|_| t.to_string().to_ascii_lowercase(), |t| t.internal_name().to_owned())
     };
     match e {
-        ast::Expr::Identifier(i) => ident_name(i),
-        ast::Expr::CompoundIdentifier(p) => p.last().map(ident_name).unwrap_or_default(),
-        ast::Expr::Function(f) => object_name(&f.name).unwrap_or_else(|_| "?column?".into()),
-        ast::Expr::Cast { expr, data_type, .. } => match figure_colname(expr).as_str() {
-            "?column?" => type_name(data_type),
-            n => n.to_owned(),
+        ast::Expr::Identifier(i) => (ident_name(i), 2),
+        ast::Expr::CompoundIdentifier(p) => (p.last().map(ident_name).unwrap_or_default(), 2),
+        ast::Expr::Function(f) => match object_name(&f.name) {
+            Ok(n) => (n, 2),
+            Err(_) => ("?column?".into(), 0),
         },
-        ast::Expr::TypedString(ts) => type_name(&ts.data_type),
-        ast::Expr::Substring { shorthand, .. } => if *shorthand { "substr" } else { "substring" }.into(),
-        ast::Expr::Nested(x) => figure_colname(x),
-        ast::Expr::Case { .. } => "case".into(),
-        _ => "?column?".into(),
+        ast::Expr::Cast { expr, data_type, .. } => match figure_colname_strength(expr) {
+            (_, s) if s <= 1 => (type_name(data_type), 1),
+            inner => inner,
+        },
+        ast::Expr::TypedString(ts) => (type_name(&ts.data_type), 1),
+        ast::Expr::Substring { shorthand, .. } => (if *shorthand { "substr" } else { "substring" }.into(), 2),
+        ast::Expr::Nested(x) => figure_colname_strength(x),
+        ast::Expr::Case { .. } => ("case".into(), 1),
+        _ => ("?column?".into(), 0),
     }
 }
 
