@@ -62,14 +62,14 @@ impl Session {
         }
         let undone = self.undo_since(&sp.txn);
         // Row locks, newest first: a lock upgraded twice goes back step by step.
-        let txns = std::sync::Arc::clone(&self.engine);
+        let engine = std::sync::Arc::clone(&self.engine);
         if let Some(xid) = self.txn.xid {
             let from = sp.txn.row_locks.min(self.txn.row_locks.len());
             for (key, before) in self.txn.row_locks.split_off(from).into_iter().rev() {
                 if before.is_none() {
                     self.txn.untook_row_lock(key.0);
                 }
-                txns.txns().restore_row_lock(key, xid, before);
+                engine.txns().restore_row_lock(key, xid, before);
             }
         }
         self.txn.escalated = sp.txn.escalated.clone();

@@ -7,9 +7,9 @@
 //! They take locks in the session's lock-manager backend, so they run as
 //! a statement of their own: a query that is exactly one such call
 //! (`SELECT pg_advisory_lock($1) [AS name]`, no `FROM`) — the form
-//! applications and psql sessions use. Called anywhere else (inside a
-//! larger expression or over a table) they are `0A000`, never a wrong
-//! answer.
+//! applications and psql sessions use. Called as an item of another select
+//! list (over a table, beside other items) they are `0A000`; nested in a
+//! larger expression, `42883` — never a wrong answer.
 
 use crate::error::{Severity, SqlError};
 use crate::expr::{object_name, Compiler, EvalEnv, Scope};
@@ -73,13 +73,22 @@ fn op_named(name: &str) -> Option<(Op, bool)> {
 
 /// `query` as one advisory-lock call, if it is `SELECT f(args) [AS name]`
 /// with `f` an advisory function and nothing else; `0A000` if an advisory
-/// function appears in a query of another shape.
+/// function is an item of a select list of another shape. (Nested deeper,
+/// the expression compiler does not know it: `42883`.)
 pub(crate) fn as_call(query: &ast::Query) -> Result<Option<(Call, Vec<ast::Expr>)>, SqlError> {
-    let text = query.to_string().to_ascii_lowercase();
-    if !text.contains("pg_advisory") && !text.contains("pg_try_advisory") {
-        return Ok(None);
-    }
     let ast::SetExpr::Select(sel) = query.body.as_ref() else { return Ok(None) };
+    // Only the select list's top-level calls are looked at: this runs for
+    // every SELECT parsed, so it must not walk or print the whole query.
+    let advisory = |e: &ast::Expr| match e {
+        ast::Expr::Function(f) => object_name(&f.name).ok().and_then(|n| op_named(&n).map(|op| (n, op, f.clone()))),
+        _ => None,
+    };
+    let mut calls = sel.projection.iter().filter_map(|p| match p {
+        ast::SelectItem::UnnamedExpr(e) => advisory(e).map(|c| (c, None)),
+        ast::SelectItem::ExprWithAlias { expr, alias } => advisory(expr).map(|c| (c, Some(crate::expr::ident_name(alias)))),
+        _ => None,
+    });
+    let Some(((name, (op, shared), f), alias)) = calls.next() else { return Ok(None) };
     let plain = query.with.is_none()
         && query.order_by.is_none()
         && query.limit_clause.is_none()
@@ -89,30 +98,10 @@ pub(crate) fn as_call(query: &ast::Query) -> Result<Option<(Call, Vec<ast::Expr>
         && sel.having.is_none()
         && sel.distinct.is_none()
         && sel.projection.len() == 1;
-    let item = match sel.projection.first() {
-        Some(ast::SelectItem::UnnamedExpr(e)) => Some((e, None)),
-        Some(ast::SelectItem::ExprWithAlias { expr, alias }) => Some((expr, Some(crate::expr::ident_name(alias)))),
-        _ => None,
-    };
-    let call = item.and_then(|(e, alias)| match e {
-        ast::Expr::Function(f) => {
-            let name = object_name(&f.name).ok()?;
-            let (op, shared) = op_named(&name)?;
-            Some((Call { op, shared, column: alias.unwrap_or(name) }, f))
-        }
-        _ => None,
-    });
-    let Some((call, f)) = call.filter(|_| plain) else {
-        let named = sel.projection.iter().any(|p| {
-            let s = p.to_string().to_ascii_lowercase();
-            ["pg_advisory", "pg_try_advisory"].iter().any(|w| s.contains(w))
-        });
-        return if named {
-            Err(SqlError::unsupported("an advisory-lock function inside a larger query"))
-        } else {
-            Ok(None)
-        };
-    };
+    if !plain {
+        return Err(SqlError::unsupported("an advisory-lock function inside a larger query"));
+    }
+    let call = Call { op, shared, column: alias.unwrap_or(name) };
     let ast::FunctionArguments::List(list) = &f.args else {
         return if f.args == ast::FunctionArguments::None && call.op == Op::UnlockAll {
             Ok(Some((call, Vec::new())))
