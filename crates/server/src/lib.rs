@@ -81,6 +81,7 @@
 #![warn(missing_docs)]
 
 mod backend;
+mod binary;
 pub mod frame;
 pub mod output;
 mod server;

@@ -93,9 +93,16 @@ impl Output {
 
     /// Appends a `RowDescription` of text-format columns.
     pub fn row_description(&mut self, fields: &[turnstile_sql::FieldInfo]) {
+        self.row_description_formats(fields, &[]);
+    }
+
+    /// Appends a `RowDescription` whose column `i` is in format
+    /// `formats[i]` (text where `formats` is shorter).
+    pub fn row_description_formats(&mut self, fields: &[turnstile_sql::FieldInfo], formats: &[i16]) {
         let fields = fields
             .iter()
-            .map(|f| {
+            .enumerate()
+            .map(|(i, f)| {
                 FieldDescription::new(
                     f.name.clone(),
                     f.table_oid as i32,
@@ -103,7 +110,7 @@ impl Output {
                     f.type_oid,
                     f.type_len,
                     f.type_modifier,
-                    FORMAT_CODE_TEXT,
+                    formats.get(i).copied().unwrap_or(FORMAT_CODE_TEXT),
                 )
             })
             .collect();
@@ -124,6 +131,38 @@ impl Output {
         }
         let msg = DataRow::new(self.row.split(), values.len() as i16);
         self.push(&msg);
+    }
+
+    /// Appends one `DataRow` whose column `i` (of type `type_oids[i]`) is
+    /// sent in format `formats[i]`. The SQL layer's text is re-encoded by
+    /// the type's `send` for binary columns; on an error nothing is
+    /// appended.
+    pub(crate) fn data_row_formats(
+        &mut self,
+        values: &[Option<String>],
+        type_oids: &[u32],
+        formats: &[i16],
+    ) -> Result<(), turnstile_sql::SqlError> {
+        self.row.clear();
+        for (i, v) in values.iter().enumerate() {
+            match v {
+                None => self.row.put_i32(-1),
+                Some(s) if formats.get(i).copied().unwrap_or(FORMAT_CODE_TEXT) == FORMAT_CODE_TEXT => {
+                    self.row.put_i32(s.len() as i32);
+                    self.row.put_slice(s.as_bytes());
+                }
+                Some(s) => {
+                    let len_at = self.row.len();
+                    self.row.put_i32(0);
+                    crate::binary::send(type_oids.get(i).copied().unwrap_or(0), s, &mut self.row)?;
+                    let len = (self.row.len() - len_at - 4) as i32;
+                    self.row[len_at..len_at + 4].copy_from_slice(&len.to_be_bytes());
+                }
+            }
+        }
+        let msg = DataRow::new(self.row.split(), values.len() as i16);
+        self.push(&msg);
+        Ok(())
     }
 
     /// Bytes pending.
