@@ -661,7 +661,7 @@ fn no_portal(name: &str) -> Failure {
 /// says so).
 fn push_error(out: &mut Output, e: &SqlError, fatal: bool) {
     let severity = if fatal { Severity::Fatal } else { e.severity };
-    out.error(severity, e.code, &e.message, e.detail.as_deref(), e.hint.as_deref(), e.position);
+    out.sql_error(severity, e);
 }
 
 fn message_name(m: &Msg) -> &'static str {

@@ -80,6 +80,32 @@ impl Output {
         let _ = ErrorResponse::new(fields).encode(&mut self.buf);
     }
 
+    /// Appends `e` as an `ErrorResponse` with `severity`, with every field
+    /// PostgreSQL would set: `S`, `V`, `C`, `M`, then `D`, `H`, `P`, `s`,
+    /// `t`, `c`, `d`, `n` where the error has them.
+    pub fn sql_error(&mut self, severity: Severity, e: &turnstile_sql::SqlError) {
+        let mut fields = vec![
+            (b'S', severity.name().to_owned()),
+            (b'V', severity.name().to_owned()),
+            (b'C', e.code.to_string()),
+            (b'M', e.message.clone()),
+        ];
+        let none = turnstile_sql::ErrorObject::default();
+        let o = e.object.as_deref().unwrap_or(&none);
+        let optional = [
+            (b'D', e.detail.clone()),
+            (b'H', e.hint.clone()),
+            (b'P', e.position.map(|p| p.to_string())),
+            (b's', o.schema.clone()),
+            (b't', o.table.clone()),
+            (b'c', o.column.clone()),
+            (b'd', o.datatype.clone()),
+            (b'n', o.constraint.clone()),
+        ];
+        fields.extend(optional.into_iter().filter_map(|(k, v)| v.map(|v| (k, v))));
+        let _ = ErrorResponse::new(fields).encode(&mut self.buf);
+    }
+
     /// Appends a `NoticeResponse`.
     pub fn notice(&mut self, severity: Severity, code: SqlState, message: &str) {
         let fields = vec![

@@ -98,7 +98,7 @@ mod utility;
 pub mod value;
 pub mod views;
 
-pub use error::{Notice, Severity, SqlError};
+pub use error::{ErrorObject, Notice, Severity, SqlError};
 pub use interrupt::CancelHandle;
 pub use session::{SqlSession, TxStatus};
 pub use shared::{BackendInfo, Shared, SqlEngine};
