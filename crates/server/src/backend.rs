@@ -8,7 +8,6 @@
 //! Output accumulates in [`Output`] and is written once per `Sync`, simple
 //! `Query` or `Flush`.
 
-use crate::binary::{self, Counted};
 use crate::frame::{FrameError, Reader};
 use crate::output::{Output, OUTPUT_FLUSH_BYTES};
 use crate::shared::Shared;
@@ -25,6 +24,7 @@ use pgwire::messages::startup::{Authentication, BackendKeyData, ParameterStatus,
 use pgwire::messages::PgWireFrontendMessage as Msg;
 use std::collections::HashMap;
 use std::time::Duration;
+use turnstile_sql::binary::{self, Counted};
 use turnstile_sql::{CopyIn, Outcome, Severity, SqlError, SqlSession, SqlState, Statement, TxStatus};
 use turnstile_sync::sync::counter::Ordering;
 
@@ -367,8 +367,9 @@ impl Backend<'_> {
                 self.send_rows(rows.iter())?;
                 self.out.push(&CommandComplete::new(tag));
             }
-            Outcome::CopyOut { columns, lines, tag } => {
-                self.out.push(&CopyOutResponse::new(0, columns as i16, vec![0; columns]));
+            Outcome::CopyOut { columns, lines, tag, binary } => {
+                let format = i16::from(binary);
+                self.out.push(&CopyOutResponse::new(format as i8, columns as i16, vec![format; columns]));
                 for line in lines {
                     self.out.push(&CopyData::new(line.into()));
                     if self.out.len() > OUTPUT_FLUSH_BYTES {
@@ -388,7 +389,8 @@ impl Backend<'_> {
     /// PostgreSQL; any other message fails the COPY.
     fn copy_in(&mut self, mut copy: CopyIn) -> Result<(), Failure> {
         let columns = copy.columns();
-        self.out.push(&CopyInResponse::new(0, columns as i16, vec![0; columns]));
+        let format = i16::from(copy.binary());
+        self.out.push(&CopyInResponse::new(format as i8, columns as i16, vec![format; columns]));
         self.flush().map_err(|_| Failure::Disconnect)?;
         loop {
             let msg = match self.reader.read_message(&mut self.stream) {

@@ -81,7 +81,6 @@
 #![warn(missing_docs)]
 
 mod backend;
-mod binary;
 pub mod frame;
 pub mod output;
 mod server;

@@ -180,7 +180,7 @@ impl Output {
                 Some(s) => {
                     let len_at = self.row.len();
                     self.row.put_i32(0);
-                    crate::binary::send(type_oids.get(i).copied().unwrap_or(0), s, &mut self.row)?;
+                    turnstile_sql::binary::send(type_oids.get(i).copied().unwrap_or(0), s, &mut self.row)?;
                     let len = (self.row.len() - len_at - 4) as i32;
                     self.row[len_at..len_at + 4].copy_from_slice(&len.to_be_bytes());
                 }

@@ -76,6 +76,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+pub mod binary;
 mod command;
 mod context;
 mod copy;

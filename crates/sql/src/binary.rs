@@ -1,9 +1,9 @@
 //! PostgreSQL's binary format (format code 1): each type's `send` and `recv`
-//! functions, byte for byte as PostgreSQL 15 defines them.
+//! functions, byte for byte as PostgreSQL 15 defines them, for the
+//! protocol's parameters and results and for `COPY … (FORMAT binary)`.
 //!
 //! The SQL layer takes parameters and returns values in their text form
-//! (PostgreSQL's `*in`/`*out` functions). The protocol layer translates at
-//! the door: a binary parameter is decoded by its type's `recv` and handed on
+//! (PostgreSQL's `*in`/`*out` functions). Binary is translated at the door: a binary parameter is decoded by its type's `recv` and handed on
 //! as the text its `out` function would print ([`recv`]); a value in a
 //! binary result column is the canonical text the SQL layer printed,
 //! re-encoded by its type's `send` ([`send`]). Both directions are exact:
@@ -31,17 +31,18 @@
 //! The tests hold every type to bytes recorded from PostgreSQL 15's
 //! `*send` functions.
 
+use crate::error::SqlError;
 use bytes::{BufMut, BytesMut};
 use std::fmt::Write as _;
-use turnstile_sql::{SqlError, SqlState};
+use turnstile_lock::SqlState;
 
 /// `22P03` (`invalid_binary_representation`).
 const INVALID_BINARY_REPRESENTATION: SqlState = SqlState::from_code("22P03");
 
 /// Format code 0: text.
-pub(crate) const TEXT: i16 = 0;
+pub const TEXT: i16 = 0;
 /// Format code 1: binary.
-pub(crate) const BINARY: i16 = 1;
+pub const BINARY: i16 = 1;
 
 const BOOL: u32 = 16;
 const BYTEA: u32 = 17;
@@ -64,7 +65,7 @@ const TIMESTAMPTZ: u32 = 1184;
 const NUMERIC: u32 = 1700;
 
 /// Whether type `oid` has a binary form here.
-pub(crate) fn supported(oid: u32) -> bool {
+pub fn supported(oid: u32) -> bool {
     matches!(
         oid,
         BOOL | BYTEA
@@ -92,7 +93,7 @@ pub(crate) fn supported(oid: u32) -> bool {
 /// PostgreSQL reads them: no code = all text, one code = for every value,
 /// else one code per value. `what` names the values for the error
 /// (`parameter`/`result`).
-pub(crate) fn formats(codes: &[i16], n: usize, what: Counted) -> Result<Vec<i16>, SqlError> {
+pub fn formats(codes: &[i16], n: usize, what: Counted) -> Result<Vec<i16>, SqlError> {
     let all = match codes {
         [] => return Ok(vec![TEXT; n]),
         [one] => *one,
@@ -121,7 +122,7 @@ pub(crate) fn formats(codes: &[i16], n: usize, what: Counted) -> Result<Vec<i16>
 
 /// What a list of format codes counts.
 #[derive(Clone, Copy, Debug)]
-pub(crate) enum Counted {
+pub enum Counted {
     /// Bind's parameters.
     Parameters,
     /// A portal's result columns.
@@ -137,7 +138,7 @@ fn check_code(code: i16) -> Result<i16, SqlError> {
 
 /// Decodes binary parameter number `index` (0-based) of type `oid` into
 /// the text form the type's input function reads.
-pub(crate) fn recv(oid: u32, data: &[u8], index: usize) -> Result<String, SqlError> {
+pub fn recv(oid: u32, data: &[u8], index: usize) -> Result<String, SqlError> {
     let mut r = Reader { data, pos: 0 };
     let text = match oid {
         BOOL => (if r.u8()? != 0 { "t" } else { "f" }).to_owned(),
@@ -203,7 +204,7 @@ pub(crate) fn recv(oid: u32, data: &[u8], index: usize) -> Result<String, SqlErr
 
 /// Appends the binary form of a value of type `oid` whose text form (as the
 /// type's output function prints it) is `text`.
-pub(crate) fn send(oid: u32, text: &str, out: &mut BytesMut) -> Result<(), SqlError> {
+pub fn send(oid: u32, text: &str, out: &mut BytesMut) -> Result<(), SqlError> {
     match oid {
         BOOL => out.put_u8(match text {
             "t" | "true" => 1,
@@ -233,7 +234,7 @@ pub(crate) fn send(oid: u32, text: &str, out: &mut BytesMut) -> Result<(), SqlEr
 }
 
 fn type_name(oid: u32) -> String {
-    turnstile_sql::value::SqlType::from_oid(oid)
+    crate::value::SqlType::from_oid(oid)
         .filter(|t| t.oid() == oid)
         .map(|t| t.name().to_owned())
         .unwrap_or_else(|| format!("with OID {oid}"))
