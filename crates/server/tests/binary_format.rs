@@ -222,3 +222,21 @@ fn flush_sends_at_once_and_errors_are_not_held_for_sync() {
     assert_eq!(msgs.len(), 1, "{msgs:?}");
     assert!(matches!(msgs[0], B::ReadyForQuery(_)));
 }
+
+/// node-postgres sends every JavaScript `Date` as text with an offset;
+/// `timestamp` ignores it, as PostgreSQL does.
+#[test]
+fn timestamp_parameter_with_utc_offset_is_accepted() {
+    let srv = TestServer::start(Profile::Scalable, &[]);
+    let mut raw = srv.raw("postgres");
+    raw.query("CREATE TABLE ts (t timestamp)");
+    raw.send(&[
+        parse("", "INSERT INTO ts VALUES ($1)", &[1114]),
+        bind("", vec![], vec![Some(b"2024-01-02T03:04:05.123+00:00".to_vec())], vec![]),
+        execute(),
+        sync(),
+    ]);
+    let msgs = raw.until_ready();
+    assert_eq!(error_code(&msgs), None, "{msgs:?}");
+    assert_eq!(rows(&raw.query("SELECT t FROM ts"))[0], vec![Some(b"2024-01-02 03:04:05.123".to_vec())]);
+}

@@ -94,6 +94,7 @@ mod settings;
 mod shared;
 mod statement;
 mod sync;
+mod timestamp_input;
 mod transaction;
 mod utility;
 pub mod value;

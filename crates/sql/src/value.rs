@@ -236,7 +236,7 @@ impl Hash for Datum {
 }
 
 /// Days from 0000-03-01 style civil conversion (Howard Hinnant's algorithm).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+pub(crate) fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = if y >= 0 { y } else { y - 399 } / 400;
     let yoe = y - era * 400;
@@ -295,6 +295,7 @@ fn format_timestamp(t: i64, out: &mut String, tz: bool) {
     }
 }
 
+#[cfg(test)]
 fn parse_timestamp(s: &str) -> Option<i64> {
     let s = s.trim();
     let (date, time) = match s.split_once([' ', 'T']) {
@@ -397,7 +398,9 @@ impl Datum {
                 if t.eq_ignore_ascii_case("now") {
                     Datum::Timestamp(now_timestamp())
                 } else {
-                    Datum::Timestamp(parse_timestamp(t).ok_or_else(|| bad_input(ty, s))?)
+                    Datum::Timestamp(
+                        crate::timestamp_input::parse(t, ty == SqlType::TimestampTz).ok_or_else(|| bad_input(ty, s))?,
+                    )
                 }
             }
             SqlType::Bpchar(n) => Datum::Text(pad_char(s, n)?),
