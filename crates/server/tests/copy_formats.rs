@@ -60,6 +60,14 @@ fn text_and_csv_options_as_postgresql() {
     // A quoted empty string is a value, an unquoted one NULL.
     let (out, _) = copy_out(&mut raw, "COPY (SELECT id FROM cp WHERE name IS NULL) TO STDOUT");
     assert_eq!(String::from_utf8(out).unwrap(), "2\n6\n");
+    // psycopg2's copy_from with a header line it did not ask to skip.
+    let msgs = copy_in(&mut raw, "COPY cp FROM STDIN WITH CSV HEADER DELIMITER ','", b"id,name,flag\n9|nine|t\n");
+    assert_eq!(error_code(&msgs).as_deref(), Some("22P04"), "{msgs:?}");
+    let message = msgs.iter().find_map(|m| match m {
+        B::ErrorResponse(e) => e.fields.iter().find(|(k, _)| *k == b'M').map(|(_, v)| v.clone()),
+        _ => None,
+    });
+    assert_eq!(message.as_deref(), Some("missing data for column \"name\" (COPY cp, line 2)"));
     for (sql, code) in [
         ("COPY cp TO STDOUT (FORMAT binary, DELIMITER ',')", "42601"),
         ("COPY cp TO STDOUT (FORMAT text, QUOTE '\"')", "0A000"),

@@ -377,13 +377,14 @@ pub struct CopyProgress {
     /// The header line (text/CSV `HEADER`) or the binary file header has
     /// been read.
     pub(crate) header_done: bool,
+    /// Lines (tuples) read so far, the header line included.
+    pub(crate) lines: u64,
+    /// The target columns' names, for messages.
+    pub(crate) names: Vec<String>,
 }
 
 fn bad_copy(copy: &CopyIn, what: &str) -> SqlError {
-    SqlError::new(
-        SqlState::BAD_COPY_FILE_FORMAT,
-        format!("{what} (COPY {}, line {})", copy.table, copy.count + copy.batch.len() as u64 + 1),
-    )
+    SqlError::new(SqlState::BAD_COPY_FILE_FORMAT, format!("{what} (COPY {}, line {})", copy.table, copy.progress.lines))
 }
 
 /// Rows per engine call while COPY streams in.
@@ -434,6 +435,7 @@ impl SqlSession {
                 copy.done = true;
                 return Ok(start);
             }
+            copy.progress.lines += 1;
             if copy.options.header && !copy.progress.header_done {
                 copy.progress.header_done = true;
                 continue;
@@ -450,12 +452,11 @@ impl SqlSession {
                     .collect()
             };
             if fields.len() != copy.targets.len() {
-                let what = if fields.len() < copy.targets.len() {
-                    "missing data for column"
-                } else {
-                    "extra data after last expected column"
+                let what = match copy.progress.names.get(fields.len()) {
+                    Some(name) if fields.len() < copy.targets.len() => format!("missing data for column \"{name}\""),
+                    _ => "extra data after last expected column".to_owned(),
                 };
-                return Err(bad_copy(copy, what));
+                return Err(bad_copy(copy, &what));
             }
             let mut row = vec![Value::Null; copy.types.len()];
             for (f, &t) in fields.iter().zip(&copy.targets) {
@@ -502,6 +503,7 @@ impl SqlSession {
             // One tuple: int16 field count, then (int32 length, bytes) each.
             let Some(count) = buf.get(pos..pos + 2) else { return Ok(pos) };
             let count = i16::from_be_bytes([count[0], count[1]]);
+            copy.progress.lines += 1;
             if count == -1 {
                 copy.done = true;
                 return Ok(pos + 2);

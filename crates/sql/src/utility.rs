@@ -103,6 +103,7 @@ impl SqlSession {
                         })
                         .collect::<Result<Vec<_>, _>>()?
                 };
+                let names = targets.iter().map(|&t| def.names[t].clone()).collect();
                 let mut copy = CopyIn {
                     table: table.clone(),
                     types: def.types,
@@ -112,8 +113,8 @@ impl SqlSession {
                     batch: Vec::new(),
                     count: 0,
                     done: false,
+                    progress: crate::copy::CopyProgress { names, ..Default::default() },
                     options: options.clone(),
-                    progress: Default::default(),
                 };
                 match file {
                     None => Ok(Outcome::CopyIn(copy)),
