@@ -101,6 +101,16 @@ fn binary_copy_both_ways_matches_postgresql() {
         "{msgs:?}"
     );
     assert_eq!(out, hex(PG_BINARY));
+    // As PostgreSQL: the file header travels with the first tuple, the
+    // trailer alone.
+    let sizes: Vec<usize> = msgs
+        .iter()
+        .filter_map(|m| match m {
+            B::CopyData(d) => Some(d.data.len()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(sizes, vec![19 + 22, 19, 2]);
     // A wrong signature and a wrong field count are 22P04.
     let msgs = copy_in(&mut raw, "COPY cb FROM STDIN (FORMAT binary)", b"PGCOPY\nXX\r\n\0\0\0\0\0\0\0\0\0");
     assert_eq!(error_code(&msgs).as_deref(), Some("22P04"), "{msgs:?}");

@@ -299,8 +299,9 @@ fn csv_field(s: &str, o: &CopyOptions, out: &mut Vec<u8>) {
     out.push(o.quote);
 }
 
-/// The CopyData payloads of a COPY TO: the header (column names, or the
-/// binary header), one per row, and the binary trailer.
+/// The CopyData payloads of a COPY TO, as PostgreSQL splits them: the
+/// header line (text/CSV `HEADER`), one per row, and for binary the file
+/// header in front of the first row and the trailer alone.
 pub(crate) fn copy_out_lines(
     names: &[String],
     types: &[SqlType],
@@ -310,12 +311,15 @@ pub(crate) fn copy_out_lines(
     let mut lines = Vec::with_capacity(rows.len() + 2);
     match o.format {
         CopyFormat::Binary => {
+            // The file header goes out in the first message with the first
+            // tuple (or the trailer), as PostgreSQL sends it; psycopg's
+            // parser expects it there.
             let mut head = BINARY_SIGNATURE.to_vec();
             head.extend_from_slice(&0i32.to_be_bytes());
             head.extend_from_slice(&0i32.to_be_bytes());
-            lines.push(head);
+            let mut head = Some(head);
             for r in rows {
-                let mut line = Vec::new();
+                let mut line = head.take().unwrap_or_default();
                 line.extend_from_slice(&(r.len() as i16).to_be_bytes());
                 for (d, t) in r.iter().zip(types) {
                     match d.to_text(*t) {
@@ -330,7 +334,9 @@ pub(crate) fn copy_out_lines(
                 }
                 lines.push(line);
             }
-            lines.push((-1i16).to_be_bytes().to_vec());
+            let mut trailer = head.take().unwrap_or_default();
+            trailer.extend_from_slice(&(-1i16).to_be_bytes());
+            lines.push(trailer);
         }
         CopyFormat::Text | CopyFormat::Csv => {
             let csv = o.format == CopyFormat::Csv;
