@@ -14,7 +14,7 @@ use crate::shared::Shared;
 use crate::startup::{self, Opening};
 use crate::stream::Stream;
 use pgwire::messages::copy::{CopyData, CopyDone, CopyInResponse, CopyOutResponse};
-use pgwire::messages::data::{NoData, ParameterDescription, FORMAT_CODE_BINARY};
+use pgwire::messages::data::{NoData, ParameterDescription};
 use pgwire::messages::extendedquery::{
     Bind, BindComplete, Close, CloseComplete, Describe, Execute, Parse, ParseComplete, PortalSuspended,
     TARGET_TYPE_BYTE_PORTAL, TARGET_TYPE_BYTE_STATEMENT,
@@ -24,6 +24,7 @@ use pgwire::messages::startup::{Authentication, BackendKeyData, ParameterStatus,
 use pgwire::messages::PgWireFrontendMessage as Msg;
 use std::collections::HashMap;
 use std::time::Duration;
+use turnstile_sql::binary::{self, Counted};
 use turnstile_sql::{CopyIn, Outcome, Severity, SqlError, SqlSession, SqlState, Statement, TxStatus};
 use turnstile_sync::sync::counter::Ordering;
 
@@ -102,7 +103,23 @@ pub(crate) fn run(mut stream: Stream, shared: &Shared) {
 struct Portal {
     statement: Statement,
     params: Vec<Option<String>>,
+    /// Bind's result format codes (none = all text, one = for every
+    /// column, else one per column; checked against the columns at Bind).
+    result_formats: Vec<i16>,
+    /// Once executed with a binary result column: the columns' type OIDs and
+    /// formats (`None` = every column in text).
+    output: Option<ColumnFormats>,
     state: PortalState,
+}
+
+/// Result columns' type OIDs and format codes.
+type ColumnFormats = (Vec<u32>, Vec<i16>);
+
+impl Portal {
+    /// The format of each of the `n` result columns.
+    fn formats(&self, n: usize) -> Result<Vec<i16>, SqlError> {
+        binary::formats(&self.result_formats, n, Counted::Columns)
+    }
 }
 
 enum PortalState {
@@ -270,11 +287,14 @@ impl Backend<'_> {
                 self.notices();
                 push_error(&mut self.out, &e, false);
                 self.skip_until_sync = true;
+                // Sent at once, as PostgreSQL's error reporting flushes: a
+                // client that sent Parse/Describe/Flush (asyncpg) waits for
+                // it, and the Flush itself is among the skipped messages.
+                let sent = self.flush();
                 if e.severity == Severity::Fatal {
-                    let _ = self.flush();
                     return Err(Disconnect);
                 }
-                Ok(())
+                sent
             }
             Err(Failure::Disconnect) => Err(Disconnect),
         }
@@ -333,8 +353,20 @@ impl Backend<'_> {
 
     /// Sends data rows, writing out early when the buffer grows large.
     fn send_rows<'r>(&mut self, rows: impl Iterator<Item = &'r Vec<Option<String>>>) -> Result<(), Failure> {
+        self.send_rows_in(None, rows)
+    }
+
+    /// Sends data rows in the columns' formats (`None` = all text).
+    fn send_rows_in<'r>(
+        &mut self,
+        formats: Option<&ColumnFormats>,
+        rows: impl Iterator<Item = &'r Vec<Option<String>>>,
+    ) -> Result<(), Failure> {
         for row in rows {
-            self.out.data_row(row);
+            match formats {
+                None => self.out.data_row(row),
+                Some((oids, codes)) => self.out.data_row_formats(row, oids, codes)?,
+            }
             if self.out.len() > OUTPUT_FLUSH_BYTES {
                 self.flush().map_err(|_| Failure::Disconnect)?;
             }
@@ -352,8 +384,9 @@ impl Backend<'_> {
                 self.send_rows(rows.iter())?;
                 self.out.push(&CommandComplete::new(tag));
             }
-            Outcome::CopyOut { columns, lines, tag } => {
-                self.out.push(&CopyOutResponse::new(0, columns as i16, vec![0; columns]));
+            Outcome::CopyOut { columns, lines, tag, binary } => {
+                let format = i16::from(binary);
+                self.out.push(&CopyOutResponse::new(format as i8, columns as i16, vec![format; columns]));
                 for line in lines {
                     self.out.push(&CopyData::new(line.into()));
                     if self.out.len() > OUTPUT_FLUSH_BYTES {
@@ -373,7 +406,8 @@ impl Backend<'_> {
     /// PostgreSQL; any other message fails the COPY.
     fn copy_in(&mut self, mut copy: CopyIn) -> Result<(), Failure> {
         let columns = copy.columns();
-        self.out.push(&CopyInResponse::new(0, columns as i16, vec![0; columns]));
+        let format = i16::from(copy.binary());
+        self.out.push(&CopyInResponse::new(format as i8, columns as i16, vec![format; columns]));
         self.flush().map_err(|_| Failure::Disconnect)?;
         loop {
             let msg = match self.reader.read_message(&mut self.stream) {
@@ -438,18 +472,9 @@ impl Backend<'_> {
         let portal_name = m.portal_name.unwrap_or_default();
         let stmt_name = m.statement_name.unwrap_or_default();
         let statement = self.statements.get(&stmt_name).cloned().ok_or_else(|| no_statement(&stmt_name))?;
-        if m.parameter_format_codes.contains(&FORMAT_CODE_BINARY)
-            || m.result_column_format_codes.contains(&FORMAT_CODE_BINARY)
-        {
-            return Err(sql_error(
-                SqlState::FEATURE_NOT_SUPPORTED,
-                "binary format is not supported by turnstile: use text format for parameters and results".into(),
-            ));
-        }
-        if let Some(&code) = m.parameter_format_codes.iter().chain(&m.result_column_format_codes).find(|&&c| c != 0) {
-            return Err(sql_error(SqlState::INVALID_PARAMETER_VALUE, format!("unsupported format code: {code}")));
-        }
-        let wanted = statement.param_types().len();
+        let types = statement.param_types();
+        let wanted = types.len();
+        let param_formats = binary::formats(&m.parameter_format_codes, m.parameters.len(), Counted::Parameters)?;
         if m.parameters.len() != wanted {
             return Err(sql_error(
                 SqlState::PROTOCOL_VIOLATION,
@@ -459,10 +484,14 @@ impl Backend<'_> {
                 ),
             ));
         }
+        // The result formats are checked against the columns now, as
+        // PostgreSQL's PortalSetResultFormat does.
+        binary::formats(&m.result_column_format_codes, statement.fields().map_or(0, <[_]>::len), Counted::Columns)?;
         let mut params = Vec::with_capacity(m.parameters.len());
-        for p in m.parameters {
+        for (i, p) in m.parameters.into_iter().enumerate() {
             params.push(match p {
                 None => None,
+                Some(bytes) if param_formats[i] == binary::BINARY => Some(binary::recv(types[i], &bytes, i)?),
                 Some(bytes) => Some(String::from_utf8(bytes.to_vec()).map_err(|_| {
                     sql_error(
                         SqlState::CHARACTER_NOT_IN_REPERTOIRE,
@@ -474,30 +503,48 @@ impl Backend<'_> {
         if !portal_name.is_empty() && self.portals.contains_key(&portal_name) {
             return Err(sql_error(SqlState::DUPLICATE_CURSOR, format!("cursor \"{portal_name}\" already exists")));
         }
-        self.portals.insert(portal_name, Portal { statement, params, state: PortalState::Ready });
+        self.portals.insert(
+            portal_name,
+            Portal {
+                statement,
+                params,
+                result_formats: m.result_column_format_codes,
+                output: None,
+                state: PortalState::Ready,
+            },
+        );
         self.out.push(&BindComplete::new());
         Ok(())
     }
 
     fn describe(&mut self, m: Describe) -> Result<(), Failure> {
         let name = m.name.unwrap_or_default();
-        let statement = match m.target_type {
+        match m.target_type {
             TARGET_TYPE_BYTE_STATEMENT => {
                 let s = self.statements.get(&name).ok_or_else(|| no_statement(&name))?;
                 self.out.push(&ParameterDescription::new(s.param_types().to_vec()));
-                s.clone()
+                match s.fields() {
+                    Some(fields) => self.out.row_description(fields),
+                    None => self.out.push(&NoData::new()),
+                }
             }
-            TARGET_TYPE_BYTE_PORTAL => self.portals.get(&name).ok_or_else(|| no_portal(&name))?.statement.clone(),
+            TARGET_TYPE_BYTE_PORTAL => {
+                let p = self.portals.get(&name).ok_or_else(|| no_portal(&name))?;
+                match p.statement.fields() {
+                    Some(fields) => {
+                        let formats = p.formats(fields.len())?;
+                        check_binary_output(fields, &formats)?;
+                        self.out.row_description_formats(fields, &formats);
+                    }
+                    None => self.out.push(&NoData::new()),
+                }
+            }
             other => {
                 return Err(sql_error(
                     SqlState::PROTOCOL_VIOLATION,
                     format!("invalid DESCRIBE message subtype {other}"),
                 ));
             }
-        };
-        match statement.fields() {
-            Some(fields) => self.out.row_description(fields),
-            None => self.out.push(&NoData::new()),
         }
         Ok(())
     }
@@ -517,9 +564,14 @@ impl Backend<'_> {
             let outcome = self.session.execute(&portal.statement, &portal.params);
             self.notices();
             match outcome? {
-                Outcome::Rows { rows, tag, .. } => {
+                Outcome::Rows { fields, rows, tag } => {
+                    let formats = portal.formats(fields.len())?;
+                    check_binary_output(&fields, &formats)?;
+                    if formats.contains(&binary::BINARY) {
+                        portal.output = Some((fields.iter().map(|f| f.type_oid).collect(), formats));
+                    }
                     if rows.len() <= max_rows {
-                        self.send_rows(rows.iter())?;
+                        self.send_rows_in(portal.output.as_ref(), rows.iter())?;
                         self.out.push(&CommandComplete::new(tag));
                         portal.state = PortalState::Done { tag: "SELECT 0".into() };
                         return Ok(());
@@ -542,7 +594,7 @@ impl Backend<'_> {
             PortalState::Suspended { rows } => {
                 let n = max_rows.min(rows.len());
                 let batch: Vec<_> = rows.drain(..n).collect();
-                self.send_rows(batch.iter())?;
+                self.send_rows_in(portal.output.as_ref(), batch.iter())?;
                 if rows.is_empty() {
                     self.out.push(&CommandComplete::new(format!("SELECT {n}")));
                     portal.state = PortalState::Done { tag: "SELECT 0".into() };
@@ -594,6 +646,20 @@ impl From<SqlError> for Failure {
     }
 }
 
+/// PostgreSQL refuses a binary result column whose type has no `send`
+/// before any row is sent (`42883`).
+fn check_binary_output(fields: &[turnstile_sql::FieldInfo], formats: &[i16]) -> Result<(), SqlError> {
+    for (f, &code) in fields.iter().zip(formats) {
+        if code == binary::BINARY && !binary::supported(f.type_oid) {
+            return Err(SqlError::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!("no binary output function available for type with OID {}", f.type_oid),
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn sql_error(code: SqlState, message: String) -> Failure {
     Failure::Sql(SqlError::new(code, message))
 }
@@ -614,7 +680,7 @@ fn no_portal(name: &str) -> Failure {
 /// says so).
 fn push_error(out: &mut Output, e: &SqlError, fatal: bool) {
     let severity = if fatal { Severity::Fatal } else { e.severity };
-    out.error(severity, e.code, &e.message, e.detail.as_deref(), e.hint.as_deref(), e.position);
+    out.sql_error(severity, e);
 }
 
 fn message_name(m: &Msg) -> &'static str {

@@ -29,12 +29,15 @@
 //!   an error;
 //! * extended query: `Parse`/`Bind`/`Describe`/`Execute`/`Close`/`Sync`/
 //!   `Flush`, named and unnamed statements and portals, `Execute` with a row
-//!   limit → `PortalSuspended`; text format only (a binary format code is
-//!   refused with `0A000`); after an error every message up to `Sync` is
-//!   skipped;
-//! * `COPY … FROM STDIN` / `TO STDOUT` sub-protocols; `NoticeResponse`.
+//!   limit → `PortalSuspended`; text and binary format per parameter and
+//!   per result column (`turnstile_sql::binary`); an error is written at
+//!   once, then every message up to `Sync` is skipped;
+//! * `COPY … FROM STDIN` / `TO STDOUT` sub-protocols (text, CSV, binary);
+//!   `NoticeResponse`; `ErrorResponse` with the `D`, `H`, `P`, `s`, `t`,
+//!   `c`, `d`, `n` fields an error carries.
 //!
-//! **Output is written once per `Sync`, simple `Query` or `Flush`**
+//! **Output is written once per `Sync`, simple `Query`, `Flush` or
+//! extended-query error**
 //! ([`output`]), as PostgreSQL does (a result over 64 kB is written as it
 //! grows). [`Server::socket_writes`] counts the `write` calls; a test holds
 //! the count to one per `Sync`.

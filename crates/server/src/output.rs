@@ -80,6 +80,32 @@ impl Output {
         let _ = ErrorResponse::new(fields).encode(&mut self.buf);
     }
 
+    /// Appends `e` as an `ErrorResponse` with `severity`, with every field
+    /// PostgreSQL would set: `S`, `V`, `C`, `M`, then `D`, `H`, `P`, `s`,
+    /// `t`, `c`, `d`, `n` where the error has them.
+    pub fn sql_error(&mut self, severity: Severity, e: &turnstile_sql::SqlError) {
+        let mut fields = vec![
+            (b'S', severity.name().to_owned()),
+            (b'V', severity.name().to_owned()),
+            (b'C', e.code.to_string()),
+            (b'M', e.message.clone()),
+        ];
+        let none = turnstile_sql::ErrorObject::default();
+        let o = e.object.as_deref().unwrap_or(&none);
+        let optional = [
+            (b'D', e.detail.clone()),
+            (b'H', e.hint.clone()),
+            (b'P', e.position.map(|p| p.to_string())),
+            (b's', o.schema.clone()),
+            (b't', o.table.clone()),
+            (b'c', o.column.clone()),
+            (b'd', o.datatype.clone()),
+            (b'n', o.constraint.clone()),
+        ];
+        fields.extend(optional.into_iter().filter_map(|(k, v)| v.map(|v| (k, v))));
+        let _ = ErrorResponse::new(fields).encode(&mut self.buf);
+    }
+
     /// Appends a `NoticeResponse`.
     pub fn notice(&mut self, severity: Severity, code: SqlState, message: &str) {
         let fields = vec![
@@ -93,9 +119,16 @@ impl Output {
 
     /// Appends a `RowDescription` of text-format columns.
     pub fn row_description(&mut self, fields: &[turnstile_sql::FieldInfo]) {
+        self.row_description_formats(fields, &[]);
+    }
+
+    /// Appends a `RowDescription` whose column `i` is in format
+    /// `formats[i]` (text where `formats` is shorter).
+    pub fn row_description_formats(&mut self, fields: &[turnstile_sql::FieldInfo], formats: &[i16]) {
         let fields = fields
             .iter()
-            .map(|f| {
+            .enumerate()
+            .map(|(i, f)| {
                 FieldDescription::new(
                     f.name.clone(),
                     f.table_oid as i32,
@@ -103,7 +136,7 @@ impl Output {
                     f.type_oid,
                     f.type_len,
                     f.type_modifier,
-                    FORMAT_CODE_TEXT,
+                    formats.get(i).copied().unwrap_or(FORMAT_CODE_TEXT),
                 )
             })
             .collect();
@@ -124,6 +157,38 @@ impl Output {
         }
         let msg = DataRow::new(self.row.split(), values.len() as i16);
         self.push(&msg);
+    }
+
+    /// Appends one `DataRow` whose column `i` (of type `type_oids[i]`) is
+    /// sent in format `formats[i]`. The SQL layer's text is re-encoded by
+    /// the type's `send` for binary columns; on an error nothing is
+    /// appended.
+    pub(crate) fn data_row_formats(
+        &mut self,
+        values: &[Option<String>],
+        type_oids: &[u32],
+        formats: &[i16],
+    ) -> Result<(), turnstile_sql::SqlError> {
+        self.row.clear();
+        for (i, v) in values.iter().enumerate() {
+            match v {
+                None => self.row.put_i32(-1),
+                Some(s) if formats.get(i).copied().unwrap_or(FORMAT_CODE_TEXT) == FORMAT_CODE_TEXT => {
+                    self.row.put_i32(s.len() as i32);
+                    self.row.put_slice(s.as_bytes());
+                }
+                Some(s) => {
+                    let len_at = self.row.len();
+                    self.row.put_i32(0);
+                    turnstile_sql::binary::send(type_oids.get(i).copied().unwrap_or(0), s, &mut self.row)?;
+                    let len = (self.row.len() - len_at - 4) as i32;
+                    self.row[len_at..len_at + 4].copy_from_slice(&len.to_be_bytes());
+                }
+            }
+        }
+        let msg = DataRow::new(self.row.split(), values.len() as i16);
+        self.push(&msg);
+        Ok(())
     }
 
     /// Bytes pending.

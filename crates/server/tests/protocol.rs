@@ -103,21 +103,6 @@ fn an_error_skips_to_sync_and_sync_answers_once() {
 }
 
 #[test]
-fn binary_format_is_refused_with_0a000() {
-    let srv = TestServer::start(Profile::Scalable, &[]);
-    let mut raw = srv.raw("postgres");
-    raw.send(&[parse("s", "SELECT 1"), bind("", "s", &[], vec![1]), execute("", 0), sync()]);
-    let msgs = raw.until_ready();
-    assert_eq!(count(&msgs, |m| matches!(m, B::ParseComplete(_))), 1, "{msgs:?}");
-    assert_eq!(error_code(&msgs).as_deref(), Some("0A000"), "{msgs:?}");
-    let text = msgs.iter().find_map(|m| match m {
-        B::ErrorResponse(e) => e.fields.iter().find(|(k, _)| *k == b'M').map(|(_, v)| v.clone()),
-        _ => None,
-    });
-    assert!(text.unwrap_or_default().contains("binary format"));
-}
-
-#[test]
 fn extended_query_named_statements_portals_and_row_limits() {
     let srv = TestServer::start(Profile::Scalable, &[]);
     let mut raw = srv.raw("postgres");

@@ -1,28 +1,195 @@
-//! `COPY … FROM STDIN` / `TO STDOUT` in text format.
+//! `COPY … FROM STDIN` / `TO STDOUT` in PostgreSQL's three formats: text
+//! and CSV with their options (`DELIMITER`, `NULL`, `HEADER`, `QUOTE`,
+//! `ESCAPE`), and binary (`PGCOPY` signature, header, per-tuple field
+//! counts, the `-1` trailer; each field in its type's `send` form, see
+//! [`crate::binary`]).
 
+use crate::binary;
 use crate::error::SqlError;
 use crate::plan;
 use crate::session::SqlSession;
 use crate::statement::CopyIn;
-use crate::value::Datum;
+use crate::value::{Datum, SqlType};
 use turnstile_engine::types::Value;
 use turnstile_lock::SqlState;
 
-/// COPY text format: `\N` is NULL, backslash escapes.
-pub(crate) fn copy_escape(s: &str, out: &mut Vec<u8>) {
+/// A COPY's data format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyFormat {
+    /// Tab-separated lines, backslash escapes, `\N` for NULL.
+    Text,
+    /// Comma-separated values, quoting with `"`.
+    Csv,
+    /// PostgreSQL's binary COPY format.
+    Binary,
+}
+
+/// A COPY's options, checked as PostgreSQL's `ProcessCopyOptions` does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CopyOptions {
+    /// `FORMAT`.
+    pub format: CopyFormat,
+    /// `DELIMITER` (one byte).
+    pub delimiter: u8,
+    /// `NULL`: the string that stands for NULL.
+    pub null: String,
+    /// `HEADER`: a first line of column names (written; skipped on input).
+    pub header: bool,
+    /// `QUOTE` (CSV).
+    pub quote: u8,
+    /// `ESCAPE` (CSV).
+    pub escape: u8,
+    /// `FREEZE`.
+    pub freeze: bool,
+}
+
+impl Default for CopyOptions {
+    fn default() -> Self {
+        CopyOptions {
+            format: CopyFormat::Text,
+            delimiter: b'\t',
+            null: "\\N".into(),
+            header: false,
+            quote: b'"',
+            escape: b'"',
+            freeze: false,
+        }
+    }
+}
+
+fn redundant() -> SqlError {
+    SqlError::new(SqlState::SYNTAX_ERROR, "conflicting or redundant options")
+}
+
+fn bool_option(name: &str, value: Option<&str>) -> Result<bool, SqlError> {
+    match value.map(str::to_ascii_lowercase).as_deref() {
+        None | Some("on" | "true" | "1") => Ok(true),
+        Some("off" | "false" | "0") => Ok(false),
+        Some(v) => {
+            Err(SqlError::new(SqlState::INVALID_PARAMETER_VALUE, format!("{name} requires a Boolean value: \"{v}\"")))
+        }
+    }
+}
+
+fn one_byte(what: &str, value: Option<&str>) -> Result<u8, SqlError> {
+    match value.map(str::as_bytes) {
+        Some([b]) if b.is_ascii() => Ok(*b),
+        _ => Err(SqlError::new(
+            SqlState::FEATURE_NOT_SUPPORTED,
+            format!("COPY {what} must be a single one-byte character"),
+        )),
+    }
+}
+
+impl CopyOptions {
+    /// The options of a COPY statement, as (lower-case name, value) pairs in
+    /// their order; the old syntax's `BINARY` and `CSV` arrive as `format`.
+    pub fn from_pairs(pairs: &[(String, Option<String>)]) -> Result<CopyOptions, SqlError> {
+        let mut o = CopyOptions::default();
+        let (mut format, mut delimiter, mut null, mut header, mut quote, mut escape, mut freeze) =
+            (None, None, None, None, None, None, None);
+        for (name, value) in pairs {
+            let v = value.as_deref();
+            let slot_set = match name.as_str() {
+                "format" => format
+                    .replace(match v.map(str::to_ascii_lowercase).as_deref() {
+                        Some("text") => CopyFormat::Text,
+                        Some("csv") => CopyFormat::Csv,
+                        Some("binary") => CopyFormat::Binary,
+                        other => {
+                            return Err(SqlError::new(
+                                SqlState::INVALID_PARAMETER_VALUE,
+                                format!("COPY format \"{}\" not recognized", other.unwrap_or_default()),
+                            ))
+                        }
+                    })
+                    .is_some(),
+                "delimiter" => delimiter.replace(one_byte("delimiter", v)?).is_some(),
+                "null" => null.replace(v.unwrap_or_default().to_owned()).is_some(),
+                "header" => header.replace(bool_option("header", v)?).is_some(),
+                "quote" => quote.replace(one_byte("quote", v)?).is_some(),
+                "escape" => escape.replace(one_byte("escape", v)?).is_some(),
+                "freeze" => freeze.replace(bool_option("freeze", v)?).is_some(),
+                other => {
+                    return Err(SqlError::new(SqlState::SYNTAX_ERROR, format!("option \"{other}\" not recognized")))
+                }
+            };
+            if slot_set {
+                return Err(redundant());
+            }
+        }
+        o.format = format.unwrap_or(CopyFormat::Text);
+        o.freeze = freeze.unwrap_or(false);
+        let binary = o.format == CopyFormat::Binary;
+        let csv = o.format == CopyFormat::Csv;
+        for (given, what) in
+            [(delimiter.is_some(), "DELIMITER"), (null.is_some(), "NULL"), (header.is_some(), "HEADER")]
+        {
+            if binary && given {
+                return Err(SqlError::new(SqlState::SYNTAX_ERROR, format!("cannot specify {what} in BINARY mode")));
+            }
+        }
+        if !csv && quote.is_some() {
+            return Err(SqlError::new(SqlState::FEATURE_NOT_SUPPORTED, "COPY quote available only in CSV mode"));
+        }
+        if !csv && escape.is_some() {
+            return Err(SqlError::new(SqlState::FEATURE_NOT_SUPPORTED, "COPY escape available only in CSV mode"));
+        }
+        if csv {
+            o.delimiter = b',';
+            o.null = String::new();
+        }
+        o.delimiter = delimiter.unwrap_or(o.delimiter);
+        o.null = null.unwrap_or(o.null);
+        o.header = header.unwrap_or(false);
+        o.quote = quote.unwrap_or(b'"');
+        o.escape = escape.unwrap_or(o.quote);
+        if matches!(o.delimiter, b'\n' | b'\r') {
+            return Err(SqlError::new(
+                SqlState::INVALID_PARAMETER_VALUE,
+                "COPY delimiter cannot be newline or carriage return",
+            ));
+        }
+        if o.null.contains(['\n', '\r']) {
+            return Err(SqlError::new(
+                SqlState::INVALID_PARAMETER_VALUE,
+                "COPY null representation cannot use newline or carriage return",
+            ));
+        }
+        if csv && o.delimiter == o.quote {
+            return Err(SqlError::new(SqlState::INVALID_PARAMETER_VALUE, "COPY delimiter and quote must be different"));
+        }
+        if !binary && o.null.as_bytes().contains(&o.delimiter) {
+            return Err(SqlError::new(
+                SqlState::INVALID_PARAMETER_VALUE,
+                "COPY delimiter must not appear in the NULL specification",
+            ));
+        }
+        Ok(o)
+    }
+}
+
+/// PGCOPY's 11-byte signature.
+pub const BINARY_SIGNATURE: &[u8; 11] = b"PGCOPY\n\xff\r\n\0";
+
+/// COPY text format: backslash escapes (the delimiter too).
+pub(crate) fn copy_escape(s: &str, delimiter: u8, out: &mut Vec<u8>) {
     for b in s.bytes() {
         match b {
             b'\\' => out.extend_from_slice(b"\\\\"),
             b'\t' => out.extend_from_slice(b"\\t"),
             b'\n' => out.extend_from_slice(b"\\n"),
             b'\r' => out.extend_from_slice(b"\\r"),
+            b if b == delimiter => out.extend_from_slice(&[b'\\', b]),
             b => out.push(b),
         }
     }
 }
 
-pub(crate) fn copy_unescape(field: &str) -> Option<String> {
-    if field == "\\N" {
+/// A text-format field: `None` when it is the NULL string (compared before
+/// de-escaping, as PostgreSQL does).
+pub(crate) fn copy_unescape(field: &str, null: &str) -> Option<String> {
+    if field == null {
         return None;
     }
     if !field.contains('\\') {
@@ -49,55 +216,346 @@ pub(crate) fn copy_unescape(field: &str) -> Option<String> {
     Some(out)
 }
 
+/// Splits a text-format line at unescaped delimiters.
+fn split_text(line: &str, delimiter: u8) -> Vec<&str> {
+    let b = line.as_bytes();
+    let mut fields = Vec::new();
+    let (mut start, mut i) = (0, 0);
+    while i < b.len() {
+        if b[i] == b'\\' {
+            i += 2;
+            continue;
+        }
+        if b[i] == delimiter {
+            fields.push(&line[start..i]);
+            start = i + 1;
+        }
+        i += 1;
+    }
+    fields.push(&line[start.min(line.len())..]);
+    fields
+}
+
+/// Splits one CSV record (without its line end) into fields; `None` = NULL
+/// (an unquoted field equal to the NULL string).
+fn split_csv(record: &str, o: &CopyOptions) -> Option<Vec<Option<String>>> {
+    let b = record.as_bytes();
+    let mut fields = Vec::new();
+    let mut i = 0;
+    loop {
+        let mut value = Vec::new();
+        let mut quoted = false;
+        let start = i;
+        while i < b.len() && b[i] != o.delimiter {
+            if b[i] == o.quote {
+                quoted = true;
+                i += 1;
+                loop {
+                    let c = *b.get(i)?;
+                    if c == o.escape
+                        && b.get(i + 1).is_some_and(|&n| n == o.quote || n == o.escape)
+                        && (o.escape != o.quote || b[i + 1] == o.quote)
+                    {
+                        value.push(b[i + 1]);
+                        i += 2;
+                    } else if c == o.quote {
+                        i += 1;
+                        break;
+                    } else {
+                        value.push(c);
+                        i += 1;
+                    }
+                }
+            } else {
+                value.push(b[i]);
+                i += 1;
+            }
+        }
+        let raw = &record[start..i];
+        let text = String::from_utf8(value).ok()?;
+        fields.push(if !quoted && raw == o.null { None } else { Some(text) });
+        if i >= b.len() {
+            return Some(fields);
+        }
+        i += 1;
+    }
+}
+
+/// Appends a CSV field, quoted where PostgreSQL quotes it.
+fn csv_field(s: &str, o: &CopyOptions, out: &mut Vec<u8>) {
+    let needs_quote =
+        s == o.null || s.bytes().any(|b| b == o.delimiter || b == o.quote || b == b'\n' || b == b'\r') || s == "\\.";
+    if !needs_quote {
+        out.extend_from_slice(s.as_bytes());
+        return;
+    }
+    out.push(o.quote);
+    for b in s.bytes() {
+        if b == o.quote || b == o.escape {
+            out.push(o.escape);
+        }
+        out.push(b);
+    }
+    out.push(o.quote);
+}
+
+/// The CopyData payloads of a COPY TO, as PostgreSQL splits them: the
+/// header line (text/CSV `HEADER`), one per row, and for binary the file
+/// header in front of the first row and the trailer alone.
+pub(crate) fn copy_out_lines(
+    names: &[String],
+    types: &[SqlType],
+    rows: &[Vec<Datum>],
+    o: &CopyOptions,
+) -> Result<Vec<Vec<u8>>, SqlError> {
+    let mut lines = Vec::with_capacity(rows.len() + 2);
+    match o.format {
+        CopyFormat::Binary => {
+            // The file header goes out in the first message with the first
+            // tuple (or the trailer), as PostgreSQL sends it; psycopg's
+            // parser expects it there.
+            let mut head = BINARY_SIGNATURE.to_vec();
+            head.extend_from_slice(&0i32.to_be_bytes());
+            head.extend_from_slice(&0i32.to_be_bytes());
+            let mut head = Some(head);
+            for r in rows {
+                let mut line = head.take().unwrap_or_default();
+                line.extend_from_slice(&(r.len() as i16).to_be_bytes());
+                for (d, t) in r.iter().zip(types) {
+                    match d.to_text(*t) {
+                        None => line.extend_from_slice(&(-1i32).to_be_bytes()),
+                        Some(s) => {
+                            let mut field = bytes::BytesMut::new();
+                            binary::send(t.oid(), &s, &mut field)?;
+                            line.extend_from_slice(&(field.len() as i32).to_be_bytes());
+                            line.extend_from_slice(&field);
+                        }
+                    }
+                }
+                lines.push(line);
+            }
+            let mut trailer = head.take().unwrap_or_default();
+            trailer.extend_from_slice(&(-1i16).to_be_bytes());
+            lines.push(trailer);
+        }
+        CopyFormat::Text | CopyFormat::Csv => {
+            let csv = o.format == CopyFormat::Csv;
+            let field = |s: &str, line: &mut Vec<u8>| {
+                if csv {
+                    csv_field(s, o, line)
+                } else {
+                    copy_escape(s, o.delimiter, line)
+                }
+            };
+            if o.header {
+                let mut line = Vec::new();
+                for (i, n) in names.iter().enumerate() {
+                    if i > 0 {
+                        line.push(o.delimiter);
+                    }
+                    field(n, &mut line);
+                }
+                line.push(b'\n');
+                lines.push(line);
+            }
+            for r in rows {
+                let mut line = Vec::new();
+                for (i, (d, t)) in r.iter().zip(types).enumerate() {
+                    if i > 0 {
+                        line.push(o.delimiter);
+                    }
+                    match d.to_text(*t) {
+                        None => line.extend_from_slice(o.null.as_bytes()),
+                        Some(s) => field(&s, &mut line),
+                    }
+                }
+                line.push(b'\n');
+                lines.push(line);
+            }
+        }
+    }
+    Ok(lines)
+}
+
+/// How far a COPY FROM has read its input's framing.
+#[derive(Clone, Debug, Default)]
+pub struct CopyProgress {
+    /// The header line (text/CSV `HEADER`) or the binary file header has
+    /// been read.
+    pub(crate) header_done: bool,
+    /// Lines (tuples) read so far, the header line included.
+    pub(crate) lines: u64,
+    /// The target columns' names, for messages.
+    pub(crate) names: Vec<String>,
+}
+
+fn bad_copy(copy: &CopyIn, what: &str) -> SqlError {
+    SqlError::new(SqlState::BAD_COPY_FILE_FORMAT, format!("{what} (COPY {}, line {})", copy.table, copy.progress.lines))
+}
+
 /// Rows per engine call while COPY streams in.
 pub(crate) const COPY_BATCH: usize = 10_000;
 
 impl SqlSession {
-    /// Feeds a CopyData chunk (lines may be split anywhere).
+    /// Feeds a CopyData chunk (lines and tuples may be split anywhere).
     pub fn copy_data(&mut self, copy: &mut CopyIn, data: &[u8]) -> Result<(), SqlError> {
         self.ctx.notices.clear();
         if copy.done {
             return Ok(());
         }
         copy.partial.extend_from_slice(data);
-        let mut start = 0;
         let buf = std::mem::take(&mut copy.partial);
-        while let Some(nl) = buf[start..].iter().position(|b| *b == b'\n') {
-            let line = &buf[start..start + nl];
-            start += nl + 1;
+        let used = if copy.options.format == CopyFormat::Binary {
+            self.copy_binary(copy, &buf)?
+        } else {
+            self.copy_lines(copy, &buf)?
+        };
+        if !copy.done {
+            copy.partial = buf[used..].to_vec();
+        }
+        Ok(())
+    }
+
+    /// Text and CSV: consumes the complete records of `buf`; returns the
+    /// bytes used.
+    fn copy_lines(&mut self, copy: &mut CopyIn, buf: &[u8]) -> Result<usize, SqlError> {
+        let csv = copy.options.format == CopyFormat::Csv;
+        let mut start = 0;
+        loop {
+            // A record ends at a newline outside CSV quotes.
+            let mut in_quote = false;
+            let mut end = None;
+            for (k, &b) in buf[start..].iter().enumerate() {
+                if csv && b == copy.options.quote {
+                    in_quote = !in_quote;
+                } else if b == b'\n' && !in_quote {
+                    end = Some(start + k);
+                    break;
+                }
+            }
+            let Some(nl) = end else { return Ok(start) };
+            let line = &buf[start..nl];
+            start = nl + 1;
             let line = line.strip_suffix(b"\r").unwrap_or(line);
             if line == b"\\." {
                 copy.done = true;
-                break;
+                return Ok(start);
+            }
+            copy.progress.lines += 1;
+            if copy.options.header && !copy.progress.header_done {
+                copy.progress.header_done = true;
+                continue;
             }
             let text = std::str::from_utf8(line).map_err(|_| {
                 SqlError::new(SqlState::CHARACTER_NOT_IN_REPERTOIRE, "invalid byte sequence for encoding \"UTF8\"")
             })?;
-            let fields: Vec<&str> = text.split('\t').collect();
+            let fields: Vec<Option<String>> = if csv {
+                split_csv(text, &copy.options).ok_or_else(|| bad_copy(copy, "unterminated CSV quoted field"))?
+            } else {
+                split_text(text, copy.options.delimiter)
+                    .into_iter()
+                    .map(|f| copy_unescape(f, &copy.options.null))
+                    .collect()
+            };
             if fields.len() != copy.targets.len() {
-                let what = if fields.len() < copy.targets.len() {
-                    "missing data for column"
-                } else {
-                    "extra data after last expected column"
+                let what = match copy.progress.names.get(fields.len()) {
+                    Some(name) if fields.len() < copy.targets.len() => format!("missing data for column \"{name}\""),
+                    _ => "extra data after last expected column".to_owned(),
                 };
-                return Err(SqlError::new(
-                    SqlState::BAD_COPY_FILE_FORMAT,
-                    format!("{what} (COPY {}, line {})", copy.table, copy.count + copy.batch.len() as u64 + 1),
-                ));
+                return Err(bad_copy(copy, &what));
             }
             let mut row = vec![Value::Null; copy.types.len()];
             for (f, &t) in fields.iter().zip(&copy.targets) {
-                if let Some(s) = copy_unescape(f) {
-                    row[t] = Datum::parse(&s, copy.sql_types[t])?.to_engine(copy.types[t])?;
+                if let Some(s) = f {
+                    row[t] = Datum::parse(s, copy.sql_types[t])?.to_engine(copy.types[t])?;
                 }
             }
-            copy.batch.push(row);
-            if copy.batch.len() >= COPY_BATCH {
-                self.flush_copy(copy)?;
-            }
+            self.copy_row(copy, row)?;
         }
-        if !copy.done {
-            copy.partial = buf[start..].to_vec();
+    }
+
+    /// Binary: consumes the header and the complete tuples of `buf`;
+    /// returns the bytes used.
+    fn copy_binary(&mut self, copy: &mut CopyIn, buf: &[u8]) -> Result<usize, SqlError> {
+        let mut pos = 0;
+        if !copy.progress.header_done {
+            if buf.len() < BINARY_SIGNATURE.len() + 8 {
+                return Ok(0);
+            }
+            if &buf[..BINARY_SIGNATURE.len()] != BINARY_SIGNATURE {
+                return Err(SqlError::new(SqlState::BAD_COPY_FILE_FORMAT, "COPY file signature not recognized"));
+            }
+            let flags = i32::from_be_bytes(buf[11..15].try_into().expect("4 bytes"));
+            if flags & (1 << 16) != 0 {
+                return Err(SqlError::new(SqlState::BAD_COPY_FILE_FORMAT, "invalid COPY file header (WITH OIDS)"));
+            }
+            if flags & !0xFFFF & !(1 << 16) != 0 {
+                return Err(SqlError::new(
+                    SqlState::BAD_COPY_FILE_FORMAT,
+                    "unrecognized critical flags in COPY file header",
+                ));
+            }
+            let ext = i32::from_be_bytes(buf[15..19].try_into().expect("4 bytes"));
+            if ext < 0 {
+                return Err(SqlError::new(SqlState::BAD_COPY_FILE_FORMAT, "invalid COPY file header (missing length)"));
+            }
+            if buf.len() < 19 + ext as usize {
+                return Ok(0);
+            }
+            pos = 19 + ext as usize;
+            copy.progress.header_done = true;
+        }
+        loop {
+            // One tuple: int16 field count, then (int32 length, bytes) each.
+            let Some(count) = buf.get(pos..pos + 2) else { return Ok(pos) };
+            let count = i16::from_be_bytes([count[0], count[1]]);
+            copy.progress.lines += 1;
+            if count == -1 {
+                copy.done = true;
+                return Ok(pos + 2);
+            }
+            if count as usize != copy.targets.len() || count < 0 {
+                return Err(bad_copy(copy, &format!("row field count is {count}, expected {}", copy.targets.len())));
+            }
+            let mut p = pos + 2;
+            let mut fields = Vec::with_capacity(count as usize);
+            for _ in 0..count {
+                let Some(len) = buf.get(p..p + 4) else { return Ok(pos) };
+                let len = i32::from_be_bytes(len.try_into().expect("4 bytes"));
+                p += 4;
+                if len < -1 {
+                    return Err(bad_copy(copy, "invalid field size"));
+                }
+                if len == -1 {
+                    fields.push(None);
+                    continue;
+                }
+                let Some(bytes) = buf.get(p..p + len as usize) else { return Ok(pos) };
+                fields.push(Some(bytes));
+                p += len as usize;
+            }
+            pos = p;
+            let mut row = vec![Value::Null; copy.types.len()];
+            for (i, (f, &t)) in fields.iter().zip(&copy.targets).enumerate() {
+                if let Some(bytes) = f {
+                    let ty = copy.sql_types[t];
+                    let text = binary::recv(ty.oid(), bytes, i).map_err(|mut e| {
+                        if e.code == SqlState::PROTOCOL_VIOLATION {
+                            e = bad_copy(copy, "insufficient data left in message");
+                        }
+                        e
+                    })?;
+                    row[t] = Datum::parse(&text, ty)?.to_engine(copy.types[t])?;
+                }
+            }
+            self.copy_row(copy, row)?;
+        }
+    }
+
+    fn copy_row(&mut self, copy: &mut CopyIn, row: Vec<Value>) -> Result<(), SqlError> {
+        copy.batch.push(row);
+        if copy.batch.len() >= COPY_BATCH {
+            self.flush_copy(copy)?;
         }
         Ok(())
     }
@@ -108,7 +566,7 @@ impl SqlSession {
         if rows.is_empty() {
             return Ok(());
         }
-        let n = self.es.insert_many(&copy.table, rows).map_err(SqlError::from_engine);
+        let n = self.es.insert_many(&copy.table, rows).map_err(|e| self.describe_constraint(SqlError::from_engine(e)));
         let n = n?;
         copy.count += n;
         Ok(())
@@ -119,6 +577,9 @@ impl SqlSession {
         self.ctx.notices.clear();
         if !copy.partial.is_empty() && !copy.done {
             let mut rest = std::mem::take(&mut copy.partial);
+            if copy.options.format == CopyFormat::Binary {
+                return Err(bad_copy(&copy, "unexpected EOF in COPY data"));
+            }
             rest.push(b'\n');
             self.copy_data(&mut copy, &rest)?;
         }

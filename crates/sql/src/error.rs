@@ -1,6 +1,7 @@
 //! Errors and notices with PostgreSQL's SQLSTATEs.
 
 use std::fmt;
+use turnstile_engine::btree::BtreeError;
 use turnstile_engine::EngineError;
 use turnstile_lock::{LockError, SqlState};
 
@@ -45,12 +46,43 @@ pub struct SqlError {
     pub hint: Option<String>,
     /// 1-based character position in the statement text.
     pub position: Option<u32>,
+    /// The object the error is about (`s`, `t`, `c`, `d`, `n` fields):
+    /// PostgreSQL sets them for constraint violations and some data errors.
+    /// Boxed: most errors name no object, and `SqlError` stays small.
+    pub object: Option<Box<ErrorObject>>,
 }
+
+/// The schema, table, column, data type and constraint an error names
+/// (ErrorResponse fields `s`, `t`, `c`, `d`, `n`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ErrorObject {
+    /// `s`: schema name.
+    pub schema: Option<String>,
+    /// `t`: table name.
+    pub table: Option<String>,
+    /// `c`: column name.
+    pub column: Option<String>,
+    /// `d`: data type name.
+    pub datatype: Option<String>,
+    /// `n`: constraint name.
+    pub constraint: Option<String>,
+}
+
+/// The one schema turnstile has.
+pub(crate) const SCHEMA: &str = "public";
 
 impl SqlError {
     /// An ERROR with `code` and `message`.
     pub fn new(code: SqlState, message: impl Into<String>) -> SqlError {
-        SqlError { severity: Severity::Error, code, message: message.into(), detail: None, hint: None, position: None }
+        SqlError {
+            severity: Severity::Error,
+            code,
+            message: message.into(),
+            detail: None,
+            hint: None,
+            position: None,
+            object: None,
+        }
     }
 
     /// `0A000`: a valid construct turnstile does not support.
@@ -67,6 +99,32 @@ impl SqlError {
     /// PostgreSQL's wording where PostgreSQL words it differently (the
     /// engine's own text then goes to DETAIL).
     pub fn from_engine(e: EngineError) -> SqlError {
+        match &e {
+            EngineError::Index(BtreeError::UniqueViolation { index, key }) => {
+                // PostgreSQL's words; DETAIL (which needs the columns' names)
+                // is added by the session, which knows the catalog.
+                let mut err =
+                    SqlError::new(e.sqlstate(), format!("duplicate key value violates unique constraint \"{index}\""));
+                err.object = Some(Box::new(ErrorObject {
+                    schema: Some(SCHEMA.into()),
+                    constraint: Some(index.clone()),
+                    ..ErrorObject::default()
+                }));
+                err.detail = Some(format!("Key {key} already exists."));
+                return err;
+            }
+            EngineError::NotNullViolation { table, column } => {
+                let mut err = SqlError::new(e.sqlstate(), e.to_string());
+                err.object = Some(Box::new(ErrorObject {
+                    schema: Some(SCHEMA.into()),
+                    table: Some(table.clone()),
+                    column: Some(column.clone()),
+                    ..ErrorObject::default()
+                }));
+                return err;
+            }
+            _ => {}
+        }
         let msg = e.to_string();
         let message = match &e {
             EngineError::Lock(l) => lock_message(l, None),
@@ -122,4 +180,97 @@ pub struct Notice {
     pub code: SqlState,
     /// Message.
     pub message: String,
+}
+
+impl crate::session::SqlSession {
+    /// Completes a unique violation as PostgreSQL reports it: the table,
+    /// and `DETAIL: Key (id)=(1) already exists.` with the index's columns.
+    pub(crate) fn describe_constraint(&self, mut e: SqlError) -> SqlError {
+        let Some(object) = e.object.as_deref() else { return e };
+        let Some(index) = object.constraint.clone() else { return e };
+        if e.code != SqlState::UNIQUE_VIOLATION || object.table.is_some() {
+            return e;
+        }
+        let catalog = self.ctx.shared.engine.catalog();
+        let Ok(db) = catalog.database(&self.ctx.database) else { return e };
+        let snapshot = catalog.snapshot();
+        let Some(ix) = snapshot.find(db, &index) else { return e };
+        let Some(def) = &ix.index else { return e };
+        let Some(table) = snapshot.relations.get(&def.table) else { return e };
+        if let Some(o) = e.object.as_deref_mut() {
+            o.table = Some(table.name.clone());
+        }
+        let columns: Vec<&str> =
+            def.columns.iter().filter_map(|&c| table.columns.get(c).map(|col| col.name.as_str())).collect();
+        if let Some(values) = e
+            .detail
+            .as_deref()
+            .and_then(|d| d.strip_prefix("Key "))
+            .and_then(|d| d.strip_suffix(" already exists."))
+            .and_then(key_values)
+        {
+            e.detail = Some(format!("Key ({})=({}) already exists.", columns.join(", "), values.join(", ")));
+        }
+        e
+    }
+}
+
+/// The values of a key as the engine renders it (`(1, 'it''s', true)`),
+/// printed as PostgreSQL's DETAIL prints them (`1`, `it's`, `t`).
+fn key_values(rendered: &str) -> Option<Vec<String>> {
+    let inner = rendered.strip_prefix('(')?.strip_suffix(')')?;
+    let mut values = Vec::new();
+    let mut chars = inner.chars().peekable();
+    loop {
+        let mut v = String::new();
+        if chars.peek() == Some(&'\'') {
+            chars.next();
+            loop {
+                match chars.next()? {
+                    '\'' if chars.peek() == Some(&'\'') => {
+                        chars.next();
+                        v.push('\'');
+                    }
+                    '\'' => break,
+                    c => v.push(c),
+                }
+            }
+        } else {
+            while let Some(&c) = chars.peek() {
+                if c == ',' {
+                    break;
+                }
+                v.push(c);
+                chars.next();
+            }
+            v = match v.as_str() {
+                "true" => "t".into(),
+                "false" => "f".into(),
+                "NULL" => "null".into(),
+                _ => v,
+            };
+        }
+        values.push(v);
+        match chars.next() {
+            None => return Some(values),
+            Some(',') => {
+                if chars.next() != Some(' ') {
+                    return None;
+                }
+            }
+            Some(_) => return None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::key_values;
+
+    #[test]
+    fn engine_keys_read_back_as_postgresql_prints_them() {
+        assert_eq!(key_values("(1)").unwrap(), vec!["1"]);
+        assert_eq!(key_values("(1, 'it''s, fine', true)").unwrap(), vec!["1", "it's, fine", "t"]);
+        assert!(key_values("(1, 'open)").is_none());
+    }
 }

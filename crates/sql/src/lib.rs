@@ -90,6 +90,7 @@
 #![warn(missing_docs)]
 
 mod advisory;
+pub mod binary;
 mod command;
 mod context;
 mod copy;
@@ -113,7 +114,7 @@ mod utility;
 pub mod value;
 pub mod views;
 
-pub use error::{Notice, Severity, SqlError};
+pub use error::{ErrorObject, Notice, Severity, SqlError};
 pub use interrupt::CancelHandle;
 pub use session::{SqlSession, TxStatus};
 pub use shared::{BackendInfo, Shared, SqlEngine};

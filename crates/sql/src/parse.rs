@@ -33,8 +33,8 @@ pub enum PreStmt {
         columns: Vec<String>,
         /// `None` = STDIN, else the server-side file.
         file: Option<String>,
-        /// `FREEZE`.
-        freeze: bool,
+        /// Format and options (`FREEZE` among them).
+        options: crate::copy::CopyOptions,
     },
     /// `COPY table|(query) TO STDOUT|'file'`.
     CopyTo {
@@ -42,6 +42,8 @@ pub enum PreStmt {
         query: String,
         /// `None` = STDOUT, else the server-side file.
         file: Option<String>,
+        /// Format and options.
+        options: crate::copy::CopyOptions,
     },
 }
 
@@ -522,7 +524,7 @@ fn preparse(word: &str, piece: &str) -> Result<PreStmt, SqlError> {
             Ok(PreStmt::Vacuum { full, analyze, tables: name_list(&rest[i..])? })
         }
         _ => match (preparse_copy(rest)?, inner_query) {
-            (PreStmt::CopyTo { file, .. }, Some(query)) => Ok(PreStmt::CopyTo { query, file }),
+            (PreStmt::CopyTo { file, options, .. }, Some(query)) => Ok(PreStmt::CopyTo { query, file, options }),
             (other, _) => Ok(other),
         },
     }
@@ -575,8 +577,9 @@ fn preparse_copy(rest: &[Tok]) -> Result<PreStmt, SqlError> {
         t => return Err(syntax_near(t)),
     };
     i += 1;
-    // Options: [WITH] ( opt [value], … ) or legacy words.
-    let mut freeze = false;
+    // Options: [WITH] ( opt [value], … ) or the old syntax's words
+    // (`BINARY`, `DELIMITER [AS] 'x'`, `NULL [AS] 'x'`, `CSV HEADER` …).
+    let mut pairs: Vec<(String, Option<String>)> = Vec::new();
     let mut opts = &rest[i..];
     if opts.first() == Some(&Tok::Word("with".into())) {
         opts = &opts[1..];
@@ -597,37 +600,45 @@ fn preparse_copy(rest: &[Tok]) -> Result<PreStmt, SqlError> {
             }
             Tok::Punct(',') => k += 1,
             Tok::Word(w) => {
-                let value = match opts.get(k + 1) {
-                    Some(Tok::Word(v)) if paren => {
+                if !paren && opts.get(k + 1) == Some(&Tok::Word("as".into())) {
+                    k += 1;
+                }
+                let value = match (opts.get(k + 1), opts.get(k + 2)) {
+                    (Some(Tok::Word(v)), _) if paren && v != "e" => {
                         k += 1;
                         Some(v.clone())
                     }
-                    Some(Tok::Str(v)) => {
+                    // E'…': backslash escapes.
+                    (Some(Tok::Word(e)), Some(Tok::Str(v))) if e == "e" => {
+                        k += 2;
+                        Some(crate::copy::copy_unescape(v, "").unwrap_or_default())
+                    }
+                    (Some(Tok::Str(v)), _) => {
                         k += 1;
                         Some(v.clone())
                     }
                     _ => None,
                 };
                 k += 1;
-                match (w.as_str(), value.as_deref()) {
-                    ("freeze", None | Some("on" | "true" | "1")) => freeze = true,
-                    ("freeze", Some("off" | "false" | "0")) => freeze = false,
-                    ("format", Some("text")) => {}
-                    ("format", Some(f)) => return Err(SqlError::unsupported(&format!("COPY format {f}"))),
-                    ("binary", _) => return Err(SqlError::unsupported("COPY format binary")),
-                    ("csv", _) => return Err(SqlError::unsupported("COPY format csv")),
-                    (o, _) => return Err(SqlError::unsupported(&format!("the COPY option {o}"))),
+                match (w.as_str(), paren) {
+                    ("binary" | "csv", false) => pairs.push(("format".into(), Some(w.clone()))),
+                    ("oids", _) => return Err(SqlError::unsupported("COPY WITH OIDS")),
+                    ("force" | "force_quote" | "force_not_null" | "force_null" | "encoding", _) => {
+                        return Err(SqlError::unsupported(&format!("the COPY option {w}")))
+                    }
+                    _ => pairs.push((w.clone(), value)),
                 }
             }
             t => return Err(syntax_near(Some(t))),
         }
     }
+    let options = crate::copy::CopyOptions::from_pairs(&pairs)?;
     match (dir, source) {
         (Some(Tok::Word(d)), Ok((table, columns))) if d == "from" => {
             if matches!(rest.get(i - 1), Some(Tok::Word(w)) if w == "stdout") {
                 return Err(syntax_near(rest.get(i - 1)));
             }
-            Ok(PreStmt::CopyFrom { table, columns, file: target, freeze })
+            Ok(PreStmt::CopyFrom { table, columns, file: target, options })
         }
         (Some(Tok::Word(d)), source) if d == "to" => {
             let query = match source {
@@ -638,7 +649,7 @@ fn preparse_copy(rest: &[Tok]) -> Result<PreStmt, SqlError> {
                 ),
                 Err(q) => q,
             };
-            Ok(PreStmt::CopyTo { query, file: target })
+            Ok(PreStmt::CopyTo { query, file: target, options })
         }
         (Some(Tok::Word(d)), Err(_)) if d == "from" => {
             Err(SqlError::new(SqlState::SYNTAX_ERROR, "COPY (query) FROM is not valid"))
@@ -691,7 +702,12 @@ mod tests {
         );
         assert_eq!(
             preparse("copy", "copy pgbench_branches from stdin with (freeze on)").unwrap(),
-            PreStmt::CopyFrom { table: "pgbench_branches".into(), columns: vec![], file: None, freeze: true }
+            PreStmt::CopyFrom {
+                table: "pgbench_branches".into(),
+                columns: vec![],
+                file: None,
+                options: crate::copy::CopyOptions { freeze: true, ..Default::default() }
+            }
         );
         assert!(matches!(
             preparse("copy", "COPY (SELECT repeat(random()::text, 5) FROM generate_series(1, 3)) TO '/tmp/x'").unwrap(),

@@ -165,7 +165,7 @@ impl SqlSession {
         });
         let result = self.dispatch(stmt, params);
         drop(timeout);
-        let result = result.map_err(|e| self.interrupted(e));
+        let result = result.map_err(|e| self.describe_constraint(self.interrupted(e)));
         if result.is_err() {
             self.statement_failed();
         }

@@ -98,8 +98,10 @@ pub enum Outcome {
     CopyOut {
         /// Columns per line.
         columns: usize,
-        /// Lines, `\n` terminated.
+        /// Lines, `\n` terminated (binary: the header, each tuple, the trailer).
         lines: Vec<Vec<u8>>,
+        /// In the binary COPY format.
+        binary: bool,
         /// CommandComplete tag (`COPY n`).
         tag: String,
     },
@@ -133,11 +135,18 @@ pub struct CopyIn {
     pub(crate) batch: Vec<Vec<Value>>,
     pub(crate) count: u64,
     pub(crate) done: bool,
+    pub(crate) options: crate::copy::CopyOptions,
+    pub(crate) progress: crate::copy::CopyProgress,
 }
 
 impl CopyIn {
     /// Columns each line holds.
     pub fn columns(&self) -> usize {
         self.targets.len()
+    }
+
+    /// Whether the data is in the binary COPY format.
+    pub fn binary(&self) -> bool {
+        self.options.format == crate::copy::CopyFormat::Binary
     }
 }

@@ -2,7 +2,7 @@
 //! `ANALYZE`, `CHECKPOINT`, `LOCK`, `PREPARE`/`EXECUTE`, `DROP`, `TRUNCATE`…
 
 use crate::command::stmt_kind;
-use crate::copy::copy_escape;
+use crate::copy::copy_out_lines;
 use crate::error::{Severity, SqlError};
 use crate::expr;
 use crate::expr::{object_name, parse_type_name, Compiler, EvalEnv, Scope};
@@ -85,7 +85,7 @@ impl SqlSession {
                 }
                 Self::command("ANALYZE")
             }
-            PreStmt::CopyFrom { table, columns, file, freeze: _ } => {
+            PreStmt::CopyFrom { table, columns, file, options } => {
                 let cat = Catalog { session: &self.es };
                 let def = cat.table(table)?;
                 let targets = if columns.is_empty() {
@@ -103,6 +103,7 @@ impl SqlSession {
                         })
                         .collect::<Result<Vec<_>, _>>()?
                 };
+                let names = targets.iter().map(|&t| def.names[t].clone()).collect();
                 let mut copy = CopyIn {
                     table: table.clone(),
                     types: def.types,
@@ -112,6 +113,8 @@ impl SqlSession {
                     batch: Vec::new(),
                     count: 0,
                     done: false,
+                    progress: crate::copy::CopyProgress { names, ..Default::default() },
+                    options: options.clone(),
                 };
                 match file {
                     None => Ok(Outcome::CopyIn(copy)),
@@ -128,28 +131,20 @@ impl SqlSession {
                     }
                 }
             }
-            PreStmt::CopyTo { query, file } => {
+            PreStmt::CopyTo { query, file, options } => {
                 let st = self.make_statement(query, query, 0, &[], false)?;
                 let plan = self.select_plan(&st)?.ok_or_else(|| SqlError::unsupported("COPY of a non-SELECT"))?;
                 let rows = self.run_select(&plan, &[], true)?;
-                let mut lines = Vec::with_capacity(rows.len());
-                for r in &rows {
-                    let mut line = Vec::new();
-                    for (i, (d, t)) in r.iter().zip(&plan.out_types).enumerate() {
-                        if i > 0 {
-                            line.push(b'\t');
-                        }
-                        match d.to_text(*t) {
-                            None => line.extend_from_slice(b"\\N"),
-                            Some(s) => copy_escape(&s, &mut line),
-                        }
-                    }
-                    line.push(b'\n');
-                    lines.push(line);
-                }
+                let names: Vec<String> = plan.fields.iter().map(|f| f.name.clone()).collect();
+                let lines = copy_out_lines(&names, &plan.out_types, &rows, options)?;
                 let tag = format!("COPY {}", rows.len());
                 match file {
-                    None => Ok(Outcome::CopyOut { columns: plan.fields.len(), lines, tag }),
+                    None => Ok(Outcome::CopyOut {
+                        columns: plan.fields.len(),
+                        lines,
+                        tag,
+                        binary: options.format == crate::copy::CopyFormat::Binary,
+                    }),
                     Some(path) => {
                         std::fs::write(path, lines.concat()).map_err(|e| {
                             SqlError::new(
