@@ -56,7 +56,7 @@ impl SqlSession {
         }
 
         Ok(Outcome::Rows {
-            fields: vec![text_field("QUERY PLAN")],
+            fields: vec![text_field("QUERY PLAN")].into(),
             rows: lines.into_iter().map(|l| vec![Some(l)]).collect(),
             tag: "EXPLAIN".into(),
         })

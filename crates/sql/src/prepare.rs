@@ -70,10 +70,10 @@ impl SqlSession {
             Command::Advisory { call, args } => {
                 let mut params = st.declared.clone();
                 crate::advisory::compile_args(args, &mut params)?;
-                (params, Some(vec![call.field()]))
+                (params, Some(vec![call.field()].into()))
             }
-            Command::Show { variable } => (Vec::new(), Some(vec![text_field(&show_name(variable))])),
-            Command::Explain { .. } => (Vec::new(), Some(vec![text_field("QUERY PLAN")])),
+            Command::Show { variable } => (Vec::new(), Some(vec![text_field(&show_name(variable))].into())),
+            Command::Explain { .. } => (Vec::new(), Some(vec![text_field("QUERY PLAN")].into())),
             Command::Execute { name, .. } => (Vec::new(), self.prepared.get(name).and_then(|p| p.inner.fields.clone())),
             _ => (Vec::new(), None),
         };

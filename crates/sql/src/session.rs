@@ -42,10 +42,6 @@ pub struct SqlSession {
     pub(crate) savepoints: Vec<(String, turnstile_engine::subxact::Savepoint)>,
 }
 
-pub(crate) fn text_row(row: &[Datum], types: &[SqlType]) -> Vec<Option<String>> {
-    row.iter().zip(types).map(|(d, t)| d.to_text(*t)).collect()
-}
-
 pub(crate) fn eng<T>(r: turnstile_engine::Result<T>) -> Result<T, SqlError> {
     r.map_err(SqlError::from_engine)
 }
@@ -223,7 +219,11 @@ impl SqlSession {
                     None => self.run_select(&plan, &values, !st.saved)?,
                 };
                 let n = rows.len();
-                let rows = rows.iter().map(|r| text_row(r, &plan.out_types)).collect();
+                // Text values move into the output; only the others are formatted.
+                let rows = rows
+                    .into_iter()
+                    .map(|r| r.into_iter().zip(plan.out_types.iter()).map(|(d, t)| d.into_text(*t)).collect())
+                    .collect();
                 Ok(Outcome::Rows { fields: plan.fields.clone(), rows, tag: format!("SELECT {n}") })
             }
             Command::Insert { insert, plan: slot } => {

@@ -148,7 +148,7 @@ impl SqlSession {
             let rows = all.into_iter().map(|(k, v)| vec![Some(k), Some(v), None]).collect::<Vec<_>>();
             let n = rows.len();
             return Ok(Outcome::Rows {
-                fields: vec![text_field("name"), text_field("setting"), text_field("description")],
+                fields: vec![text_field("name"), text_field("setting"), text_field("description")].into(),
                 rows,
                 tag: format!("SHOW {n}"),
             });
@@ -156,7 +156,7 @@ impl SqlSession {
         if name == "transaction_isolation" {
             let v = self.transaction_isolation();
             return Ok(Outcome::Rows {
-                fields: vec![text_field(&name)],
+                fields: vec![text_field(&name)].into(),
                 rows: vec![vec![Some(v)]],
                 tag: "SHOW".into(),
             });
@@ -164,6 +164,6 @@ impl SqlSession {
         let v = self.ctx.get(&raw).or_else(|| self.ctx.get(&name)).ok_or_else(|| {
             SqlError::new(SqlState::UNDEFINED_OBJECT, format!("unrecognized configuration parameter \"{raw}\""))
         })?;
-        Ok(Outcome::Rows { fields: vec![text_field(&name)], rows: vec![vec![Some(v)]], tag: "SHOW".into() })
+        Ok(Outcome::Rows { fields: vec![text_field(&name)].into(), rows: vec![vec![Some(v)]], tag: "SHOW".into() })
     }
 }

@@ -40,7 +40,7 @@ pub(crate) struct StatementInner {
     pub(crate) command: Command,
     pub(crate) param_types: Vec<u32>,
     pub(crate) declared: Vec<SqlType>,
-    pub(crate) fields: Option<Vec<FieldInfo>>,
+    pub(crate) fields: Option<std::sync::Arc<[FieldInfo]>>,
     pub(crate) tag: String,
     /// From `prepare` (extended protocol): its plan is cached.
     pub(crate) saved: bool,
@@ -84,7 +84,7 @@ pub enum Outcome {
     /// Rows, in text format.
     Rows {
         /// RowDescription.
-        fields: Vec<FieldInfo>,
+        fields: std::sync::Arc<[FieldInfo]>,
         /// Values (None = NULL).
         rows: Vec<Vec<Option<String>>>,
         /// CommandComplete tag (`SELECT n`).

@@ -489,6 +489,15 @@ impl Datum {
         self.write_text(ty, &mut s).then_some(s)
     }
 
+    /// As [`Datum::to_text`], consuming the value: a text value is moved
+    /// out, not copied.
+    pub fn into_text(self, ty: SqlType) -> Option<String> {
+        match self {
+            Datum::Text(s) => Some(s),
+            other => other.to_text(ty),
+        }
+    }
+
     /// Appends the text output to `out`; false for NULL.
     pub fn write_text(&self, ty: SqlType, out: &mut String) -> bool {
         match self {

@@ -179,7 +179,7 @@ pub fn compile_select(cat: &Catalog<'_>, q: &ast::Query, params: &mut Vec<SqlTyp
         having,
         outputs: out.outputs,
         out_types: out.out_types,
-        fields: out.fields,
+        fields: out.fields.into(),
         order,
         distinct,
         limit,

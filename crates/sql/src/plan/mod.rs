@@ -122,7 +122,7 @@ pub struct SelectPlan {
     /// Output types.
     pub out_types: Vec<SqlType>,
     /// Visible output columns.
-    pub fields: Vec<FieldInfo>,
+    pub fields: std::sync::Arc<[FieldInfo]>,
     /// Sort keys: output index, descending, nulls first.
     pub order: Vec<(usize, bool, bool)>,
     /// DISTINCT.
