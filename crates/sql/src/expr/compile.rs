@@ -574,6 +574,9 @@ impl Compiler<'_> {
             "generate_series" => {
                 return Err(SqlError::unsupported("generate_series() outside FROM"));
             }
+            _ if super::builtin::is_postgres_function(&name) => {
+                return Err(SqlError::unsupported(&format!("function {name}()")));
+            }
             _ => {
                 return Err(SqlError::new(
                     SqlState::UNDEFINED_FUNCTION,
@@ -646,7 +649,8 @@ impl Compiler<'_> {
             (AggKind::Avg, Some(SqlType::Float4 | SqlType::Float8)) => SqlType::Float8,
             (AggKind::Avg, Some(SqlType::Int2 | SqlType::Int4 | SqlType::Int8)) => NUMERIC,
             (AggKind::Min | AggKind::Max, Some(SqlType::Unknown)) => SqlType::Text,
-            (AggKind::Min | AggKind::Max, Some(t)) => t,
+            // PostgreSQL has no min/max over boolean (bool_and and bool_or are those).
+            (AggKind::Min | AggKind::Max, Some(t)) if t != SqlType::Bool => t,
             (_, t) => {
                 return Err(SqlError::new(
                     SqlState::UNDEFINED_FUNCTION,

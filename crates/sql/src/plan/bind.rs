@@ -52,7 +52,11 @@ fn figure_colname_strength(e: &ast::Expr) -> (String, u8) {
         ast::Expr::TypedString(ts) => (type_name(&ts.data_type), 1),
         ast::Expr::Substring { shorthand, .. } => (if *shorthand { "substr" } else { "substring" }.into(), 2),
         ast::Expr::Nested(x) => figure_colname_strength(x),
-        ast::Expr::Case { .. } => ("case".into(), 1),
+        // FigureColnameInternal: the ELSE branch's name if it is a strong one.
+        ast::Expr::Case { else_result, .. } => match else_result.as_deref().map(figure_colname_strength) {
+            Some((name, 2)) => (name, 2),
+            _ => ("case".into(), 1),
+        },
         _ => ("?column?".into(), 0),
     }
 }
