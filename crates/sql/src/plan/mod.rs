@@ -153,6 +153,14 @@ pub struct TableDef {
 }
 
 impl Catalog<'_> {
+    /// The attribute numbers (from 1) of table `oid`'s primary key, empty
+    /// when it has none.
+    pub fn primary_key(&self, oid: u32) -> Vec<i16> {
+        let snapshot = self.session.engine().catalog().snapshot();
+        let pk = snapshot.indexes_of(oid).find_map(|r| r.index.as_ref().filter(|i| i.primary));
+        pk.map(|i| i.columns.iter().map(|&c| (c + 1) as i16).collect()).unwrap_or_default()
+    }
+
     /// The table `name`, `42P01` if unknown.
     pub fn table(&self, name: &str) -> Result<TableDef, SqlError> {
         let engine = self.session.engine();
