@@ -383,6 +383,17 @@ impl Compiler<'_> {
             }
             BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod => {
                 if is_ts(ta) || is_ts(tb) {
+                    // PostgreSQL's operators on these types without interval:
+                    // date ± int4 (int2 widened), int4 + date, date - date;
+                    // no other mixes them with a number, and none multiplies,
+                    // divides or takes a modulus of them.
+                    let int4 = |t: SqlType| matches!(t, SqlType::Int2 | SqlType::Int4);
+                    let date_arith = (ta == SqlType::Date && (int4(tb) || (bop == BinOp::Sub && tb == SqlType::Date)))
+                        || (bop == BinOp::Add && int4(ta) && tb == SqlType::Date);
+                    let with_number = ta.is_number() || tb.is_number();
+                    if matches!(bop, BinOp::Mul | BinOp::Div | BinOp::Mod) || (with_number && !date_arith) {
+                        return Err(no_operator());
+                    }
                     return Err(SqlError::unsupported("date and timestamp arithmetic"));
                 }
                 let t = arith_type(ta, tb).ok_or_else(no_operator)?;
