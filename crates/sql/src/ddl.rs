@@ -73,6 +73,7 @@ impl SqlSession {
         let mut cols: Vec<(String, ColumnType)> = Vec::new();
         let mut pk: Option<Vec<String>> = None;
         let mut not_null: Vec<String> = Vec::new();
+        let mut defaults: Vec<(String, String)> = Vec::new();
         // UNIQUE constraints: (constraint name if given, columns).
         let mut unique: Vec<(Option<String>, Vec<String>)> = Vec::new();
         for c in &ct.columns {
@@ -83,6 +84,15 @@ impl SqlSession {
                     ast::ColumnOption::Null => {}
                     ast::ColumnOption::NotNull => not_null.push(cname.clone()),
                     ast::ColumnOption::PrimaryKey(_) => pk = Some(vec![cname.clone()]),
+                    ast::ColumnOption::Default(e) => {
+                        // Checked now (PostgreSQL's cookDefault): it must
+                        // compile without columns and be assignable.
+                        let sql_ty = parse_type_name(&c.data_type.to_string())?;
+                        let (_, xt) = Compiler { scope: &Scope::default(), params: &mut Vec::new(), aggs: None }
+                            .compile(e, Some(sql_ty))?;
+                        crate::plan::check_assignable(xt, sql_ty, &cname)?;
+                        defaults.push((cname.clone(), e.to_string()));
+                    }
                     ast::ColumnOption::Unique(u) if plain_unique(u) => {
                         unique.push((u.name.as_ref().or(o.name.as_ref()).map(expr::ident_name), vec![cname.clone()]))
                     }
@@ -122,6 +132,10 @@ impl SqlSession {
         if !not_null.is_empty() {
             let refs: Vec<&str> = not_null.iter().map(String::as_str).collect();
             eng(self.es.set_not_null(&name, &refs))?;
+        }
+        if !defaults.is_empty() {
+            let refs: Vec<(&str, &str)> = defaults.iter().map(|(c, d)| (c.as_str(), d.as_str())).collect();
+            eng(self.es.set_defaults(&name, &refs))?;
         }
         if let Some(cols) = pk {
             let refs: Vec<&str> = cols.iter().map(String::as_str).collect();

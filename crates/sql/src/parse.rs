@@ -685,6 +685,15 @@ fn untokenize(toks: &[Tok]) -> String {
     s
 }
 
+/// Parses one SQL expression (a column's stored DEFAULT).
+pub fn parse_expr(text: &str) -> Result<ast::Expr, SqlError> {
+    let dialect = PostgreSqlDialect {};
+    Parser::new(&dialect)
+        .try_with_sql(text)
+        .and_then(|mut p| p.parse_expr())
+        .map_err(|e| parser_error(text, text, 0, &e.to_string()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -150,6 +150,8 @@ pub struct TableDef {
     pub types: Vec<ColumnType>,
     /// Front-end types.
     pub sql_types: Vec<SqlType>,
+    /// Each column's DEFAULT expression (SQL text), if it has one.
+    pub defaults: Vec<Option<String>>,
 }
 
 impl Catalog<'_> {
@@ -173,6 +175,7 @@ impl Catalog<'_> {
             names: rel.columns.iter().map(|c| c.name.clone()).collect(),
             types: rel.columns.iter().map(|c| c.ty).collect(),
             sql_types: rel.columns.iter().map(|c| SqlType::of_column(c.ty)).collect(),
+            defaults: rel.columns.iter().map(|c| c.default.clone()).collect(),
         })
     }
 }
