@@ -135,6 +135,17 @@ impl Session {
         })
     }
 
+    /// `ALTER TABLE name ALTER column SET DEFAULT text` for each pair (the
+    /// SQL layer's `CREATE TABLE … DEFAULT`).
+    pub fn set_defaults(&mut self, table: &str, defaults: &[(&str, &str)]) -> Result<()> {
+        self.statement(&format!("ALTER TABLE {table} SET DEFAULT"), |s| {
+            s.note_ddl(&format!("ALTER TABLE {table} SET DEFAULT"));
+            s.lock_by_name(table, LockMode::AccessExclusive)?;
+            s.engine.catalog().set_defaults(s.db, table, defaults)?;
+            Ok(())
+        })
+    }
+
     /// `ALTER TABLE name SET (fillfactor = n)` / `CREATE TABLE … WITH
     /// (fillfactor = n)`: heap inserts leave `100 - n` percent of each page
     /// free for updates (an empty page always takes a row). `None` resets

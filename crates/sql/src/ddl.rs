@@ -26,6 +26,19 @@ impl SqlSession {
         exists
     }
 
+    /// `base`, or `base1`, `base2`, … : the first that names no relation yet.
+    fn free_relation_name(&self, base: &str) -> String {
+        let cat = self.es.engine().catalog().snapshot();
+        let db = self.es.database();
+        let mut candidate = base.to_owned();
+        let mut k = 0;
+        while cat.find(db, &candidate).is_some() {
+            k += 1;
+            candidate = format!("{base}{k}");
+        }
+        candidate
+    }
+
     pub(crate) fn create_table(&mut self, ct: &ast::CreateTable) -> Result<Outcome, SqlError> {
         let name = object_name(&ct.name)?;
         if ct.query.is_some() {
@@ -60,6 +73,9 @@ impl SqlSession {
         let mut cols: Vec<(String, ColumnType)> = Vec::new();
         let mut pk: Option<Vec<String>> = None;
         let mut not_null: Vec<String> = Vec::new();
+        let mut defaults: Vec<(String, String)> = Vec::new();
+        // UNIQUE constraints: (constraint name if given, columns).
+        let mut unique: Vec<(Option<String>, Vec<String>)> = Vec::new();
         for c in &ct.columns {
             let ty = parse_type_name(&c.data_type.to_string())?.to_column()?;
             let cname = expr::ident_name(&c.name);
@@ -68,6 +84,18 @@ impl SqlSession {
                     ast::ColumnOption::Null => {}
                     ast::ColumnOption::NotNull => not_null.push(cname.clone()),
                     ast::ColumnOption::PrimaryKey(_) => pk = Some(vec![cname.clone()]),
+                    ast::ColumnOption::Default(e) => {
+                        // Checked now (PostgreSQL's cookDefault): it must
+                        // compile without columns and be assignable.
+                        let sql_ty = parse_type_name(&c.data_type.to_string())?;
+                        let (_, xt) = Compiler { scope: &Scope::default(), params: &mut Vec::new(), aggs: None }
+                            .compile(e, Some(sql_ty))?;
+                        crate::plan::check_assignable(xt, sql_ty, &cname)?;
+                        defaults.push((cname.clone(), e.to_string()));
+                    }
+                    ast::ColumnOption::Unique(u) if plain_unique(u) => {
+                        unique.push((u.name.as_ref().or(o.name.as_ref()).map(expr::ident_name), vec![cname.clone()]))
+                    }
                     other => return Err(SqlError::unsupported(&format!("the column option {other}"))),
                 }
             }
@@ -77,6 +105,16 @@ impl SqlSession {
             match con {
                 ast::TableConstraint::PrimaryKey(p) => {
                     pk = Some(p.columns.iter().map(|c| c.to_string().trim_matches('"').to_ascii_lowercase()).collect())
+                }
+                ast::TableConstraint::Unique(u) if plain_unique(u) => {
+                    let mut cols = Vec::with_capacity(u.columns.len());
+                    for c in &u.columns {
+                        match &c.column.expr {
+                            ast::Expr::Identifier(i) => cols.push(expr::ident_name(i)),
+                            other => return Err(SqlError::unsupported(&format!("a UNIQUE constraint on {other}"))),
+                        }
+                    }
+                    unique.push((u.name.as_ref().map(expr::ident_name), cols));
                 }
                 other => return Err(SqlError::unsupported(&format!("the constraint {other}"))),
             }
@@ -95,9 +133,23 @@ impl SqlSession {
             let refs: Vec<&str> = not_null.iter().map(String::as_str).collect();
             eng(self.es.set_not_null(&name, &refs))?;
         }
+        if !defaults.is_empty() {
+            let refs: Vec<(&str, &str)> = defaults.iter().map(|(c, d)| (c.as_str(), d.as_str())).collect();
+            eng(self.es.set_defaults(&name, &refs))?;
+        }
         if let Some(cols) = pk {
             let refs: Vec<&str> = cols.iter().map(String::as_str).collect();
             eng(self.es.add_primary_key(&name, &refs))?;
+        }
+        // A UNIQUE constraint is a unique index, named as PostgreSQL's
+        // ChooseConstraintName names it: table_columns_key, then _key1, …
+        for (given, cols) in unique {
+            let index = match given {
+                Some(n) => n,
+                None => self.free_relation_name(&format!("{name}_{}_key", cols.join("_"))),
+            };
+            let refs: Vec<&str> = cols.iter().map(String::as_str).collect();
+            eng(self.es.create_index(&name, &index, &refs, true))?;
         }
         Self::command("CREATE TABLE")
     }
@@ -121,16 +173,8 @@ impl SqlSession {
             Some(n) => object_name(n)?,
             None => {
                 // PostgreSQL's ChooseRelationName: table_col_idx, then _idx1, …
-                let base = format!("{table}_{}_{}", cols.join("_"), if ci.unique { "key" } else { "idx" });
-                let cat = self.es.engine().catalog().snapshot();
-                let db = self.es.database();
-                let mut candidate = base.clone();
-                let mut k = 0;
-                while cat.find(db, &candidate).is_some() {
-                    k += 1;
-                    candidate = format!("{base}{k}");
-                }
-                candidate
+                let base = format!("{table}_{}_idx", cols.join("_"));
+                self.free_relation_name(&base)
             }
         };
         if ci.if_not_exists && self.exists_skipping(&name) {
@@ -245,4 +289,14 @@ pub(crate) fn table_fillfactor(o: &ast::CreateTableOptions) -> Result<Option<u8>
         }
     }
     Ok(ff)
+}
+
+/// A UNIQUE constraint as turnstile builds it: a plain btree unique index,
+/// NULLs distinct, not deferrable, no INCLUDE columns.
+fn plain_unique(u: &ast::UniqueConstraint) -> bool {
+    u.characteristics.is_none()
+        && u.include.is_empty()
+        && u.index_type.is_none()
+        && u.index_options.is_empty()
+        && !matches!(u.nulls_distinct, ast::NullsDistinctOption::NotDistinct)
 }

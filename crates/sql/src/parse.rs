@@ -290,6 +290,9 @@ pub fn parse_one(sql: &str, piece: &str, offset: usize) -> Result<Parsed, SqlErr
     let word = first_word(piece);
     match word.as_str() {
         "" => return Ok(Parsed::Empty),
+        // PostgreSQL's `TABLE name` (short for `SELECT * FROM name`), which
+        // sqlparser does not read.
+        "table" => return Err(SqlError::unsupported("the TABLE command")),
         "vacuum" | "analyze" | "analyse" | "checkpoint" | "copy" => {
             return preparse(&word, piece).map(Parsed::Pre).map_err(|mut e| {
                 if e.code == SqlState::SYNTAX_ERROR && e.position.is_none() {
@@ -680,6 +683,15 @@ fn untokenize(toks: &[Tok]) -> String {
         }
     }
     s
+}
+
+/// Parses one SQL expression (a column's stored DEFAULT).
+pub fn parse_expr(text: &str) -> Result<ast::Expr, SqlError> {
+    let dialect = PostgreSqlDialect {};
+    Parser::new(&dialect)
+        .try_with_sql(text)
+        .and_then(|mut p| p.parse_expr())
+        .map_err(|e| parser_error(text, text, 0, &e.to_string()))
 }
 
 #[cfg(test)]

@@ -103,6 +103,12 @@ impl SqlSession {
                         })
                         .collect::<Result<Vec<_>, _>>()?
                 };
+                let targets: Vec<usize> = targets;
+                // COPY does not evaluate DEFAULT expressions (yet): refuse
+                // rather than store NULL where PostgreSQL stores the default.
+                if (0..def.names.len()).any(|k| !targets.contains(&k) && def.defaults[k].is_some()) {
+                    return Err(SqlError::unsupported("COPY FROM that leaves out a column with a DEFAULT"));
+                }
                 let names = targets.iter().map(|&t| def.names[t].clone()).collect();
                 let mut copy = CopyIn {
                     table: table.clone(),

@@ -450,6 +450,16 @@ fn parse_float(s: &str, ty: SqlType) -> Result<f64, SqlError> {
 }
 
 fn datetime_error(e: DateTimeError, ty: SqlType, s: &str) -> SqlError {
+    // PostgreSQL also reads month names ('January 8, 1999'); turnstile's
+    // parser does not, and says so rather than calling the input invalid.
+    const MONTHS: [&str; 12] = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
+    let month_name = |w: &str| {
+        let w = w.to_ascii_lowercase();
+        w.len() >= 3 && MONTHS.iter().any(|m| w.starts_with(m))
+    };
+    if matches!(e, DateTimeError::Syntax) && s.split(|c: char| !c.is_ascii_alphabetic()).any(month_name) {
+        return SqlError::unsupported("date and time input with a month name");
+    }
     match e {
         DateTimeError::Syntax => SqlError::new(
             SqlState::INVALID_DATETIME_FORMAT,

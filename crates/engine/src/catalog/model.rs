@@ -34,6 +34,10 @@ pub struct Column {
     /// Whether NULLs are refused (set for primary-key columns).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub not_null: bool,
+    /// Its DEFAULT expression as SQL text (PostgreSQL's `pg_attrdef`), which
+    /// the SQL layer parses and evaluates for an INSERT that gives no value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<String>,
 }
 
 /// What a relation is (PostgreSQL's `relkind`).

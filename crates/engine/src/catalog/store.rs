@@ -251,7 +251,7 @@ impl Catalog {
             if cols.iter().any(|c| c.name == *col) {
                 return Err(CatalogError::DuplicateColumn { relation: name.into(), column: (*col).into() });
             }
-            cols.push(Column { name: (*col).to_owned(), ty: *ty, not_null: false });
+            cols.push(Column { name: (*col).to_owned(), ty: *ty, not_null: false, default: None });
         }
         let partition_key = match partition_by {
             None => None,
@@ -405,7 +405,7 @@ impl Catalog {
             targets.extend(c.partitions_of(t.id).map(|p| p.id));
             for id in targets {
                 if let Some(r) = c.relations.get_mut(&id) {
-                    r.columns.push(Column { name: column.to_owned(), ty, not_null: false });
+                    r.columns.push(Column { name: column.to_owned(), ty, not_null: false, default: None });
                 }
             }
             c.relations.get(&t.id).cloned().ok_or_else(|| CatalogError::UnknownRelation(table.into()))
@@ -477,6 +477,33 @@ impl Catalog {
                 if let Some(r) = c.relations.get_mut(&id) {
                     for col in r.columns.iter_mut().filter(|x| columns.contains(&x.name.as_str())) {
                         col.not_null = true;
+                    }
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// `ALTER TABLE name ALTER column SET DEFAULT text` for each pair, on
+    /// the table and its partitions.
+    pub fn set_defaults(&self, db: DbId, table: &str, defaults: &[(&str, &str)]) -> Result<(), CatalogError> {
+        self.modify(|c| {
+            let t = c.find(db, table).ok_or_else(|| CatalogError::UnknownRelation(table.into()))?.clone();
+            let mut targets = vec![t.id];
+            targets.extend(dependents(c, t.id).into_iter().filter(|id| {
+                c.relations.get(id).is_some_and(|r| matches!(r.kind, RelKind::Table | RelKind::PartitionedTable))
+            }));
+            for (col, _) in defaults {
+                if t.column_number(col).is_none() {
+                    return Err(CatalogError::UnknownColumn { relation: table.into(), column: (*col).into() });
+                }
+            }
+            for id in targets {
+                if let Some(r) = c.relations.get_mut(&id) {
+                    for (col, text) in defaults {
+                        if let Some(x) = r.columns.iter_mut().find(|x| x.name == *col) {
+                            x.default = Some((*text).to_owned());
+                        }
                     }
                 }
             }

@@ -259,7 +259,7 @@ time-10 SELECT ''::timestamp
 time-11 SELECT '2024-01-15'::date, '2024-01-15 10:30:00'::date
 time-12 SELECT '1999-12-31 23:59:59.999999'::timestamp, '2024-01-15 10:30:00.1234567'::timestamp
 time-13 SELECT '2024-01-15T10:30:00'::timestamp
-time-14 SELECT 'January 8, 1999'::date
+!time-14 [date and time input with month names] SELECT 'January 8, 1999'::date
 time-15 SELECT '0001-01-01'::date, '5000-06-30'::date
 time-16 SELECT '2024-01-15'::date < '2024-01-16'::date, '2024-01-15'::date = '2024-01-15 00:00'::timestamp
 time-17 SELECT id, ts FROM t ORDER BY ts, id

@@ -383,6 +383,17 @@ impl Compiler<'_> {
             }
             BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod => {
                 if is_ts(ta) || is_ts(tb) {
+                    // PostgreSQL's operators on these types without interval:
+                    // date ± int4 (int2 widened), int4 + date, date - date;
+                    // no other mixes them with a number, and none multiplies,
+                    // divides or takes a modulus of them.
+                    let int4 = |t: SqlType| matches!(t, SqlType::Int2 | SqlType::Int4);
+                    let date_arith = (ta == SqlType::Date && (int4(tb) || (bop == BinOp::Sub && tb == SqlType::Date)))
+                        || (bop == BinOp::Add && int4(ta) && tb == SqlType::Date);
+                    let with_number = ta.is_number() || tb.is_number();
+                    if matches!(bop, BinOp::Mul | BinOp::Div | BinOp::Mod) || (with_number && !date_arith) {
+                        return Err(no_operator());
+                    }
                     return Err(SqlError::unsupported("date and timestamp arithmetic"));
                 }
                 let t = arith_type(ta, tb).ok_or_else(no_operator)?;
@@ -574,6 +585,9 @@ impl Compiler<'_> {
             "generate_series" => {
                 return Err(SqlError::unsupported("generate_series() outside FROM"));
             }
+            _ if super::builtin::is_postgres_function(&name) => {
+                return Err(SqlError::unsupported(&format!("function {name}()")));
+            }
             _ => {
                 return Err(SqlError::new(
                     SqlState::UNDEFINED_FUNCTION,
@@ -646,7 +660,8 @@ impl Compiler<'_> {
             (AggKind::Avg, Some(SqlType::Float4 | SqlType::Float8)) => SqlType::Float8,
             (AggKind::Avg, Some(SqlType::Int2 | SqlType::Int4 | SqlType::Int8)) => NUMERIC,
             (AggKind::Min | AggKind::Max, Some(SqlType::Unknown)) => SqlType::Text,
-            (AggKind::Min | AggKind::Max, Some(t)) => t,
+            // PostgreSQL has no min/max over boolean (bool_and and bool_or are those).
+            (AggKind::Min | AggKind::Max, Some(t)) if t != SqlType::Bool => t,
             (_, t) => {
                 return Err(SqlError::new(
                     SqlState::UNDEFINED_FUNCTION,

@@ -221,6 +221,17 @@ impl Expr {
                         != *negated,
                 ),
             },
+            // COALESCE evaluates its arguments only up to the first non-null
+            // one, as PostgreSQL's: `coalesce(1, 1 / 0)` is 1.
+            Expr::Func(Func::Coalesce, args) => {
+                for a in args {
+                    let d = a.eval(row, env)?;
+                    if !d.is_null() {
+                        return Ok(d);
+                    }
+                }
+                Datum::Null
+            }
             Expr::Func(f, args) => {
                 let mut vals = Vec::with_capacity(args.len());
                 for a in args {

@@ -1,6 +1,7 @@
 //! Expressions: compiled once from sqlparser's AST against a [`Scope`]
 //! (types resolved, parameters typed), evaluated per row.
 
+mod builtin;
 mod compile;
 mod eval;
 pub mod numeric;
@@ -353,6 +354,7 @@ pub fn parse_type_name(text: &str) -> Result<SqlType, SqlError> {
         "timestamptz" | "timestamp with time zone" => SqlType::TimestampTz,
         "oid" | "regclass" => SqlType::Oid,
         "xid" => SqlType::Xid,
+        _ if builtin::is_postgres_type(base) => return Err(SqlError::unsupported(&format!("type {base}"))),
         _ => return Err(SqlError::new(SqlState::UNDEFINED_OBJECT, format!("type \"{base}\" does not exist"))),
     })
 }

@@ -52,7 +52,11 @@ fn figure_colname_strength(e: &ast::Expr) -> (String, u8) {
         ast::Expr::TypedString(ts) => (type_name(&ts.data_type), 1),
         ast::Expr::Substring { shorthand, .. } => (if *shorthand { "substr" } else { "substring" }.into(), 2),
         ast::Expr::Nested(x) => figure_colname_strength(x),
-        ast::Expr::Case { .. } => ("case".into(), 1),
+        // FigureColnameInternal: the ELSE branch's name if it is a strong one.
+        ast::Expr::Case { else_result, .. } => match else_result.as_deref().map(figure_colname_strength) {
+            Some((name, 2)) => (name, 2),
+            _ => ("case".into(), 1),
+        },
         _ => ("?column?".into(), 0),
     }
 }
@@ -159,8 +163,9 @@ pub fn compile_select(cat: &Catalog<'_>, q: &ast::Query, params: &mut Vec<SqlTyp
     let order = order_by(q, &scope, params, &mut aggs, &mut out)?;
     let grouped = !group_by.is_empty() || !aggs.is_empty() || having.is_some();
     if grouped {
+        let dependent = grouped_by_primary_key(cat, &group_by, &scope);
         for x in out.outputs.iter().chain(having.iter()) {
-            check_grouped(x, &group_by, &scope)?;
+            check_grouped(x, &group_by, &scope, &dependent)?;
         }
     }
     let distinct = match &sel.distinct {
@@ -187,16 +192,42 @@ pub fn compile_select(cat: &Catalog<'_>, q: &ast::Query, params: &mut Vec<SqlTyp
     })
 }
 
+/// The tables (by their qualifier in `scope`) whose every primary-key
+/// column is a plain GROUP BY key: each of their columns is functionally
+/// dependent on the grouping, so PostgreSQL lets a grouped query read any of
+/// them (`check_functional_grouping`).
+fn grouped_by_primary_key(cat: &Catalog<'_>, keys: &[Expr], scope: &Scope) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for c in &scope.cols {
+        if c.table_oid == 0 || out.contains(&c.qual) {
+            continue;
+        }
+        let pk = cat.primary_key(c.table_oid);
+        let grouped = |attnum: &i16| {
+            keys.iter().any(|k| {
+                matches!(k, Expr::Col(j) if scope.cols[*j].qual == c.qual
+                    && scope.cols[*j].table_oid == c.table_oid
+                    && scope.cols[*j].attnum == *attnum)
+            })
+        };
+        if !pk.is_empty() && pk.iter().all(grouped) {
+            out.push(c.qual.clone());
+        }
+    }
+    out
+}
+
 /// PostgreSQL's grouping rule (`42803`): in a grouped query, the select
-/// list, HAVING and ORDER BY read a column only inside an aggregate or
-/// inside an expression that is a GROUP BY key. (PostgreSQL also accepts
-/// columns functionally dependent on a grouped primary key; turnstile
-/// does not, and refuses them with this error.)
-fn check_grouped(x: &Expr, keys: &[Expr], scope: &Scope) -> Result<(), SqlError> {
+/// list, HAVING and ORDER BY read a column only inside an aggregate, inside
+/// an expression that is a GROUP BY key, or of a table whose primary key is
+/// grouped (`dependent`, by qualifier).
+fn check_grouped(x: &Expr, keys: &[Expr], scope: &Scope, dependent: &[String]) -> Result<(), SqlError> {
     if keys.iter().any(|k| k == x) {
         return Ok(());
     }
+    let check_grouped = |x: &Expr, keys: &[Expr], scope: &Scope| check_grouped(x, keys, scope, dependent);
     match x {
+        Expr::Col(c) if scope.cols[*c].table_oid != 0 && dependent.contains(&scope.cols[*c].qual) => Ok(()),
         Expr::Col(c) => {
             let col = &scope.cols[*c];
             Err(SqlError::new(

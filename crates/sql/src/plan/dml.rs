@@ -25,6 +25,9 @@ pub struct InsertPlan {
     pub sql_types: Vec<SqlType>,
     /// Table column of each provided value.
     pub targets: Vec<usize>,
+    /// The DEFAULT expressions of the columns not in `targets`, evaluated
+    /// for every row (PostgreSQL evaluates a default per row).
+    pub defaults: Vec<(usize, Expr)>,
     /// The rows.
     pub source: InsertSource,
 }
@@ -88,6 +91,10 @@ pub fn compile_insert(cat: &Catalog<'_>, ins: &ast::Insert, params: &mut Vec<Sql
                 let mut row = Vec::new();
                 for (e, &t) in r.iter().zip(&targets) {
                     let ty = def.sql_types[t];
+                    if is_default_keyword(e) {
+                        row.push(default_expr(&def, t, params)?);
+                        continue;
+                    }
                     let (x, xt) = compiler(&empty, params, None).compile(e, Some(ty))?;
                     check_assignable(xt, ty, &def.names[t])?;
                     row.push(x);
@@ -107,7 +114,28 @@ pub fn compile_insert(cat: &Catalog<'_>, ins: &ast::Insert, params: &mut Vec<Sql
             InsertSource::Select(Box::new(plan))
         }
     };
-    Ok(InsertPlan { table, types: def.types, sql_types: def.sql_types, targets, source })
+    let mut defaults = Vec::new();
+    for k in 0..def.names.len() {
+        if !targets.contains(&k) && def.defaults[k].is_some() {
+            defaults.push((k, default_expr(&def, k, params)?));
+        }
+    }
+    Ok(InsertPlan { table, types: def.types, sql_types: def.sql_types, targets, defaults, source })
+}
+
+/// `DEFAULT` in an INSERT's VALUES (sqlparser reads it as a bare word).
+fn is_default_keyword(e: &ast::Expr) -> bool {
+    matches!(e, ast::Expr::Identifier(i) if i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default"))
+}
+
+/// Column `k`'s DEFAULT expression compiled to its type, NULL if it has none.
+pub(super) fn default_expr(def: &TableDef, k: usize, params: &mut Vec<SqlType>) -> Result<Expr, SqlError> {
+    let ty = def.sql_types[k];
+    let Some(text) = &def.defaults[k] else { return Ok(Expr::Const(Datum::Null)) };
+    let e = crate::parse::parse_expr(text)?;
+    let (x, xt) = compiler(&Scope::default(), params, None).compile(&e, Some(ty))?;
+    check_assignable(xt, ty, &def.names[k])?;
+    Ok(x)
 }
 
 /// `42804` when a value of type `from` cannot be assigned to a column of type `to`.
@@ -133,11 +161,15 @@ pub fn check_assignable(from: SqlType, to: SqlType, column: &str) -> Result<(), 
 
 impl InsertPlan {
     /// Builds the full engine row from the provided values.
-    pub fn engine_row(&self, vals: Vec<Datum>) -> Result<Vec<Value>, SqlError> {
+    pub fn engine_row(&self, vals: Vec<Datum>, env: &mut EvalEnv<'_>) -> Result<Vec<Value>, SqlError> {
         let mut row = vec![Value::Null; self.types.len()];
         for (v, &t) in vals.into_iter().zip(&self.targets) {
             let v = v.cast(self.sql_types[t])?;
             row[t] = v.to_engine(self.types[t])?;
+        }
+        for (t, x) in &self.defaults {
+            let v = x.eval(&[], env)?.cast(self.sql_types[*t])?;
+            row[*t] = v.to_engine(self.types[*t])?;
         }
         Ok(row)
     }
@@ -150,7 +182,7 @@ impl InsertPlan {
                 for x in &rows[0] {
                     vals.push(x.eval(&[], &mut run.env)?);
                 }
-                let row = self.engine_row(vals)?;
+                let row = self.engine_row(vals, &mut run.env)?;
                 run.session.insert(&self.table, &row).map_err(engine_err)?;
                 Ok(1)
             }
@@ -161,7 +193,7 @@ impl InsertPlan {
                     for x in r {
                         vals.push(x.eval(&[], &mut run.env)?);
                     }
-                    out.push(self.engine_row(vals)?);
+                    out.push(self.engine_row(vals, &mut run.env)?);
                 }
                 run.session.insert_many(&self.table, out).map_err(engine_err)
             }
@@ -209,7 +241,7 @@ impl InsertPlan {
                             for x in &plan.outputs {
                                 vals.push(x.eval(&row, env)?);
                             }
-                            self.engine_row(vals).map(Some)
+                            self.engine_row(vals, env).map(Some)
                         })();
                         match result {
                             Ok(Some(r)) => return Some(r),
@@ -231,7 +263,7 @@ impl InsertPlan {
         let rows = plan.run(run)?;
         let mut out = Vec::with_capacity(rows.len());
         for r in rows {
-            out.push(self.engine_row(r)?);
+            out.push(self.engine_row(r, &mut run.env)?);
         }
         run.session.insert_many(&self.table, out).map_err(engine_err)
     }
@@ -316,6 +348,11 @@ pub fn compile_update(cat: &Catalog<'_>, u: &ast::Update, params: &mut Vec<SqlTy
                 format!("column \"{col}\" of relation \"{}\" does not exist", query.tables()[0]),
             )
         })?;
+        if is_default_keyword(&a.value) {
+            // `SET c = DEFAULT`: the column's default, NULL when it has none.
+            assignments.push((k, default_expr(&def, k, params)?));
+            continue;
+        }
         let (x, t) = compiler(&scope, params, None).compile(&a.value, Some(def.sql_types[k]))?;
         check_assignable(t, def.sql_types[k], &col)?;
         assignments.push((k, x));

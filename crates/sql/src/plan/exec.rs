@@ -239,11 +239,18 @@ impl SelectPlan {
 
 pub(super) fn count_arg(e: &Expr, env: &mut EvalEnv<'_>, what: &str) -> Result<usize, SqlError> {
     match e.eval(&[], env)? {
-        Datum::Null => Ok(usize::MAX),
+        // NULL is no LIMIT and no OFFSET alike: all rows, none skipped.
+        Datum::Null => Ok(if what == "OFFSET" { 0 } else { usize::MAX }),
         d => match d.cast(SqlType::Int8)? {
             Datum::Int(n) if n >= 0 => Ok(n as usize),
             _ => {
-                Err(SqlError::new(SqlState::INVALID_ROW_COUNT_IN_LIMIT_CLAUSE, format!("{what} must not be negative")))
+                // PostgreSQL's two conditions: 2201W for LIMIT, 2201X for OFFSET.
+                let state = if what == "OFFSET" {
+                    SqlState::INVALID_ROW_COUNT_IN_RESULT_OFFSET_CLAUSE
+                } else {
+                    SqlState::INVALID_ROW_COUNT_IN_LIMIT_CLAUSE
+                };
+                Err(SqlError::new(state, format!("{what} must not be negative")))
             }
         },
     }

@@ -150,9 +150,19 @@ pub struct TableDef {
     pub types: Vec<ColumnType>,
     /// Front-end types.
     pub sql_types: Vec<SqlType>,
+    /// Each column's DEFAULT expression (SQL text), if it has one.
+    pub defaults: Vec<Option<String>>,
 }
 
 impl Catalog<'_> {
+    /// The attribute numbers (from 1) of table `oid`'s primary key, empty
+    /// when it has none.
+    pub fn primary_key(&self, oid: u32) -> Vec<i16> {
+        let snapshot = self.session.engine().catalog().snapshot();
+        let pk = snapshot.indexes_of(oid).find_map(|r| r.index.as_ref().filter(|i| i.primary));
+        pk.map(|i| i.columns.iter().map(|&c| (c + 1) as i16).collect()).unwrap_or_default()
+    }
+
     /// The table `name`, `42P01` if unknown.
     pub fn table(&self, name: &str) -> Result<TableDef, SqlError> {
         let engine = self.session.engine();
@@ -165,6 +175,7 @@ impl Catalog<'_> {
             names: rel.columns.iter().map(|c| c.name.clone()).collect(),
             types: rel.columns.iter().map(|c| c.ty).collect(),
             sql_types: rel.columns.iter().map(|c| SqlType::of_column(c.ty)).collect(),
+            defaults: rel.columns.iter().map(|c| c.default.clone()).collect(),
         })
     }
 }
