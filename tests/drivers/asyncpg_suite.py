@@ -215,7 +215,14 @@ async def errors():
         got = (e.sqlstate, e.constraint_name, e.table_name, e.schema_name, e.detail)
         expect(got, ("23505", f"{t}_pkey", t, "public", "Key (id)=(1) already exists."),
                "sqlstate, constraint, table, schema, detail")
-    # Errors raised while asyncpg prepares (Parse, Describe, Flush): they must come back at once.
+    expect(await c.fetchval("SELECT 1"), 1, "the connection after the error")
+    await c.close()
+
+
+async def errors_at_prepare():
+    """Errors raised while asyncpg prepares (Parse, Describe, Flush): they must come back at once."""
+    t = P + "err"
+    c = await conn()
     for sql, args, state in (("SELEC 1", (), "42601"), (f"SELECT * FROM {P}missing", (), "42P01"),
                              (f"SELECT * FROM {P}missing WHERE id = $1", (1,), "42P01"),
                              (f"SELECT v FROM {t} WHERE id = $1 +", (1,), "42601")):
@@ -227,7 +234,8 @@ async def errors():
         except asyncpg.PostgresError as e:
             if e.sqlstate != state:
                 raise Mismatch(f"{sql!r}: got [{e.sqlstate}] {e}, want {state}") from e
-    expect(await asyncio.wait_for(c.fetchval("SELECT 1"), ERROR_WAIT_S), 1, "the connection after the errors")
+    # execute() without arguments is a simple Query: the connection is alive whatever the formats
+    expect(await asyncio.wait_for(c.execute("SELECT 1"), ERROR_WAIT_S), "SELECT 1", "the connection after the errors")
     await c.close()
 
 
@@ -317,7 +325,8 @@ async def main():
     await run_async("copy", copy_in_out)
     await run_async("prepared.generic_plan", prepared)
     await run_async("transactions", transactions)
-    await run_async("errors", errors)
+    await run_async("errors.unique_violation", errors)
+    await run_async("errors.at_prepare", errors_at_prepare)
     await run_async("cancel", cancel)
     await run_async("workload.transfers", workload, timeout_s=120)
     finish()

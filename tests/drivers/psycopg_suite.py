@@ -293,6 +293,11 @@ def errors():
             got = (e.sqlstate, d.constraint_name, d.table_name, d.schema_name, d.message_detail)
             expect(got, ("23505", f"{t}_pkey", t, "public", "Key (id)=(1) already exists."),
                    "sqlstate, constraint, table, schema, detail")
+        expect(c.execute("SELECT 1").fetchone(), (1,), "the connection after the error")
+
+
+def errors_statement():
+    with conn(autocommit=True) as c:
         for sql, state, cls in (("SELEC 1", "42601", E.SyntaxError), (f"SELECT * FROM {P}missing", "42P01", E.UndefinedTable),
                                 (f"SELECT * FROM {P}missing WHERE id = %s", "42P01", E.UndefinedTable)):
             try:
@@ -395,7 +400,8 @@ def main():
     run_sync("copy.csv_options", copy_csv)
     run_sync("prepared.generic_plan", prepared)
     run_sync("transactions", transactions)
-    run_sync("errors", errors)
+    run_sync("errors.unique_violation", errors)
+    run_sync("errors.syntax_and_missing_table", errors_statement)
     run_sync("cancel", cancel)
     run_sync("workload.transfers", workload, timeout_s=120)
     finish()

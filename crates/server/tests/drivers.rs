@@ -83,11 +83,8 @@ fn against_turnstile(profile: Profile, name: &str) {
     let Some(drivers) = drivers() else { return };
     let srv = TestServer::start(profile, &[]);
     let socket_dir = srv.socket_dir.to_str().expect("utf-8 socket path").to_owned();
-    run_suite(
-        &drivers,
-        &["--port", &srv.port.to_string(), "--socket-dir", &socket_dir],
-        &format!("turnstile serve --profile {name}"),
-    );
+    let label = format!("turnstile serve --profile {name}");
+    run_suite(&drivers, &["--port", &srv.port.to_string(), "--socket-dir", &socket_dir, "--label", &label], &label);
 }
 
 #[test]
