@@ -79,6 +79,9 @@ def type_check(name, column, cases):
             param, want = cases[0]
             expect(await c.fetchval(f"SELECT count(*) FROM {table} WHERE v = $1", param), 1, f"WHERE v = {param!r}")
             expect(await c.fetchval(f"SELECT $1::{column}", param), want, f"SELECT $1::{column}")
+            if column == "numeric(12,2)":  # exact arithmetic on the column, with a parameter
+                got = tuple(await c.fetchrow(f"SELECT v * 3, v + $1 FROM {table} WHERE id = 1", Decimal("0.01")))
+                expect(got, (Decimal("3703703670.36"), Decimal("1234567890.13")), "v * 3, v + 0.01")
         finally:
             await c.close()
     return f"types.{name}", check

@@ -137,6 +137,10 @@ function typeCheck(name, column, cases) {
       const [param, want] = cases[0]
       expect((await c.query(`SELECT count(*)::int4 AS n FROM ${table} WHERE v = $1`, [param])).rows[0].n, 1, `WHERE v = ${show(param)}`)
       expect((await c.query(`SELECT $1::${column} AS v`, [param])).rows[0].v, want, `SELECT $1::${column}`)
+      if (column === 'numeric(12,2)') { // exact arithmetic on the column, with a parameter
+        const r = (await c.query(`SELECT v * 3 AS m, v + $1 AS p FROM ${table} WHERE id = 1`, ['0.01'])).rows[0]
+        expect(r, { m: '3703703670.36', p: '1234567890.13' }, 'v * 3, v + 0.01')
+      }
     } finally {
       await c.end()
     }

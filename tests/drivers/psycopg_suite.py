@@ -92,6 +92,9 @@ def type_check(name, column, cases):
             expect(got, (1,), f"WHERE v = {param!r}")
             got = c.execute(f"SELECT CAST(%s AS {column})", (param,)).fetchone()[0]
             expect(got, want, f"SELECT CAST(%s AS {column})")
+            if column == "numeric(12,2)":  # exact arithmetic on the column, with a parameter
+                got = c.execute(f"SELECT v * 3, v + %s FROM {table} WHERE id = 1", (Decimal("0.01"),)).fetchone()
+                expect(got, (Decimal("3703703670.36"), Decimal("1234567890.13")), "v * 3, v + 0.01")
     run_sync(f"types.{name}", check)
 
 
