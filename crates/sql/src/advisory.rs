@@ -85,7 +85,9 @@ pub(crate) fn as_call(query: &ast::Query) -> Result<Option<(Call, Vec<ast::Expr>
     };
     let mut calls = sel.projection.iter().filter_map(|p| match p {
         ast::SelectItem::UnnamedExpr(e) => advisory(e).map(|c| (c, None)),
-        ast::SelectItem::ExprWithAlias { expr, alias } => advisory(expr).map(|c| (c, Some(crate::expr::ident_name(alias)))),
+        ast::SelectItem::ExprWithAlias { expr, alias } => {
+            advisory(expr).map(|c| (c, Some(crate::expr::ident_name(alias))))
+        }
         _ => None,
     });
     let Some(((name, (op, shared), f), alias)) = calls.next() else { return Ok(None) };

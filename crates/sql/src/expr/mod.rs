@@ -353,6 +353,7 @@ pub fn parse_type_name(text: &str) -> Result<SqlType, SqlError> {
         "timestamptz" | "timestamp with time zone" => SqlType::TimestampTz,
         "oid" | "regclass" => SqlType::Oid,
         "xid" => SqlType::Xid,
+        "bytea" => SqlType::Bytea,
         _ => return Err(SqlError::new(SqlState::UNDEFINED_OBJECT, format!("type \"{base}\" does not exist"))),
     })
 }
