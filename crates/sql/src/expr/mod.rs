@@ -124,6 +124,8 @@ pub enum Func {
     Lower,
     /// `upper(text)`
     Upper,
+    /// `quote_literal(text)`
+    QuoteLiteral,
     /// `abs(x)`
     Abs,
     /// `current_database()`
