@@ -948,6 +948,29 @@ mod tests {
     }
 
     #[test]
+    fn bytea_oid_and_timestamptz_round_trip() {
+        let types = [ColumnType::Bytea, ColumnType::Oid, ColumnType::Timestamptz, ColumnType::Bytea];
+        let row = vec![
+            Value::Bytea(vec![0, 1, b'\\', 0xff]),
+            Value::Int8(u32::MAX.into()),
+            Value::Timestamp(-1),
+            Value::Bytea(Vec::new()),
+        ];
+        let bytes = encode_row(&types, &row).unwrap();
+        assert_eq!(decode_row(&types, &bytes).unwrap(), row);
+        assert!(encode_row(&types[1..2], &[Value::Int8(-1)]).is_err(), "a negative oid was stored");
+        assert!(encode_row(&types[1..2], &[Value::Int8(1 << 32)]).is_err(), "an oid above 2^32 - 1 was stored");
+        assert_eq!(ColumnType::parse("timestamp with time zone"), Some(ColumnType::Timestamptz));
+        assert_eq!(ColumnType::Oid.type_len(), 4);
+        assert_eq!(Value::Bytea(vec![0, 0xab]).to_pg_text().as_deref(), Some("\\x00ab"));
+        assert_eq!(parse_bytea_hex("\\x00AB"), Some(vec![0, 0xab]));
+        assert_eq!(parse_bytea_hex("\\x0"), None);
+        let json = serde_json::to_string(&types).unwrap();
+        assert_eq!(json, r#"["bytea","oid","timestamptz","bytea"]"#);
+        assert_eq!(serde_json::from_str::<Vec<ColumnType>>(&json).unwrap(), types);
+    }
+
+    #[test]
     fn bad_rows_are_typed_errors() {
         assert!(matches!(encode_row(&ALL, &[Value::Int4(1)]), Err(CodecError::Arity { .. })));
         assert!(matches!(

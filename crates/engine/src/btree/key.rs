@@ -270,7 +270,12 @@ mod tests {
                 _ => rng.random_range(-5..5),
             }),
             ColumnType::Bool => Value::Bool(rng.random()),
-            ColumnType::Timestamp => Value::Timestamp(rng.random_range(-5..5) * 1_000_000),
+            ColumnType::Timestamp | ColumnType::Timestamptz => Value::Timestamp(rng.random_range(-5..5) * 1_000_000),
+            ColumnType::Oid => Value::Int8([0, 1, 7, i64::from(u32::MAX)][rng.random_range(0..4)]),
+            ColumnType::Bytea => {
+                let n = rng.random_range(0..4);
+                Value::Bytea((0..n).map(|_| [0u8, 1, 0x7f, 0xff][rng.random_range(0..4)]).collect())
+            }
             ColumnType::Int2 => Value::Int4(rng.random_range(-5..5)),
             ColumnType::Date => Value::Date(rng.random_range(-5..5)),
             ColumnType::Float4 | ColumnType::Float8 => Value::Float(crate::types::Float(
@@ -287,7 +292,16 @@ mod tests {
 
     #[test]
     fn memcmp_order_is_sql_order_and_decoding_round_trips() {
-        let types = [ColumnType::Text, ColumnType::Int4, ColumnType::Bool, ColumnType::Timestamp, ColumnType::Int8];
+        let types = [
+            ColumnType::Text,
+            ColumnType::Int4,
+            ColumnType::Bytea,
+            ColumnType::Bool,
+            ColumnType::Timestamp,
+            ColumnType::Oid,
+            ColumnType::Timestamptz,
+            ColumnType::Int8,
+        ];
         let mut rng = SmallRng::seed_from_u64(0x5eed);
         let keys: Vec<Vec<Value>> =
             (0..2000).map(|_| types.iter().map(|&t| random_value(&mut rng, t)).collect()).collect();
