@@ -9,10 +9,12 @@
 //! `ncols` is the relation's column count when the row was written, so rows
 //! written before `add_column` read the new columns as NULL (PostgreSQL's
 //! `t_natts`). A null column takes no bytes, `bool` 1 byte (0 or 1), `int2`
-//! 2 bytes, `int4`, `float4` and `date` 4, `int8`, `float8` and `timestamp` 8
-//! (little-endian; floats as their IEEE 754 bits, dates as days since
-//! 2000-01-01), and `text`, `char(n)` (stored blank-padded), `varchar(n)`
-//! and `numeric` a 4-byte little-endian length followed by the UTF-8 bytes.
+//! 2 bytes, `int4`, `float4`, `date` and `oid` 4, `int8`, `float8`,
+//! `timestamp` and `timestamptz` 8 (little-endian; floats as their IEEE 754
+//! bits, dates as days since 2000-01-01, timestamps as microseconds since
+//! 2000-01-01 00:00:00, UTC for `timestamptz`), and `text`, `char(n)` (stored
+//! blank-padded), `varchar(n)`, `numeric` and `bytea` a 4-byte little-endian
+//! length followed by the UTF-8 bytes (the raw bytes for `bytea`).
 //! A `numeric` is stored as its PostgreSQL text form (`-12.50`: sign,
 //! digits, the point, exactly the display scale's digits after it), which
 //! keeps the value and its display scale exactly, at any precision.
