@@ -86,11 +86,23 @@ pub fn parse_timestamp(text: &str) -> Option<i64> {
     parse_timestamp_checked(text).ok()
 }
 
-/// Parses a date `YYYY-MM-DD` into days since 2000-01-01.
+/// `-infinity` as a date (PostgreSQL's `DATEVAL_NOBEGIN`): before every date.
+pub const DATE_NOBEGIN: i32 = i32::MIN;
+/// `infinity` as a date (PostgreSQL's `DATEVAL_NOEND`): after every date.
+pub const DATE_NOEND: i32 = i32::MAX;
+
+/// Parses a date `YYYY-MM-DD` into days since 2000-01-01; `infinity` and
+/// `-infinity` are [`DATE_NOEND`] and [`DATE_NOBEGIN`].
 pub fn parse_date(text: &str) -> Result<i32, DateTimeError> {
     let t = text.trim();
     if t.eq_ignore_ascii_case("epoch") {
         return Ok(-(UNIX_TO_PG_DAYS as i32));
+    }
+    if t.eq_ignore_ascii_case("infinity") || t.eq_ignore_ascii_case("+infinity") {
+        return Ok(DATE_NOEND);
+    }
+    if t.eq_ignore_ascii_case("-infinity") {
+        return Ok(DATE_NOBEGIN);
     }
     // A time after the date is accepted and dropped, as PostgreSQL does.
     let date = t.find([' ', 'T']).map_or(t, |at| &t[..at]);
@@ -100,6 +112,11 @@ pub fn parse_date(text: &str) -> Result<i32, DateTimeError> {
 
 /// PostgreSQL's ISO text of a date (days since 2000-01-01).
 pub fn format_date(days: i32) -> String {
+    match days {
+        DATE_NOBEGIN => return "-infinity".to_owned(),
+        DATE_NOEND => return "infinity".to_owned(),
+        _ => {}
+    }
     let (y, m, d) = civil_from_days(i64::from(days) + UNIX_TO_PG_DAYS);
     format!("{y:04}-{m:02}-{d:02}")
 }

@@ -9,10 +9,12 @@
 //! `ncols` is the relation's column count when the row was written, so rows
 //! written before `add_column` read the new columns as NULL (PostgreSQL's
 //! `t_natts`). A null column takes no bytes, `bool` 1 byte (0 or 1), `int2`
-//! 2 bytes, `int4`, `float4` and `date` 4, `int8`, `float8` and `timestamp` 8
-//! (little-endian; floats as their IEEE 754 bits, dates as days since
-//! 2000-01-01), and `text`, `char(n)` (stored blank-padded), `varchar(n)`
-//! and `numeric` a 4-byte little-endian length followed by the UTF-8 bytes.
+//! 2 bytes, `int4`, `float4`, `date` and `oid` 4, `int8`, `float8`,
+//! `timestamp` and `timestamptz` 8 (little-endian; floats as their IEEE 754
+//! bits, dates as days since 2000-01-01, timestamps as microseconds since
+//! 2000-01-01 00:00:00, UTC for `timestamptz`), and `text`, `char(n)` (stored
+//! blank-padded), `varchar(n)`, `numeric` and `bytea` a 4-byte little-endian
+//! length followed by the UTF-8 bytes (the raw bytes for `bytea`).
 //! A `numeric` is stored as its PostgreSQL text form (`-12.50`: sign,
 //! digits, the point, exactly the display scale's digits after it), which
 //! keeps the value and its display scale exactly, at any precision.
@@ -70,6 +72,16 @@ pub enum ColumnType {
     Numeric(Option<(u16, u16)>),
     /// `date`: days since 2000-01-01, stored as 4 bytes.
     Date,
+    /// `bytea`: bytes, stored as a 4-byte length and the bytes; values are
+    /// [`Value::Bytea`].
+    Bytea,
+    /// `oid`: a 32-bit unsigned integer, stored as 4 bytes; values are
+    /// [`Value::Int8`] in `0..=u32::MAX`.
+    Oid,
+    /// `timestamp with time zone`: microseconds since 2000-01-01 00:00:00
+    /// UTC, stored as 8 bytes like `timestamp`; values are
+    /// [`Value::Timestamp`].
+    Timestamptz,
 }
 
 /// PostgreSQL's type OIDs (`pg_type.oid`) of the engine's types.
@@ -98,6 +110,12 @@ pub mod oid {
     pub const NUMERIC: u32 = 1700;
     /// `date`.
     pub const DATE: u32 = 1082;
+    /// `bytea`.
+    pub const BYTEA: u32 = 17;
+    /// `oid`.
+    pub const OID: u32 = 26;
+    /// `timestamptz`.
+    pub const TIMESTAMPTZ: u32 = 1184;
 }
 
 /// PostgreSQL's `VARHDRSZ`, added to a length in a type modifier.
@@ -120,6 +138,9 @@ impl ColumnType {
             ColumnType::Float8 => "float8",
             ColumnType::Numeric(_) => "numeric",
             ColumnType::Date => "date",
+            ColumnType::Bytea => "bytea",
+            ColumnType::Oid => "oid",
+            ColumnType::Timestamptz => "timestamptz",
         }
     }
 
@@ -138,6 +159,9 @@ impl ColumnType {
             ColumnType::Float8 => oid::FLOAT8,
             ColumnType::Numeric(_) => oid::NUMERIC,
             ColumnType::Date => oid::DATE,
+            ColumnType::Bytea => oid::BYTEA,
+            ColumnType::Oid => oid::OID,
+            ColumnType::Timestamptz => oid::TIMESTAMPTZ,
         }
     }
 
@@ -175,6 +199,9 @@ impl ColumnType {
             oid::FLOAT8 => ColumnType::Float8,
             oid::NUMERIC => ColumnType::Numeric(None),
             oid::DATE => ColumnType::Date,
+            oid::BYTEA => ColumnType::Bytea,
+            oid::OID => ColumnType::Oid,
+            oid::TIMESTAMPTZ => ColumnType::Timestamptz,
             _ => return None,
         })
     }
@@ -225,6 +252,9 @@ impl ColumnType {
             ("float4" | "real", None) => ColumnType::Float4,
             ("float8" | "double precision" | "float", None) => ColumnType::Float8,
             ("date", None) => ColumnType::Date,
+            ("bytea", None) => ColumnType::Bytea,
+            ("oid", None) => ColumnType::Oid,
+            ("timestamptz" | "timestamp with time zone", None) => ColumnType::Timestamptz,
             _ => return None,
         };
         Some(t)
@@ -234,10 +264,14 @@ impl ColumnType {
     pub const fn fixed_size(self) -> Option<usize> {
         match self {
             ColumnType::Int2 => Some(2),
-            ColumnType::Int4 | ColumnType::Float4 | ColumnType::Date => Some(4),
-            ColumnType::Int8 | ColumnType::Timestamp | ColumnType::Float8 => Some(8),
+            ColumnType::Int4 | ColumnType::Float4 | ColumnType::Date | ColumnType::Oid => Some(4),
+            ColumnType::Int8 | ColumnType::Timestamp | ColumnType::Timestamptz | ColumnType::Float8 => Some(8),
             ColumnType::Bool => Some(1),
-            ColumnType::Text | ColumnType::Char(_) | ColumnType::Varchar(_) | ColumnType::Numeric(_) => None,
+            ColumnType::Text
+            | ColumnType::Char(_)
+            | ColumnType::Varchar(_)
+            | ColumnType::Numeric(_)
+            | ColumnType::Bytea => None,
         }
     }
 
@@ -262,6 +296,9 @@ impl ColumnType {
                 (ColumnType::Bool, ColumnType::Bool)
                     | (ColumnType::Timestamp, ColumnType::Timestamp)
                     | (ColumnType::Date, ColumnType::Date)
+                    | (ColumnType::Bytea, ColumnType::Bytea)
+                    | (ColumnType::Oid, ColumnType::Oid)
+                    | (ColumnType::Timestamptz, ColumnType::Timestamptz)
                     | (ColumnType::Float4 | ColumnType::Float8, ColumnType::Float4 | ColumnType::Float8)
                     | (ColumnType::Numeric(_), ColumnType::Numeric(_))
             )
@@ -321,6 +358,8 @@ pub enum Value {
     Numeric(String),
     /// A `date`: days since 2000-01-01.
     Date(i32),
+    /// A `bytea`.
+    Bytea(Vec<u8>),
 }
 
 impl Value {
@@ -336,6 +375,7 @@ impl Value {
             Value::Float(_) => Some(ColumnType::Float8),
             Value::Numeric(_) => Some(ColumnType::Numeric(None)),
             Value::Date(_) => Some(ColumnType::Date),
+            Value::Bytea(_) => Some(ColumnType::Bytea),
         }
     }
 
@@ -393,7 +433,12 @@ impl Value {
             (Value::Text(s), ColumnType::Varchar(None)) => Ok(Value::Text(s.clone())),
             (Value::Text(s), ColumnType::Varchar(Some(n))) => Ok(Value::Text(fit_length(s, n, ty, column)?.to_owned())),
             (Value::Bool(b), ColumnType::Bool) => Ok(Value::Bool(*b)),
-            (Value::Timestamp(t), ColumnType::Timestamp) => Ok(Value::Timestamp(*t)),
+            (Value::Timestamp(t), ColumnType::Timestamp | ColumnType::Timestamptz) => Ok(Value::Timestamp(*t)),
+            (Value::Bytea(b), ColumnType::Bytea) => Ok(Value::Bytea(b.clone())),
+            (Value::Int4(_) | Value::Int8(_), ColumnType::Oid) => {
+                let v = self.as_i64().unwrap_or(-1);
+                u32::try_from(v).map(|v| Value::Int8(v.into())).map_err(|_| mismatch())
+            }
             _ => Err(mismatch()),
         }
     }
@@ -411,6 +456,7 @@ impl Value {
             Value::Float(f) => Some(f.0.to_string()),
             Value::Numeric(n) => Some(n.clone()),
             Value::Date(d) => Some(crate::datetime::format_date(*d)),
+            Value::Bytea(b) => Some(bytea_hex(b)),
         }
     }
 
@@ -441,6 +487,9 @@ impl Value {
                 Err(_) => Err(bad()),
             },
             ColumnType::Date => crate::datetime::parse_date(text).map(Value::Date).map_err(|_| bad()),
+            ColumnType::Oid => text.trim().parse::<u32>().map(|v| Value::Int8(v.into())).map_err(|_| bad()),
+            ColumnType::Timestamptz => crate::datetime::parse_timestamp(text).map(Value::Timestamp).ok_or_else(bad),
+            ColumnType::Bytea => parse_bytea_hex(text).map(Value::Bytea).ok_or_else(bad),
         }
     }
 
@@ -455,6 +504,7 @@ impl Value {
             Value::Float(_) => 4,
             Value::Numeric(_) => 5,
             Value::Date(_) => 6,
+            Value::Bytea(_) => 7,
         }
     }
 
@@ -468,6 +518,7 @@ impl Value {
             (Value::Timestamp(a), Value::Timestamp(b)) => a.cmp(b),
             (Value::Float(a), Value::Float(b)) => float_cmp(a.0, b.0),
             (Value::Date(a), Value::Date(b)) => a.cmp(b),
+            (Value::Bytea(a), Value::Bytea(b)) => a.cmp(b),
             (Value::Numeric(a), Value::Numeric(b)) => {
                 match (bigdecimal::BigDecimal::from_str(a), bigdecimal::BigDecimal::from_str(b)) {
                     (Ok(x), Ok(y)) => x.cmp(&y),
@@ -505,6 +556,8 @@ pub fn fixed_bytes(ty: ColumnType, value: &Value) -> Option<Vec<u8>> {
         (ColumnType::Float4, Value::Float(f)) => (f.0 as f32).to_bits().to_le_bytes().to_vec(),
         (ColumnType::Float8, Value::Float(f)) => f.0.to_bits().to_le_bytes().to_vec(),
         (ColumnType::Date, Value::Date(d)) => d.to_le_bytes().to_vec(),
+        (ColumnType::Timestamptz, Value::Timestamp(v)) => v.to_le_bytes().to_vec(),
+        (ColumnType::Oid, Value::Int8(v)) => u32::try_from(v).ok()?.to_le_bytes().to_vec(),
         _ => return None,
     })
 }
@@ -532,6 +585,7 @@ impl fmt::Display for Value {
             Value::Float(x) => write!(f, "{}", x.0),
             Value::Numeric(n) => f.write_str(n),
             Value::Date(d) => write!(f, "'{}'", crate::datetime::format_date(*d)),
+            Value::Bytea(b) => write!(f, "'{}'", bytea_hex(b)),
         }
     }
 }
@@ -665,16 +719,24 @@ pub fn encode_row_into(types: &[ColumnType], row: &[Value], out: &mut Vec<u8>) -
                 _ => return Err(mismatch()),
             },
             (ColumnType::Numeric(_), Value::Numeric(n)) => put_text(out, n)?,
-            (ColumnType::Int2 | ColumnType::Float4 | ColumnType::Float8 | ColumnType::Date, v) => {
-                out.extend_from_slice(&fixed_bytes(*ty, v).ok_or_else(mismatch)?)
-            }
+            (ColumnType::Bytea, Value::Bytea(b)) => put_bytes(out, b)?,
+            (
+                ColumnType::Int2
+                | ColumnType::Float4
+                | ColumnType::Float8
+                | ColumnType::Date
+                | ColumnType::Oid
+                | ColumnType::Timestamptz,
+                v,
+            ) => out.extend_from_slice(&fixed_bytes(*ty, v).ok_or_else(mismatch)?),
             (
                 ColumnType::Text
                 | ColumnType::Char(_)
                 | ColumnType::Varchar(_)
                 | ColumnType::Bool
                 | ColumnType::Timestamp
-                | ColumnType::Numeric(_),
+                | ColumnType::Numeric(_)
+                | ColumnType::Bytea,
                 _,
             ) => return Err(mismatch()),
         }
@@ -683,12 +745,44 @@ pub fn encode_row_into(types: &[ColumnType], row: &[Value], out: &mut Vec<u8>) -
 }
 
 fn put_text(out: &mut Vec<u8>, s: &str) -> Result<(), CodecError> {
-    if s.len() > TEXT_MAX {
-        return Err(CodecError::TooLong(s.len()));
+    put_bytes(out, s.as_bytes())
+}
+
+fn put_bytes(out: &mut Vec<u8>, b: &[u8]) -> Result<(), CodecError> {
+    if b.len() > TEXT_MAX {
+        return Err(CodecError::TooLong(b.len()));
     }
-    out.extend_from_slice(&(s.len() as u32).to_le_bytes());
-    out.extend_from_slice(s.as_bytes());
+    out.extend_from_slice(&(b.len() as u32).to_le_bytes());
+    out.extend_from_slice(b);
     Ok(())
+}
+
+/// `bytea`'s hex output form (`\x00ff`), PostgreSQL's default
+/// `bytea_output`.
+pub fn bytea_hex(b: &[u8]) -> String {
+    let mut s = String::with_capacity(2 + 2 * b.len());
+    s.push_str("\\x");
+    for byte in b {
+        s.push(char::from(HEX[usize::from(byte >> 4)]));
+        s.push(char::from(HEX[usize::from(byte & 0xf)]));
+    }
+    s
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Parses `bytea`'s hex input form (`\x00FF`, whitespace between byte
+/// pairs allowed); `None` if `text` is not one.
+pub fn parse_bytea_hex(text: &str) -> Option<Vec<u8>> {
+    let hex = text.strip_prefix("\\x").or_else(|| text.strip_prefix("\\X"))?;
+    let digit = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    let mut out = Vec::with_capacity(hex.len() / 2);
+    let mut chars = hex.bytes().filter(|c| !c.is_ascii_whitespace());
+    while let Some(hi) = chars.next() {
+        let lo = chars.next()?;
+        out.push((digit(hi)? << 4) | digit(lo)?);
+    }
+    Some(out)
 }
 
 /// [`CodecError::Corrupted`], built only on the error path (`#[cold]`: a
@@ -737,8 +831,18 @@ pub fn decode_row_append(types: &[ColumnType], bytes: &[u8], row: &mut Vec<Value
                 1 => Value::Bool(true),
                 _ => return Err(CodecError::Corrupted("bool is neither 0 nor 1")),
             },
-            ColumnType::Timestamp => {
+            ColumnType::Timestamp | ColumnType::Timestamptz => {
                 Value::Timestamp(i64::from_le_bytes(take(bytes, &mut at, 8)?.try_into().unwrap_or([0; 8])))
+            }
+            ColumnType::Oid => {
+                Value::Int8(u32::from_le_bytes(take(bytes, &mut at, 4)?.try_into().unwrap_or([0; 4])).into())
+            }
+            ColumnType::Bytea => {
+                let len = u32::from_le_bytes(take(bytes, &mut at, 4)?.try_into().unwrap_or([0; 4])) as usize;
+                if len > TEXT_MAX {
+                    return Err(CodecError::Corrupted("bytea length out of range"));
+                }
+                Value::Bytea(take(bytes, &mut at, len)?.to_vec())
             }
             ColumnType::Text | ColumnType::Char(_) | ColumnType::Varchar(_) | ColumnType::Numeric(_) => {
                 let len = u32::from_le_bytes(take(bytes, &mut at, 4)?.try_into().unwrap_or([0; 4])) as usize;
@@ -843,6 +947,29 @@ mod tests {
         let wide: Vec<ColumnType> = (0..60).map(|_| ColumnType::Int4).collect();
         let row: Vec<Value> = (0..60).map(|i| if i % 7 == 0 { Value::Null } else { Value::Int4(i) }).collect();
         assert_eq!(decode_row(&wide, &encode_row(&wide, &row).unwrap()).unwrap(), row);
+    }
+
+    #[test]
+    fn bytea_oid_and_timestamptz_round_trip() {
+        let types = [ColumnType::Bytea, ColumnType::Oid, ColumnType::Timestamptz, ColumnType::Bytea];
+        let row = vec![
+            Value::Bytea(vec![0, 1, b'\\', 0xff]),
+            Value::Int8(u32::MAX.into()),
+            Value::Timestamp(-1),
+            Value::Bytea(Vec::new()),
+        ];
+        let bytes = encode_row(&types, &row).unwrap();
+        assert_eq!(decode_row(&types, &bytes).unwrap(), row);
+        assert!(encode_row(&types[1..2], &[Value::Int8(-1)]).is_err(), "a negative oid was stored");
+        assert!(encode_row(&types[1..2], &[Value::Int8(1 << 32)]).is_err(), "an oid above 2^32 - 1 was stored");
+        assert_eq!(ColumnType::parse("timestamp with time zone"), Some(ColumnType::Timestamptz));
+        assert_eq!(ColumnType::Oid.type_len(), 4);
+        assert_eq!(Value::Bytea(vec![0, 0xab]).to_pg_text().as_deref(), Some("\\x00ab"));
+        assert_eq!(parse_bytea_hex("\\x00AB"), Some(vec![0, 0xab]));
+        assert_eq!(parse_bytea_hex("\\x0"), None);
+        let json = serde_json::to_string(&types).unwrap();
+        assert_eq!(json, r#"["bytea","oid","timestamptz","bytea"]"#);
+        assert_eq!(serde_json::from_str::<Vec<ColumnType>>(&json).unwrap(), types);
     }
 
     #[test]

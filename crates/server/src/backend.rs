@@ -302,6 +302,10 @@ impl Backend<'_> {
 
     fn sync(&mut self) -> Step {
         self.skip_until_sync = false;
+        if let Err(e) = self.session.end_implicit() {
+            self.notices();
+            push_error(&mut self.out, &e, false);
+        }
         self.ready_for_query();
         self.flush()
     }
@@ -309,6 +313,12 @@ impl Backend<'_> {
     // ---- simple query ----
 
     fn simple_query(&mut self, sql: &str) -> Step {
+        // A Query message ends an implicit block left open by extended-query
+        // messages without their Sync.
+        if let Err(e) = self.session.end_implicit() {
+            self.notices();
+            push_error(&mut self.out, &e, false);
+        }
         let result = self.simple_query_statements(sql);
         match result {
             Ok(()) => {}
@@ -561,6 +571,7 @@ impl Backend<'_> {
 
     fn run_portal(&mut self, portal: &mut Portal, max_rows: usize) -> Result<(), Failure> {
         if matches!(portal.state, PortalState::Ready) {
+            self.session.begin_implicit(&portal.statement)?;
             let outcome = self.session.execute(&portal.statement, &portal.params);
             self.notices();
             match outcome? {

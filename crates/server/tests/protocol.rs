@@ -305,3 +305,46 @@ fn garbage_input_never_hurts_the_server() {
     assert_eq!(count(&msgs, |m| matches!(m, B::ReadyForQuery(_))), 1, "{msgs:?}");
     srv.raw("postgres");
 }
+
+/// The messages up to `Sync` run in one implicit transaction: an error
+/// among them undoes the writes before it, a clean `Sync` commits them, and
+/// `BEGIN` inside makes the block a regular one (as in PostgreSQL).
+#[test]
+fn the_messages_up_to_sync_are_one_implicit_transaction() {
+    let srv = TestServer::start(Profile::Scalable, &[]);
+    let mut raw = srv.raw("postgres");
+    raw.query("CREATE TABLE implicit_t (id int4 PRIMARY KEY)");
+    raw.send(&[parse("ins", "INSERT INTO implicit_t VALUES ($1)")]);
+    let insert = |k: &str| [bind("", "ins", &[k], vec![]), execute("", 0)];
+    let mut batch: Vec<F> = [insert("1"), insert("2"), insert("1"), insert("3")].into_iter().flatten().collect();
+    batch.push(sync());
+    raw.send(&batch);
+    let msgs = raw.until_ready();
+    assert_eq!(error_code(&msgs).as_deref(), Some("23505"), "{msgs:?}");
+    assert_eq!(ready_status(&msgs), Some(b'I'), "{msgs:?}");
+    let count_rows = |raw: &mut Raw| {
+        let msgs = raw.query("SELECT count(*) FROM implicit_t");
+        msgs.iter()
+            .find_map(|m| match m {
+                B::DataRow(r) => Some(String::from_utf8_lossy(&r.data[4..]).into_owned()),
+                _ => None,
+            })
+            .expect("a row")
+    };
+    assert_eq!(count_rows(&mut raw), "0", "the writes before the error were kept");
+    let mut batch: Vec<F> = [insert("1"), insert("2")].into_iter().flatten().collect();
+    batch.push(sync());
+    raw.send(&batch);
+    let msgs = raw.until_ready();
+    assert_eq!(error_code(&msgs), None, "{msgs:?}");
+    assert_eq!(ready_status(&msgs), Some(b'I'), "{msgs:?}");
+    assert_eq!(count_rows(&mut raw), "2", "a clean Sync did not commit");
+    // BEGIN after a write keeps the block open past Sync, the write in it.
+    let mut batch: Vec<F> = insert("5").into_iter().collect();
+    batch.extend([parse("", "BEGIN"), bind("", "", &[], vec![]), execute("", 0), sync()]);
+    raw.send(&batch);
+    let msgs = raw.until_ready();
+    assert_eq!(ready_status(&msgs), Some(b'T'), "{msgs:?}");
+    raw.query("ROLLBACK");
+    assert_eq!(count_rows(&mut raw), "2", "the write before BEGIN survived ROLLBACK");
+}

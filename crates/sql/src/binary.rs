@@ -302,7 +302,7 @@ fn parse_float(text: &str) -> Option<f64> {
 }
 
 /// `bytea`'s text forms: hex (`\x0a1b`) or escape (`a\\b\001`).
-fn bytea_from_text(text: &str, out: &mut BytesMut) -> Option<()> {
+pub(crate) fn bytea_from_text(text: &str, out: &mut BytesMut) -> Option<()> {
     if let Some(hex) = text.strip_prefix("\\x") {
         let h = hex.as_bytes();
         if h.len() % 2 != 0 {

@@ -40,6 +40,11 @@ pub struct SqlSession {
     pub(crate) cancel: CancelHandle,
     /// The open block's savepoints, oldest first (`transaction.rs`).
     pub(crate) savepoints: Vec<(String, turnstile_engine::subxact::Savepoint)>,
+    /// The open transaction is PostgreSQL's *implicit transaction block*:
+    /// the extended-query messages up to `Sync` run in one transaction,
+    /// committed at `Sync` and rolled back by an error among them
+    /// (`transaction.rs`). `implicit ⇒ tx == InBlock`.
+    pub(crate) implicit: bool,
 }
 
 pub(crate) fn eng<T>(r: turnstile_engine::Result<T>) -> Result<T, SqlError> {
@@ -106,7 +111,16 @@ impl SqlSession {
             idle_in_transaction_ms: 0,
             notices: Vec::new(),
         };
-        Ok(SqlSession { ctx, es, info, tx: TxStatus::Idle, prepared: HashMap::new(), cancel, savepoints: Vec::new() })
+        Ok(SqlSession {
+            ctx,
+            es,
+            info,
+            tx: TxStatus::Idle,
+            prepared: HashMap::new(),
+            cancel,
+            savepoints: Vec::new(),
+            implicit: false,
+        })
     }
 
     /// The backend's pid (`pg_backend_pid()`, BackendKeyData).
@@ -195,7 +209,7 @@ impl SqlSession {
     /// waits for the next message of a session inside a transaction block
     /// before it ends the session with FATAL `25P03`.
     pub fn idle_in_transaction_timeout(&self) -> Option<std::time::Duration> {
-        (self.tx != TxStatus::Idle && self.ctx.idle_in_transaction_ms > 0)
+        (self.tx != TxStatus::Idle && !self.implicit && self.ctx.idle_in_transaction_ms > 0)
             .then(|| std::time::Duration::from_millis(self.ctx.idle_in_transaction_ms))
     }
 

@@ -27,6 +27,14 @@ impl SqlSession {
         if self.tx != TxStatus::InBlock {
             return;
         }
+        if self.implicit {
+            // The implicit block ends with its error: everything since the
+            // last `Sync` is undone, and the session is idle again.
+            self.implicit = false;
+            self.tx = TxStatus::Idle;
+            self.abort_engine_transaction();
+            return;
+        }
         self.tx = TxStatus::Failed;
         if self.savepoints.is_empty() {
             self.abort_engine_transaction();
@@ -71,10 +79,53 @@ impl SqlSession {
         }
     }
 
+    /// An extended-query `Execute` of `stmt`: outside a transaction block,
+    /// a statement that writes or locks rows opens the implicit block that
+    /// the next `Sync` commits ([`SqlSession::end_implicit`]), so that the
+    /// statements of one pipeline (or of an `executemany` batch) commit or
+    /// roll back together, as in PostgreSQL. Reads outside a block need no
+    /// transaction of their own; a later write of the same pipeline opens
+    /// it.
+    pub fn begin_implicit(&mut self, stmt: &crate::statement::Statement) -> Result<(), SqlError> {
+        use crate::command::Command;
+        if self.tx != TxStatus::Idle {
+            return Ok(());
+        }
+        let writes = matches!(
+            stmt.inner.command,
+            Command::Insert { .. }
+                | Command::Update { .. }
+                | Command::Delete { .. }
+                | Command::Select { locking: Some(_), .. }
+        );
+        if !writes {
+            return Ok(());
+        }
+        let level = isolation_named(&self.ctx.get("default_transaction_isolation").unwrap_or_default())?;
+        eng(self.es.begin_with(level))?;
+        self.tx = TxStatus::InBlock;
+        self.implicit = true;
+        self.ctx.xact = Some(HashMap::new());
+        self.ctx.stmt_ts = now_timestamp();
+        Ok(())
+    }
+
+    /// `Sync`: commits the implicit block, if one is open.
+    pub fn end_implicit(&mut self) -> Result<(), SqlError> {
+        if !self.implicit {
+            return Ok(());
+        }
+        self.implicit = false;
+        self.tx = TxStatus::Idle;
+        self.savepoints.clear();
+        self.ctx.end_xact(true);
+        eng(self.es.commit())
+    }
+
     /// `SAVEPOINT name` (`25P01` outside a transaction block). A name may
     /// be reused: the newest savepoint of a name is the one found.
     pub(crate) fn savepoint(&mut self, name: &str) -> Result<Outcome, SqlError> {
-        if self.tx == TxStatus::Idle {
+        if self.tx == TxStatus::Idle || self.implicit {
             return Err(no_block("SAVEPOINT"));
         }
         let sp = eng(self.es.savepoint())?;
@@ -134,6 +185,19 @@ impl SqlSession {
     }
 
     pub(crate) fn end_transaction(&mut self, commit: bool) -> Result<Outcome, SqlError> {
+        if self.implicit {
+            // PostgreSQL ends an implicit block at COMMIT/ROLLBACK, with the
+            // warning of a session outside a block.
+            self.implicit = false;
+            self.tx = TxStatus::Idle;
+            if commit {
+                self.savepoints.clear();
+                self.ctx.end_xact(true);
+                eng(self.es.commit())?;
+            } else {
+                self.abort_engine_transaction();
+            }
+        }
         match self.tx {
             TxStatus::Idle => {
                 self.notice(
@@ -168,6 +232,18 @@ impl SqlSession {
     /// `BEGIN` / `START TRANSACTION` (`start`): inside a block it only warns,
     /// as PostgreSQL does.
     pub(crate) fn begin(&mut self, start: bool, isolation: Option<IsolationLevel>) -> Result<Outcome, SqlError> {
+        if self.implicit {
+            // BEGIN inside an implicit block makes it a regular block, the
+            // statements before it included (PostgreSQL's
+            // `BeginTransactionBlock` in `TBLOCK_IMPLICIT_INPROGRESS`).
+            self.implicit = false;
+            if let Some(level) = isolation {
+                self.es
+                    .set_isolation(level)
+                    .map_err(|e| SqlError::new(SqlState::ACTIVE_SQL_TRANSACTION, e.to_string()))?;
+            }
+            return Self::command(if start { "START TRANSACTION" } else { "BEGIN" });
+        }
         if self.tx != TxStatus::Idle {
             self.notice(
                 Severity::Warning,

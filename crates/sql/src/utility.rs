@@ -190,6 +190,17 @@ impl SqlSession {
                 Self::command("DEALLOCATE")
             }
             S::Explain { analyze, statement, .. } => self.explain(*analyze, statement),
+            // turnstile has no SQL cursors (DECLARE is refused), so there is
+            // never one to close: CLOSE ALL closes none, and a named one does
+            // not exist (asyncpg's connection reset runs CLOSE ALL).
+            S::Close { cursor: ast::CloseCursor::All } => Self::command("CLOSE CURSOR ALL"),
+            S::Close { cursor: ast::CloseCursor::Specific { name } } => Err(SqlError::new(
+                SqlState::INVALID_CURSOR_NAME,
+                format!("cursor \"{}\" does not exist", expr::ident_name(name)),
+            )),
+            // Nor LISTEN: a session listens to no channel, and UNLISTEN of a
+            // channel not listened to does nothing, as in PostgreSQL.
+            S::UNLISTEN { .. } => Self::command("UNLISTEN"),
             S::Truncate(t) => {
                 let names = t.table_names.iter().map(|n| object_name(&n.name)).collect::<Result<Vec<_>, _>>()?;
                 let refs: Vec<&str> = names.iter().map(String::as_str).collect();

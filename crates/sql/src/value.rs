@@ -54,6 +54,9 @@ pub enum SqlType {
     Timestamp,
     /// `timestamp with time zone`.
     TimestampTz,
+    /// `bytea`: values are [`Datum::Text`] holding the hex text form
+    /// (`\x00ff`), whose order is the bytes' order.
+    Bytea,
     /// `oid`.
     Oid,
     /// `xid`.
@@ -86,6 +89,7 @@ impl SqlType {
             SqlType::Timestamp => 1114,
             SqlType::TimestampTz => 1184,
             SqlType::Oid => 26,
+            SqlType::Bytea => 17,
             SqlType::Xid => 28,
             SqlType::QChar => 18,
         }
@@ -123,6 +127,7 @@ impl SqlType {
             25 => SqlType::Text,
             19 => SqlType::Name,
             26 => SqlType::Oid,
+            17 => SqlType::Bytea,
             700 => SqlType::Float4,
             701 => SqlType::Float8,
             1042 => SqlType::Bpchar(0),
@@ -181,6 +186,7 @@ impl SqlType {
             SqlType::Timestamp => "timestamp without time zone",
             SqlType::TimestampTz => "timestamp with time zone",
             SqlType::Oid => "oid",
+            SqlType::Bytea => "bytea",
             SqlType::Xid => "xid",
             SqlType::QChar => "\"char\"",
             SqlType::Unknown => "unknown",
@@ -206,6 +212,7 @@ impl SqlType {
             SqlType::Timestamp => "timestamp",
             SqlType::TimestampTz => "timestamptz",
             SqlType::Oid => "oid",
+            SqlType::Bytea => "bytea",
             SqlType::Xid => "xid",
             SqlType::QChar => "char",
             SqlType::Unknown => "unknown",
@@ -225,6 +232,9 @@ impl SqlType {
             ColumnType::Bool => SqlType::Bool,
             ColumnType::Date => SqlType::Date,
             ColumnType::Timestamp => SqlType::Timestamp,
+            ColumnType::Timestamptz => SqlType::TimestampTz,
+            ColumnType::Oid => SqlType::Oid,
+            ColumnType::Bytea => SqlType::Bytea,
             ColumnType::Char(n) => SqlType::Bpchar(n),
             ColumnType::Varchar(n) => SqlType::Varchar(n.unwrap_or(0)),
         }
@@ -245,6 +255,9 @@ impl SqlType {
             SqlType::Bool => Ok(ColumnType::Bool),
             SqlType::Date => Ok(ColumnType::Date),
             SqlType::Timestamp => Ok(ColumnType::Timestamp),
+            SqlType::TimestampTz => Ok(ColumnType::Timestamptz),
+            SqlType::Oid => Ok(ColumnType::Oid),
+            SqlType::Bytea => Ok(ColumnType::Bytea),
             other => Err(SqlError::unsupported(&format!("a table column of type {}", other.name()))),
         }
     }
@@ -534,7 +547,9 @@ impl Datum {
             SqlType::Bool => Datum::Bool(parse_bool(s).ok_or_else(|| bad_input(ty, s))?),
             SqlType::Int2 => Datum::Int(t.parse::<i16>().map_err(|_| int_error(ty, s))?.into()),
             SqlType::Int4 => Datum::Int(t.parse::<i32>().map_err(|_| int_error(ty, s))?.into()),
-            SqlType::Int8 | SqlType::Oid | SqlType::Xid => Datum::Int(t.parse::<i64>().map_err(|_| int_error(ty, s))?),
+            SqlType::Int8 | SqlType::Xid => Datum::Int(t.parse::<i64>().map_err(|_| int_error(ty, s))?),
+            SqlType::Oid => Datum::Int(parse_oid(t).ok_or_else(|| bad_input(ty, s))?),
+            SqlType::Bytea => Datum::Text(bytea_hex_text(s).ok_or_else(|| bad_input(ty, s))?),
             SqlType::Numeric(m) => {
                 let lower = t.to_ascii_lowercase();
                 if matches!(lower.as_str(), "nan" | "infinity" | "-infinity" | "+infinity" | "inf" | "-inf") {
@@ -729,7 +744,16 @@ impl Datum {
             (Datum::Int(v), ColumnType::Int8) => Value::Int8(*v),
             (Datum::Text(s), ColumnType::Text | ColumnType::Varchar(None)) => Value::Text(s.clone()),
             (Datum::Bool(b), ColumnType::Bool) => Value::Bool(*b),
-            (Datum::Timestamp(t), ColumnType::Timestamp) => Value::Timestamp(*t),
+            (Datum::Timestamp(t), ColumnType::Timestamp | ColumnType::Timestamptz) => Value::Timestamp(*t),
+            (Datum::Int(v), ColumnType::Oid) => {
+                Value::Int8(u32::try_from(*v).map_err(|_| out_of_range(SqlType::Oid))?.into())
+            }
+            (Datum::Text(s), ColumnType::Bytea) => Value::Bytea(
+                turnstile_engine::types::parse_bytea_hex(
+                    &bytea_hex_text(s).ok_or_else(|| bad_input(SqlType::Bytea, s))?,
+                )
+                .ok_or_else(|| bad_input(SqlType::Bytea, s))?,
+            ),
             (Datum::Date(d), ColumnType::Date) => Value::Date(*d),
             (Datum::Float(f), ColumnType::Float8) => Value::Float(Float(*f)),
             (Datum::Float(f), ColumnType::Float4) => Value::Float(Float(to_float4(*f)?)),
@@ -766,6 +790,7 @@ impl Datum {
             Value::Float(f) => Datum::Float(f.0),
             Value::Numeric(n) => numeric::parse(n).map_or(Datum::Null, Datum::Numeric),
             Value::Date(d) => Datum::Date(*d),
+            Value::Bytea(b) => Datum::Text(turnstile_engine::types::bytea_hex(b)),
         }
     }
 }
@@ -779,6 +804,27 @@ fn float_cmp(a: f64, b: f64) -> Ordering {
         (false, true) => Ordering::Less,
         _ => a.partial_cmp(&b).unwrap_or(Ordering::Equal),
     }
+}
+
+/// `oid`'s input: an unsigned 32-bit integer, or a negative one that
+/// fits `int4` taken modulo 2^32 (as PostgreSQL's `oidin`).
+fn parse_oid(t: &str) -> Option<i64> {
+    let v = t.parse::<i64>().ok()?;
+    if (0..=i64::from(u32::MAX)).contains(&v) {
+        Some(v)
+    } else if v >= i64::from(i32::MIN) && v < 0 {
+        Some(v + (1 << 32))
+    } else {
+        None
+    }
+}
+
+/// A `bytea` text input (hex `\x00ff` or escape `a\\b\001`) in the
+/// hex form; `None` if it is not valid.
+pub(crate) fn bytea_hex_text(s: &str) -> Option<String> {
+    let mut out = bytes::BytesMut::new();
+    crate::binary::bytea_from_text(s, &mut out)?;
+    Some(turnstile_engine::types::bytea_hex(&out))
 }
 
 /// Pads (or checks) a `character(n)` value.

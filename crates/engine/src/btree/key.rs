@@ -9,7 +9,8 @@
 //! | non-null `int4` | `0x10`, then `(v as u32) ^ 0x8000_0000` big-endian (4 bytes) |
 //! | non-null `int8` | `0x10`, then `(v as u64) ^ 0x8000_0000_0000_0000` big-endian (8 bytes) |
 //! | non-null `bool` | `0x10`, then `0` or `1` |
-//! | non-null `timestamp` | as `int8` |
+//! | non-null `timestamp`, `timestamptz`, `oid` | as `int8` |
+//! | non-null `bytea` | as text, with the bytes for the UTF-8 |
 //! | non-null `text`, `char(n)`, `varchar(n)` | `0x10`, then the UTF-8 bytes with each `0x00` written `0x00 0xFF`, then the terminator `0x00 0x00` |
 //! | NULL | `0xF0` |
 //!
@@ -115,17 +116,22 @@ fn encode_value(out: &mut Vec<u8>, value: &Value) {
             let t = if t == "-0" { "0" } else { t };
             encode_value(out, &Value::Text(t.to_owned()));
         }
-        Value::Text(s) => {
-            out.push(TAG_VALUE);
-            for &b in s.as_bytes() {
-                out.push(b);
-                if b == 0 {
-                    out.push(0xFF);
-                }
-            }
-            out.extend_from_slice(&[0, 0]);
+        Value::Text(s) => escaped(out, s.as_bytes()),
+        Value::Bytea(b) => escaped(out, b),
+    }
+}
+
+/// The non-null tag, `bytes` with each `0x00` written `0x00 0xFF`, then
+/// the terminator `0x00 0x00` (text and `bytea`).
+fn escaped(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.push(TAG_VALUE);
+    for &b in bytes {
+        out.push(b);
+        if b == 0 {
+            out.push(0xFF);
         }
     }
+    out.extend_from_slice(&[0, 0]);
 }
 
 /// A leaf entry: `key ‖ tid`.
@@ -179,10 +185,14 @@ pub fn decode_key(types: &[ColumnType], mut bytes: &[u8]) -> Option<Vec<Value>> 
                 out.push(Value::Float(crate::types::Float(f64::from_bits(bits))));
                 bytes = rest;
             }
-            ColumnType::Int8 | ColumnType::Timestamp => {
+            ColumnType::Int8 | ColumnType::Oid | ColumnType::Timestamp | ColumnType::Timestamptz => {
                 let (v, rest) = bytes.split_first_chunk::<8>()?;
                 let v = (u64::from_be_bytes(*v) ^ 0x8000_0000_0000_0000) as i64;
-                out.push(if *ty == ColumnType::Int8 { Value::Int8(v) } else { Value::Timestamp(v) });
+                out.push(if matches!(ty, ColumnType::Int8 | ColumnType::Oid) {
+                    Value::Int8(v)
+                } else {
+                    Value::Timestamp(v)
+                });
                 bytes = rest;
             }
             ColumnType::Bool => {
@@ -194,7 +204,11 @@ pub fn decode_key(types: &[ColumnType], mut bytes: &[u8]) -> Option<Vec<Value>> 
                 }));
                 bytes = rest;
             }
-            ColumnType::Text | ColumnType::Char(_) | ColumnType::Varchar(_) | ColumnType::Numeric(_) => {
+            ColumnType::Text
+            | ColumnType::Char(_)
+            | ColumnType::Varchar(_)
+            | ColumnType::Numeric(_)
+            | ColumnType::Bytea => {
                 let mut s = Vec::new();
                 loop {
                     let (&b, rest) = bytes.split_first()?;
@@ -210,6 +224,10 @@ pub fn decode_key(types: &[ColumnType], mut bytes: &[u8]) -> Option<Vec<Value>> 
                         0xFF => s.push(0),
                         _ => return None,
                     }
+                }
+                if *ty == ColumnType::Bytea {
+                    out.push(Value::Bytea(s));
+                    continue;
                 }
                 let s = String::from_utf8(s).ok()?;
                 out.push(if matches!(ty, ColumnType::Numeric(_)) { Value::Numeric(s) } else { Value::Text(s) });
@@ -252,7 +270,12 @@ mod tests {
                 _ => rng.random_range(-5..5),
             }),
             ColumnType::Bool => Value::Bool(rng.random()),
-            ColumnType::Timestamp => Value::Timestamp(rng.random_range(-5..5) * 1_000_000),
+            ColumnType::Timestamp | ColumnType::Timestamptz => Value::Timestamp(rng.random_range(-5..5) * 1_000_000),
+            ColumnType::Oid => Value::Int8([0, 1, 7, i64::from(u32::MAX)][rng.random_range(0..4)]),
+            ColumnType::Bytea => {
+                let n = rng.random_range(0..4);
+                Value::Bytea((0..n).map(|_| [0u8, 1, 0x7f, 0xff][rng.random_range(0..4)]).collect())
+            }
             ColumnType::Int2 => Value::Int4(rng.random_range(-5..5)),
             ColumnType::Date => Value::Date(rng.random_range(-5..5)),
             ColumnType::Float4 | ColumnType::Float8 => Value::Float(crate::types::Float(
@@ -269,7 +292,16 @@ mod tests {
 
     #[test]
     fn memcmp_order_is_sql_order_and_decoding_round_trips() {
-        let types = [ColumnType::Text, ColumnType::Int4, ColumnType::Bool, ColumnType::Timestamp, ColumnType::Int8];
+        let types = [
+            ColumnType::Text,
+            ColumnType::Int4,
+            ColumnType::Bytea,
+            ColumnType::Bool,
+            ColumnType::Timestamp,
+            ColumnType::Oid,
+            ColumnType::Timestamptz,
+            ColumnType::Int8,
+        ];
         let mut rng = SmallRng::seed_from_u64(0x5eed);
         let keys: Vec<Vec<Value>> =
             (0..2000).map(|_| types.iter().map(|&t| random_value(&mut rng, t)).collect()).collect();

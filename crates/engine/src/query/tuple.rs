@@ -20,7 +20,7 @@ use crate::types::{corrupted, CodecError, ColumnType, Value};
 /// blank-padded, on both sides), floats and numerics by value.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Key<'a> {
-    /// `int4` or `int8`.
+    /// `int2`, `int4`, `int8` or `oid`.
     Int(i64),
     /// `text`, `char(n)`, `varchar(n)`: the stored bytes (valid UTF-8,
     /// checked when the row was written; equality of bytes is equality of
@@ -28,7 +28,7 @@ pub(crate) enum Key<'a> {
     Text(&'a [u8]),
     /// `bool`.
     Bool(bool),
-    /// `timestamp`.
+    /// `timestamp` or `timestamptz`.
     Timestamp(i64),
     /// `float4` (widened) or `float8`, as bits: every zero is `+0.0` and
     /// every NaN one NaN, as PostgreSQL's float equality has them.
@@ -38,6 +38,8 @@ pub(crate) enum Key<'a> {
     Numeric(&'a [u8]),
     /// `date`.
     Date(i32),
+    /// `bytea`: the stored bytes.
+    Bytes(&'a [u8]),
 }
 
 impl<'a> Key<'a> {
@@ -53,6 +55,7 @@ impl<'a> Key<'a> {
             Value::Float(f) => float_key(f.0),
             Value::Numeric(n) => Key::Numeric(numeric_key(n.as_bytes())),
             Value::Date(d) => Key::Date(*d),
+            Value::Bytea(b) => Key::Bytes(b),
         })
     }
 }
@@ -147,7 +150,9 @@ pub(crate) fn key_of<'b>(types: &[ColumnType], bytes: &'b [u8], column: usize) -
     Ok(Some(match ty {
         ColumnType::Int4 => Key::Int(i64::from(i32::from_le_bytes(read::<4>(b, 0)?))),
         ColumnType::Int8 => Key::Int(i64::from_le_bytes(fixed(8)?)),
-        ColumnType::Timestamp => Key::Timestamp(i64::from_le_bytes(fixed(8)?)),
+        ColumnType::Oid => Key::Int(i64::from(u32::from_le_bytes(read::<4>(b, 0)?))),
+        ColumnType::Bytea => Key::Bytes(b),
+        ColumnType::Timestamp | ColumnType::Timestamptz => Key::Timestamp(i64::from_le_bytes(fixed(8)?)),
         ColumnType::Bool => match b.first() {
             Some(0) => Key::Bool(false),
             Some(1) => Key::Bool(true),

@@ -15,7 +15,6 @@ const TYPES: &[&str] = &[
     "bit",
     "bit varying",
     "box",
-    "bytea",
     "cid",
     "cidr",
     "circle",

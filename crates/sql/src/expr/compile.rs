@@ -499,6 +499,7 @@ impl Compiler<'_> {
             "right" => (Func::Right, SqlType::Text, vec![SqlType::Text, SqlType::Int4]),
             "substr" => (Func::Substr, SqlType::Text, vec![SqlType::Text, SqlType::Int4, SqlType::Int4]),
             "upper" => (Func::Upper, SqlType::Text, vec![SqlType::Text]),
+            "quote_literal" => (Func::QuoteLiteral, SqlType::Text, vec![SqlType::Text]),
             "abs" | "coalesce" => {
                 let (fun, at) = if name == "abs" { (Func::Abs, None) } else { (Func::Coalesce, None) };
                 if name == "abs" {

@@ -399,6 +399,17 @@ pub(super) fn call(f: Func, args: Vec<Datum>, env: &mut EvalEnv<'_>) -> Result<D
             Datum::Text(chars[from as usize..to.max(from) as usize].iter().collect())
         }
         Func::Upper => Datum::Text(text_arg(&args[0]).to_ascii_uppercase()),
+        Func::QuoteLiteral => {
+            // PostgreSQL's quote_literal: quotes doubled; with a backslash,
+            // backslashes doubled too and the literal an E'' one.
+            let s = text_arg(&args[0]);
+            let body = s.replace('\'', "''");
+            Datum::Text(if s.contains('\\') {
+                format!("E'{}'", body.replace('\\', "\\\\"))
+            } else {
+                format!("'{body}'")
+            })
+        }
         Func::Round => match (&args[0], args.get(1)) {
             (Datum::Float(f), None) => Datum::Float(f.round_ties_even()),
             (Datum::Numeric(v), None) => Datum::Numeric(numeric::round(v, 0)),

@@ -125,6 +125,8 @@ pub enum Func {
     Lower,
     /// `upper(text)`
     Upper,
+    /// `quote_literal(text)`
+    QuoteLiteral,
     /// `abs(x)`
     Abs,
     /// `current_database()`
@@ -297,7 +299,7 @@ pub fn object_name(n: &ast::ObjectName) -> Result<String, SqlError> {
 
 /// Parses a type name as PostgreSQL writes it.
 pub fn parse_type_name(text: &str) -> Result<SqlType, SqlError> {
-    let t = text.trim().to_ascii_lowercase();
+    let t = fold_type_name(text.trim());
     let t = t.strip_prefix("pg_catalog.").unwrap_or(&t);
     let (base, arg, arg2) = match t.split_once('(') {
         Some((b, rest)) => {
@@ -354,9 +356,31 @@ pub fn parse_type_name(text: &str) -> Result<SqlType, SqlError> {
         "timestamptz" | "timestamp with time zone" => SqlType::TimestampTz,
         "oid" | "regclass" => SqlType::Oid,
         "xid" => SqlType::Xid,
+        "bytea" => SqlType::Bytea,
         _ if builtin::is_postgres_type(base) => return Err(SqlError::unsupported(&format!("type {base}"))),
         _ => return Err(SqlError::new(SqlState::UNDEFINED_OBJECT, format!("type \"{base}\" does not exist"))),
     })
+}
+
+/// A type name with its unquoted parts folded to lower case and its quoted
+/// identifiers unquoted, case kept (`"pg_catalog"."int8"` is
+/// `pg_catalog.int8`, as asyncpg writes it).
+fn fold_type_name(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    let mut quoted = false;
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                chars.next();
+                out.push('"');
+            }
+            ('"', _) => quoted = !quoted,
+            (c, true) => out.push(c),
+            (c, false) => out.push(c.to_ascii_lowercase()),
+        }
+    }
+    out
 }
 
 /// The rank of a number type in PostgreSQL's implicit-cast chain
