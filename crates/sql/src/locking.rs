@@ -14,7 +14,7 @@
 use crate::error::SqlError;
 use crate::expr::EvalEnv;
 use crate::plan::{Run, SelectPlan, Source};
-use crate::value::{Datum, SqlType};
+use crate::value::Datum;
 use std::cmp::Ordering;
 use turnstile_engine::dml::LockingFilter;
 use turnstile_engine::txn::RowLocking;
@@ -125,11 +125,11 @@ pub(crate) fn run(plan: &SelectPlan, run: &mut Run<'_, '_>, locking: RowLocking)
         eparams.push(x.eval(&[], &mut run.env)?.to_engine(*ty)?);
     }
     let offset = match &plan.offset {
-        Some(o) => count_arg(o, &mut run.env, "OFFSET")?,
+        Some(o) => crate::plan::count_arg(o, &mut run.env, "OFFSET")?,
         None => 0,
     };
     let limit = match &plan.limit {
-        Some(l) => Some(count_arg(l, &mut run.env, "LIMIT")?),
+        Some(l) => Some(crate::plan::count_arg(l, &mut run.env, "LIMIT")?),
         None => None,
     };
     let wanted = limit.map(|l| l.saturating_add(offset));
@@ -150,24 +150,4 @@ pub(crate) fn run(plan: &SelectPlan, run: &mut Run<'_, '_>, locking: RowLocking)
         out.push(o);
     }
     Ok(out)
-}
-
-/// A `LIMIT`/`OFFSET` count (NULL: no limit), as the plain SELECT reads it.
-fn count_arg(e: &crate::expr::Expr, env: &mut EvalEnv<'_>, what: &str) -> Result<usize, SqlError> {
-    match e.eval(&[], env)? {
-        // NULL is no LIMIT and no OFFSET alike: all rows, none skipped.
-        Datum::Null => Ok(if what == "OFFSET" { 0 } else { usize::MAX }),
-        d => match d.cast(SqlType::Int8)? {
-            Datum::Int(n) if n >= 0 => Ok(n as usize),
-            _ => {
-                // PostgreSQL's two conditions: 2201W for LIMIT, 2201X for OFFSET.
-                let state = if what == "OFFSET" {
-                    SqlState::INVALID_ROW_COUNT_IN_RESULT_OFFSET_CLAUSE
-                } else {
-                    SqlState::INVALID_ROW_COUNT_IN_LIMIT_CLAUSE
-                };
-                Err(SqlError::new(state, format!("{what} must not be negative")))
-            }
-        },
-    }
 }

@@ -237,7 +237,9 @@ impl SelectPlan {
     }
 }
 
-pub(super) fn count_arg(e: &Expr, env: &mut EvalEnv<'_>, what: &str) -> Result<usize, SqlError> {
+/// A `LIMIT`/`OFFSET` count (NULL: no limit, nothing skipped); negative is
+/// PostgreSQL's `2201W` (LIMIT) or `2201X` (OFFSET).
+pub(crate) fn count_arg(e: &Expr, env: &mut EvalEnv<'_>, what: &str) -> Result<usize, SqlError> {
     match e.eval(&[], env)? {
         // NULL is no LIMIT and no OFFSET alike: all rows, none skipped.
         Datum::Null => Ok(if what == "OFFSET" { 0 } else { usize::MAX }),

@@ -11,6 +11,7 @@
 mod bind;
 mod dml;
 mod exec;
+pub(crate) use exec::count_arg;
 
 use bind::{and_all, compiler, conjuncts, pushable};
 use exec::series_bounds;
