@@ -219,7 +219,7 @@ pub fn send(oid: u32, text: &str, out: &mut BytesMut) -> Result<(), SqlError> {
         FLOAT4 => out.put_u32((parse_float(text).ok_or_else(|| bad_text(oid, text))? as f32).to_bits()),
         FLOAT8 => out.put_u64(parse_float(text).ok_or_else(|| bad_text(oid, text))?.to_bits()),
         TEXT_OID | VARCHAR | BPCHAR | NAME | UNKNOWN => out.put_slice(text.as_bytes()),
-        BYTEA => bytea_from_text(text, out).ok_or_else(|| bad_text(oid, text))?,
+        BYTEA => crate::value::bytea_from_text(text, out).ok_or_else(|| bad_text(oid, text))?,
         NUMERIC => numeric_send(text, out).ok_or_else(|| bad_text(oid, text))?,
         DATE => out.put_i32(date_from_text(text).ok_or_else(|| bad_text(oid, text))?),
         TIMESTAMP | TIMESTAMPTZ => out.put_i64(timestamp_from_text(text).ok_or_else(|| bad_text(oid, text))?),
@@ -299,36 +299,6 @@ fn parse_float(text: &str) -> Option<f64> {
         "-Infinity" => Some(f64::NEG_INFINITY),
         _ => text.parse().ok(),
     }
-}
-
-/// `bytea`'s text forms: hex (`\x0a1b`) or escape (`a\\b\001`).
-pub(crate) fn bytea_from_text(text: &str, out: &mut BytesMut) -> Option<()> {
-    if let Some(hex) = text.strip_prefix("\\x") {
-        let h = hex.as_bytes();
-        if h.len() % 2 != 0 {
-            return None;
-        }
-        for pair in h.chunks(2) {
-            out.put_u8(u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok()?);
-        }
-        return Some(());
-    }
-    let b = text.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] != b'\\' {
-            out.put_u8(b[i]);
-            i += 1;
-        } else if b.get(i + 1) == Some(&b'\\') {
-            out.put_u8(b'\\');
-            i += 2;
-        } else {
-            let oct = std::str::from_utf8(b.get(i + 1..i + 4)?).ok()?;
-            out.put_u8(u8::from_str_radix(oct, 8).ok()?);
-            i += 4;
-        }
-    }
-    Some(())
 }
 
 // ---- numeric ----
