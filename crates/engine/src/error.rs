@@ -156,6 +156,7 @@ impl EngineError {
                 Q::TypeMismatch { .. } => S::UNDEFINED_FUNCTION,
                 Q::JoinTypeMismatch { .. } => S::UNDEFINED_FUNCTION,
                 Q::NotATable(_) => S::WRONG_OBJECT_TYPE,
+                Q::InvalidPlan(_) => S::INTERNAL_ERROR,
             },
             EngineError::Index(B::UniqueViolation { .. }) => S::UNIQUE_VIOLATION,
             EngineError::Index(B::EntryTooLarge { .. }) => S::PROGRAM_LIMIT_EXCEEDED,

@@ -50,7 +50,7 @@ use crate::query::exec::Executor;
 use crate::query::plan::{Plan, Planner};
 use crate::query::{Query, QueryMode};
 use crate::tid::Tid;
-use crate::types::{decode_row, encode_row_into, ColumnType, Value};
+use crate::types::{decode_row, encode_row_into, ColumnType, Value, ValueRef};
 use std::collections::HashMap;
 use std::sync::Arc;
 use turnstile_lock::{Backend, LockMode, LockTag, Wait};
@@ -266,7 +266,11 @@ impl Session {
     /// reported), and releases the statement's locks afterwards unless a
     /// transaction is open.
     pub(crate) fn statement<R>(&mut self, query: &str, body: impl FnOnce(&mut Self) -> Result<R>) -> Result<R> {
-        self.activity.set_query(query);
+        if query.is_empty() {
+            self.activity.start_query();
+        } else {
+            self.activity.set_query(query);
+        }
         self.activity.set_state(BackendState::Active);
         // A cancel that arrived while idle is not for this statement —
         // unless a caller runs its own statements around this one.
@@ -477,7 +481,8 @@ impl Session {
     /// `SELECT …` in simple mode: plans (taking the planner's locks) and
     /// executes (taking the executor's) every time.
     pub fn query(&mut self, query: &Query, params: &[Value]) -> Result<Vec<Vec<Value>>> {
-        self.statement(&query.to_string(), |s| {
+        let text = self.query_text(query);
+        self.statement(&text, |s| {
             let started = std::time::Instant::now();
             let plan = s.planner().plan(query, Some(params))?;
             s.last_planning = started.elapsed();
@@ -500,7 +505,22 @@ impl Session {
     /// the catalog since it was made; locks every relation and index the
     /// plan touches.
     pub fn execute(&mut self, prepared: &mut Prepared, params: &[Value]) -> Result<Vec<Vec<Value>>> {
-        let text = prepared.query.to_string();
+        let mut rows = Vec::new();
+        self.execute_each(prepared, params, |row| rows.push(row.iter().map(|v| v.to_owned_value()).collect()))?;
+        Ok(rows)
+    }
+
+    /// As [`Session::execute`], calling `emit` with each result row's
+    /// values, borrowed from the execution's memory
+    /// ([`crate::query::Executor::for_each_row`]) instead of returning
+    /// owned rows.
+    pub fn execute_each(
+        &mut self,
+        prepared: &mut Prepared,
+        params: &[Value],
+        emit: impl FnMut(&[ValueRef<'_>]),
+    ) -> Result<()> {
+        let text = self.query_text(&prepared.query);
         self.statement(&text, |s| {
             if prepared.plan.generation != s.engine.catalog().published_generation() {
                 let started = std::time::Instant::now();
@@ -509,8 +529,20 @@ impl Session {
             } else {
                 s.last_planning = std::time::Duration::ZERO;
             }
-            s.executor().run(&prepared.plan, params)
+            s.executor().for_each_row(&prepared.plan, params, emit)
         })
+    }
+
+    /// The text `pg_stat_activity` shows for `query`: rendered only when
+    /// this session publishes its own statements; under an outer caller
+    /// (the SQL layer publishes the client's text) it is empty, and no
+    /// execution formats its query.
+    fn query_text(&self, query: &Query) -> String {
+        if self.clears_stale_cancel {
+            query.to_string()
+        } else {
+            String::new()
+        }
     }
 
     /// Runs `query` in `mode`, preparing it into `slot` on first use.

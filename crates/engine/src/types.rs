@@ -363,6 +363,22 @@ pub enum Value {
 }
 
 impl Value {
+    /// The value, borrowed (as the executor hands out stored values).
+    pub fn as_value_ref(&self) -> ValueRef<'_> {
+        match self {
+            Value::Null => ValueRef::Null,
+            Value::Int4(v) => ValueRef::Int4(*v),
+            Value::Int8(v) => ValueRef::Int8(*v),
+            Value::Text(s) => ValueRef::Text(s),
+            Value::Bool(b) => ValueRef::Bool(*b),
+            Value::Timestamp(t) => ValueRef::Timestamp(*t),
+            Value::Float(f) => ValueRef::Float(*f),
+            Value::Numeric(s) => ValueRef::Numeric(s),
+            Value::Date(d) => ValueRef::Date(*d),
+            Value::Bytea(b) => ValueRef::Bytea(b),
+        }
+    }
+
     /// The value's type, `None` for NULL (text-like values say `Text`).
     pub fn column_type(&self) -> Option<ColumnType> {
         match self {
@@ -623,6 +639,6 @@ impl From<String> for Value {
 mod row;
 pub(crate) use row::corrupted;
 pub use row::{
-    bytea_hex, decode_row, decode_row_append, decode_row_into, encode_row, encode_row_into, fixed_column_span,
-    parse_bytea_hex, CodecError, MAX_COLUMNS, TEXT_MAX,
+    bytea_hex, decode_row, decode_row_append, decode_row_into, decode_row_refs, encode_row, encode_row_into,
+    fixed_column_span, parse_bytea_hex, CodecError, ValueRef, MAX_COLUMNS, TEXT_MAX,
 };

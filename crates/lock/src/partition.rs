@@ -253,9 +253,17 @@ pub(crate) struct TableEntry {
 }
 
 /// The lock objects of one partition.
+///
+/// A deleted object's holder and wait lists go to `spare`, emptied but
+/// with their memory, and the next object created takes them: as
+/// PostgreSQL's shared lock hash keeps deleted `LOCK` and `PROCLOCK`
+/// entries on a free list in preallocated shared memory, taking and
+/// releasing a lock here calls the allocator only while the partition
+/// grows past the most objects it has held at once.
 #[derive(Debug, Default)]
 pub(crate) struct PartitionTable {
     table: HashTable<TableEntry>,
+    spare: Vec<(Vec<Holder>, VecDeque<Waiter>)>,
 }
 
 impl PartitionTable {
@@ -285,7 +293,11 @@ impl PartitionTable {
                 if !reserve() {
                     return None;
                 }
-                Some(&mut v.insert(TableEntry { tag: *tag, hash, lock: LockObject::default() }).into_mut().lock)
+                let mut lock = LockObject::default();
+                if let Some((holders, queue)) = self.spare.pop() {
+                    (lock.holders, lock.queue) = (holders, queue);
+                }
+                Some(&mut v.insert(TableEntry { tag: *tag, hash, lock }).into_mut().lock)
             }
         }
     }
@@ -296,7 +308,9 @@ impl PartitionTable {
     pub(crate) fn remove_if_unused(&mut self, tag: &LockTag, hash: u64) -> bool {
         match self.table.find_entry(hash, |e| e.tag == *tag) {
             Ok(o) if o.get().lock.is_unused() => {
-                o.remove();
+                let (entry, _) = o.remove();
+                // Empty (unused), with their capacity.
+                self.spare.push((entry.lock.holders, entry.lock.queue));
                 true
             }
             _ => false,

@@ -25,7 +25,7 @@ use pgwire::messages::PgWireFrontendMessage as Msg;
 use std::collections::HashMap;
 use std::time::Duration;
 use turnstile_sql::binary::{self, Counted};
-use turnstile_sql::{CopyIn, Outcome, Severity, SqlError, SqlSession, SqlState, Statement, TxStatus};
+use turnstile_sql::{CopyIn, Outcome, Severity, SqlError, SqlSession, SqlState, Statement, TextRows, TxStatus};
 use turnstile_sync::sync::counter::Ordering;
 
 /// A client that has not finished its startup packet by then is dropped
@@ -126,7 +126,7 @@ enum PortalState {
     /// Not executed yet.
     Ready,
     /// Executed with a row limit: rows not sent yet (front = next).
-    Suspended { rows: std::collections::VecDeque<Vec<Option<String>>> },
+    Suspended { rows: TextRows },
     /// Run to completion; executing it again returns no rows.
     Done { tag: String },
 }
@@ -352,7 +352,7 @@ impl Backend<'_> {
             match outcome? {
                 Outcome::Rows { fields, rows, tag } => {
                     self.out.row_description(&fields);
-                    self.send_rows(rows.iter())?;
+                    self.send_rows_in(None, &rows, rows.len())?;
                     self.out.push(&CommandComplete::new(tag));
                 }
                 other => self.finish_outcome(other)?,
@@ -361,18 +361,10 @@ impl Backend<'_> {
         Ok(())
     }
 
-    /// Sends data rows, writing out early when the buffer grows large.
-    fn send_rows<'r>(&mut self, rows: impl Iterator<Item = &'r Vec<Option<String>>>) -> Result<(), Failure> {
-        self.send_rows_in(None, rows)
-    }
-
-    /// Sends data rows in the columns' formats (`None` = all text).
-    fn send_rows_in<'r>(
-        &mut self,
-        formats: Option<&ColumnFormats>,
-        rows: impl Iterator<Item = &'r Vec<Option<String>>>,
-    ) -> Result<(), Failure> {
-        for row in rows {
+    /// Sends the first `n` of `rows` in the columns' formats (`None` = all
+    /// text), writing out early when the buffer grows large.
+    fn send_rows_in(&mut self, formats: Option<&ColumnFormats>, rows: &TextRows, n: usize) -> Result<(), Failure> {
+        for row in rows.iter().take(n) {
             match formats {
                 None => self.out.data_row(row),
                 Some((oids, codes)) => self.out.data_row_formats(row, oids, codes)?,
@@ -391,7 +383,7 @@ impl Backend<'_> {
             Outcome::Command { tag } => self.out.push(&CommandComplete::new(tag)),
             Outcome::Empty => self.out.push(&EmptyQueryResponse::new()),
             Outcome::Rows { rows, tag, .. } => {
-                self.send_rows(rows.iter())?;
+                self.send_rows_in(None, &rows, rows.len())?;
                 self.out.push(&CommandComplete::new(tag));
             }
             Outcome::CopyOut { columns, lines, tag, binary } => {
@@ -582,12 +574,12 @@ impl Backend<'_> {
                         portal.output = Some((fields.iter().map(|f| f.type_oid).collect(), formats));
                     }
                     if rows.len() <= max_rows {
-                        self.send_rows_in(portal.output.as_ref(), rows.iter())?;
+                        self.send_rows_in(portal.output.as_ref(), &rows, rows.len())?;
                         self.out.push(&CommandComplete::new(tag));
                         portal.state = PortalState::Done { tag: "SELECT 0".into() };
                         return Ok(());
                     }
-                    portal.state = PortalState::Suspended { rows: rows.into() };
+                    portal.state = PortalState::Suspended { rows };
                 }
                 other => {
                     let tag = match &other {
@@ -604,8 +596,8 @@ impl Backend<'_> {
         match &mut portal.state {
             PortalState::Suspended { rows } => {
                 let n = max_rows.min(rows.len());
-                let batch: Vec<_> = rows.drain(..n).collect();
-                self.send_rows_in(portal.output.as_ref(), batch.iter())?;
+                self.send_rows_in(portal.output.as_ref(), rows, n)?;
+                rows.drain_front(n);
                 if rows.is_empty() {
                     self.out.push(&CommandComplete::new(format!("SELECT {n}")));
                     portal.state = PortalState::Done { tag: "SELECT 0".into() };

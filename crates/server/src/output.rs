@@ -144,8 +144,9 @@ impl Output {
     }
 
     /// Appends one `DataRow` of text values (`None` = NULL).
-    pub fn data_row(&mut self, values: &[Option<String>]) {
+    pub fn data_row<'v>(&mut self, values: impl ExactSizeIterator<Item = Option<&'v str>>) {
         self.row.clear();
+        let count = values.len() as i16;
         for v in values {
             match v {
                 Some(s) => {
@@ -155,7 +156,7 @@ impl Output {
                 None => self.row.put_i32(-1),
             }
         }
-        let msg = DataRow::new(self.row.split(), values.len() as i16);
+        let msg = DataRow::new(self.row.split(), count);
         self.push(&msg);
     }
 
@@ -163,14 +164,15 @@ impl Output {
     /// sent in format `formats[i]`. The SQL layer's text is re-encoded by
     /// the type's `send` for binary columns; on an error nothing is
     /// appended.
-    pub(crate) fn data_row_formats(
+    pub(crate) fn data_row_formats<'v>(
         &mut self,
-        values: &[Option<String>],
+        values: impl ExactSizeIterator<Item = Option<&'v str>>,
         type_oids: &[u32],
         formats: &[i16],
     ) -> Result<(), turnstile_sql::SqlError> {
         self.row.clear();
-        for (i, v) in values.iter().enumerate() {
+        let count = values.len() as i16;
+        for (i, v) in values.enumerate() {
             match v {
                 None => self.row.put_i32(-1),
                 Some(s) if formats.get(i).copied().unwrap_or(FORMAT_CODE_TEXT) == FORMAT_CODE_TEXT => {
@@ -186,7 +188,7 @@ impl Output {
                 }
             }
         }
-        let msg = DataRow::new(self.row.split(), values.len() as i16);
+        let msg = DataRow::new(self.row.split(), count);
         self.push(&msg);
         Ok(())
     }

@@ -201,6 +201,6 @@ impl SqlSession {
             Some(None) => Some(String::new()),
             Some(Some(b)) => Some(if b { "t" } else { "f" }.to_owned()),
         };
-        Outcome::Rows { fields: vec![call.field()].into(), rows: vec![vec![value]], tag: "SELECT 1".into() }
+        Outcome::Rows { fields: vec![call.field()].into(), rows: vec![vec![value]].into(), tag: "SELECT 1".into() }
     }
 }

@@ -57,7 +57,7 @@ impl SqlSession {
 
         Ok(Outcome::Rows {
             fields: vec![text_field("QUERY PLAN")].into(),
-            rows: lines.into_iter().map(|l| vec![Some(l)]).collect(),
+            rows: lines.into_iter().map(|l| vec![Some(l)]).collect::<Vec<_>>().into(),
             tag: "EXPLAIN".into(),
         })
     }

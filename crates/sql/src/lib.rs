@@ -104,6 +104,7 @@ mod locking;
 pub mod parse;
 pub mod plan;
 mod prepare;
+mod rows;
 mod session;
 mod settings;
 mod shared;
@@ -116,6 +117,7 @@ pub mod views;
 
 pub use error::{ErrorObject, Notice, Severity, SqlError};
 pub use interrupt::CancelHandle;
+pub use rows::TextRows;
 pub use session::{SqlSession, TxStatus};
 pub use shared::{BackendInfo, Shared, SqlEngine};
 pub use statement::{CopyIn, FieldInfo, Outcome, Statement};

@@ -9,6 +9,7 @@ use crate::gucs::default_gucs;
 use crate::interrupt::{CancelHandle, Reason};
 use crate::plan::{self, ModifyPlan};
 use crate::plan::{CacheMode, Run, SelectPlan};
+use crate::rows::TextRows;
 use crate::shared::{BackendInfo, SqlEngine};
 use crate::statement::{in_failed_block, Outcome, Statement, StatementInner};
 use crate::value::{now_timestamp, Datum, SqlType};
@@ -229,16 +230,18 @@ impl SqlSession {
                 let plan = self.planned(st, slot, |c, ps| plan::compile_select(c, query, ps))?;
                 let values = typed_params(&st.param_types, params)?;
                 let rows = match locking {
-                    Some(l) => crate::locking::run(&plan, &mut self.run(&values, !st.saved), *l)?,
-                    None => self.run_select(&plan, &values, !st.saved)?,
+                    Some(l) => {
+                        let rows = crate::locking::run(&plan, &mut self.run(&values, !st.saved), *l)?;
+                        let mut out = TextRows::with_capacity(plan.fields.len(), rows.len(), 0);
+                        for r in &rows {
+                            out.push_datums(r, &plan.out_types);
+                        }
+                        out
+                    }
+                    None => plan.run_text(&mut self.run(&values, !st.saved))?,
                 };
-                let n = rows.len();
-                // Text values move into the output; only the others are formatted.
-                let rows = rows
-                    .into_iter()
-                    .map(|r| r.into_iter().zip(plan.out_types.iter()).map(|(d, t)| d.into_text(*t)).collect())
-                    .collect();
-                Ok(Outcome::Rows { fields: plan.fields.clone(), rows, tag: format!("SELECT {n}") })
+                let tag = format!("SELECT {}", rows.len());
+                Ok(Outcome::Rows { fields: plan.fields.clone(), rows, tag })
             }
             Command::Insert { insert, plan: slot } => {
                 let plan = self.planned(st, slot, |c, ps| plan::compile_insert(c, insert, ps))?;

@@ -149,7 +149,7 @@ impl SqlSession {
             let n = rows.len();
             return Ok(Outcome::Rows {
                 fields: vec![text_field("name"), text_field("setting"), text_field("description")].into(),
-                rows,
+                rows: rows.into(),
                 tag: format!("SHOW {n}"),
             });
         }
@@ -157,13 +157,17 @@ impl SqlSession {
             let v = self.transaction_isolation();
             return Ok(Outcome::Rows {
                 fields: vec![text_field(&name)].into(),
-                rows: vec![vec![Some(v)]],
+                rows: vec![vec![Some(v)]].into(),
                 tag: "SHOW".into(),
             });
         }
         let v = self.ctx.get(&raw).or_else(|| self.ctx.get(&name)).ok_or_else(|| {
             SqlError::new(SqlState::UNDEFINED_OBJECT, format!("unrecognized configuration parameter \"{raw}\""))
         })?;
-        Ok(Outcome::Rows { fields: vec![text_field(&name)].into(), rows: vec![vec![Some(v)]], tag: "SHOW".into() })
+        Ok(Outcome::Rows {
+            fields: vec![text_field(&name)].into(),
+            rows: vec![vec![Some(v)]].into(),
+            tag: "SHOW".into(),
+        })
     }
 }

@@ -86,7 +86,7 @@ pub enum Outcome {
         /// RowDescription.
         fields: std::sync::Arc<[FieldInfo]>,
         /// Values (None = NULL).
-        rows: Vec<Vec<Option<String>>>,
+        rows: crate::rows::TextRows,
         /// CommandComplete tag (`SELECT n`).
         tag: String,
     },

@@ -24,7 +24,7 @@ fn run(s: &mut SqlSession, sql: &str) -> Result<Outcome, SqlError> {
 
 fn rows(s: &mut SqlSession, sql: &str) -> Vec<Vec<Option<String>>> {
     match run(s, sql).unwrap_or_else(|e| panic!("{sql}: {e:?}")) {
-        Outcome::Rows { rows, .. } => rows,
+        Outcome::Rows { rows, .. } => rows.to_vec(),
         other => panic!("{sql}: not rows: {other:?}"),
     }
 }
@@ -156,6 +156,7 @@ fn w1_setup_and_join_query_in_every_mode() {
     for _ in 0..7 {
         match s.execute(&st, &[Some("77".into())]).unwrap() {
             Outcome::Rows { rows, .. } => {
+                let rows = rows.to_vec();
                 assert_eq!(rows.len(), 1);
                 assert_eq!(rows[0][0].as_deref(), Some("1001"));
                 assert_eq!(rows[0][5].as_deref(), Some("1"));
@@ -445,6 +446,7 @@ fn w2_star_join_and_w3_wide_table() {
     assert_eq!(st.fields().unwrap().len(), 4 + 3 * 2);
     match s.execute(&st, &[Some("10".into())]).unwrap() {
         Outcome::Rows { rows, .. } => {
+            let rows = rows.to_vec();
             assert_eq!(rows.len(), 1);
             assert_eq!(rows[0][1].as_deref(), Some("32"));
             assert_eq!(rows[0][5].as_deref(), Some("6364d3f0f495b6ab9dcf8d3b5c6e0b01"));

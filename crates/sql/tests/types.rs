@@ -28,10 +28,8 @@ fn answer(s: &mut SqlSession, sql: &str) -> (String, String) {
     match run(s, sql) {
         Err(e) => (format!("E{}", e.code), String::new()),
         Ok(Outcome::Rows { fields, rows, .. }) => {
-            let rows: Vec<String> = rows
-                .iter()
-                .map(|r| r.iter().map(|v| v.clone().unwrap_or_default()).collect::<Vec<_>>().join("|"))
-                .collect();
+            let rows: Vec<String> =
+                rows.iter().map(|r| r.map(Option::unwrap_or_default).collect::<Vec<_>>().join("|")).collect();
             (rows.join(","), fields.iter().map(|f| f.name.clone()).collect::<Vec<_>>().join("|"))
         }
         Ok(other) => (format!("{other:?}"), String::new()),

@@ -267,10 +267,15 @@ impl ActivityHandle {
     /// Publishes the query text (truncated to [`QUERY_TEXT_MAX`] bytes) and
     /// stamps its start time.
     pub fn set_query(&self, text: &str) {
-        let slot = self.slot();
+        self.start_query();
+        self.slot().write_query(text);
+    }
+
+    /// Stamps a query's start time, keeping the published text (a caller
+    /// that publishes its statements' text elsewhere).
+    pub fn start_query(&self) {
         let now = self.table.epoch.elapsed().as_micros() as u64;
-        slot.query_start_us.store(now, Ordering::Relaxed);
-        slot.write_query(text);
+        self.slot().query_start_us.store(now, Ordering::Relaxed);
     }
 
     /// Publishes `event` until the returned guard is dropped, then restores

@@ -22,7 +22,7 @@ use crate::lmgr::RelLocker;
 use crate::memory::{BlockCache, MemoryContext};
 use crate::mvcc::Visibility;
 use crate::tid::Tid;
-use crate::types::{decode_row_append, ColumnType, Value};
+use crate::types::{decode_row_refs, ColumnType, Value, ValueRef};
 use allocator_api2::vec::Vec as AVec;
 use hashbrown::{DefaultHashBuilder, HashMap};
 use std::cell::{Cell, RefCell};
@@ -61,8 +61,11 @@ impl ScanPosItem {
     }
 }
 
-/// A row of the combined (joined) relation.
-type Row = Vec<Value>;
+/// A row of the combined (joined) relation: each joined table's stored
+/// row, in query order, as bytes in the execution's memory context (a
+/// tuple slot per table, as PostgreSQL's join rows are). Columns are
+/// decoded only for the output, as [`ValueRef`]s that borrow these bytes.
+type Row<'a> = &'a [&'a [u8]];
 
 /// An index search key, coerced and encoded, and what it came from.
 struct ProbeKey {
@@ -99,8 +102,6 @@ struct Ctx<'a, 'm> {
     probe_key: Cell<Option<ProbeKey>>,
     /// Which version of each row the execution sees.
     vis: Visibility<'a>,
-    /// Columns of the combined row (every table's).
-    width: usize,
 }
 
 impl<'a, 'm> Ctx<'a, 'm> {
@@ -161,12 +162,16 @@ impl<'a, 'm> Ctx<'a, 'm> {
         }
     }
 
-    /// A fresh row of the combined relation, with room for every column
-    /// the joins will add (so they extend it without reallocating).
-    fn decode(&self, types: &[ColumnType], bytes: &[u8]) -> Result<Row> {
-        let mut row = Vec::with_capacity(self.width);
-        decode_row_append(types, bytes, &mut row)?;
-        Ok(row)
+    /// A row of the combined relation in the context: `outer`'s stored
+    /// rows followed by `inner` (the first table's rows have no `outer`).
+    fn row(&self, outer: Row<'a>, inner: &'a [u8]) -> Row<'a> {
+        let to = self.memory.alloc_uninit::<&'a [u8]>(outer.len() + 1);
+        for (slot, bytes) in to.iter_mut().zip(outer.iter().chain(std::iter::once(&inner))) {
+            slot.write(bytes);
+        }
+        // SAFETY: the loop wrote each of the `outer.len() + 1` slots, and
+        // `MaybeUninit<T>` has the layout of `T`.
+        unsafe { &*(to as *const [MaybeUninit<&'a [u8]>] as *const [&'a [u8]]) }
     }
 
     fn index_scan(&self, leaf: &Leaf, outer: Option<&Value>, emit: &mut impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
@@ -302,8 +307,18 @@ impl<'a> Executor<'a> {
     }
 
     /// Runs `plan` with `params`: takes the executor's locks, then scans,
-    /// joins and projects. Returns the result rows.
-    pub fn run(&mut self, plan: &Plan, params: &[Value]) -> Result<Vec<Row>> {
+    /// joins and projects. Returns the result rows as owned values.
+    pub fn run(&mut self, plan: &Plan, params: &[Value]) -> Result<Vec<Vec<Value>>> {
+        let mut rows = Vec::new();
+        self.for_each_row(plan, params, |row| rows.push(row.iter().map(|v| v.to_owned_value()).collect()))?;
+        Ok(rows)
+    }
+
+    /// Runs `plan` with `params` as [`Executor::run`] does, calling `emit`
+    /// with each result row's output columns, borrowed from the rows the
+    /// execution read: nothing is copied out of the execution's memory
+    /// context unless `emit` copies it.
+    pub fn for_each_row(&mut self, plan: &Plan, params: &[Value], mut emit: impl FnMut(&[ValueRef<'_>])) -> Result<()> {
         if params.len() != plan.params {
             return Err(QueryError::ParamCount { expected: plan.params, got: params.len() }.into());
         }
@@ -323,76 +338,134 @@ impl<'a> Executor<'a> {
             backend,
             probe_key: Cell::new(None),
             vis: self.vis,
-            width: plan.tables.iter().map(|t| t.column_types.len()).sum(),
         };
         let Some(first) = plan.tables.first() else {
-            return Ok(Vec::new());
+            return Ok(());
         };
-        let mut rows = Vec::new();
+        let mut rows: AVec<Row<'_>, _> = AVec::new_in(&memory);
         ctx.scan(first, None, &mut |bytes| {
-            rows.push(ctx.decode(&first.column_types, bytes)?);
+            rows.push(ctx.row(&[], ctx.copy(bytes)));
             Ok(())
         })?;
         for (i, join) in plan.joins.iter().enumerate() {
             let inner = &plan.tables[i + 1];
+            let outer = OuterColumn::locate(&plan.tables[..=i], join.outer_column)?;
             rows = match join.method {
-                JoinMethod::NestLoop => nest_loop(&ctx, rows, inner, join)?,
-                JoinMethod::HashJoin => hash_join(&ctx, rows, inner, join)?,
+                JoinMethod::NestLoop => nest_loop(&ctx, &rows, &outer, inner, join)?,
+                JoinMethod::HashJoin => hash_join(&ctx, &rows, &outer, inner, join)?,
             };
         }
-        Ok(project(rows, &plan.output))
+        // Each row's columns, decoded in place, then the output's.
+        let width = plan.tables.iter().map(|t| t.column_types.len()).sum();
+        let identity = plan.output.len() == width && plan.output.iter().enumerate().all(|(i, &c)| i == c);
+        let mut values: AVec<ValueRef<'_>, _> = AVec::with_capacity_in(width, &memory);
+        let mut out: AVec<ValueRef<'_>, _> = AVec::with_capacity_in(plan.output.len(), &memory);
+        for (n, row) in rows.iter().enumerate() {
+            if n % 256 == 255 {
+                backend.check_cancel()?;
+            }
+            values.clear();
+            for (table, bytes) in plan.tables.iter().zip(row.iter()) {
+                decode_row_refs(&table.column_types, bytes, |v| values.push(v))?;
+            }
+            if identity {
+                emit(&values);
+            } else {
+                out.clear();
+                out.extend(plan.output.iter().map(|&c| values.get(c).copied().unwrap_or(ValueRef::Null)));
+                emit(&out);
+            }
+        }
+        Ok(())
     }
 }
 
-/// For each outer row, an index scan of `inner` on the join column. The
-/// outer row is moved into its last match (cloned only for the others).
-fn nest_loop(ctx: &Ctx<'_, '_>, rows: Vec<Row>, inner: &TablePlan, join: &JoinPlan) -> Result<Vec<Row>> {
-    let mut joined = Vec::with_capacity(rows.len());
-    // The inner rows of one outer row, as stored, in the execution's context.
-    let mut matches: AVec<&[u8], _> = AVec::new_in(ctx.memory);
-    for (i, outer) in rows.into_iter().enumerate() {
+/// Where a join's outer column is: which table of the combined row, and
+/// which of its columns.
+struct OuterColumn<'p> {
+    table: usize,
+    column: usize,
+    types: &'p [ColumnType],
+}
+
+impl<'p> OuterColumn<'p> {
+    /// Column `combined` of the combined row of `tables`.
+    fn locate(tables: &'p [TablePlan], combined: usize) -> Result<OuterColumn<'p>> {
+        let mut start = 0;
+        for (table, t) in tables.iter().enumerate() {
+            let n = t.column_types.len();
+            if combined < start + n {
+                return Ok(OuterColumn { table, column: combined - start, types: &t.column_types });
+            }
+            start += n;
+        }
+        Err(QueryError::InvalidPlan(format!("join column {combined} is past the outer row's {start} columns")).into())
+    }
+
+    /// The column's key in `row`; `None` for NULL.
+    fn key<'b>(&self, row: Row<'b>) -> Result<Option<Key<'b>>> {
+        let bytes = row.get(self.table).copied().unwrap_or_default();
+        Ok(tuple::key_of(self.types, bytes, self.column)?)
+    }
+
+    /// The column's value in `row`, owned (an index probe encodes it).
+    fn value(&self, row: Row<'_>) -> Result<Value> {
+        let bytes = row.get(self.table).copied().unwrap_or_default();
+        let (mut i, mut value) = (0, Value::Null);
+        decode_row_refs(self.types, bytes, |v| {
+            if i == self.column {
+                value = v.to_owned_value();
+            }
+            i += 1;
+        })?;
+        Ok(value)
+    }
+}
+
+type Rows<'a, 'm> = AVec<Row<'a>, &'a MemoryContext<'m>>;
+
+/// For each outer row, an index scan of `inner` on the join column; each
+/// match extends the outer row.
+fn nest_loop<'a, 'm>(
+    ctx: &Ctx<'a, 'm>,
+    rows: &[Row<'a>],
+    outer: &OuterColumn<'_>,
+    inner: &TablePlan,
+    join: &JoinPlan,
+) -> Result<Rows<'a, 'm>> {
+    let mut joined = AVec::with_capacity_in(rows.len(), ctx.memory);
+    for (i, &row) in rows.iter().enumerate() {
         if i % 256 == 255 {
             ctx.backend.check_cancel()?;
         }
-        matches.clear();
-        let Some(key) = Key::of_value(&outer[join.outer_column]) else { continue };
-        ctx.scan(inner, Some(&outer[join.outer_column]), &mut |bytes| {
+        let Some(key) = outer.key(row)? else { continue };
+        let probe = outer.value(row)?;
+        ctx.scan(inner, Some(&probe), &mut |bytes| {
             if tuple::key_of(&inner.column_types, bytes, join.inner_column)?.as_ref() == Some(&key) {
-                matches.push(ctx.copy(bytes));
+                joined.push(ctx.row(row, ctx.copy(bytes)));
             }
             Ok(())
         })?;
-        append_matches(&inner.column_types, outer, &matches, &mut joined)?;
     }
     Ok(joined)
 }
 
-/// `outer` joined with each stored row of `matches`: cloned for all but
-/// the last, moved into the last.
-fn append_matches(types: &[ColumnType], outer: Row, matches: &[&[u8]], joined: &mut Vec<Row>) -> Result<()> {
-    let Some((last, rest)) = matches.split_last() else { return Ok(()) };
-    for m in rest {
-        let mut r = outer.clone();
-        decode_row_append(types, m, &mut r)?;
-        joined.push(r);
-    }
-    let mut r = outer;
-    decode_row_append(types, last, &mut r)?;
-    joined.push(r);
-    Ok(())
-}
-
 /// Builds a hash table of `inner` on the join column, probes it with each
 /// outer row. The table and the inner rows (as stored, copied out of
-/// their pages) live in the execution's memory context; only the rows
-/// that match are decoded.
-fn hash_join(ctx: &Ctx<'_, '_>, rows: Vec<Row>, inner: &TablePlan, join: &JoinPlan) -> Result<Vec<Row>> {
-    let mut joined = Vec::with_capacity(rows.len());
+/// their pages) live in the execution's memory context.
+fn hash_join<'a, 'm>(
+    ctx: &Ctx<'a, 'm>,
+    rows: &[Row<'a>],
+    outer: &OuterColumn<'_>,
+    inner: &TablePlan,
+    join: &JoinPlan,
+) -> Result<Rows<'a, 'm>> {
     if rows.is_empty() {
-        return Ok(joined); // PostgreSQL's hash join skips the build for an empty outer side too
+        // PostgreSQL's hash join skips the build for an empty outer side too.
+        return Ok(AVec::new_in(ctx.memory));
     }
     if rows.len() <= FEW_OUTER_ROWS {
-        return few_outer_rows(ctx, rows, inner, join, joined);
+        return few_outer_rows(ctx, rows, outer, inner, join);
     }
     // Each key's rows, in scan order: the first and last entry of a chain
     // through `next`.
@@ -415,17 +488,16 @@ fn hash_join(ctx: &Ctx<'_, '_>, rows: Vec<Row>, inner: &TablePlan, join: &JoinPl
         }
         Ok(())
     })?;
-    let mut matches: AVec<&[u8], _> = AVec::new_in(ctx.memory);
-    for outer in rows {
-        let Some(&(first, _)) = Key::of_value(&outer[join.outer_column]).and_then(|k| table.get(&k)) else { continue };
-        matches.clear();
+    let mut joined = AVec::with_capacity_in(rows.len(), ctx.memory);
+    for &row in rows {
+        let Some(key) = outer.key(row)? else { continue };
+        let Some(&(first, _)) = table.get(&key) else { continue };
         let mut at = first;
         while at != END {
             let (bytes, next) = entries[at];
-            matches.push(bytes);
+            joined.push(ctx.row(row, bytes));
             at = next;
         }
-        append_matches(&inner.column_types, outer, &matches, &mut joined)?;
     }
     Ok(joined)
 }
@@ -435,18 +507,17 @@ fn hash_join(ctx: &Ctx<'_, '_>, rows: Vec<Row>, inner: &TablePlan, join: &JoinPl
 /// build scan compares each inner row's key with the outer keys and keeps
 /// only the matches. The result is the hash join's, in its order: each
 /// outer row in turn, with its matches in scan order.
-fn few_outer_rows(
-    ctx: &Ctx<'_, '_>,
-    rows: Vec<Row>,
+fn few_outer_rows<'a, 'm>(
+    ctx: &Ctx<'a, 'm>,
+    rows: &[Row<'a>],
+    outer: &OuterColumn<'_>,
     inner: &TablePlan,
     join: &JoinPlan,
-    mut joined: Vec<Row>,
-) -> Result<Vec<Row>> {
-    let keys: AVec<Option<Key<'_>>, _> = {
-        let mut k = AVec::with_capacity_in(rows.len(), ctx.memory);
-        k.extend(rows.iter().map(|r| Key::of_value(&r[join.outer_column])));
-        k
-    };
+) -> Result<Rows<'a, 'm>> {
+    let mut keys: AVec<Option<Key<'_>>, _> = AVec::with_capacity_in(rows.len(), ctx.memory);
+    for &row in rows {
+        keys.push(outer.key(row)?);
+    }
     // (outer row, inner row as stored), in scan order.
     let mut found: AVec<(usize, &[u8]), _> = AVec::with_capacity_in(rows.len(), ctx.memory);
     ctx.scan(inner, None, &mut |bytes| {
@@ -460,12 +531,9 @@ fn few_outer_rows(
         }
         Ok(())
     })?;
-    drop(keys); // they borrow the outer rows, which move into the result now
-    let mut matches: AVec<&[u8], _> = AVec::with_capacity_in(found.len(), ctx.memory);
-    for (i, outer) in rows.into_iter().enumerate() {
-        matches.clear();
-        matches.extend(found.iter().filter(|(o, _)| *o == i).map(|(_, b)| *b));
-        append_matches(&inner.column_types, outer, &matches, &mut joined)?;
+    let mut joined = AVec::with_capacity_in(found.len(), ctx.memory);
+    for (i, &row) in rows.iter().enumerate() {
+        joined.extend(found.iter().filter(|(o, _)| *o == i).map(|&(_, bytes)| ctx.row(row, bytes)));
     }
     Ok(joined)
 }
@@ -480,27 +548,3 @@ const HASH_ROWS_ESTIMATE: usize = 128;
 
 /// The end of a hash chain.
 const END: usize = usize::MAX;
-
-/// The output columns of each row, in place: the row itself when the
-/// output is every column in order; otherwise each value is moved out of
-/// the row (cloned only when a column is output twice).
-fn project(mut rows: Vec<Row>, output: &[usize]) -> Vec<Row> {
-    let identity = |r: &Row| r.len() == output.len() && output.iter().enumerate().all(|(i, &c)| i == c);
-    if rows.first().is_some_and(identity) {
-        return rows;
-    }
-    for r in &mut rows {
-        let mut out = Vec::with_capacity(output.len());
-        for (k, &c) in output.iter().enumerate() {
-            if output[..k].contains(&c) {
-                let earlier = output[..k].iter().position(|&e| e == c).unwrap_or(0);
-                let v = out.get(earlier).cloned().unwrap_or(Value::Null);
-                out.push(v);
-            } else {
-                out.push(std::mem::replace(&mut r[c], Value::Null));
-            }
-        }
-        *r = out;
-    }
-    rows
-}

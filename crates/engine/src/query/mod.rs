@@ -276,4 +276,8 @@ pub enum QueryError {
     /// The relation is an index or otherwise not a table.
     #[error("\"{0}\" is not a table")]
     NotATable(String),
+    /// A plan that does not fit its own tables (a planner bug, reported
+    /// instead of a panic).
+    #[error("invalid plan: {0}")]
+    InvalidPlan(String),
 }

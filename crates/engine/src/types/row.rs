@@ -200,64 +200,120 @@ pub fn decode_row_into(types: &[ColumnType], bytes: &[u8], row: &mut Vec<Value>)
 /// As [`decode_row`], appending the values to `row` (a join extends the
 /// outer row with the inner one's columns).
 pub fn decode_row_append(types: &[ColumnType], bytes: &[u8], row: &mut Vec<Value>) -> Result<(), CodecError> {
+    row.reserve(types.len());
+    decode_row_refs(types, bytes, |v| row.push(v.to_owned_value()))
+}
+
+/// A value of a stored row, borrowed from the row's bytes (on the pinned
+/// page, or in the execution's memory context): what the executor hands
+/// out instead of an owned [`Value`], so reading a text column allocates
+/// nothing.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ValueRef<'a> {
+    /// SQL NULL.
+    Null,
+    /// An `int4` (or a widened `int2`).
+    Int4(i32),
+    /// An `int8` (or a widened `oid`).
+    Int8(i64),
+    /// A `text`, `char(n)` (blank-padded) or `varchar(n)`.
+    Text(&'a str),
+    /// A `bool`.
+    Bool(bool),
+    /// A `timestamp` or `timestamptz`.
+    Timestamp(i64),
+    /// A `float4` (widened) or `float8`.
+    Float(Float),
+    /// A `numeric`, as its stored text form.
+    Numeric(&'a str),
+    /// A `date`.
+    Date(i32),
+    /// A `bytea`.
+    Bytea(&'a [u8]),
+}
+
+impl ValueRef<'_> {
+    /// The owned value (text and `bytea` are copied).
+    pub fn to_owned_value(self) -> Value {
+        match self {
+            ValueRef::Null => Value::Null,
+            ValueRef::Int4(v) => Value::Int4(v),
+            ValueRef::Int8(v) => Value::Int8(v),
+            ValueRef::Text(s) => Value::Text(s.to_owned()),
+            ValueRef::Bool(b) => Value::Bool(b),
+            ValueRef::Timestamp(t) => Value::Timestamp(t),
+            ValueRef::Float(f) => Value::Float(f),
+            ValueRef::Numeric(s) => Value::Numeric(s.to_owned()),
+            ValueRef::Date(d) => Value::Date(d),
+            ValueRef::Bytea(b) => Value::Bytea(b.to_vec()),
+        }
+    }
+}
+
+/// Decodes the row `bytes` stored for `types`, calling `each` with every
+/// column's value in order, borrowed from `bytes`. Rows written before a
+/// column was added are shorter: missing trailing columns read as NULL.
+pub fn decode_row_refs<'b>(
+    types: &[ColumnType],
+    bytes: &'b [u8],
+    mut each: impl FnMut(ValueRef<'b>),
+) -> Result<(), CodecError> {
     let stored = stored_columns(types.len(), bytes)?;
     let mut at = header_len(stored);
     for (i, ty) in types.iter().enumerate() {
         if i >= stored || is_null(bytes, i) {
-            row.push(Value::Null);
+            each(ValueRef::Null);
             continue;
         }
         let v = match ty {
-            ColumnType::Int4 => Value::Int4(i32::from_le_bytes(take(bytes, &mut at, 4)?.try_into().unwrap_or([0; 4]))),
-            ColumnType::Int8 => Value::Int8(i64::from_le_bytes(take(bytes, &mut at, 8)?.try_into().unwrap_or([0; 8]))),
+            ColumnType::Int4 => ValueRef::Int4(i32::from_le_bytes(fixed(bytes, &mut at)?)),
+            ColumnType::Int8 => ValueRef::Int8(i64::from_le_bytes(fixed(bytes, &mut at)?)),
             ColumnType::Bool => match take(bytes, &mut at, 1)?[0] {
-                0 => Value::Bool(false),
-                1 => Value::Bool(true),
-                _ => return Err(CodecError::Corrupted("bool is neither 0 nor 1")),
+                0 => ValueRef::Bool(false),
+                1 => ValueRef::Bool(true),
+                _ => return Err(corrupted("bool is neither 0 nor 1")),
             },
             ColumnType::Timestamp | ColumnType::Timestamptz => {
-                Value::Timestamp(i64::from_le_bytes(take(bytes, &mut at, 8)?.try_into().unwrap_or([0; 8])))
+                ValueRef::Timestamp(i64::from_le_bytes(fixed(bytes, &mut at)?))
             }
-            ColumnType::Oid => {
-                Value::Int8(u32::from_le_bytes(take(bytes, &mut at, 4)?.try_into().unwrap_or([0; 4])).into())
-            }
+            ColumnType::Oid => ValueRef::Int8(u32::from_le_bytes(fixed(bytes, &mut at)?).into()),
             ColumnType::Bytea => {
-                let len = u32::from_le_bytes(take(bytes, &mut at, 4)?.try_into().unwrap_or([0; 4])) as usize;
+                let len = u32::from_le_bytes(fixed(bytes, &mut at)?) as usize;
                 if len > TEXT_MAX {
-                    return Err(CodecError::Corrupted("bytea length out of range"));
+                    return Err(corrupted("bytea length out of range"));
                 }
-                Value::Bytea(take(bytes, &mut at, len)?.to_vec())
+                ValueRef::Bytea(take(bytes, &mut at, len)?)
             }
             ColumnType::Text | ColumnType::Char(_) | ColumnType::Varchar(_) | ColumnType::Numeric(_) => {
-                let len = u32::from_le_bytes(take(bytes, &mut at, 4)?.try_into().unwrap_or([0; 4])) as usize;
+                let len = u32::from_le_bytes(fixed(bytes, &mut at)?) as usize;
                 if len > TEXT_MAX {
-                    return Err(CodecError::Corrupted("text length out of range"));
+                    return Err(corrupted("text length out of range"));
                 }
-                let s = std::str::from_utf8(take(bytes, &mut at, len)?)
-                    .map_err(|_| CodecError::Corrupted("text is not UTF-8"))?;
+                let s = std::str::from_utf8(take(bytes, &mut at, len)?).map_err(|_| corrupted("text is not UTF-8"))?;
                 if matches!(ty, ColumnType::Numeric(_)) {
-                    Value::Numeric(s.to_owned())
+                    ValueRef::Numeric(s)
                 } else {
-                    Value::Text(s.to_owned())
+                    ValueRef::Text(s)
                 }
             }
-            ColumnType::Int2 => {
-                Value::Int4(i16::from_le_bytes(take(bytes, &mut at, 2)?.try_into().unwrap_or([0; 2])).into())
+            ColumnType::Int2 => ValueRef::Int4(i16::from_le_bytes(fixed(bytes, &mut at)?).into()),
+            ColumnType::Float4 => {
+                ValueRef::Float(Float(f64::from(f32::from_bits(u32::from_le_bytes(fixed(bytes, &mut at)?)))))
             }
-            ColumnType::Float4 => Value::Float(Float(f64::from(f32::from_bits(u32::from_le_bytes(
-                take(bytes, &mut at, 4)?.try_into().unwrap_or([0; 4]),
-            ))))),
-            ColumnType::Float8 => Value::Float(Float(f64::from_bits(u64::from_le_bytes(
-                take(bytes, &mut at, 8)?.try_into().unwrap_or([0; 8]),
-            )))),
-            ColumnType::Date => Value::Date(i32::from_le_bytes(take(bytes, &mut at, 4)?.try_into().unwrap_or([0; 4]))),
+            ColumnType::Float8 => ValueRef::Float(Float(f64::from_bits(u64::from_le_bytes(fixed(bytes, &mut at)?)))),
+            ColumnType::Date => ValueRef::Date(i32::from_le_bytes(fixed(bytes, &mut at)?)),
         };
-        row.push(v);
+        each(v);
     }
     if at != bytes.len() {
-        return Err(CodecError::Corrupted("trailing bytes after the last column"));
+        return Err(corrupted("trailing bytes after the last column"));
     }
     Ok(())
+}
+
+/// The next `N` bytes of a row, as an array for `from_le_bytes`.
+fn fixed<const N: usize>(bytes: &[u8], at: &mut usize) -> Result<[u8; N], CodecError> {
+    take(bytes, at, N)?.try_into().map_err(|_| corrupted("row shorter than its columns"))
 }
 
 /// The column count a stored row was written with, checked against the

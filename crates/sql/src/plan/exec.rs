@@ -2,12 +2,15 @@
 //! views and functions), then filters, grouping, aggregates, ordering and
 //! limits.
 
-use super::{check_cancel, engine_err, CacheMode, Producer, Run, SelectPlan, Source, CUSTOM_PLANS};
+use super::{check_cancel, engine_err, CacheMode, PlanCache, Producer, Run, SelectPlan, Source, CUSTOM_PLANS};
 use crate::error::SqlError;
 use crate::expr::{AggState, EvalEnv, Expr};
+use crate::rows::TextRows;
 use crate::value::{Datum, SqlType};
 use crate::views::{self};
 use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
+use turnstile_engine::types::{ColumnType, ValueRef};
 use turnstile_lock::SqlState;
 
 impl SelectPlan {
@@ -16,33 +19,11 @@ impl SelectPlan {
         let rows = match &self.source {
             Source::One => vec![Vec::new()],
             Source::Engine { query, pushed, cache } => {
-                let mut eparams = Vec::with_capacity(pushed.len());
-                for (x, ty) in pushed {
-                    eparams.push(x.eval(&[], &mut run.env)?.to_engine(*ty)?);
-                }
-                let out = {
-                    let mut cache =
-                        cache.lock().map_err(|_| SqlError::new(SqlState::INTERNAL_ERROR, "plan cache poisoned"))?;
-                    cache.runs = cache.runs.saturating_add(1);
-                    let generic = !run.one_shot
-                        && match run.cache_mode {
-                            CacheMode::ForceGeneric => true,
-                            CacheMode::ForceCustom => false,
-                            CacheMode::Auto => cache.runs > CUSTOM_PLANS,
-                        };
-                    if generic {
-                        if cache.prepared.is_none() {
-                            cache.prepared = Some(run.session.prepare(query).map_err(engine_err)?);
-                        }
-                        match cache.prepared.as_mut() {
-                            Some(p) => run.session.execute(p, &eparams).map_err(engine_err)?,
-                            None => Vec::new(),
-                        }
-                    } else {
-                        run.session.query(query, &eparams).map_err(engine_err)?
-                    }
-                };
-                out.into_iter().map(|r| r.into_iter().map(Datum::from_engine_owned).collect()).collect()
+                let mut rows = Vec::new();
+                engine_rows(run, query, pushed, cache, |r| {
+                    rows.push(r.iter().map(|v| Datum::from_engine_owned(v.to_owned_value())).collect())
+                })?;
+                rows
             }
             Source::Rows(items) => {
                 let mut rows: Vec<Vec<Datum>> = vec![Vec::new()];
@@ -108,6 +89,51 @@ impl SelectPlan {
                     if r.test(&row, &mut run.env)? {
                         out.push(row);
                     }
+                }
+                Ok(out)
+            }
+        }
+    }
+
+    /// Runs the query into result rows in the text format. A query that
+    /// only picks columns of the engine's rows (no residual filter,
+    /// grouping, `DISTINCT`, ordering or limits) writes each value
+    /// straight from the executor's stored rows into `out`: nothing is
+    /// allocated per value. Any other query runs as [`SelectPlan::run`]
+    /// does, its values formatted after.
+    pub fn run_text(&self, run: &mut Run<'_, '_>) -> Result<TextRows, SqlError> {
+        let columns: Option<Vec<usize>> = self
+            .outputs
+            .iter()
+            .map(|o| match o {
+                Expr::Col(c) => Some(*c),
+                _ => None,
+            })
+            .collect();
+        match (&self.source, columns) {
+            (Source::Engine { query, pushed, cache }, Some(columns))
+                if self.residual.is_none()
+                    && !self.grouped
+                    && !self.distinct
+                    && self.order.is_empty()
+                    && self.limit.is_none()
+                    && self.offset.is_none()
+                    && columns.len() == self.fields.len() =>
+            {
+                let mut out = TextRows::with_capacity(columns.len(), 1, 64 * columns.len());
+                engine_rows(run, query, pushed, cache, |row| {
+                    for (&c, &ty) in columns.iter().zip(&self.out_types) {
+                        out.push_ref(row.get(c).copied().unwrap_or(ValueRef::Null), ty);
+                    }
+                    out.end_row();
+                })?;
+                Ok(out)
+            }
+            _ => {
+                let rows = self.run(run)?;
+                let mut out = TextRows::with_capacity(self.fields.len(), rows.len(), 0);
+                for r in &rows {
+                    out.push_datums(r, &self.out_types);
                 }
                 Ok(out)
             }
@@ -235,6 +261,49 @@ impl SelectPlan {
         }
         Ok(out)
     }
+}
+
+/// Runs the engine query of a [`Source::Engine`], calling `emit` with each
+/// row (every column of every table): through the cached generic plan
+/// once the plan cache chooses it, with values borrowed from the
+/// execution's memory; through a custom plan otherwise.
+fn engine_rows(
+    run: &mut Run<'_, '_>,
+    query: &turnstile_engine::query::Query,
+    pushed: &[(Expr, ColumnType)],
+    cache: &Mutex<PlanCache>,
+    mut emit: impl FnMut(&[ValueRef<'_>]),
+) -> Result<(), SqlError> {
+    let mut eparams = Vec::with_capacity(pushed.len());
+    for (x, ty) in pushed {
+        eparams.push(x.eval(&[], &mut run.env)?.to_engine(*ty)?);
+    }
+    let mut cache = cache.lock().map_err(|_| SqlError::new(SqlState::INTERNAL_ERROR, "plan cache poisoned"))?;
+    cache.runs = cache.runs.saturating_add(1);
+    let generic = !run.one_shot
+        && match run.cache_mode {
+            CacheMode::ForceGeneric => true,
+            CacheMode::ForceCustom => false,
+            CacheMode::Auto => cache.runs > CUSTOM_PLANS,
+        };
+    if !generic {
+        drop(cache);
+        let rows = run.session.query(query, &eparams).map_err(engine_err)?;
+        let mut refs = Vec::new();
+        for r in &rows {
+            refs.clear();
+            refs.extend(r.iter().map(turnstile_engine::types::Value::as_value_ref));
+            emit(&refs);
+        }
+        return Ok(());
+    }
+    if cache.prepared.is_none() {
+        cache.prepared = Some(run.session.prepare(query).map_err(engine_err)?);
+    }
+    if let Some(p) = cache.prepared.as_mut() {
+        run.session.execute_each(p, &eparams, emit).map_err(engine_err)?;
+    }
+    Ok(())
 }
 
 /// A `LIMIT`/`OFFSET` count (NULL: no limit, nothing skipped); negative is
