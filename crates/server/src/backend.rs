@@ -66,6 +66,7 @@ pub(crate) fn run(mut stream: Stream, shared: &Shared) {
             return;
         }
     };
+    reader.set_poll(Duration::from_micros(shared.engine.engine().config().server.poll_us));
     let pid = session.pid();
     let secret: i32 = rand::random();
     // pg_terminate_backend and shutdown wake a session blocked reading its

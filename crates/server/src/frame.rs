@@ -11,7 +11,7 @@
 use crate::stream::Stream;
 use bytes::{Buf, BytesMut};
 use pgwire::messages::{DecodeContext, PgWireFrontendMessage, ProtocolVersion};
-use std::io::{self, Read};
+use std::io;
 
 /// Longest message accepted for the types that carry user data (`Query`,
 /// `Parse`, `Bind`, `CopyData`, `CopyFail`), length word included.
@@ -62,6 +62,8 @@ pub struct Reader {
     /// per read).
     chunk: Box<[u8]>,
     ctx: DecodeContext,
+    /// How long a read polls before it sleeps ([`Stream::read_polling`]).
+    poll: std::time::Duration,
 }
 
 impl Default for Reader {
@@ -80,7 +82,14 @@ impl Reader {
             buf: BytesMut::with_capacity(READ_CHUNK_BYTES),
             chunk: vec![0; READ_CHUNK_BYTES].into_boxed_slice(),
             ctx,
+            poll: std::time::Duration::ZERO,
         }
+    }
+
+    /// Reads poll the socket for up to `poll` before they sleep
+    /// (`server.poll_us`).
+    pub fn set_poll(&mut self, poll: std::time::Duration) {
+        self.poll = poll;
     }
 
     /// Reads one startup-phase packet (no type byte): `SSLRequest`,
@@ -149,7 +158,7 @@ impl Reader {
     /// Reads from the socket until at least `want` bytes are buffered.
     fn fill(&mut self, stream: &mut Stream, want: usize) -> Result<(), FrameError> {
         while self.buf.len() < want {
-            let n = match stream.read(&mut self.chunk) {
+            let n = match stream.read_polling(&mut self.chunk, self.poll) {
                 Ok(0) => return Err(FrameError::Closed),
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,

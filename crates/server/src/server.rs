@@ -68,6 +68,7 @@ impl Server {
     /// Binds the sockets and starts accepting connections.
     pub fn start(engine: SqlEngine, options: &ServerOptions) -> Result<Server, ServerError> {
         let max_backends = engine.engine().config().lock.max_backends as usize;
+
         let shared = Arc::new(Shared {
             engine,
             cancel_keys: Mutex::new(HashMap::new()),

@@ -1,8 +1,11 @@
 //! One client connection's socket: TCP or unix-domain, blocking.
 
+use rustix::io::Errno;
+use rustix::net::{recv, RecvFlags};
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::os::unix::net::UnixStream;
+use std::time::{Duration, Instant};
 
 /// A client socket, as the backend thread reads and writes it.
 #[derive(Debug)]
@@ -57,6 +60,42 @@ impl Stream {
             Stream::Tcp(s) => s.peer_addr().ok().map(|a| a.ip().to_string()),
             Stream::Unix(_) => None,
         }
+    }
+}
+
+impl Stream {
+    /// Reads what the client sent, as [`Read::read`], but first polls the
+    /// socket for up to `poll` (a non-blocking `recv`, yielding the CPU
+    /// between tries) before sleeping in a blocking `read`.
+    ///
+    /// A backend that has just answered usually gets its client's next
+    /// message within tens of microseconds; sleeping costs a wake-up that,
+    /// on a virtual machine, is longer than the query (an idle vCPU halts
+    /// and needs an interrupt to run again). Polling catches the message
+    /// while the thread still runs; `yield` hands the CPU to any other
+    /// runnable thread meanwhile, so under load the poll costs little.
+    /// `server.poll_us` sets `poll`; `0` (`classic`) sleeps at once, as
+    /// PostgreSQL's backend does in its `WaitEventSetWait`.
+    pub fn read_polling(&mut self, buf: &mut [u8], poll: Duration) -> io::Result<usize> {
+        if !poll.is_zero() {
+            let deadline = Instant::now() + poll;
+            loop {
+                let got = match &*self {
+                    Stream::Tcp(s) => recv(s, &mut *buf, RecvFlags::DONTWAIT),
+                    Stream::Unix(s) => recv(s, &mut *buf, RecvFlags::DONTWAIT),
+                };
+                match got {
+                    Ok((n, _)) => return Ok(n),
+                    Err(Errno::AGAIN | Errno::INTR) => {}
+                    Err(e) => return Err(e.into()),
+                }
+                if Instant::now() >= deadline {
+                    break;
+                }
+                std::thread::yield_now();
+            }
+        }
+        self.read(buf)
     }
 }
 

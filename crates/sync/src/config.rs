@@ -283,6 +283,18 @@ pub struct MemoryConfig {
     pub lazy_scan_state: bool,
 }
 
+/// The wire-protocol server (`turnstile-server`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerConfig {
+    /// Microseconds a backend polls its socket for the client's next
+    /// message (yielding the CPU between tries) before it sleeps in
+    /// `read`; `0` sleeps at once, as PostgreSQL's backend does. A
+    /// sleeping thread's wake-up costs more than a short query on a
+    /// virtual machine.
+    pub poll_us: u64,
+}
+
 /// Every knob of turnstile. `Default` is the `scalable` preset.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -303,6 +315,8 @@ pub struct Config {
     pub memory: MemoryConfig,
     /// Transactions and snapshots.
     pub txn: TxnConfig,
+    /// The wire-protocol server.
+    pub server: ServerConfig,
 }
 
 impl Default for Config {
@@ -346,6 +360,7 @@ pub const KNOBS: &[Knob] = &[
     Knob { key: "memory.lazy_scan_state", allowed: "true or false" },
     Knob { key: "txn.snapshot", allowed: "procarray or csn" },
     Knob { key: "txn.autovacuum_naptime_ms", allowed: "0 (off) or an integer up to 3600000" },
+    Knob { key: "server.poll_us", allowed: "0 (sleep at once) or an integer up to 10000" },
 ];
 
 /// A configuration that cannot be used.
@@ -432,6 +447,7 @@ impl Config {
                 snapshot: if classic { SnapshotProtocol::Procarray } else { SnapshotProtocol::Csn },
                 autovacuum_naptime_ms: 1000,
             },
+            server: ServerConfig { poll_us: if classic { 0 } else { 50 } },
         }
     }
 
@@ -570,6 +586,7 @@ impl Config {
         check((1..=1_000_000).contains(&s.max_open_files), "storage.max_open_files", s.max_open_files)?;
         let t = &self.txn;
         check(t.autovacuum_naptime_ms <= 3_600_000, "txn.autovacuum_naptime_ms", t.autovacuum_naptime_ms)?;
+        check(self.server.poll_us <= 10_000, "server.poll_us", self.server.poll_us)?;
         Ok(())
     }
 
@@ -627,6 +644,7 @@ mod tests {
                 && s.buffer.lookup_hints
                 && s.buffer.huge_pages
         );
+        assert_eq!((c.server.poll_us, s.server.poll_us), (0, 50));
         assert_eq!(s.lock.strong_lock_counters, 1024);
         assert_eq!(c.storage.max_open_files, s.storage.max_open_files);
         c.validate().unwrap();
