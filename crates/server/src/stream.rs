@@ -5,7 +5,9 @@ use rustix::net::{recv, RecvFlags};
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::os::unix::net::UnixStream;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+use turnstile_sync::sync::counter::{AtomicUsize, Ordering};
 
 /// A client socket, as the backend thread reads and writes it.
 #[derive(Debug)]
@@ -63,22 +65,43 @@ impl Stream {
     }
 }
 
+/// When a backend polls its socket before it sleeps (`server.poll_us`):
+/// for up to `budget`, and only while no more backends are running
+/// (answering a query or polling) than the machine has CPUs — beyond that
+/// a poll would take a CPU another backend or the client needs, so the
+/// backend sleeps at once, as PostgreSQL's does.
+#[derive(Clone, Debug, Default)]
+pub struct Poll {
+    budget: Duration,
+    /// Backends running now, and the CPUs; `None` never polls.
+    running: Option<(Arc<AtomicUsize>, usize)>,
+}
+
+impl Poll {
+    /// Polls for up to `budget` while at most `cpus` backends, this one
+    /// included, are counted in `running` (each backend counts itself
+    /// from its start to its end, except while it sleeps in `read`).
+    pub fn new(budget: Duration, running: Arc<AtomicUsize>, cpus: usize) -> Poll {
+        Poll { budget, running: Some((running, cpus)) }
+    }
+}
+
 impl Stream {
     /// Reads what the client sent, as [`Read::read`], but first polls the
-    /// socket for up to `poll` (a non-blocking `recv`, yielding the CPU
-    /// between tries) before sleeping in a blocking `read`.
+    /// socket (a non-blocking `recv`, yielding the CPU between tries) as
+    /// `poll` allows, before it sleeps in a blocking `read`.
     ///
     /// A backend that has just answered usually gets its client's next
     /// message within tens of microseconds; sleeping costs a wake-up that,
     /// on a virtual machine, is longer than the query (an idle vCPU halts
     /// and needs an interrupt to run again). Polling catches the message
-    /// while the thread still runs; `yield` hands the CPU to any other
-    /// runnable thread meanwhile, so under load the poll costs little.
-    /// `server.poll_us` sets `poll`; `0` (`classic`) sleeps at once, as
-    /// PostgreSQL's backend does in its `WaitEventSetWait`.
-    pub fn read_polling(&mut self, buf: &mut [u8], poll: Duration) -> io::Result<usize> {
-        if !poll.is_zero() {
-            let deadline = Instant::now() + poll;
+    /// while the thread still runs. `server.poll_us = 0` (`classic`)
+    /// sleeps at once, as PostgreSQL's backend does in its
+    /// `WaitEventSetWait`.
+    pub fn read_polling(&mut self, buf: &mut [u8], poll: &Poll) -> io::Result<usize> {
+        let Some((running, cpus)) = &poll.running else { return self.read(buf) };
+        if !poll.budget.is_zero() && running.load(Ordering::Relaxed) <= *cpus {
+            let deadline = Instant::now() + poll.budget;
             loop {
                 let got = match &*self {
                     Stream::Tcp(s) => recv(s, &mut *buf, RecvFlags::DONTWAIT),
@@ -95,7 +118,10 @@ impl Stream {
                 std::thread::yield_now();
             }
         }
-        self.read(buf)
+        running.fetch_sub(1, Ordering::Relaxed);
+        let got = self.read(buf);
+        running.fetch_add(1, Ordering::Relaxed);
+        got
     }
 }
 

@@ -10,7 +10,8 @@ use crate::plan;
 use crate::session::SqlSession;
 use crate::statement::CopyIn;
 use crate::value::{Datum, SqlType};
-use turnstile_engine::types::Value;
+use std::borrow::Cow;
+use turnstile_engine::types::{ColumnType, Value};
 use turnstile_lock::SqlState;
 
 /// A COPY's data format.
@@ -189,11 +190,17 @@ pub(crate) fn copy_escape(s: &str, delimiter: u8, out: &mut Vec<u8>) {
 /// A text-format field: `None` when it is the NULL string (compared before
 /// de-escaping, as PostgreSQL does).
 pub(crate) fn copy_unescape(field: &str, null: &str) -> Option<String> {
+    unescape_field(field, null).map(Cow::into_owned)
+}
+
+/// As [`copy_unescape`], borrowing the field when it has no backslash (the
+/// common case: nothing is copied).
+fn unescape_field<'a>(field: &'a str, null: &str) -> Option<Cow<'a, str>> {
     if field == null {
         return None;
     }
-    if !field.contains('\\') {
-        return Some(field.to_owned());
+    if memchr::memchr(b'\\', field.as_bytes()).is_none() {
+        return Some(Cow::Borrowed(field));
     }
     let mut out = String::with_capacity(field.len());
     let mut it = field.chars();
@@ -213,27 +220,38 @@ pub(crate) fn copy_unescape(field: &str, null: &str) -> Option<String> {
             None => out.push('\\'),
         }
     }
-    Some(out)
+    Some(Cow::Owned(out))
 }
 
-/// Splits a text-format line at unescaped delimiters.
-fn split_text(line: &str, delimiter: u8) -> Vec<&str> {
+/// Splits a text-format line at unescaped delimiters into `fields`
+/// (cleared first; reused from line to line).
+fn split_text<'a>(line: &'a str, delimiter: u8, fields: &mut Vec<&'a str>) {
+    fields.clear();
     let b = line.as_bytes();
-    let mut fields = Vec::new();
     let (mut start, mut i) = (0, 0);
-    while i < b.len() {
-        if b[i] == b'\\' {
-            i += 2;
+    while let Some(k) = memchr::memchr2(b'\\', delimiter, &b[i..]) {
+        let at = i + k;
+        if b[at] == b'\\' {
+            i = at + 2; // the escaped byte is never a delimiter
+            if i >= b.len() {
+                break;
+            }
             continue;
         }
-        if b[i] == delimiter {
-            fields.push(&line[start..i]);
-            start = i + 1;
-        }
-        i += 1;
+        fields.push(&line[start..at]);
+        start = at + 1;
+        i = at + 1;
     }
     fields.push(&line[start.min(line.len())..]);
-    fields
+}
+
+/// A field's text as its column's value: a `text` column takes the text as
+/// it is (one copy, into the row); other types parse it.
+fn field_value(text: Cow<'_, str>, sql: SqlType, ty: ColumnType) -> Result<Value, SqlError> {
+    match (sql, ty) {
+        (SqlType::Text, ColumnType::Text) => Ok(Value::Text(text.into_owned())),
+        _ => Datum::parse(&text, sql)?.to_engine(ty),
+    }
 }
 
 /// Splits one CSV record (without its line end) into fields; `None` = NULL
@@ -421,18 +439,24 @@ impl SqlSession {
     fn copy_lines(&mut self, copy: &mut CopyIn, buf: &[u8]) -> Result<usize, SqlError> {
         let csv = copy.options.format == CopyFormat::Csv;
         let mut start = 0;
+        let mut split: Vec<&str> = Vec::new();
         loop {
             // A record ends at a newline outside CSV quotes.
-            let mut in_quote = false;
-            let mut end = None;
-            for (k, &b) in buf[start..].iter().enumerate() {
-                if csv && b == copy.options.quote {
-                    in_quote = !in_quote;
-                } else if b == b'\n' && !in_quote {
-                    end = Some(start + k);
-                    break;
+            let end = if csv {
+                let mut in_quote = false;
+                let mut end = None;
+                for (k, &b) in buf[start..].iter().enumerate() {
+                    if b == copy.options.quote {
+                        in_quote = !in_quote;
+                    } else if b == b'\n' && !in_quote {
+                        end = Some(start + k);
+                        break;
+                    }
                 }
-            }
+                end
+            } else {
+                memchr::memchr(b'\n', &buf[start..]).map(|k| start + k)
+            };
             let Some(nl) = end else { return Ok(start) };
             let line = &buf[start..nl];
             start = nl + 1;
@@ -449,25 +473,31 @@ impl SqlSession {
             let text = std::str::from_utf8(line).map_err(|_| {
                 SqlError::new(SqlState::CHARACTER_NOT_IN_REPERTOIRE, "invalid byte sequence for encoding \"UTF8\"")
             })?;
-            let fields: Vec<Option<String>> = if csv {
-                split_csv(text, &copy.options).ok_or_else(|| bad_copy(copy, "unterminated CSV quoted field"))?
+            let mut csv_fields = Vec::new();
+            let count = if csv {
+                csv_fields =
+                    split_csv(text, &copy.options).ok_or_else(|| bad_copy(copy, "unterminated CSV quoted field"))?;
+                csv_fields.len()
             } else {
-                split_text(text, copy.options.delimiter)
-                    .into_iter()
-                    .map(|f| copy_unescape(f, &copy.options.null))
-                    .collect()
+                split_text(text, copy.options.delimiter, &mut split);
+                split.len()
             };
-            if fields.len() != copy.targets.len() {
-                let what = match copy.progress.names.get(fields.len()) {
-                    Some(name) if fields.len() < copy.targets.len() => format!("missing data for column \"{name}\""),
+            if count != copy.targets.len() {
+                let what = match copy.progress.names.get(count) {
+                    Some(name) if count < copy.targets.len() => format!("missing data for column \"{name}\""),
                     _ => "extra data after last expected column".to_owned(),
                 };
                 return Err(bad_copy(copy, &what));
             }
             let mut row = vec![Value::Null; copy.types.len()];
-            for (f, &t) in fields.iter().zip(&copy.targets) {
-                if let Some(s) = f {
-                    row[t] = Datum::parse(s, copy.sql_types[t])?.to_engine(copy.types[t])?;
+            for (i, &t) in copy.targets.iter().enumerate() {
+                let field = if csv {
+                    csv_fields[i].as_deref().map(Cow::Borrowed)
+                } else {
+                    unescape_field(split[i], &copy.options.null)
+                };
+                if let Some(f) = field {
+                    row[t] = field_value(f, copy.sql_types[t], copy.types[t])?;
                 }
             }
             self.copy_row(copy, row)?;
