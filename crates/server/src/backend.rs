@@ -12,7 +12,7 @@ use crate::frame::{FrameError, Reader};
 use crate::output::{Output, OUTPUT_FLUSH_BYTES};
 use crate::shared::Shared;
 use crate::startup::{self, Opening};
-use crate::stream::{Poll, Stream};
+use crate::stream::Stream;
 use pgwire::messages::copy::{CopyData, CopyDone, CopyInResponse, CopyOutResponse};
 use pgwire::messages::data::{NoData, ParameterDescription};
 use pgwire::messages::extendedquery::{
@@ -23,7 +23,6 @@ use pgwire::messages::response::{CommandComplete, EmptyQueryResponse, ReadyForQu
 use pgwire::messages::startup::{Authentication, BackendKeyData, ParameterStatus, SecretKey};
 use pgwire::messages::PgWireFrontendMessage as Msg;
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::time::Duration;
 use turnstile_sql::binary::{self, Counted};
 use turnstile_sql::{CopyIn, Outcome, Severity, SqlError, SqlSession, SqlState, Statement, TextRows, TxStatus};
@@ -35,8 +34,6 @@ const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Runs one connection to its end.
 pub(crate) fn run(mut stream: Stream, shared: &Shared) {
-    shared.running.fetch_add(1, Ordering::Relaxed);
-    let _running = Running(&shared.running);
     let mut reader = Reader::new();
     let mut out = Output::new();
     let _ = stream.set_read_timeout(Some(STARTUP_TIMEOUT));
@@ -69,8 +66,7 @@ pub(crate) fn run(mut stream: Stream, shared: &Shared) {
             return;
         }
     };
-    let budget = Duration::from_micros(shared.engine.engine().config().server.poll_us);
-    reader.set_poll(Poll::new(budget, Arc::clone(&shared.running), shared.cpus));
+    reader.set_poll(Duration::from_micros(shared.engine.engine().config().server.poll_us));
     let pid = session.pid();
     let secret: i32 = rand::random();
     // pg_terminate_backend and shutdown wake a session blocked reading its
@@ -102,15 +98,6 @@ pub(crate) fn run(mut stream: Stream, shared: &Shared) {
     shared.unregister_cancel(pid);
     // Dropping the backend drops the session: an open transaction is rolled
     // back, its locks and the backend slot released.
-}
-
-/// Counts the backend in [`Shared::running`] until it ends.
-struct Running<'a>(&'a turnstile_sync::sync::counter::AtomicUsize);
-
-impl Drop for Running<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
-    }
 }
 
 /// A bound statement with its parameters, and how far `Execute` got.

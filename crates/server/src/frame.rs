@@ -62,8 +62,8 @@ pub struct Reader {
     /// per read).
     chunk: Box<[u8]>,
     ctx: DecodeContext,
-    /// Whether a read polls before it sleeps ([`Stream::read_polling`]).
-    poll: crate::stream::Poll,
+    /// How long a read polls before it sleeps ([`Stream::read_polling`]).
+    poll: std::time::Duration,
 }
 
 impl Default for Reader {
@@ -82,13 +82,13 @@ impl Reader {
             buf: BytesMut::with_capacity(READ_CHUNK_BYTES),
             chunk: vec![0; READ_CHUNK_BYTES].into_boxed_slice(),
             ctx,
-            poll: crate::stream::Poll::default(),
+            poll: std::time::Duration::ZERO,
         }
     }
 
-    /// Reads poll the socket as `poll` allows before they sleep
+    /// Reads poll the socket for up to `poll` before they sleep
     /// (`server.poll_us`).
-    pub fn set_poll(&mut self, poll: crate::stream::Poll) {
+    pub fn set_poll(&mut self, poll: std::time::Duration) {
         self.poll = poll;
     }
 
@@ -158,7 +158,7 @@ impl Reader {
     /// Reads from the socket until at least `want` bytes are buffered.
     fn fill(&mut self, stream: &mut Stream, want: usize) -> Result<(), FrameError> {
         while self.buf.len() < want {
-            let n = match stream.read_polling(&mut self.chunk, &self.poll) {
+            let n = match stream.read_polling(&mut self.chunk, self.poll) {
                 Ok(0) => return Err(FrameError::Closed),
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,

@@ -78,8 +78,6 @@ impl Server {
             live_max: 2 * max_backends,
             writes: AtomicU64::new(0),
             stopping: AtomicBool::new(false),
-            running: Arc::new(AtomicUsize::new(0)),
-            cpus: std::thread::available_parallelism().map_or(1, usize::from),
         });
         let mut tcp = Vec::new();
         let mut port = options.port;

@@ -26,12 +26,6 @@ pub(crate) struct Shared {
     /// Socket `write` calls made by all backends (one per Sync is the goal).
     pub(crate) writes: AtomicU64,
     pub(crate) stopping: AtomicBool,
-    /// Connection threads running now (not asleep in `read`): a backend
-    /// polls its socket only while these are no more than `cpus`
-    /// ([`crate::stream::Poll`]).
-    pub(crate) running: std::sync::Arc<AtomicUsize>,
-    /// CPUs this process may run on.
-    pub(crate) cpus: usize,
 }
 
 impl Shared {

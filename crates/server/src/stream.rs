@@ -5,9 +5,7 @@ use rustix::net::{recv, RecvFlags};
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::os::unix::net::UnixStream;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
-use turnstile_sync::sync::counter::{AtomicUsize, Ordering};
 
 /// A client socket, as the backend thread reads and writes it.
 #[derive(Debug)]
@@ -65,43 +63,24 @@ impl Stream {
     }
 }
 
-/// When a backend polls its socket before it sleeps (`server.poll_us`):
-/// for up to `budget`, and only while no more backends are running
-/// (answering a query or polling) than the machine has CPUs — beyond that
-/// a poll would take a CPU another backend or the client needs, so the
-/// backend sleeps at once, as PostgreSQL's does.
-#[derive(Clone, Debug, Default)]
-pub struct Poll {
-    budget: Duration,
-    /// Backends running now, and the CPUs; `None` never polls.
-    running: Option<(Arc<AtomicUsize>, usize)>,
-}
-
-impl Poll {
-    /// Polls for up to `budget` while at most `cpus` backends, this one
-    /// included, are counted in `running` (each backend counts itself
-    /// from its start to its end, except while it sleeps in `read`).
-    pub fn new(budget: Duration, running: Arc<AtomicUsize>, cpus: usize) -> Poll {
-        Poll { budget, running: Some((running, cpus)) }
-    }
-}
-
 impl Stream {
     /// Reads what the client sent, as [`Read::read`], but first polls the
-    /// socket (a non-blocking `recv`, yielding the CPU between tries) as
-    /// `poll` allows, before it sleeps in a blocking `read`.
+    /// socket for up to `poll` (a non-blocking `recv`, yielding the CPU
+    /// between tries) before it sleeps in a blocking `read`.
     ///
     /// A backend that has just answered usually gets its client's next
     /// message within tens of microseconds; sleeping costs a wake-up that,
     /// on a virtual machine, is longer than the query (an idle vCPU halts
     /// and needs an interrupt to run again). Polling catches the message
-    /// while the thread still runs. `server.poll_us = 0` (`classic`)
-    /// sleeps at once, as PostgreSQL's backend does in its
+    /// while the thread still runs, and `yield` hands the CPU to any other
+    /// runnable thread meanwhile. (A gate that polled only while no more
+    /// backends ran than there are CPUs made the 8-client points slower,
+    /// not faster: a wake-up costs as much there.) `server.poll_us = 0`
+    /// (`classic`) sleeps at once, as PostgreSQL's backend does in its
     /// `WaitEventSetWait`.
-    pub fn read_polling(&mut self, buf: &mut [u8], poll: &Poll) -> io::Result<usize> {
-        let Some((running, cpus)) = &poll.running else { return self.read(buf) };
-        if !poll.budget.is_zero() && running.load(Ordering::Relaxed) <= *cpus {
-            let deadline = Instant::now() + poll.budget;
+    pub fn read_polling(&mut self, buf: &mut [u8], poll: Duration) -> io::Result<usize> {
+        if !poll.is_zero() {
+            let deadline = Instant::now() + poll;
             loop {
                 let got = match &*self {
                     Stream::Tcp(s) => recv(s, &mut *buf, RecvFlags::DONTWAIT),
@@ -118,10 +97,7 @@ impl Stream {
                 std::thread::yield_now();
             }
         }
-        running.fetch_sub(1, Ordering::Relaxed);
-        let got = self.read(buf);
-        running.fetch_add(1, Ordering::Relaxed);
-        got
+        self.read(buf)
     }
 }
 
@@ -143,5 +119,29 @@ impl Write for Stream {
     }
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_poll_reads_what_arrives_and_then_sleeps_until_more_does() {
+        let (a, mut client) = UnixStream::pair().unwrap();
+        let mut stream = Stream::Unix(a);
+        let mut buf = [0u8; 8];
+        client.write_all(b"x").unwrap();
+        assert_eq!(stream.read_polling(&mut buf, Duration::from_millis(20)).unwrap(), 1);
+        // Nothing arrives within the poll: the read sleeps, and wakes with
+        // what the client sends later, then with EOF.
+        let writer = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            client.write_all(b"yz").unwrap();
+        });
+        assert_eq!(stream.read_polling(&mut buf, Duration::from_micros(50)).unwrap(), 2);
+        assert_eq!(&buf[..2], b"yz");
+        writer.join().unwrap();
+        assert_eq!(stream.read_polling(&mut buf, Duration::ZERO).unwrap(), 0, "EOF once the client is gone");
     }
 }
