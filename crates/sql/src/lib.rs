@@ -68,7 +68,8 @@
 //! [OF t] [NOWAIT | SKIP LOCKED]` runs through `locking.rs` and the
 //! engine's `Session::select_locking` (row-lock modes in
 //! `turnstile_engine::txn`); the advisory-lock functions through
-//! `advisory.rs` and `turnstile_engine::advisory`.
+//! `advisory.rs` (recognising the call) and `run_advisory.rs` (running it on
+//! `turnstile_engine::advisory`).
 //!
 //! ## Interrupts
 //!
@@ -105,6 +106,8 @@ pub mod parse;
 pub mod plan;
 mod prepare;
 mod rows;
+mod run_advisory;
+mod run_copy;
 mod session;
 mod settings;
 mod shared;

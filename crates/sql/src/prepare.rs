@@ -70,7 +70,7 @@ impl SqlSession {
             Command::Advisory { call, args } => {
                 let mut params = st.declared.clone();
                 crate::advisory::compile_args(args, &mut params)?;
-                (params, Some(vec![call.field()].into()))
+                (params, Some(vec![crate::run_advisory::result_field(call)].into()))
             }
             Command::Show { variable } => (Vec::new(), Some(vec![text_field(&show_name(variable))].into())),
             Command::Explain { .. } => (Vec::new(), Some(vec![text_field("QUERY PLAN")].into())),
