@@ -163,6 +163,14 @@ fn lock_message(e: &LockError, relation: Option<&str>) -> Option<String> {
     })
 }
 
+impl From<EngineError> for SqlError {
+    /// Every engine error reaches the SQL layer this one way
+    /// ([`SqlError::from_engine`]), so `?` converts it.
+    fn from(e: EngineError) -> SqlError {
+        SqlError::from_engine(e)
+    }
+}
+
 impl fmt::Display for SqlError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {} ({})", self.severity.name(), self.message, self.code)
