@@ -531,8 +531,8 @@ pred-35 SELECT coalesce(1, 1 / 0)
 !unsup-09 [UNION/INTERSECT/EXCEPT] SELECT id FROM t EXCEPT SELECT id FROM u
 !unsup-10 [VALUES as a query] VALUES (1), (2)
 !unsup-11 [TABLE t] TABLE t
-!unsup-13 [LEFT/RIGHT/FULL JOIN] SELECT t.id, u.id FROM t RIGHT JOIN u ON t.id = u.tid ORDER BY 1, 2
-!unsup-14 [LEFT/RIGHT/FULL JOIN] SELECT t.id, u.id FROM t FULL JOIN u ON t.id = u.tid ORDER BY 1, 2
+!unsup-13 [RIGHT/FULL JOIN] SELECT t.id, u.id FROM t RIGHT JOIN u ON t.id = u.tid ORDER BY 1, 2
+!unsup-14 [RIGHT/FULL JOIN] SELECT t.id, u.id FROM t FULL JOIN u ON t.id = u.tid ORDER BY 1, 2
 !unsup-17 [JOIN USING, NATURAL JOIN] SELECT count(*) FROM t JOIN u USING (id)
 !unsup-18 [JOIN USING, NATURAL JOIN] SELECT count(*) FROM t NATURAL JOIN u
 !unsup-20 [window functions] SELECT id, row_number() OVER (ORDER BY id) FROM t ORDER BY id
@@ -564,17 +564,17 @@ pred-35 SELECT coalesce(1, 1 / 0)
 !unsup-46 [COLLATE] SELECT 'a' < 'B' COLLATE "C"
 !unsup-47 [other types (json, interval)] SELECT '{"a": 1}'::json
 !unsup-49 [other types (json, interval)] SELECT interval '1 day'
-!unsup-50 [functions outside the list above (replace, trim, position, round, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT replace('abc', 'b', 'x')
-!unsup-51 [functions outside the list above (replace, trim, position, round, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT trim('  x  '), ltrim('  x')
-!unsup-52 [functions outside the list above (replace, trim, position, round, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT position('b' IN 'abc')
-!unsup-53 [functions outside the list above (replace, trim, position, round, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT round(2.5), trunc(2.5), ceil(2.1), floor(2.9)
-!unsup-54 [functions outside the list above (replace, trim, position, round, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT nullif(1, 1)
-!unsup-55 [functions outside the list above (replace, trim, position, round, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT greatest(1, 2), least(1, 2)
-!unsup-56 [functions outside the list above (replace, trim, position, round, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT concat('a', 1, NULL)
-!unsup-57 [functions outside the list above (replace, trim, position, round, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT string_agg(s, ',') FROM t
-!unsup-58 [functions outside the list above (replace, trim, position, round, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT bool_and(f), bool_or(f) FROM t
-!unsup-59 [functions outside the list above (replace, trim, position, round, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT extract(year FROM ts) FROM t WHERE id = 1
-!unsup-60 [functions outside the list above (replace, trim, position, round, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT to_char(ts, 'YYYY') FROM t WHERE id = 1
-!unsup-61 [functions outside the list above (replace, trim, position, round, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT pg_typeof(1)
-!unsup-62 [functions outside the list above (replace, trim, position, round, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT lpad('x', 3), strpos('abc', 'c'), split_part('a,b', ',', 2)
-!unsup-63 [functions outside the list above (replace, trim, position, round, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT octet_length('héllo'), reverse('abc'), initcap('ab cd')
+!unsup-50 [functions outside the list above (replace, trim, position, trunc, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT replace('abc', 'b', 'x')
+!unsup-51 [functions outside the list above (replace, trim, position, trunc, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT trim('  x  '), ltrim('  x')
+!unsup-52 [functions outside the list above (replace, trim, position, trunc, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT position('b' IN 'abc')
+!unsup-53 [functions outside the list above (replace, trim, position, trunc, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT trunc(2.5), ceil(2.1), floor(2.9)
+!unsup-54 [functions outside the list above (replace, trim, position, trunc, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT nullif(1, 1)
+!unsup-55 [functions outside the list above (replace, trim, position, trunc, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT greatest(1, 2), least(1, 2)
+!unsup-56 [functions outside the list above (replace, trim, position, trunc, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT concat('a', 1, NULL)
+!unsup-57 [functions outside the list above (replace, trim, position, trunc, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT string_agg(s, ',') FROM t
+!unsup-58 [functions outside the list above (replace, trim, position, trunc, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT bool_and(f), bool_or(f) FROM t
+!unsup-59 [functions outside the list above (replace, trim, position, trunc, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT extract(year FROM ts) FROM t WHERE id = 1
+!unsup-60 [functions outside the list above (replace, trim, position, trunc, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT to_char(ts, 'YYYY') FROM t WHERE id = 1
+!unsup-61 [functions outside the list above (replace, trim, position, trunc, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT pg_typeof(1)
+!unsup-62 [functions outside the list above (replace, trim, position, trunc, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT lpad('x', 3), strpos('abc', 'c'), split_part('a,b', ',', 2)
+!unsup-63 [functions outside the list above (replace, trim, position, trunc, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT octet_length('héllo'), reverse('abc'), initcap('ab cd')
