@@ -270,7 +270,7 @@ fn write_scripts(dir: &Path, plan: &Plan, run_as: RunAs) -> Result<(), CliError>
     let mut files: Vec<(String, String)> = vec![("floor.sql".into(), workloads::FLOOR_SCRIPT.into())];
     for &w in &plan.workloads {
         for v in workloads::variants(w, &plan.lists, plan.sizes, dir) {
-            files.extend(v.files);
+            files.extend(v.form.files);
         }
     }
     for (name, text) in files {

@@ -9,9 +9,9 @@
 //! Nothing here needs PL/pgSQL: every statement is plain SQL that
 //! `turnstile serve` parses as well.
 
-use crate::workload::through_pgbench::{self, PgbenchSetup, PgbenchVariant, Step};
+use crate::workload::through_pgbench::{self, PgbenchSetup, PgbenchVariant};
 use crate::workload::{Mode, Param, WorkloadId};
-use serde_json::{Map, Value as Json};
+use serde_json::Value as Json;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -20,26 +20,25 @@ pub use crate::workload::Sizes;
 /// The protocol floor: `SELECT 1`.
 pub const FLOOR_SCRIPT: &str = "SELECT 1;\n";
 
-/// One point of a workload's parameter lists: its own database, how to
-/// load it, how pgbench runs it.
+/// One point of a workload's parameter lists in a compare run: its pgbench
+/// form (its own database, how to load it, how pgbench runs it; reached
+/// through `Deref`) and the modes it runs in.
 #[derive(Clone, Debug)]
 pub struct Variant {
     /// The workload.
     pub workload: WorkloadId,
-    /// Its parameters (`{"partitions":100}`), without the mode.
-    pub params: Map<String, Json>,
-    /// The database it lives in.
-    pub db: String,
-    /// Loading steps, after `CREATE DATABASE`.
-    pub setup: Vec<Step>,
-    /// The files pgbench reads (script, data), under the scripts directory.
-    pub files: Vec<(String, String)>,
-    /// pgbench arguments besides connection, clients, duration and mode.
-    pub pgbench_args: Vec<String>,
-    /// The query counted in the lock census (`$1` for the parameter).
-    pub query: Option<String>,
+    /// What its definition's pgbench form made for this point.
+    pub form: PgbenchVariant,
     /// Query modes it runs in.
     pub modes: Vec<Mode>,
+}
+
+impl std::ops::Deref for Variant {
+    type Target = PgbenchVariant;
+
+    fn deref(&self) -> &PgbenchVariant {
+        &self.form
+    }
 }
 
 impl Variant {
@@ -92,16 +91,7 @@ pub fn variants(workload: WorkloadId, lists: &Lists, sizes: Sizes, scripts: &Pat
     let modes = definition.modes.pgbench.pick(&lists.modes);
     (form.variants)(&PgbenchSetup { values, sizes, scripts })
         .into_iter()
-        .map(|v: PgbenchVariant| Variant {
-            workload,
-            params: v.params,
-            db: v.db,
-            setup: v.setup,
-            files: v.files,
-            pgbench_args: v.pgbench_args,
-            query: v.query,
-            modes: modes.clone(),
-        })
+        .map(|form| Variant { workload, form, modes: modes.clone() })
         .collect()
 }
 
