@@ -156,6 +156,24 @@ fn emit(json: bool, block: &str) {
 mod tests {
     use super::*;
 
+    /// The quick plan, as the definitions give it.
+    #[test]
+    fn the_quick_plan_follows_the_definitions() {
+        let lines: Vec<String> = plan(true).into_iter().map(|(_, l)| l).collect();
+        let timing = "--duration 0.3 --warmup 0.1";
+        assert_eq!(
+            lines,
+            [
+                format!("W1 --partitions 0,100 --mode simple,prepared --clients 1,8 {timing}"),
+                format!("W2 --dimensions 1,10 --mode prepared --clients 1,8 {timing}"),
+                format!("W3 --indexes 1,60 --clients 1,8 {timing}"),
+                format!("W4 --clients 1,8 {timing}"),
+                format!("W5 --mode prepared --clients 1,8 {timing}"),
+                format!("W6 --writers 2 --clients 2,8 {timing}"),
+            ]
+        );
+    }
+
     #[test]
     fn every_planned_command_parses_and_names_its_workload() {
         for quick in [true, false] {
