@@ -1,5 +1,5 @@
-//! What every command of the lab shares: the error type, the profile and
-//! query-mode arguments, and the configuration options (`--profile`,
+//! What every command of the lab shares: the error type, the profile
+//! argument (the query mode is `crate::workload::Mode`), and the configuration options (`--profile`,
 //! `--config FILE`, `--set KEY=VALUE`) with [`build_config`], which turns
 //! them into a [`Config`].
 //!
@@ -9,7 +9,6 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use turnstile_engine::query::QueryMode;
 use turnstile_sync::config::{Config, Profile};
 
 /// Any failure of a command, printed as one line.
@@ -45,25 +44,6 @@ pub const BOTH_PROFILES: [ProfileArg; 2] = [ProfileArg::Classic, ProfileArg::Sca
 /// The profiles of a list argument, in order.
 pub fn profiles(args: &[ProfileArg]) -> Vec<Profile> {
     args.iter().map(|&p| p.into()).collect()
-}
-
-/// `--mode`: how a query is run (reported by the same lowercase name).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ModeArg {
-    /// Parsed and planned every time.
-    Simple,
-    /// Planned once per session, executed with parameters.
-    Prepared,
-}
-
-impl From<ModeArg> for QueryMode {
-    fn from(m: ModeArg) -> QueryMode {
-        match m {
-            ModeArg::Simple => QueryMode::Simple,
-            ModeArg::Prepared => QueryMode::Prepared,
-        }
-    }
 }
 
 /// `--set KEY=VALUE`, repeatable: knobs applied on top of a preset.

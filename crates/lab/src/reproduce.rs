@@ -13,6 +13,7 @@
 use crate::cli::CliError;
 use crate::report::Section;
 use crate::run::{self, WorkloadId};
+use crate::workload::{Mode, ModeUse};
 use crate::{micro, progress};
 use clap::Parser;
 use serde_json::{json, Value as Json};
@@ -45,31 +46,33 @@ struct RunLine {
     args: run::Args,
 }
 
-/// The `turnstile run` arguments of each workload in the plan.
+/// The `turnstile run` arguments of each workload in the plan, from its
+/// definition: the sweep's `quick` or `full` list, the modes (when the
+/// workload takes `--mode`), and the client counts from its fewest.
 pub fn plan(quick: bool) -> Vec<(WorkloadId, String)> {
-    let (clients, timing) =
-        if quick { ("1,8", "--duration 0.3 --warmup 0.1") } else { ("1,2,8,32", "--duration 1 --warmup 0.3") };
-    WorkloadId::ALL
-        .iter()
-        .map(|&w| {
-            let own = match (w, quick) {
-                (WorkloadId::W1, true) => "--partitions 0,100 --mode simple,prepared".to_owned(),
-                (WorkloadId::W1, false) => "--partitions 0,10,100,1000 --mode simple,prepared".to_owned(),
-                (WorkloadId::W2, true) => "--dimensions 1,10 --mode prepared".to_owned(),
-                (WorkloadId::W2, false) => "--dimensions 1,10,100 --mode simple,prepared".to_owned(),
-                (WorkloadId::W3, true) => "--indexes 1,60".to_owned(),
-                (WorkloadId::W3, false) => "--indexes 1,10,60".to_owned(),
-                (WorkloadId::W4, _) => "--batch 1000".to_owned(),
-                (WorkloadId::W5, true) => "--mode prepared".to_owned(),
-                (WorkloadId::W5, false) => "--mode simple,prepared".to_owned(),
-                // W6 needs a reader beside its writers: start at 2 clients.
-                (WorkloadId::W6, true) => "--writers 2 --clients 2,8".to_owned(),
-                (WorkloadId::W6, false) => "--writers 2 --clients 2,8,32".to_owned(),
-            };
-            let clients = if own.contains("--clients") { String::new() } else { format!(" --clients {clients}") };
-            (w, format!("{} {own}{clients} {timing}", w.name()))
-        })
-        .collect()
+    let (clients, timing): (&[usize], &str) =
+        if quick { (&[1, 8], "--duration 0.3 --warmup 0.1") } else { (&[1, 2, 8, 32], "--duration 1 --warmup 0.3") };
+    WorkloadId::all().iter().map(|&w| (w, command_line(w, quick, clients, timing))).collect()
+}
+
+/// `W1 --partitions 0,100 --mode simple,prepared --clients 1,8 …`.
+fn command_line(w: WorkloadId, quick: bool, clients: &[usize], timing: &str) -> String {
+    let d = w.definition();
+    let list = |values: &mut dyn Iterator<Item = String>| values.collect::<Vec<_>>().join(",");
+    let mut line = vec![w.name().to_owned()];
+    if let Some(sweep) = d.sweep {
+        let values = if quick { sweep.quick } else { sweep.full };
+        line.push(format!("--{} {}", sweep.param.key(), list(&mut values.iter().map(u32::to_string))));
+    }
+    if d.modes.in_process == ModeUse::Swept {
+        let modes: &[Mode] = if quick { d.modes.quick } else { &Mode::BOTH };
+        line.push(format!("--mode {}", list(&mut modes.iter().map(|m| m.name().to_owned()))));
+    }
+    // A workload with a floor on its clients starts there.
+    let mut counts: Vec<usize> = clients.iter().map(|&c| c.max(d.min_clients)).collect();
+    counts.dedup();
+    line.push(format!("--clients {} {timing}", list(&mut counts.iter().map(usize::to_string))));
+    line.join(" ")
 }
 
 /// Runs the plan, prints its tables (or the JSON) and writes the files.
@@ -153,11 +156,29 @@ fn emit(json: bool, block: &str) {
 mod tests {
     use super::*;
 
+    /// The quick plan, as the definitions give it.
+    #[test]
+    fn the_quick_plan_follows_the_definitions() {
+        let lines: Vec<String> = plan(true).into_iter().map(|(_, l)| l).collect();
+        let timing = "--duration 0.3 --warmup 0.1";
+        assert_eq!(
+            lines,
+            [
+                format!("W1 --partitions 0,100 --mode simple,prepared --clients 1,8 {timing}"),
+                format!("W2 --dimensions 1,10 --mode prepared --clients 1,8 {timing}"),
+                format!("W3 --indexes 1,60 --clients 1,8 {timing}"),
+                format!("W4 --clients 1,8 {timing}"),
+                format!("W5 --mode prepared --clients 1,8 {timing}"),
+                format!("W6 --writers 2 --clients 2,8 {timing}"),
+            ]
+        );
+    }
+
     #[test]
     fn every_planned_command_parses_and_names_its_workload() {
         for quick in [true, false] {
             let plan = plan(quick);
-            assert_eq!(plan.len(), WorkloadId::ALL.len());
+            assert_eq!(plan.len(), WorkloadId::all().len());
             for (w, line) in plan {
                 let parsed = RunLine::try_parse_from(line.split_whitespace()).unwrap().args;
                 assert_eq!(parsed.workload, w, "{line}");

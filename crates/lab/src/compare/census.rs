@@ -11,7 +11,7 @@
 //! `FirstNormalObjectId`), split into fast path and index locks.
 
 use super::client::Conn;
-use super::workloads::Mode;
+use crate::workload::Mode;
 use crate::CliError;
 use serde::Serialize;
 use std::time::Duration;

@@ -4,7 +4,7 @@
 
 use super::cleanup::{self, Kind};
 use super::pgbin::PgClients;
-use super::workloads::Mode;
+use crate::workload::Mode;
 use crate::CliError;
 use std::io::{Read, Write};
 use std::path::Path;

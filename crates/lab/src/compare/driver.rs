@@ -7,9 +7,10 @@ use super::cleanup::TempRoot;
 use super::client::Conn;
 use super::pgbin::{PgBin, PgClients, RunAs};
 use super::server::{Server, ServerId, ServerInfo, TurnstileSpec, REFERENCE};
-use super::workloads::{self, Lists, Mode, Sizes, Step, Variant};
+use super::workloads::{self, Lists, Sizes, Variant};
 use super::Args;
-use crate::workload::WorkloadId;
+use crate::workload::through_pgbench::Step;
+use crate::workload::{Mode, WorkloadId};
 use crate::{progress, CliError};
 use indicatif::ProgressBar;
 use serde_json::Value as Json;
@@ -52,22 +53,14 @@ impl Plan {
             Some(m) => m.iter().map(|s| Mode::parse(s)).collect::<Result<Vec<_>, _>>()?,
             None => vec![Mode::Simple, Mode::Prepared],
         };
-        let pick = |given: &Option<Vec<u32>>, quick: &[u32], full: &[u32]| {
-            given.clone().unwrap_or_else(|| if q { quick.to_vec() } else { full.to_vec() })
-        };
         let plan = Plan {
-            workloads: args.workloads.clone().unwrap_or_else(|| WorkloadId::THROUGH_PGBENCH.to_vec()),
+            workloads: args.workloads.clone().unwrap_or_else(WorkloadId::through_pgbench),
             clients: args.clients.clone().unwrap_or(if q { vec![1] } else { default_clients }),
             duration: args.duration.unwrap_or(if q { 1 } else { 5 }),
             runs: args.runs,
             warmup: args.warmup.unwrap_or(if q { 0 } else { 1 }),
             planning_runs: args.planning_runs.unwrap_or(if q { 3 } else { 11 }),
-            lists: Lists {
-                partitions: pick(&args.partitions, &[0, 10], &[0, 100, 1000]),
-                dimensions: pick(&args.dimensions, &[10], &[1, 10, 100]),
-                indexes: pick(&args.indexes, &[10], &[1, 10, 60]),
-                modes,
-            },
+            lists: lists(args, modes),
             sizes: Sizes {
                 scale: f64::from(args.scale.unwrap_or(if q { 1 } else { 10 })),
                 fact_rows: if q { 10_000 } else { 100_000 },
@@ -80,14 +73,29 @@ impl Plan {
         if plan.duration == 0 || plan.runs == 0 || plan.planning_runs == 0 || plan.sizes.scale < 1.0 {
             return Err("--duration, --runs, --planning-runs and --scale must be positive".into());
         }
-        if plan.workloads.contains(&WorkloadId::W6) {
-            return Err("W6 runs only in process: turnstile run W6".into());
+        if let Some(w) = plan.workloads.iter().find(|w| w.definition().pgbench.is_none()) {
+            return Err(format!("{w} runs only in process: turnstile run {w}").into());
         }
         if plan.lists.modes.is_empty() || plan.workloads.is_empty() {
             return Err("--mode and --workloads must not be empty".into());
         }
         Ok(plan)
     }
+}
+
+/// The lists of every swept parameter: as given, else the sweep's
+/// `pgbench` list (`pgbench_quick` under `--quick`).
+fn lists(args: &Args, modes: Vec<Mode>) -> Lists {
+    let mut values = std::collections::BTreeMap::new();
+    for &w in WorkloadId::all() {
+        let Some(sweep) = w.definition().sweep else { continue };
+        values.entry(sweep.param).or_insert_with(|| {
+            args.values(sweep.param)
+                .clone()
+                .unwrap_or_else(|| if args.quick { sweep.pgbench_quick } else { sweep.pgbench }.to_vec())
+        });
+    }
+    Lists { values, modes }
 }
 
 /// Measurements of one point on every server, every run.
@@ -262,11 +270,8 @@ fn write_scripts(dir: &Path, plan: &Plan, run_as: RunAs) -> Result<(), CliError>
     let mut files: Vec<(String, String)> = vec![("floor.sql".into(), workloads::FLOOR_SCRIPT.into())];
     for &w in &plan.workloads {
         for v in workloads::variants(w, &plan.lists, plan.sizes, dir) {
-            files.extend(v.script.clone());
+            files.extend(v.form.files);
         }
-    }
-    if plan.workloads.contains(&WorkloadId::W4) {
-        files.push((workloads::ROWS_FILE.into(), workloads::w4_rows(plan.sizes.copy_rows)));
     }
     for (name, text) in files {
         let path = dir.join(name);
@@ -329,7 +334,7 @@ fn run_variant(plan: &Plan, pg: &PgClients, servers: &mut [Server], v: &Variant,
             planning,
         });
     }
-    if plan.warmup > 0 && v.workload != WorkloadId::W4 {
+    if plan.warmup > 0 && v.growth_table().is_none() {
         for s in &ready {
             bar.set_message(format!("{name} {label}: warm-up on {}", s.info.label()));
             let mode = v.modes.last().copied().unwrap_or(Mode::Prepared);
@@ -404,13 +409,12 @@ fn measure(
     p: &mut Point,
 ) -> Result<(), CliError> {
     let conn: Conn<'_> = s.conn(pg, &v.db);
-    if v.workload == WorkloadId::W4 {
-        conn.psql(&format!("TRUNCATE {};\nCHECKPOINT;\n", crate::workload::w4::TABLE), Duration::from_secs(600))?;
+    if let Some(table) = v.growth_table() {
+        conn.psql(&format!("TRUNCATE {table};\nCHECKPOINT;\n"), Duration::from_secs(600))?;
     }
     let b = conn.pgbench(mode, clients, plan.duration, &v.pgbench_args)?;
-    if v.workload == WorkloadId::W4 {
-        let out = conn
-            .psql(&format!("SELECT pg_relation_size('{}');\n", crate::workload::w4::TABLE), Duration::from_secs(60))?;
+    if let Some(table) = v.growth_table() {
+        let out = conn.psql(&format!("SELECT pg_relation_size('{table}');\n"), Duration::from_secs(60))?;
         let bytes: f64 = out.trim().parse().map_err(|_| format!("pg_relation_size printed {:?}", out.trim()))?;
         let per_txn = if b.transactions > 0 { bytes / b.transactions as f64 } else { 0.0 };
         p.mb_per_s.entry(s.id).or_default().push(per_txn * b.tps / (1024.0 * 1024.0));

@@ -31,7 +31,7 @@ pub mod report;
 pub mod server;
 pub mod workloads;
 
-use crate::workload::WorkloadId;
+use crate::workload::{Param, WorkloadId};
 use crate::CliError;
 use pgbin::{PgBin, PgClients};
 use server::REFERENCE_MAJOR;
@@ -121,6 +121,18 @@ pub struct Args {
     /// servers (every report says so). Never a result.
     #[arg(long, hide = true)]
     pub stand_in: bool,
+}
+
+impl Args {
+    /// The list given for `param` (`--partitions` …), if any.
+    pub fn values(&self, param: Param) -> &Option<Vec<u32>> {
+        match param {
+            Param::Partitions => &self.partitions,
+            Param::Dimensions => &self.dimensions,
+            Param::Indexes => &self.indexes,
+            Param::Writers => &None,
+        }
+    }
 }
 
 /// `turnstile compare`.

@@ -12,10 +12,10 @@ use super::census::{median, LockCount, Planning};
 use super::driver::{Outcome, Point};
 use super::pgbin::PG18_HINT;
 use super::server::{ServerId, REFERENCE, REFERENCE_ALIAS, REFERENCE_MAJOR};
-use super::workloads::{pgbench_scale, Mode};
+use super::workloads::pgbench_scale;
 use super::Args;
 use crate::report::{f, Table};
-use crate::workload::WorkloadId;
+use crate::workload::{Mode, Param, WorkloadId};
 use crate::{plot, CliError};
 use serde_json::{json, Map, Value as Json};
 use std::collections::BTreeMap;
@@ -84,10 +84,10 @@ fn med(values: Option<&Vec<f64>>) -> Option<f64> {
 }
 
 /// `(latency(P) − latency(0)) / P` in µs at one client, per server, mode
-/// and partition count P > 0.
+/// and partition count P > 0, of the workload that sweeps partitions (W1).
 pub fn per_partition(o: &Outcome) -> Vec<(Mode, u64, BTreeMap<ServerId, f64>)> {
-    let w1: Vec<&Point> = o.points.iter().filter(|p| p.workload == WorkloadId::W1 && p.clients == 1).collect();
-    let parts = |p: &Point| p.params.get("partitions").and_then(Json::as_u64);
+    let parts = |p: &Point| p.params.get(Param::Partitions.key()).and_then(Json::as_u64);
+    let w1: Vec<&Point> = o.points.iter().filter(|p| p.clients == 1 && parts(p).is_some()).collect();
     let mut out = Vec::new();
     for mode in [Mode::Simple, Mode::Prepared] {
         let Some(base) = w1.iter().find(|p| p.mode == mode && parts(p) == Some(0)) else { continue };
@@ -127,7 +127,7 @@ pub fn to_json(o: &Outcome) -> Json {
                 "latency_ms": per_server(o, |s| med(p.latency_ms.get(&s))),
                 "runs": per_server(o, |s| p.tps.get(&s).cloned()),
             });
-            if p.workload == WorkloadId::W4 {
+            if p.workload.definition().growth_table.is_some() {
                 r["mb_per_s"] = Json::Object(per_server(o, |s| med(p.mb_per_s.get(&s))));
             }
             r
@@ -229,6 +229,44 @@ fn cell(v: Option<f64>, digits: usize) -> String {
 
 /// The tables.
 pub fn text(o: &Outcome) -> String {
+    let mut out = heading(o);
+    for w in workloads_run(o) {
+        out.push_str(&throughput_table(o, w));
+        out.push('\n');
+    }
+    if !o.locks.is_empty() {
+        out.push_str(&faithfulness_table(o));
+        out.push('\n');
+    }
+    if !o.planning.is_empty() {
+        out.push_str(&planning_table(o));
+        out.push('\n');
+    }
+    let pp = per_partition(o);
+    if !pp.is_empty() {
+        out.push_str(&per_partition_table(o, &pp));
+        out.push('\n');
+    }
+    if !o.floor.is_empty() {
+        out.push_str(&floor_table(o));
+    }
+    if !o.notes.is_empty() {
+        out.push_str("\nNotes:\n");
+        for n in &o.notes {
+            out.push_str(&format!("  {n}\n"));
+        }
+    }
+    if !o.errors.is_empty() {
+        out.push_str(&format!("\n{} failure(s):\n", o.errors.len()));
+        for e in &o.errors {
+            out.push_str(&format!("  {e}\n"));
+        }
+    }
+    out
+}
+
+/// What ran against what, and how.
+fn heading(o: &Outcome) -> String {
     let mut out = String::new();
     if o.stand_in {
         out.push_str("*** STAND-IN: PostgreSQL ran in place of turnstile serve. These are not results. ***\n\n");
@@ -250,162 +288,178 @@ pub fn text(o: &Outcome) -> String {
         out.push_str(&format!("no newer PostgreSQL in this run; {PG18_HINT}\n"));
     }
     out.push('\n');
-    let ids = o.ids();
-    let ratio_rows = ratios(o);
-    let clients: Vec<usize> = {
-        let mut c: Vec<usize> = o.points.iter().map(|p| p.clients).collect();
-        c.sort_unstable();
-        c.dedup();
-        c
-    };
+    out
+}
+
+/// The workloads of the points, in the order they ran.
+fn workloads_run(o: &Outcome) -> Vec<WorkloadId> {
     let mut workloads: Vec<WorkloadId> = o.points.iter().map(|p| p.workload).collect();
     workloads.dedup();
-    for w in workloads {
-        let w4 = w == WorkloadId::W4;
-        let unit = if w4 { "table growth MB/s (pg_relation_size)" } else { "transactions per second" };
-        let mut header = vec!["variant".to_owned(), "mode".to_owned(), "server".to_owned()];
-        header.extend(clients.iter().map(|c| format!("{c} cl")));
-        let h: Vec<&str> = header.iter().map(String::as_str).collect();
-        let mut t = Table::new(format!("{} — {unit}", w.title()), &h);
-        for p0 in o.points.iter().filter(|p| p.workload == w && p.clients == clients[0]) {
-            let row_of = |s: ServerId| -> Vec<Option<f64>> {
-                clients
-                    .iter()
-                    .map(|&c| {
-                        let p = o
-                            .points
-                            .iter()
-                            .find(|p| p.workload == w && p.label == p0.label && p.mode == p0.mode && p.clients == c)?;
-                        if w4 {
-                            med(p.mb_per_s.get(&s))
-                        } else {
-                            p.tps(s)
-                        }
-                    })
-                    .collect()
-            };
-            let rows: BTreeMap<ServerId, Vec<Option<f64>>> = ids.iter().map(|&s| (s, row_of(s))).collect();
-            for &s in &ids {
-                let mut r = vec![p0.label.clone(), p0.mode.name().to_owned(), o.label(s)];
-                r.extend(rows[&s].iter().map(|v| cell(*v, if w4 { 1 } else { 0 })));
-                t.row(r);
-            }
-            for (name, a, b) in &ratio_rows {
-                let mut r = vec![p0.label.clone(), p0.mode.name().to_owned(), name.clone()];
-                let none = vec![None; clients.len()];
-                let (ra, rb) = (rows.get(a).unwrap_or(&none), rows.get(b).unwrap_or(&none));
-                r.extend(ra.iter().zip(rb).map(|(a, b)| ratio(*a, *b)));
-                t.row(r);
-            }
-        }
-        out.push_str(&t.render());
-        out.push('\n');
-    }
-    if !o.locks.is_empty() {
-        // PostgreSQL 15 and classic side by side, then the newer PostgreSQL
-        // servers beside scalable: the spill that scalable avoids.
-        let mut order = vec![REFERENCE, ServerId::Classic];
-        order.extend(o.postgres_newest_first().into_iter().map(|s| s.id).filter(|&s| s != REFERENCE).rev());
-        order.push(ServerId::Scalable);
-        let verdict_name = format!("classic vs {}", REFERENCE.short());
-        let mut header: Vec<String> = vec!["workload".into(), "variant".into(), "mode".into()];
-        header.extend(order.iter().map(|&s| o.label(s)));
-        header.push(verdict_name);
-        let h: Vec<&str> = header.iter().map(String::as_str).collect();
-        let mut t = Table::new(
-            "Faithfulness: relation locks one execution takes (pg_locks in an open transaction; rel (fast path, indexes))",
-            &h,
-        );
-        for l in &o.locks {
-            let c = |s| l.counts.get(&s).map_or("error".to_owned(), LockCount::cell);
-            let verdict = match (l.counts.get(&REFERENCE), l.counts.get(&ServerId::Classic)) {
-                (Some(p), Some(k)) if p == k => "same".to_owned(),
-                (Some(p), Some(k)) => {
-                    let d = |a: u32, b: u32| i64::from(a) - i64::from(b);
-                    format!(
-                        "DIFFERS: rel {:+}, fp {:+}, idx {:+}, tables {:+}",
-                        d(k.relation_locks, p.relation_locks),
-                        d(k.fastpath_locks, p.fastpath_locks),
-                        d(k.index_locks, p.index_locks),
-                        d(k.table_locks, p.table_locks)
-                    )
-                }
-                _ => "-".to_owned(),
-            };
-            let mode = l.params.get("mode").and_then(Json::as_str).unwrap_or("");
-            let mut r = vec![l.workload.name().to_owned(), l.label.clone(), mode.to_owned()];
-            r.extend(order.iter().map(|&s| c(s)));
-            r.push(verdict);
+    workloads
+}
+
+/// The client counts of the points, ascending.
+fn client_counts(o: &Outcome) -> Vec<usize> {
+    let mut c: Vec<usize> = o.points.iter().map(|p| p.clients).collect();
+    c.sort_unstable();
+    c.dedup();
+    c
+}
+
+/// `w`'s throughput (or, for a workload whose figure is a table's growth,
+/// MB/s): a row per variant, mode and server, then the ratio rows.
+fn throughput_table(o: &Outcome, w: WorkloadId) -> String {
+    let ids = o.ids();
+    let ratio_rows = ratios(o);
+    let clients = client_counts(o);
+    let growth = w.definition().growth_table.is_some();
+    let unit = if growth { "table growth MB/s (pg_relation_size)" } else { "transactions per second" };
+    let mut header = vec!["variant".to_owned(), "mode".to_owned(), "server".to_owned()];
+    header.extend(clients.iter().map(|c| format!("{c} cl")));
+    let h: Vec<&str> = header.iter().map(String::as_str).collect();
+    let mut t = Table::new(format!("{} — {unit}", w.title()), &h);
+    for p0 in o.points.iter().filter(|p| p.workload == w && p.clients == clients[0]) {
+        let row_of = |s: ServerId| -> Vec<Option<f64>> {
+            clients
+                .iter()
+                .map(|&c| {
+                    let p = o
+                        .points
+                        .iter()
+                        .find(|p| p.workload == w && p.label == p0.label && p.mode == p0.mode && p.clients == c)?;
+                    if growth {
+                        med(p.mb_per_s.get(&s))
+                    } else {
+                        p.tps(s)
+                    }
+                })
+                .collect()
+        };
+        let rows: BTreeMap<ServerId, Vec<Option<f64>>> = ids.iter().map(|&s| (s, row_of(s))).collect();
+        for &s in &ids {
+            let mut r = vec![p0.label.clone(), p0.mode.name().to_owned(), o.label(s)];
+            r.extend(rows[&s].iter().map(|v| cell(*v, if growth { 1 } else { 0 })));
             t.row(r);
         }
-        out.push_str(&t.render());
-        out.push('\n');
-    }
-    let scalable_rows = scalable_ratios(o);
-    let header_with = |first: &[&str], last: &[(String, ServerId, ServerId)]| -> Vec<String> {
-        let mut h: Vec<String> = first.iter().map(|s| (*s).to_owned()).collect();
-        h.extend(ids.iter().map(|&s| o.label(s)));
-        h.extend(last.iter().map(|(n, _, _)| n.clone()));
-        h
-    };
-    if !o.planning.is_empty() {
-        let header = header_with(&["workload", "variant"], &scalable_rows);
-        let h: Vec<&str> = header.iter().map(String::as_str).collect();
-        let mut t = Table::new("Planning time, EXPLAIN (ANALYZE) in one session: median ms (first execution ms)", &h);
-        for p in &o.planning {
-            let c = |s| {
-                p.planning
-                    .get(&s)
-                    .map_or("error".to_owned(), |v: &Planning| format!("{:.3} ({:.3})", v.median_ms, v.first_ms))
-            };
-            let m = |s| p.planning.get(&s).map(|v: &Planning| v.median_ms);
-            let mut r = vec![p.workload.name().to_owned(), p.label.clone()];
-            r.extend(ids.iter().map(|&s| c(s)));
-            r.extend(scalable_rows.iter().map(|(_, a, b)| ratio(m(*a), m(*b))));
+        for (name, a, b) in &ratio_rows {
+            let mut r = vec![p0.label.clone(), p0.mode.name().to_owned(), name.clone()];
+            let none = vec![None; clients.len()];
+            let (ra, rb) = (rows.get(a).unwrap_or(&none), rows.get(b).unwrap_or(&none));
+            r.extend(ra.iter().zip(rb).map(|(a, b)| ratio(*a, *b)));
             t.row(r);
         }
-        out.push_str(&t.render());
-        out.push('\n');
     }
-    let pp = per_partition(o);
-    if !pp.is_empty() {
-        let header = header_with(&["partitions", "mode"], &scalable_rows);
-        let h: Vec<&str> = header.iter().map(String::as_str).collect();
-        let mut t =
-            Table::new("W1 marginal cost of one more partition, one client: (latency(P) - latency(0)) / P, us", &h);
-        for (mode, n, m) in &pp {
-            let g = |s| m.get(&s).copied();
-            let mut r = vec![n.to_string(), mode.name().to_owned()];
-            r.extend(ids.iter().map(|&s| cell(g(s), 2)));
-            r.extend(scalable_rows.iter().map(|(_, a, b)| ratio(g(*a), g(*b))));
-            t.row(r);
-        }
-        out.push_str(&t.render());
-        out.push('\n');
-    }
-    if !o.floor.is_empty() {
-        let header = header_with(&[], &ratio_rows);
-        let h: Vec<&str> = header.iter().map(String::as_str).collect();
-        let mut t = Table::new("Protocol floor: SELECT 1 through pgbench -M prepared, one client (tps)", &h);
-        let g = |s| med(o.floor.get(&s));
-        let mut r: Vec<String> = ids.iter().map(|&s| cell(g(s), 0)).collect();
-        r.extend(ratio_rows.iter().map(|(_, a, b)| ratio(g(*a), g(*b))));
+    t.render()
+}
+
+/// The lock census: PostgreSQL 15 and classic side by side, then the
+/// newer PostgreSQL servers beside scalable (the spill that scalable
+/// avoids), and whether classic took what PostgreSQL 15 took.
+fn faithfulness_table(o: &Outcome) -> String {
+    let mut order = vec![REFERENCE, ServerId::Classic];
+    order.extend(o.postgres_newest_first().into_iter().map(|s| s.id).filter(|&s| s != REFERENCE).rev());
+    order.push(ServerId::Scalable);
+    let verdict_name = format!("classic vs {}", REFERENCE.short());
+    let mut header: Vec<String> = vec!["workload".into(), "variant".into(), "mode".into()];
+    header.extend(order.iter().map(|&s| o.label(s)));
+    header.push(verdict_name);
+    let h: Vec<&str> = header.iter().map(String::as_str).collect();
+    let mut t = Table::new(
+        "Faithfulness: relation locks one execution takes (pg_locks in an open transaction; rel (fast path, indexes))",
+        &h,
+    );
+    for l in &o.locks {
+        let c = |s| l.counts.get(&s).map_or("error".to_owned(), LockCount::cell);
+        let mode = l.params.get("mode").and_then(Json::as_str).unwrap_or("");
+        let mut r = vec![l.workload.name().to_owned(), l.label.clone(), mode.to_owned()];
+        r.extend(order.iter().map(|&s| c(s)));
+        r.push(verdict(l.counts.get(&REFERENCE), l.counts.get(&ServerId::Classic)));
         t.row(r);
-        out.push_str(&t.render());
     }
-    if !o.notes.is_empty() {
-        out.push_str("\nNotes:\n");
-        for n in &o.notes {
-            out.push_str(&format!("  {n}\n"));
+    t.render()
+}
+
+/// `same`, or how classic's counts differ from PostgreSQL 15's.
+fn verdict(reference: Option<&LockCount>, classic: Option<&LockCount>) -> String {
+    match (reference, classic) {
+        (Some(p), Some(k)) if p == k => "same".to_owned(),
+        (Some(p), Some(k)) => {
+            let d = |a: u32, b: u32| i64::from(a) - i64::from(b);
+            format!(
+                "DIFFERS: rel {:+}, fp {:+}, idx {:+}, tables {:+}",
+                d(k.relation_locks, p.relation_locks),
+                d(k.fastpath_locks, p.fastpath_locks),
+                d(k.index_locks, p.index_locks),
+                d(k.table_locks, p.table_locks)
+            )
         }
+        _ => "-".to_owned(),
     }
-    if !o.errors.is_empty() {
-        out.push_str(&format!("\n{} failure(s):\n", o.errors.len()));
-        for e in &o.errors {
-            out.push_str(&format!("  {e}\n"));
-        }
+}
+
+/// A header: `first`, every server, then the ratio rows' names.
+fn header_with(o: &Outcome, first: &[&str], last: &[(String, ServerId, ServerId)]) -> Vec<String> {
+    let mut h: Vec<String> = first.iter().map(|s| (*s).to_owned()).collect();
+    h.extend(o.ids().iter().map(|&s| o.label(s)));
+    h.extend(last.iter().map(|(n, _, _)| n.clone()));
+    h
+}
+
+/// Planning times from `EXPLAIN (ANALYZE)`.
+fn planning_table(o: &Outcome) -> String {
+    let ids = o.ids();
+    let scalable_rows = scalable_ratios(o);
+    let header = header_with(o, &["workload", "variant"], &scalable_rows);
+    let h: Vec<&str> = header.iter().map(String::as_str).collect();
+    let mut t = Table::new("Planning time, EXPLAIN (ANALYZE) in one session: median ms (first execution ms)", &h);
+    for p in &o.planning {
+        let c = |s| {
+            p.planning
+                .get(&s)
+                .map_or("error".to_owned(), |v: &Planning| format!("{:.3} ({:.3})", v.median_ms, v.first_ms))
+        };
+        let m = |s| p.planning.get(&s).map(|v: &Planning| v.median_ms);
+        let mut r = vec![p.workload.name().to_owned(), p.label.clone()];
+        r.extend(ids.iter().map(|&s| c(s)));
+        r.extend(scalable_rows.iter().map(|(_, a, b)| ratio(m(*a), m(*b))));
+        t.row(r);
     }
-    out
+    t.render()
+}
+
+/// The marginal cost of one more partition ([`per_partition`]).
+fn per_partition_table(o: &Outcome, pp: &[(Mode, u64, BTreeMap<ServerId, f64>)]) -> String {
+    let ids = o.ids();
+    let scalable_rows = scalable_ratios(o);
+    let header = header_with(o, &["partitions", "mode"], &scalable_rows);
+    let h: Vec<&str> = header.iter().map(String::as_str).collect();
+    let name =
+        o.points.iter().find(|p| p.params.get(Param::Partitions.key()).is_some()).map_or("", |p| p.workload.name());
+    let mut t = Table::new(
+        format!("{name} marginal cost of one more partition, one client: (latency(P) - latency(0)) / P, us"),
+        &h,
+    );
+    for (mode, n, m) in pp {
+        let g = |s| m.get(&s).copied();
+        let mut r = vec![n.to_string(), mode.name().to_owned()];
+        r.extend(ids.iter().map(|&s| cell(g(s), 2)));
+        r.extend(scalable_rows.iter().map(|(_, a, b)| ratio(g(*a), g(*b))));
+        t.row(r);
+    }
+    t.render()
+}
+
+/// The protocol floor: `SELECT 1`.
+fn floor_table(o: &Outcome) -> String {
+    let ratio_rows = ratios(o);
+    let header = header_with(o, &[], &ratio_rows);
+    let h: Vec<&str> = header.iter().map(String::as_str).collect();
+    let mut t = Table::new("Protocol floor: SELECT 1 through pgbench -M prepared, one client (tps)", &h);
+    let g = |s| med(o.floor.get(&s));
+    let mut r: Vec<String> = o.ids().iter().map(|&s| cell(g(s), 0)).collect();
+    r.extend(ratio_rows.iter().map(|(_, a, b)| ratio(g(*a), g(*b))));
+    t.row(r);
+    t.render()
 }
 
 /// One line per point, server and run.

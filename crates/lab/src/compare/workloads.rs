@@ -1,5 +1,6 @@
-//! The SQL form of the workloads' definitions (`crate::workload`): setup
-//! SQL and pgbench scripts, as PostgreSQL and `turnstile serve` see them.
+//! The workloads as a compare run takes them: each definition's pgbench
+//! form (`crate::workload`: setup SQL and pgbench scripts, as PostgreSQL
+//! and `turnstile serve` see them) at the run's lists and modes.
 //! Every file is generated from the definitions; `turnstile compare
 //! --write-workloads DIR` writes them, the repository's `workloads/`
 //! directory holds them for the reader, and a test keeps the committed
@@ -8,78 +9,36 @@
 //! Nothing here needs PL/pgSQL: every statement is plain SQL that
 //! `turnstile serve` parses as well.
 
-use crate::workload::{w1, w2, w3, w4, WorkloadId};
-use serde_json::{json, Map, Value as Json};
+use crate::workload::through_pgbench::{self, PgbenchSetup, PgbenchVariant};
+use crate::workload::{Mode, Param, WorkloadId};
+use serde_json::Value as Json;
+use std::collections::BTreeMap;
 use std::path::Path;
 
 pub use crate::workload::Sizes;
-pub use w4::ROWS_FILE;
 
 /// The protocol floor: `SELECT 1`.
 pub const FLOOR_SCRIPT: &str = "SELECT 1;\n";
 
-/// W1's query for the lock census, `$1` for the looked-up `aid_parent`.
-pub fn w1_query() -> String {
-    w1::lookup().sql("$1")
-}
-
-/// pgbench's query mode (`-M`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Mode {
-    /// `-M simple`: planned every time.
-    Simple,
-    /// `-M prepared`: prepared once, a generic plan after five executions.
-    Prepared,
-}
-
-impl Mode {
-    /// `simple` / `prepared`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Simple => "simple",
-            Mode::Prepared => "prepared",
-        }
-    }
-
-    /// Parses `--mode` values.
-    pub fn parse(s: &str) -> Result<Mode, String> {
-        match s {
-            "simple" => Ok(Mode::Simple),
-            "prepared" => Ok(Mode::Prepared),
-            other => Err(format!("unknown --mode {other:?}: expected simple or prepared")),
-        }
-    }
-}
-
-/// One step of loading a variant's database.
-#[derive(Clone, Debug)]
-pub enum Step {
-    /// `pgbench -i` with these extra arguments.
-    PgbenchInit(Vec<String>),
-    /// SQL run by psql, stopping at the first error.
-    Sql(String),
-}
-
-/// One point of a workload's parameter lists: its own database, how to
-/// load it, how pgbench runs it.
+/// One point of a workload's parameter lists in a compare run: its pgbench
+/// form (its own database, how to load it, how pgbench runs it; reached
+/// through `Deref`) and the modes it runs in.
 #[derive(Clone, Debug)]
 pub struct Variant {
     /// The workload.
     pub workload: WorkloadId,
-    /// Its parameters (`{"partitions":100}`), without the mode.
-    pub params: Map<String, Json>,
-    /// The database it lives in.
-    pub db: String,
-    /// Loading steps, after `CREATE DATABASE`.
-    pub setup: Vec<Step>,
-    /// The script file (under the scripts directory), or none for a built-in.
-    pub script: Option<(String, String)>,
-    /// pgbench arguments besides connection, clients, duration and mode.
-    pub pgbench_args: Vec<String>,
-    /// The query counted in the lock census (`$1` for the parameter).
-    pub query: Option<String>,
+    /// What its definition's pgbench form made for this point.
+    pub form: PgbenchVariant,
     /// Query modes it runs in.
     pub modes: Vec<Mode>,
+}
+
+impl std::ops::Deref for Variant {
+    type Target = PgbenchVariant;
+
+    fn deref(&self) -> &PgbenchVariant {
+        &self.form
+    }
 }
 
 impl Variant {
@@ -99,146 +58,56 @@ impl Variant {
 
     /// The params with the mode, as the JSON reports them.
     pub fn params_with(&self, mode: Mode) -> Json {
-        let mut p = self.params.clone();
-        p.insert("mode".into(), json!(mode.name()));
-        Json::Object(p)
+        through_pgbench::params_with(&self.params, mode)
+    }
+
+    /// The table whose growth is the figure (W4's), if any.
+    pub fn growth_table(&self) -> Option<&'static str> {
+        self.workload.definition().growth_table
     }
 }
 
 /// The parameter lists of one compare run.
 #[derive(Clone, Debug)]
 pub struct Lists {
-    /// W1 partition counts.
-    pub partitions: Vec<u32>,
-    /// W2 dimension counts.
-    pub dimensions: Vec<u32>,
-    /// W3 index counts.
-    pub indexes: Vec<u32>,
-    /// W1–W3 query modes.
+    /// The values of each swept parameter.
+    pub values: BTreeMap<Param, Vec<u32>>,
+    /// The query modes of the workloads that sweep them.
     pub modes: Vec<Mode>,
 }
 
-/// The variants of `workload`.
-pub fn variants(workload: WorkloadId, lists: &Lists, sizes: Sizes, scripts: &Path) -> Vec<Variant> {
-    let scale = pgbench_scale(sizes).to_string();
-    let file = |name: &str| scripts.join(name).display().to_string();
-    match workload {
-        WorkloadId::W1 => lists
-            .partitions
-            .iter()
-            .map(|&p| {
-                let mut init = vec!["-s".to_owned(), scale.clone()];
-                if p > 0 {
-                    init.extend(["--partitions".to_owned(), p.to_string()]);
-                }
-                Variant {
-                    workload,
-                    params: obj(json!({ "partitions": p })),
-                    db: format!("w1_p{p}"),
-                    setup: vec![Step::PgbenchInit(init), Step::Sql(w1::setup_sql())],
-                    script: Some(("w1.sql".into(), w1::script())),
-                    pgbench_args: vec!["-s".into(), scale.clone(), "-f".into(), file("w1.sql")],
-                    query: Some(w1_query()),
-                    modes: lists.modes.clone(),
-                }
-            })
-            .collect(),
-        WorkloadId::W2 => lists
-            .dimensions
-            .iter()
-            .map(|&n| {
-                let name = format!("w2_n{n}.sql");
-                Variant {
-                    workload,
-                    params: obj(json!({ "dimensions": n })),
-                    db: format!("w2_n{n}"),
-                    setup: vec![Step::Sql(w2::setup_sql(n, sizes))],
-                    script: Some((name.clone(), w2::script(n, sizes))),
-                    pgbench_args: vec!["-f".into(), file(&name)],
-                    query: Some(w2::lookup(n).sql("$1")),
-                    modes: lists.modes.clone(),
-                }
-            })
-            .collect(),
-        WorkloadId::W3 => lists
-            .indexes
-            .iter()
-            .map(|&k| Variant {
-                workload,
-                params: obj(json!({ "indexes": k })),
-                db: format!("w3_i{k}"),
-                setup: vec![Step::Sql(w3::setup_sql(k))],
-                script: Some(("w3.sql".into(), w3::script())),
-                pgbench_args: vec!["-f".into(), file("w3.sql")],
-                query: Some(w3::lookup().sql("$1")),
-                modes: lists.modes.clone(),
-            })
-            .collect(),
-        WorkloadId::W4 => vec![Variant {
-            workload,
-            params: obj(json!({ "table": "unlogged", "rows_per_copy": sizes.copy_rows })),
-            db: "w4".into(),
-            setup: vec![Step::Sql(w4::setup_sql())],
-            script: Some(("w4_copy.sql".into(), w4::script())),
-            pgbench_args: vec![
-                "-f".into(),
-                file("w4_copy.sql"),
-                "-D".into(),
-                format!("rows_file='{}'", file(ROWS_FILE)),
-            ],
-            query: None,
-            modes: vec![Mode::Simple],
-        }],
-        WorkloadId::W5 => vec![Variant {
-            workload,
-            params: obj(json!({ "scale": pgbench_scale(sizes) })),
-            db: "w5".into(),
-            setup: vec![Step::PgbenchInit(vec!["-s".into(), scale])],
-            script: None,
-            // pgbench's built-in `-S` script is `w5::lookup()`.
-            pgbench_args: vec!["-S".into()],
-            query: None,
-            modes: vec![Mode::Prepared],
-        }],
-        WorkloadId::W6 => Vec::new(),
+impl Lists {
+    /// The values of `param` (none if the run has no list for it).
+    pub fn values(&self, param: Param) -> &[u32] {
+        self.values.get(&param).map_or(&[], Vec::as_slice)
     }
+}
+
+/// The variants of `workload` (none if it runs only in process).
+pub fn variants(workload: WorkloadId, lists: &Lists, sizes: Sizes, scripts: &Path) -> Vec<Variant> {
+    let definition = workload.definition();
+    let Some(form) = &definition.pgbench else { return Vec::new() };
+    let values = definition.sweep.map_or(&[][..], |s| lists.values(s.param));
+    let modes = definition.modes.pgbench.pick(&lists.modes);
+    (form.variants)(&PgbenchSetup { values, sizes, scripts })
+        .into_iter()
+        .map(|form| Variant { workload, form, modes: modes.clone() })
+        .collect()
 }
 
 /// pgbench's `-s`: compare's scale is whole.
 pub fn pgbench_scale(sizes: Sizes) -> u32 {
-    sizes.scale.round().max(1.0) as u32
-}
-
-fn obj(v: Json) -> Map<String, Json> {
-    match v {
-        Json::Object(m) => m,
-        _ => Map::new(),
-    }
-}
-
-/// W4's rows file (server-side COPY source): one row per line.
-pub fn w4_rows(rows: u32) -> String {
-    w4::rows_file(rows)
+    sizes.pgbench_scale()
 }
 
 /// Every file of the repository's `workloads/` directory, with the
 /// default parameter lists: `(name, contents)`.
 pub fn repository_files() -> Vec<(String, String)> {
-    let sizes = Sizes::DEFAULT;
-    let mut files: Vec<(String, String)> = vec![
-        ("w1.sql".into(), w1::script()),
-        ("w1_setup.sql".into(), w1::setup_sql()),
-        ("w3.sql".into(), w3::script()),
-        ("w4_setup.sql".into(), w4::setup_sql()),
-        ("w4_copy.sql".into(), w4::script()),
-        ("floor.sql".into(), FLOOR_SCRIPT.into()),
-    ];
-    for n in [1, 10, 100] {
-        files.push((format!("w2_setup_n{n}.sql"), w2::setup_sql(n, sizes)));
-        files.push((format!("w2_n{n}.sql"), w2::script(n, sizes)));
-    }
-    for k in [1, 10, 60] {
-        files.push((format!("w3_setup_i{k}.sql"), w3::setup_sql(k)));
+    let mut files: Vec<(String, String)> = vec![("floor.sql".into(), FLOOR_SCRIPT.into())];
+    for &w in WorkloadId::all() {
+        if let Some(form) = &w.definition().pgbench {
+            files.extend((form.repository_files)());
+        }
     }
     files
 }
@@ -246,7 +115,7 @@ pub fn repository_files() -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::w5;
+    use crate::workload::{w1, w2, w3, w4, w5};
 
     #[test]
     fn the_committed_workload_files_are_what_the_code_generates() {
@@ -274,7 +143,7 @@ mod tests {
         assert_eq!(w3::setup_sql(60).matches("CREATE INDEX").count(), 60);
         assert!(w3::setup_sql(2).contains("(col5)"), "every index set has the scanned column's");
         assert_eq!(
-            w1_query(),
+            w1::lookup().sql("$1"),
             "SELECT * FROM pgbench_accounts pa JOIN pgbench_branches pb ON (pa.bid = pb.bid) WHERE pa.aid_parent = $1"
         );
         assert_eq!(
@@ -282,7 +151,7 @@ mod tests {
             "SELECT abalance FROM pgbench_accounts WHERE aid = $1",
             "pgbench -S's query"
         );
-        let rows = w4_rows(100);
+        let rows = w4::rows_file(100);
         assert_eq!(rows.lines().count(), 100);
         assert!(rows.lines().all(|l| l.len() == 95), "{}", rows.lines().next().unwrap_or(""));
     }

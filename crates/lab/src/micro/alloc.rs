@@ -19,8 +19,8 @@
 
 use crate::cli::CliError;
 use crate::report::{f, Section, Table};
-use crate::run::workloads::engine as calls;
-use crate::workload::{pgbench, w1, w2, w3, w5, Index, Lookup, Sizes, Table as Schema};
+use crate::workload::engine as calls;
+use crate::workload::{Dataset, InProcessForm, Index, Key, Lookup, Sizes, Table as Schema, WorkloadId};
 use serde::Serialize;
 use serde_json::json;
 use turnstile_sql::{Outcome, SqlEngine, SqlSession};
@@ -36,8 +36,8 @@ pub struct Args {
     /// Executions counted per point (after 20 for warm-up).
     #[arg(long, default_value_t = 200)]
     pub executions: u32,
-    /// Only these workloads (`W1,W2,W3,W5`).
-    #[arg(long, value_delimiter = ',', default_values_t = ["W1".to_owned(), "W2".to_owned(), "W3".to_owned(), "W5".to_owned()])]
+    /// Only these workloads (default: every lookup workload, `W1,W2,W3,W5`).
+    #[arg(long, value_delimiter = ',', default_values_t = Args::all())]
     pub workloads: Vec<String>,
 }
 
@@ -47,8 +47,13 @@ impl Args {
         Args { output: super::Output::default(), executions: 50, workloads: Args::all() }
     }
 
+    /// Every workload whose clients look a row up.
     fn all() -> Vec<String> {
-        ["W1", "W2", "W3", "W5"].iter().map(|s| (*s).to_owned()).collect()
+        WorkloadId::all()
+            .iter()
+            .filter(|w| matches!(w.definition().in_process, InProcessForm::Lookup { .. }))
+            .map(|w| w.name().to_owned())
+            .collect()
     }
 }
 
@@ -65,55 +70,30 @@ pub struct Point {
     param: Box<dyn Fn(u32) -> i64>,
 }
 
-/// The points of `workload`, at in-process sizes.
+/// The points of `workload`, at in-process sizes: its data set at each
+/// value of its sweep's `alloc` list (one point without a sweep, reported
+/// by its scale).
 pub fn points(workload: &str) -> Result<Vec<Point>, CliError> {
+    let unknown = || format!("micro alloc: unknown workload {workload:?} ({})", Args::all().join(", "));
+    let id = WorkloadId::named(workload).ok_or_else(unknown)?;
+    let definition = id.definition();
+    let InProcessForm::Lookup { dataset, .. } = definition.in_process else { return Err(unknown().into()) };
     let sizes = Sizes::IN_PROCESS;
-    let accounts = sizes.accounts();
-    let spread = move |n: u32| move |i: u32| i64::from((i.wrapping_mul(7919)) % n) + 1;
-    Ok(match workload {
-        "W1" => [0u32, 100, 1000]
-            .into_iter()
-            .map(|p| Point {
-                workload: "W1",
-                params: json!({ "partitions": p }),
-                tables: w1::tables(accounts, p, pgbench::branches_for(accounts)),
-                indexes: w1::indexes(),
-                lookup: w1::lookup(),
-                param: Box::new(spread(accounts)),
-            })
-            .collect(),
-        "W2" => [1u32, 10, 100]
-            .into_iter()
-            .map(|n| Point {
-                workload: "W2",
-                params: json!({ "dimensions": n }),
-                tables: w2::tables(n, sizes),
-                indexes: Vec::new(),
-                lookup: w2::lookup(n),
-                param: Box::new(spread(sizes.fact_rows)),
-            })
-            .collect(),
-        "W3" => [1u32, 60]
-            .into_iter()
-            .map(|k| Point {
-                workload: "W3",
-                params: json!({ "indexes": k }),
-                tables: vec![w3::table()],
-                indexes: w3::indexes(k),
-                lookup: w3::lookup(),
-                param: Box::new(|_| i64::from(w3::VALUE)),
-            })
-            .collect(),
-        "W5" => vec![Point {
-            workload: "W5",
-            params: json!({ "scale": sizes.scale }),
-            tables: w5::tables(accounts),
-            indexes: Vec::new(),
-            lookup: w5::lookup(),
-            param: Box::new(spread(accounts)),
-        }],
-        other => return Err(format!("micro alloc: unknown workload {other:?} (W1, W2, W3, W5)").into()),
-    })
+    let values: Vec<(u32, serde_json::Value)> = match definition.sweep {
+        Some(sweep) => sweep.alloc.iter().map(|&v| (v, json!({ sweep.param.key(): v }))).collect(),
+        None => vec![(0, json!({ "scale": sizes.scale }))],
+    };
+    Ok(values
+        .into_iter()
+        .map(|(v, params)| {
+            let Dataset { tables, indexes, lookup, key } = dataset(v, sizes);
+            let param: Box<dyn Fn(u32) -> i64> = match key {
+                Key::Random(n) => Box::new(move |i: u32| i64::from((i.wrapping_mul(7919)) % n.max(1)) + 1),
+                Key::Fixed(value) => Box::new(move |_| i64::from(value)),
+            };
+            Point { workload: definition.name, params, tables, indexes, lookup, param }
+        })
+        .collect())
 }
 
 /// One point's figures.

@@ -384,12 +384,31 @@ fn raw_reference(path: &Path, threads: usize, duration: Duration) -> Result<f64,
     Ok(pages as f64 * PAGE_SIZE as f64 / elapsed / 1e6)
 }
 
+/// The report: throughput, each lock policy's, the extension lock's
+/// occupancy, the time per phase.
 fn render(args: &Args, results: &[RunResult], by_policy: &[RunResult]) -> String {
-    let header: Vec<String> =
-        std::iter::once("".to_string()).chain(args.threads.iter().map(|t| format!("{t} thr"))).collect();
+    let mut out = throughput_table(args, results);
+    out.push('\n');
+    if !by_policy.is_empty() {
+        out.push_str(&policy_table(args, by_policy));
+        out.push('\n');
+    }
+    out.push_str(&held_table(args, results));
+    out.push('\n');
+    out.push_str(&phases_table(results));
+    out
+}
+
+/// The header of the per-thread-count tables: `""`, then `N thr` columns.
+fn thread_header(args: &Args) -> Vec<String> {
+    std::iter::once("".to_string()).chain(args.threads.iter().map(|t| format!("{t} thr"))).collect()
+}
+
+/// MB/s per profile, raw `pwritev`'s, and the ratios.
+fn throughput_table(args: &Args, results: &[RunResult]) -> String {
+    let header = thread_header(args);
     let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
     let get = |profile: &str, t: usize| results.iter().find(|r| r.profile == profile && r.threads == t);
-    let mut out = String::new();
     let mut mb = Table::new(
         format!(
             "relation extension: MB/s appending 8 kB pages ({} s per cell, {} buffers, {} max backends: {} pins per \
@@ -429,44 +448,53 @@ fn render(args: &Args, results: &[RunResult], by_policy: &[RunResult]) -> String
             }))
             .collect(),
     );
-    out.push_str(&mb.render());
-    out.push('\n');
-    if !by_policy.is_empty() {
-        let mut pol = Table::new(
-            format!(
-                "scalable under each lwlock.policy: MB/s, best of {} alternating rounds (every LwLock follows it, the \
-                 free-space map's and the vfd cache's included)",
-                args.policy_rounds.max(1)
-            ),
-            &header_refs,
-        );
-        let mut names: Vec<&str> = Vec::new();
-        for r in by_policy {
-            if !names.contains(&r.lwlock_policy) {
-                names.push(r.lwlock_policy);
-            }
+    mb.render()
+}
+
+/// Scalable under each `lwlock.policy`, and `fair`'s ratio to each other.
+fn policy_table(args: &Args, by_policy: &[RunResult]) -> String {
+    let header = thread_header(args);
+    let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
+    let mut pol = Table::new(
+        format!(
+            "scalable under each lwlock.policy: MB/s, best of {} alternating rounds (every LwLock follows it, the \
+             free-space map's and the vfd cache's included)",
+            args.policy_rounds.max(1)
+        ),
+        &header_refs,
+    );
+    let mut names: Vec<&str> = Vec::new();
+    for r in by_policy {
+        if !names.contains(&r.lwlock_policy) {
+            names.push(r.lwlock_policy);
         }
-        let get = |policy: &str, t: usize| by_policy.iter().find(|r| r.lwlock_policy == policy && r.threads == t);
-        for &name in &names {
-            pol.row(
-                std::iter::once(format!("scalable, {name}"))
-                    .chain(args.threads.iter().map(|&t| get(name, t).map_or(String::new(), |r| f(r.mb_per_s, 0))))
-                    .collect(),
-            );
-        }
-        for &name in names.iter().filter(|&&n| n != "fair") {
-            pol.row(
-                std::iter::once(format!("fair / {name}"))
-                    .chain(args.threads.iter().map(|&t| match (get("fair", t), get(name, t)) {
-                        (Some(a), Some(b)) if b.mb_per_s > 0.0 => format!("{}x", f(a.mb_per_s / b.mb_per_s, 2)),
-                        _ => String::new(),
-                    }))
-                    .collect(),
-            );
-        }
-        out.push_str(&pol.render());
-        out.push('\n');
     }
+    let get = |policy: &str, t: usize| by_policy.iter().find(|r| r.lwlock_policy == policy && r.threads == t);
+    for &name in &names {
+        pol.row(
+            std::iter::once(format!("scalable, {name}"))
+                .chain(args.threads.iter().map(|&t| get(name, t).map_or(String::new(), |r| f(r.mb_per_s, 0))))
+                .collect(),
+        );
+    }
+    for &name in names.iter().filter(|&&n| n != "fair") {
+        pol.row(
+            std::iter::once(format!("fair / {name}"))
+                .chain(args.threads.iter().map(|&t| match (get("fair", t), get(name, t)) {
+                    (Some(a), Some(b)) if b.mb_per_s > 0.0 => format!("{}x", f(a.mb_per_s / b.mb_per_s, 2)),
+                    _ => String::new(),
+                }))
+                .collect(),
+        );
+    }
+    pol.render()
+}
+
+/// The extension lock's held and busy fractions per profile.
+fn held_table(args: &Args, results: &[RunResult]) -> String {
+    let header = thread_header(args);
+    let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
+    let get = |profile: &str, t: usize| results.iter().find(|r| r.profile == profile && r.threads == t);
     let mut held = Table::new(
         "extension lock: held fraction = held s / (threads × duration); busy = held s / duration \
          (Freund 2020, classic at 1/2/4/8/16 clients: busy 0.16 0.30 0.50 0.76 0.89)",
@@ -484,8 +512,11 @@ fn render(args: &Args, results: &[RunResult], by_policy: &[RunResult]) -> String
                 .collect(),
         );
     }
-    out.push_str(&held.render());
-    out.push('\n');
+    held.render()
+}
+
+/// Seconds per extension phase, one row per run.
+fn phases_table(results: &[RunResult]) -> String {
     let mut phases = Table::new(
         "extension time per phase, seconds summed over threads (lock wait | lock held | filesystem | buffer search)",
         &[
@@ -517,6 +548,5 @@ fn render(args: &Args, results: &[RunResult], by_policy: &[RunResult]) -> String
             r.buffers.mapping_waits.to_string(),
         ]);
     }
-    out.push_str(&phases.render());
-    out
+    phases.render()
 }

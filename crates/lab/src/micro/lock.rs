@@ -134,6 +134,29 @@ pub fn run(args: &Args) -> Result<Section, CliError> {
         return Err("micro lock: --relations and --threads need at least one value, each > 0".into());
     }
     let mut results = Vec::new();
+    let ops = single_operations(args, &mut results)?;
+
+    // (3) transactions. The configurations of one (R, T) point are measured
+    // in alternating slices, so background load on a shared machine hits
+    // them alike and their ratios stay meaningful.
+    let mut points = Vec::new();
+    for &relations in &args.relations {
+        for &threads in &args.threads {
+            for (variant, p) in measure_point(relations, threads, args)? {
+                points.push((variant, relations, threads, p));
+            }
+        }
+    }
+    results.extend(txn_results(&points, args));
+
+    let text = render_text(&ops, &points, args);
+    Ok(Section { json: json!({"bench": "lock", "results": results}), text })
+}
+
+/// (1) and (2): one lock and release through the fast path and through
+/// the shared table, per protocol, beside the mutex reference; the JSON
+/// entries go into `results`, the table is returned.
+fn single_operations(args: &Args, results: &mut Vec<serde_json::Value>) -> Result<Table, CliError> {
     let mut ops = Table::new(
         "Single lock + release, one backend (ns per operation; ratio to parking_lot::Mutex lock + unlock)",
         &["operation", "profile", "protocol", "ns/op", "× mutex"],
@@ -187,18 +210,13 @@ pub fn run(args: &Args) -> Result<Section, CliError> {
         }
     }
     drop(backends);
+    Ok(ops)
+}
 
-    // (3) transactions. The configurations of one (R, T) point are measured
-    // in alternating slices, so background load on a shared machine hits
-    // them alike and their ratios stay meaningful.
-    let mut points = Vec::new();
-    for &relations in &args.relations {
-        for &threads in &args.threads {
-            for (variant, p) in measure_point(relations, threads, args)? {
-                points.push((variant, relations, threads, p));
-            }
-        }
-    }
+/// The JSON entries of the transaction points, by relations, variant and
+/// threads.
+fn txn_results(points: &[(Variant, usize, usize, TxnPoint)], args: &Args) -> Vec<serde_json::Value> {
+    let mut results = Vec::new();
     for &relations in &args.relations {
         for variant in Variant::ALL {
             for &threads in &args.threads {
@@ -228,8 +246,7 @@ pub fn run(args: &Args) -> Result<Section, CliError> {
         }
     }
 
-    let text = render_text(&ops, &points, args);
-    Ok(Section { json: json!({"bench": "lock", "results": results}), text })
+    results
 }
 
 /// Best-effort nanoseconds per `parking_lot::Mutex` lock + unlock.

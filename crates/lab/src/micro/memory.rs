@@ -14,7 +14,7 @@
 
 use crate::cli::CliError;
 use crate::report::{f, Section, Table};
-use crate::run::workloads::engine as calls;
+use crate::workload::engine as calls;
 use crate::workload::w1;
 use serde::Serialize;
 use std::time::Instant;

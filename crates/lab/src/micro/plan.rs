@@ -12,7 +12,7 @@
 use crate::cli::CliError;
 use crate::harness::{histogram, run_clients, Latency, RunSpec};
 use crate::report::{f, Section, Table};
-use crate::run::workloads::engine as calls;
+use crate::workload::engine as calls;
 use crate::workload::w3;
 use hdrhistogram::Histogram;
 use serde::Serialize;

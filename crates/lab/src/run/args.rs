@@ -1,7 +1,9 @@
 //! The options of `turnstile run`.
 
 use super::WorkloadId;
-use crate::cli::{ModeArg, Overrides, ProfileArg, BOTH_PROFILES};
+use crate::cli::{Overrides, ProfileArg, BOTH_PROFILES};
+use crate::workload::in_process::Setup;
+use crate::workload::{w1, w2, w3, w6, Mode, Param, Sizes};
 use std::path::PathBuf;
 
 /// Options of `turnstile run`.
@@ -30,26 +32,26 @@ pub struct Args {
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
     /// W1: partition counts.
-    #[arg(long, value_delimiter = ',', default_values_t = vec![0, 10, 100, 1000])]
+    #[arg(long, value_delimiter = ',', default_values_t = w1::PARTITIONS.full.to_vec())]
     pub partitions: Vec<u32>,
     /// W1, W2, W5: query modes.
-    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [ModeArg::Simple, ModeArg::Prepared])]
-    pub mode: Vec<ModeArg>,
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = Mode::BOTH)]
+    pub mode: Vec<Mode>,
     /// W2: dimension counts.
-    #[arg(long, value_delimiter = ',', default_values_t = vec![1, 10, 100])]
+    #[arg(long, value_delimiter = ',', default_values_t = w2::DIMENSIONS.full.to_vec())]
     pub dimensions: Vec<u32>,
     /// W3: index counts.
-    #[arg(long, value_delimiter = ',', default_values_t = vec![1, 10, 60])]
+    #[arg(long, value_delimiter = ',', default_values_t = w3::INDEXES.full.to_vec())]
     pub indexes: Vec<u32>,
     /// W1, W5: scale (100 000 accounts per unit, as pgbench).
-    #[arg(long, default_value_t = 0.1)]
+    #[arg(long, default_value_t = Sizes::IN_PROCESS.scale)]
     pub scale: f64,
     /// W4: rows per COPY transaction.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = Sizes::IN_PROCESS.copy_rows)]
     pub batch: u32,
     /// W6: writer sessions among the clients (at least one reader is kept
     /// from two clients on).
-    #[arg(long, value_delimiter = ',', default_values_t = vec![2])]
+    #[arg(long, value_delimiter = ',', default_values_t = w6::WRITERS.full.to_vec())]
     pub writers: Vec<u32>,
     /// Write a speedup heat map and a throughput chart (PNG) into this directory.
     #[arg(long, value_name = "DIR")]
@@ -63,4 +65,26 @@ pub struct Args {
     /// Print CSV (one line per point) instead of tables.
     #[arg(long, conflicts_with = "json")]
     pub csv: bool,
+}
+
+impl Args {
+    /// The values given for `param` (or its default).
+    pub fn values(&self, param: Param) -> &[u32] {
+        match param {
+            Param::Partitions => &self.partitions,
+            Param::Dimensions => &self.dimensions,
+            Param::Indexes => &self.indexes,
+            Param::Writers => &self.writers,
+        }
+    }
+
+    /// What the workload's in-process form is asked to run.
+    pub fn setup(&self) -> Setup {
+        let sweep = self.workload.definition().sweep;
+        Setup {
+            values: sweep.map_or_else(Vec::new, |s| self.values(s.param).to_vec()),
+            modes: self.mode.clone(),
+            sizes: Sizes { scale: self.scale, copy_rows: self.batch.max(1), ..Sizes::IN_PROCESS },
+        }
+    }
 }

@@ -6,19 +6,21 @@
 
 use super::result::{PerTxn, PointResult, RunReport};
 use super::stat::StatSnapshot;
-use super::workloads::{self, ClientCtx, PointFigures};
 use super::Args;
-use crate::cli::{self, build_config, CliError, ModeArg};
-use crate::harness::{run_clients, Latency, RunSpec};
+use crate::cli::{self, build_config, CliError};
+use crate::harness::{run_clients, Latency, RunOutcome, RunSpec};
 use crate::progress;
+use crate::workload::in_process::{ClientCtx, InProcess, ParamValue, PointFigures, Variant};
+use crate::workload::{make_in_process, Param};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use turnstile_engine::memory::minor_faults;
 use turnstile_engine::{Engine, Session};
 use turnstile_lock::LockStats;
+use turnstile_storage::{ExtensionStats, FdStats};
 use turnstile_sync::sync::counter::{AtomicBool, Ordering};
-use turnstile_sync::{tranche_stats, Profile, Tranche};
+use turnstile_sync::{tranche_stats, Config, Profile, Tranche, TrancheStats};
 
 /// Runs `turnstile run`'s points and returns what they measured.
 pub fn run(args: &Args) -> Result<RunReport, CliError> {
@@ -31,7 +33,7 @@ pub fn run(args: &Args) -> Result<RunReport, CliError> {
         None => Some(tempfile::Builder::new().prefix("turnstile-run-").tempdir()?),
     };
     let base = args.data_dir.clone().or_else(|| temp.as_ref().map(|t| t.path().to_owned())).ok_or("no data dir")?;
-    let workload = workloads::make(args)?;
+    let workload = make_in_process(args.workload.definition(), args.setup())?;
     let variants = workload.variants()?;
     let name = args.workload.name();
     let bar = progress::points((variants.len() * args.clients.len() * profiles.len()) as u64, name);
@@ -63,31 +65,97 @@ pub fn run(args: &Args) -> Result<RunReport, CliError> {
     Ok(RunReport { workload: args.workload, params: workload.params_json(), results, last_stat })
 }
 
+/// The engine's process-wide counters, read when the measured phase starts
+/// and when it ends.
+struct Counters {
+    mapping: TrancheStats,
+    fds: FdStats,
+    extension: ExtensionStats,
+    snapshots: turnstile_engine::mvcc::SnapshotStats,
+}
+
+impl Counters {
+    fn read(e: &Engine) -> Counters {
+        Counters {
+            mapping: tranche_stats(Tranche::BufferMapping),
+            fds: e.fd_stats(),
+            extension: e.extension_stats(),
+            snapshots: e.snapshot_stats(),
+        }
+    }
+}
+
+/// What the harness hook saw: the counters at both ends of the measured
+/// phase, the engine views while clients ran, and a workload hook's error.
+#[derive(Default)]
+struct PhaseEnds {
+    before: Option<Counters>,
+    after: Option<Counters>,
+    live: Option<StatSnapshot>,
+    hook_error: Option<CliError>,
+}
+
+/// One point: the workload's clients on a freshly opened engine, measured.
 fn run_point(
     args: &Args,
-    workload: &dyn workloads::Workload,
+    workload: &dyn InProcess,
     dir: &Path,
-    config: turnstile_sync::Config,
+    config: Config,
     profile: Profile,
-    variant: &workloads::Variant,
+    variant: &Variant,
     clients: usize,
 ) -> Result<(PointResult, StatSnapshot), CliError> {
     let engine = Engine::open(dir, config)?;
     workload.before_point(&engine, variant)?;
     let totals = Mutex::new(ClientTotals::default());
+    let (outcome, ends) = run_measured(args, workload, &engine, variant, clients, &totals)?;
+    let (Some(b), Some(a)) = (ends.before, ends.after) else { return Err("counters were not read".into()) };
+    let t = totals.into_inner().map_err(|_| "poisoned")?;
+    let mapping = a.mapping.since(&b.mapping);
+    let per_txn = per_transaction(&t, &b, &a, mapping);
+    let figures = PointFigures { outcome: &outcome, extension: (b.extension, a.extension), mapping };
+    let mut extra = workload.extra(&figures)?;
+    // Only workloads that plan report it (COPY and INSERT plan nothing).
+    if t.planned > 0 && t.planning_ns > 0 {
+        extra.planning_us = Some(t.planning_ns as f64 / t.planned as f64 / 1000.0);
+    }
+    let mut stat = ends.live.unwrap_or_default();
+    stat.finish(&engine);
+    if workload.writes() {
+        engine.flush()?;
+    }
+    let point = PointResult {
+        profile,
+        params: variant.params.clone(),
+        clients,
+        tps: outcome.tps(),
+        latency_us: Latency::from_ns_histogram(&outcome.latency_ns),
+        per_partition_us: None,
+        per_txn,
+        wait_events: outcome.wait_events.clone(),
+        wait_event_samples: outcome.samples,
+        extra,
+    };
+    Ok((point, stat))
+}
+
+/// Runs the clients on the harness, reading the counters at both ends of
+/// the measured phase.
+fn run_measured(
+    args: &Args,
+    workload: &dyn InProcess,
+    engine: &Arc<Engine>,
+    variant: &Variant,
+    clients: usize,
+    totals: &Mutex<ClientTotals>,
+) -> Result<(RunOutcome, PhaseEnds), CliError> {
     let spec = RunSpec {
         clients,
         warmup: Duration::from_secs_f64(args.warmup),
         duration: Duration::from_secs_f64(args.duration),
         sample_every: Duration::from_millis(2),
     };
-    let mut before = None;
-    let mut after = None;
-    let mut live = None;
-    let mut hook_error: Option<CliError> = None;
-    let snapshot = |e: &Engine| {
-        (e.lock_stats(), tranche_stats(Tranche::BufferMapping), e.fd_stats(), e.extension_stats(), e.snapshot_stats())
-    };
+    let mut ends = PhaseEnds::default();
     let outcome = run_clients(
         &spec,
         Some(Arc::clone(engine.activity_table())),
@@ -97,7 +165,7 @@ fn run_point(
             let ctx = ClientCtx { index: i, clients, seed, measuring: Arc::clone(&measuring) };
             let mut txn = workload.client(&ctx, variant)?;
             let mut probe =
-                ClientProbe { totals: &totals, prev: None, start: None, last: None, planning_ns: 0, transactions: 0 };
+                ClientProbe { totals, prev: None, start: None, last: None, planning_ns: 0, transactions: 0 };
             Ok(move || -> Result<(), CliError> {
                 // Name the whole probe so the closure owns it (its fields are
                 // `Copy`; captured one by one they would be copies, and the
@@ -110,65 +178,44 @@ fn run_point(
         },
         |start| {
             if start {
-                before = Some(snapshot(&engine));
+                ends.before = Some(Counters::read(engine));
             } else {
-                after = Some(snapshot(&engine));
+                ends.after = Some(Counters::read(engine));
                 // Clients are still running: what a DBA would see now.
-                live = Some(StatSnapshot::live(&engine));
+                ends.live = Some(StatSnapshot::live(engine));
             }
-            if let Err(e) = workload.on_measure(&engine, start) {
-                hook_error.get_or_insert(e);
+            if let Err(e) = workload.on_measure(engine, start) {
+                ends.hook_error.get_or_insert(e);
             }
         },
     );
-    if let Some(e) = hook_error {
+    if let Some(e) = ends.hook_error.take() {
         return Err(e);
     }
-    let outcome = outcome?;
-    let (Some(b), Some(a)) = (before, after) else { return Err("counters were not read".into()) };
-    let t = totals.into_inner().map_err(|_| "poisoned")?;
-    // Per transaction: the clients' own counts over their measured
-    // transactions; process-wide counters (mapping waits, fd opens) over
-    // the measured phase.
+    Ok((outcome?, ends))
+}
+
+/// Per transaction: the clients' own counts over their measured
+/// transactions; process-wide counters (mapping waits, fd opens) over the
+/// measured phase.
+fn per_transaction(t: &ClientTotals, b: &Counters, a: &Counters, mapping: TrancheStats) -> PerTxn {
     let n = t.transactions.max(1) as f64;
-    let l = t.locks;
-    let per_txn = PerTxn {
+    let l = &t.locks;
+    PerTxn {
         relation_locks: (l.fast_path_acquires + l.shared_acquires) as f64 / n,
         fastpath_locks: l.fast_path_acquires as f64 / n,
         shared_lock_acquires: l.shared_acquires as f64 / n,
         partition_lock_waits: l.partition_lock_waits as f64 / n,
         fastpath_overflows: l.fast_path_overflows as f64 / n,
-        mapping_partition_waits: a.1.since(&b.1).waits as f64 / n,
-        fd_opens: a.2.opens.saturating_sub(b.2.opens) as f64 / n,
+        mapping_partition_waits: mapping.waits as f64 / n,
+        fd_opens: a.fds.opens.saturating_sub(b.fds.opens) as f64 / n,
         cache_allocs: t.cache_allocs as f64 / n,
         minor_faults: t.minor_faults as f64 / n,
-        snapshots: a.4.snapshots.saturating_sub(b.4.snapshots) as f64 / n,
-        snapshot_shared_acquires: a.4.shared_acquisitions.saturating_sub(b.4.shared_acquisitions) as f64 / n,
-    };
-    let figures = PointFigures { outcome: &outcome, extension: (b.3, a.3), mapping: a.1.since(&b.1) };
-    let mut extra = workload.extra(&figures)?;
-    // Only workloads that plan report it (COPY and INSERT plan nothing).
-    if t.planned > 0 && t.planning_ns > 0 {
-        extra.planning_us = Some(t.planning_ns as f64 / t.planned as f64 / 1000.0);
+        snapshots: a.snapshots.snapshots.saturating_sub(b.snapshots.snapshots) as f64 / n,
+        snapshot_shared_acquires: a.snapshots.shared_acquisitions.saturating_sub(b.snapshots.shared_acquisitions)
+            as f64
+            / n,
     }
-    let mut stat = live.unwrap_or_default();
-    stat.finish(&engine);
-    if workload.writes() {
-        engine.flush()?;
-    }
-    let point = PointResult {
-        profile,
-        params: variant.params,
-        clients,
-        tps: outcome.tps(),
-        latency_us: Latency::from_ns_histogram(&outcome.latency_ns),
-        per_partition_us: None,
-        per_txn,
-        wait_events: outcome.wait_events.clone(),
-        wait_event_samples: outcome.samples,
-        extra,
-    };
-    Ok((point, stat))
 }
 
 /// A client's view of its own counters over the measured phase.
@@ -252,17 +299,19 @@ struct ClientTotals {
     locks: LockStats,
 }
 
-/// `per_partition_us` for one-client W1 points: `(latency(P) − latency(0)) / P`.
+/// `per_partition_us` for one-client points of a workload that sweeps
+/// partitions (W1): `(latency(P) − latency(0)) / P`.
 fn fill_per_partition(results: &mut [PointResult]) {
+    let key = Param::Partitions.key();
     let lat = |r: &PointResult| 1e6 / r.tps.max(1e-9);
-    let bases: Vec<(Profile, Option<ModeArg>, f64)> = results
+    let bases: Vec<(Profile, Option<ParamValue>, f64)> = results
         .iter()
-        .filter(|r| r.clients == 1 && r.params.partitions == Some(0))
-        .map(|r| (r.profile, r.params.mode, lat(r)))
+        .filter(|r| r.clients == 1 && r.params.count(key) == Some(0))
+        .map(|r| (r.profile, r.params.get("mode"), lat(r)))
         .collect();
     for r in results.iter_mut().filter(|r| r.clients == 1) {
-        let Some(p) = r.params.partitions.filter(|&p| p > 0) else { continue };
-        if let Some((_, _, base)) = bases.iter().find(|(pr, m, _)| *pr == r.profile && *m == r.params.mode) {
+        let Some(p) = r.params.count(key).filter(|&p| p > 0) else { continue };
+        if let Some((_, _, base)) = bases.iter().find(|(pr, m, _)| *pr == r.profile && *m == r.params.get("mode")) {
             r.per_partition_us = Some((lat(r) - base) / f64::from(p));
         }
     }

@@ -10,6 +10,9 @@
 //! measured phase and reported per transaction; the activity slots are
 //! sampled during it for the wait-event profile.
 //!
+//! The workloads themselves, their variants and clients, are their
+//! definitions' in-process forms (`crate::workload`).
+//!
 //! `measure.rs` produces a [`RunReport`] of typed [`PointResult`]s;
 //! `render.rs` turns it into JSON, tables, CSV and PNG.
 
@@ -18,12 +21,10 @@ mod measure;
 mod render;
 mod result;
 pub mod stat;
-pub mod workloads;
 
+pub use crate::workload::WorkloadId;
 pub use args::Args;
 pub use measure::run;
-pub use result::{Extra, Txn};
-pub use workloads::WorkloadId;
 
 use crate::cli::CliError;
 

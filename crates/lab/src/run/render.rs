@@ -3,10 +3,11 @@
 //! through the `csv` crate) and the PNG figures. Nothing here measures.
 
 use super::result::{PointResult, RunReport};
-use super::workloads::{ExtensionFigures, StarvationFigures, WorkloadId};
+use super::WorkloadId;
 use crate::cli::CliError;
 use crate::plot;
 use crate::report::{f, Table};
+use crate::workload::ExtraTable;
 use serde_json::{json, Value as Json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -96,8 +97,34 @@ impl RunReport {
     }
 }
 
+/// The report's tables: throughput, counters, wait events, the workload's
+/// own figures and the marginal cost of a partition.
 fn render(workload: WorkloadId, results: &[PointResult]) -> String {
-    let mut out = String::new();
+    let mut out = tps_table(workload, results);
+    out.push('\n');
+    out.push_str(&counters_table(results));
+    out.push('\n');
+    out.push_str(&wait_events_table(results));
+    if let Some(extra) = &workload.definition().extra_table {
+        out.push('\n');
+        out.push_str(&render_extra(extra, results));
+    }
+    if results.iter().any(|r| r.per_partition_us.is_some()) {
+        out.push_str("\nMarginal cost of one more partition, one client: (latency(P) - latency(0)) / P\n");
+        for r in results.iter().filter(|r| r.per_partition_us.is_some()) {
+            out.push_str(&format!(
+                "  {} {}: {:.2} us\n",
+                r.profile,
+                r.params.label(),
+                r.per_partition_us.unwrap_or(0.0)
+            ));
+        }
+    }
+    out
+}
+
+/// The variants' labels, in the order they ran.
+fn labels(results: &[PointResult]) -> Vec<String> {
     let mut labels: Vec<String> = Vec::new();
     for r in results {
         let l = r.params.label();
@@ -105,14 +132,26 @@ fn render(workload: WorkloadId, results: &[PointResult]) -> String {
             labels.push(l);
         }
     }
+    labels
+}
+
+/// The client counts, ascending.
+fn client_counts(results: &[PointResult]) -> Vec<usize> {
     let mut clients: Vec<usize> = results.iter().map(|r| r.clients).collect();
     clients.sort_unstable();
     clients.dedup();
+    clients
+}
+
+/// Transactions per second: a row per variant and profile, then the
+/// speedup of `scalable` over `classic`.
+fn tps_table(workload: WorkloadId, results: &[PointResult]) -> String {
+    let clients = client_counts(results);
     let mut header: Vec<String> = vec!["variant".into(), "profile".into()];
     header.extend(clients.iter().map(|c| format!("{c} clients")));
     let header_ref: Vec<&str> = header.iter().map(String::as_str).collect();
     let mut t = Table::new(format!("{} — transactions per second", workload.title()), &header_ref);
-    for label in &labels {
+    for label in &labels(results) {
         let mut profiles: Vec<Profile> = Vec::new();
         for r in results.iter().filter(|r| r.params.label() == *label) {
             if !profiles.contains(&r.profile) {
@@ -136,8 +175,11 @@ fn render(workload: WorkloadId, results: &[PointResult]) -> String {
             t.row(row);
         }
     }
-    out.push_str(&t.render());
-    out.push('\n');
+    t.render()
+}
+
+/// The counters per transaction, one row per point.
+fn counters_table(results: &[PointResult]) -> String {
     let mut c = Table::new(
         "Counters per transaction (what explains the result)",
         &[
@@ -178,8 +220,11 @@ fn render(workload: WorkloadId, results: &[PointResult]) -> String {
             f(r.latency_us.p99, 0),
         ]);
     }
-    out.push_str(&c.render());
-    out.push('\n');
+    c.render()
+}
+
+/// The wait-event profile, summed over points, by profile.
+fn wait_events_table(results: &[PointResult]) -> String {
     let mut events: BTreeMap<(String, String), f64> = BTreeMap::new();
     for r in results {
         for (k, v) in &r.wait_events {
@@ -195,147 +240,37 @@ fn render(workload: WorkloadId, results: &[PointResult]) -> String {
     for ((profile, event), v) in sorted {
         w.row(vec![profile, event, f(v, 2)]);
     }
-    out.push_str(&w.render());
-    if let Some(extra) = render_extra(workload, results) {
-        out.push('\n');
-        out.push_str(&extra);
-    }
-    if results.iter().any(|r| r.per_partition_us.is_some()) {
-        out.push_str("\nMarginal cost of one more partition, one client: (latency(P) - latency(0)) / P\n");
-        for r in results.iter().filter(|r| r.per_partition_us.is_some()) {
-            out.push_str(&format!(
-                "  {} {}: {:.2} us\n",
-                r.profile,
-                r.params.label(),
-                r.per_partition_us.unwrap_or(0.0)
-            ));
-        }
-    }
-    out
+    w.render()
 }
 
-/// A column of [`render_extra`]: how to read the figure from a point, and
-/// its decimals.
-type ExtraColumn = (fn(&PointResult) -> Option<f64>, usize);
-
 /// The workload's own figures (W3 planning, W4 extension phases, W6
-/// inserts and waits), one row per point.
-fn render_extra(workload: WorkloadId, results: &[PointResult]) -> Option<String> {
-    let cell = |v: Option<f64>, digits: usize| v.map_or_else(|| "n/a".to_owned(), |v| f(v, digits));
-    fn ext(r: &PointResult) -> Option<&ExtensionFigures> {
-        r.extra.extension.as_ref()
-    }
-    fn w6(r: &PointResult) -> Option<&StarvationFigures> {
-        r.extra.starvation.as_ref()
-    }
-    let (title, header, cols): (&str, &[&str], Vec<ExtraColumn>) = match workload {
-        WorkloadId::W3 => (
-            "Planning time per query (Geier 2022: 2.48 ms -> 0.062 ms with the prefilter)",
-            &["variant", "profile", "clients", "planning us", "p50 us", "p99 us"],
-            vec![(|r| r.extra.planning_us, 1)],
-        ),
-        WorkloadId::W4 => (
-            "Relation extension (Freund 2020): throughput and the per-phase times, summed over clients",
-            &[
-                "variant",
-                "profile",
-                "clients",
-                "MB/s",
-                "lock wait s",
-                "lock held s",
-                "filesystem s",
-                "buffer search s",
-                "held s/s",
-                "extensions",
-                "blocks",
-            ],
-            vec![
-                (|r| ext(r).map(|e| e.mb_per_s), 2),
-                (|r| ext(r).map(|e| e.extension.lock_wait_s), 3),
-                (|r| ext(r).map(|e| e.extension.lock_held_s), 3),
-                (|r| ext(r).map(|e| e.extension.filesystem_s), 3),
-                (|r| ext(r).map(|e| e.extension.buffer_search_s), 3),
-                (|r| ext(r).map(|e| e.held_seconds_per_second), 2),
-                (|r| ext(r).map(|e| e.extension.extensions as f64), 0),
-                (|r| ext(r).map(|e| e.extension.blocks_added as f64), 0),
-            ],
-        ),
-        WorkloadId::W6 => (
-            "LWLock starvation (Postgres Pro 2018): inserts beside hot readers; BufferMapping waits",
-            &[
-                "variant",
-                "profile",
-                "clients",
-                "writers",
-                "inserts/s",
-                "insert p50 us",
-                "insert p99 us",
-                "insert max us",
-                "excl. waits",
-                "excl. wait p50 us",
-                "excl. wait p99 us",
-                "excl. wait max us",
-                "map waits",
-                "mean wait us",
-                "writer wait p99 us*",
-                "writer wait max us*",
-            ],
-            vec![
-                (|r| w6(r).map(|s| s.writers_running as f64), 0),
-                (|r| w6(r).map(|s| s.inserts_per_s), 0),
-                (|r| w6(r).map(|s| s.insert_latency_us.p50), 0),
-                (|r| w6(r).map(|s| s.insert_latency_us.p99), 0),
-                (|r| w6(r).map(|s| s.insert_latency_us_max), 0),
-                (|r| w6(r).map(|s| s.exclusive_wait_us.count as f64), 0),
-                (|r| w6(r).map(|s| s.exclusive_wait_us.p50), 1),
-                (|r| w6(r).map(|s| s.exclusive_wait_us.p99), 0),
-                (|r| w6(r).map(|s| s.exclusive_wait_us.max), 0),
-                (|r| w6(r).map(|s| s.mapping_waits as f64), 0),
-                (|r| w6(r).map(|s| s.mapping_wait_us_mean), 1),
-                (|r| w6(r).and_then(|s| s.inserter_mapping_wait_us.as_ref()).map(|e| e.p99), 0),
-                (|r| w6(r).and_then(|s| s.inserter_mapping_wait_us.as_ref()).map(|e| e.max), 0),
-            ],
-        ),
-        _ => return None,
-    };
-    let mut t = Table::new(title, header);
-    for r in results {
+/// inserts and waits), one row per point, as its definition lays them out.
+fn render_extra(table: &ExtraTable, results: &[PointResult]) -> String {
+    let mut header = vec!["variant", "profile", "clients"];
+    header.extend(table.columns.iter().map(|c| c.header));
+    let mut t = Table::new(table.title, &header);
+    let points: Vec<Json> = results.iter().map(|r| serde_json::to_value(r).unwrap_or(Json::Null)).collect();
+    for (r, point) in results.iter().zip(&points) {
         let mut row = vec![r.params.label(), r.profile.to_string(), r.clients.to_string()];
-        row.extend(cols.iter().map(|(value, digits)| cell(value(r), *digits)));
-        if workload == WorkloadId::W3 {
-            row.push(f(r.latency_us.p50, 0));
-            row.push(f(r.latency_us.p99, 0));
-        }
+        row.extend(table.columns.iter().map(|c| {
+            point.pointer(c.pointer).and_then(Json::as_f64).map_or_else(|| "n/a".to_owned(), |v| f(v, c.digits))
+        }));
         t.row(row);
     }
     let mut out = t.render();
-    if workload == WorkloadId::W6 {
-        let poll = results
-            .iter()
-            .find_map(|r| w6(r).and_then(|s| s.inserter_mapping_wait_us.as_ref()).map(|e| e.resolution_us))
-            .unwrap_or(0.0);
-        out.push_str(&format!(
-            "excl. wait: exclusive BufferMapping acquisitions that waited (all sessions, measured phase), timed by the pool.\n\
-             * writer wait: writer sessions seen waiting on LWLock:BufferMapping by a sampler polling every ~{poll:.0} us\n  \
-             (shared and exclusive waits; waits shorter than a poll are mostly missed). map waits: all sessions, both modes.\n"
-        ));
+    if let Some(note) = table.note {
+        out.push_str(&note(&points));
     }
-    Some(out)
+    out
 }
 
 /// Writes `W?-speedup.png` (rows = variants, columns = client counts,
 /// `scalable / classic` tps) and `W?-tps.png` into `dir`.
 fn plots(dir: &Path, workload: WorkloadId, results: &[PointResult]) -> Result<Vec<PathBuf>, CliError> {
-    let mut labels: Vec<String> = Vec::new();
+    let labels = labels(results);
+    let clients = client_counts(results);
     let mut profiles: Vec<Profile> = Vec::new();
-    let mut clients: Vec<usize> = results.iter().map(|r| r.clients).collect();
-    clients.sort_unstable();
-    clients.dedup();
     for r in results {
-        let l = r.params.label();
-        if !labels.contains(&l) {
-            labels.push(l);
-        }
         if !profiles.contains(&r.profile) {
             profiles.push(r.profile);
         }

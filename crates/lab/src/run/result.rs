@@ -4,17 +4,13 @@
 //! `render.rs`, measuring in `measure.rs`.
 
 use super::stat::StatSnapshot;
-use super::workloads::{ExtensionFigures, Params, StarvationFigures, WorkloadId};
-use crate::cli::CliError;
+use super::WorkloadId;
 use crate::harness::Latency;
+use crate::workload::in_process::{Extra, Params};
 use serde::Serialize;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
-use turnstile_engine::Session;
 use turnstile_sync::Profile;
-
-/// What one client of a workload does per transaction.
-pub type Txn<'a> = Box<dyn FnMut(&mut Session) -> Result<(), CliError> + 'a>;
 
 /// Per-transaction counters (the output contract's `per_txn`).
 #[derive(Clone, Debug, Default, Serialize)]
@@ -42,21 +38,6 @@ pub struct PerTxn {
     /// Shared work of the snapshot protocol: `ProcArray` and `XidGen`
     /// lock acquisitions (all sessions, measured phase; 0 under `csn`).
     pub snapshot_shared_acquires: f64,
-}
-
-/// A workload's own figures of a point, flattened into the point's JSON
-/// object beside the common ones.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Extra {
-    /// Mean planning time per transaction, for workloads that plan.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub planning_us: Option<f64>,
-    /// W4's extension figures.
-    #[serde(flatten)]
-    pub extension: Option<ExtensionFigures>,
-    /// W6's starvation figures.
-    #[serde(flatten)]
-    pub starvation: Option<StarvationFigures>,
 }
 
 /// One measured point.

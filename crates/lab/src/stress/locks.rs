@@ -27,12 +27,13 @@
 //! in that time. A waiter behind a long transaction whose holder keeps
 //! waiting, being answered (granted, refused, chosen as a deadlock victim)
 //! and waiting again is making progress, however long it waits. Every
-//! [`QUIESCE_EVERY`] the watchdog parks every thread between two
+//! [`QUIESCE_EVERY`](super::lock_watchdog::QUIESCE_EVERY) the watchdog parks every thread between two
 //! transactions ([`Quiescer`]) and runs `LockManager::check_invariants`
 //! while nothing moves. After the run the lock table, the fast-path slots
 //! and the strong-lock counters must be empty. The seed is printed; `--seed` replays a run's choices (not its
 //! interleaving).
 
+use super::lock_watchdog::{panic_text, Watchdog};
 use crate::cli::{self, CliError, Overrides, ProfileArg, BOTH_PROFILES};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -50,9 +51,6 @@ use turnstile_sync::sync::counter::{AtomicU64, Ordering};
 /// otherwise: short, so the checks run often and hangs show quickly.
 pub const STRESS_DEADLOCK_TIMEOUT_MS: u64 = 20;
 
-/// A waiter stalled this many deadlock timeouts is a hang.
-pub const HANG_TIMEOUTS: u32 = 10;
-
 /// Hot relations: every thread locks them, in every mode.
 const HOT_RELATIONS: u32 = 4;
 /// Cold relations: hundreds, mostly weak locks through the fast path.
@@ -63,20 +61,9 @@ const WIDE_QUERY_MAX: u32 = 1200;
 /// How long a deadlock-cycle participant waits at the rendezvous for its
 /// partners before going on alone (then no cycle forms, only a wait).
 const RENDEZVOUS_PATIENCE: Duration = Duration::from_millis(100);
-/// How often the watchdog stops the threads at a quiescent point to run
-/// `LockManager::check_invariants`.
-pub const QUIESCE_EVERY: Duration = Duration::from_secs(1);
-/// How long it waits for every thread to reach the quiescent point (a
-/// thread waiting out a lock timeout may take most of a second) before it
-/// lets them go on without a check.
-const QUIESCE_PATIENCE: Duration = Duration::from_secs(2);
 /// Database id of the deliberate cycles' advisory locks (no other request
 /// uses it).
 const CYCLE_DB: u32 = 7;
-
-/// A stall the watchdog follows: since when, over how many samples in a
-/// row, and the chain of open requests it has seen unchanged.
-type StallRun = (Instant, u32, Vec<(usize, u64)>);
 
 /// Arguments of `turnstile stress locks`.
 #[derive(clap::Args, Debug, Clone)]
@@ -283,153 +270,29 @@ pub fn run_profile(profile: Profile, config: &Config, threads: usize, length: Du
             }
         }
     };
-    let deadlock_timeout = Duration::from_millis(config.lock.deadlock_timeout_ms);
-    let hang_after = deadlock_timeout * HANG_TIMEOUTS;
     let checker = Arc::new(Checker::default());
     let quiescer = Arc::new(Quiescer::new(threads));
-    let rings = Arc::new(Rings::default());
     let started = Instant::now();
     let until = started + length;
-    let (done_tx, done_rx) = mpsc::channel::<Tally>();
-    for t in 0..threads {
-        let (manager, checker, quiescer, rings, done) =
-            (Arc::clone(&manager), Arc::clone(&checker), Arc::clone(&quiescer), Arc::clone(&rings), done_tx.clone());
-        let thread_seed = seed.wrapping_add((t as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-        std::thread::Builder::new()
-            .name(format!("stress-{t}"))
-            .spawn(move || {
-                let member = quiescer.member();
-                let body = catch_unwind(AssertUnwindSafe(|| {
-                    let backend = manager.register().map_err(|e| format!("register: {e}"))?;
-                    Ok::<Tally, String>(Worker::new(backend, &checker, &rings, thread_seed, t).run(until, &member))
-                }));
-                drop(member);
-                let tally = match body {
-                    Ok(Ok(tally)) => tally,
-                    Ok(Err(text)) => {
-                        checker.report(format!("thread {t}: {text}"));
-                        Tally::default()
-                    }
-                    Err(panic) => {
-                        checker.report(format!("thread {t} panicked: {}", panic_text(&panic)));
-                        Tally::default()
-                    }
-                };
-                let _ = done.send(tally);
-            })
-            .expect("spawn a stress thread");
-    }
-    drop(done_tx);
-
-    // The watchdog runs on this thread until every worker reported.
+    let done_rx = spawn_workers(&manager, &checker, &quiescer, threads, seed, until);
+    let watchdog = Watchdog {
+        manager: &manager,
+        checker: &checker,
+        quiescer: &quiescer,
+        started,
+        until,
+        deadlock_timeout: Duration::from_millis(config.lock.deadlock_timeout_ms),
+    };
     let mut total = Tally::default();
-    let mut finished = 0;
-    let mut hangs = 0u64;
-    // Per stalled request: since when it and its chain of waiting blockers
-    // have been stalled on the same requests, in how many samples in a row,
-    // and that chain.
-    let mut stalled_since: std::collections::HashMap<(usize, u64), StallRun> = Default::default();
-    let mut last_sample = Instant::now();
-    let mut flagged = std::collections::HashSet::new();
-    // Every worker ends its transaction soon after `until`; allow for the
-    // longest legitimate wait (a lock timeout) and the hang bound on top.
-    let give_up = until + Duration::from_secs(10) + hang_after * 2;
-    let sample = (deadlock_timeout / 2).max(Duration::from_millis(1));
-    let mut next_check = started + QUIESCE_EVERY;
-    let mut invariant_checks = 0u64;
-    while finished < threads && Instant::now() < give_up {
-        match done_rx.recv_timeout(sample) {
-            Ok(tally) => {
-                total.add(&tally);
-                finished += 1;
-                continue;
-            }
-            Err(mpsc::RecvTimeoutError::Disconnected) => break,
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
-        }
-        if Instant::now() >= next_check && Instant::now() < until {
-            let checked =
-                quiescer.quiesce(QUIESCE_PATIENCE, || catch_unwind(AssertUnwindSafe(|| manager.check_invariants())));
-            match checked {
-                Some(Ok(())) => invariant_checks += 1,
-                Some(Err(panic)) => {
-                    checker.report(format!("invariant broken at a quiescent point: {}", panic_text(&panic)))
-                }
-                None => {} // a thread did not arrive in time; the watchdog judges it
-            }
-            next_check = Instant::now() + QUIESCE_EVERY;
-            // The next sample sees the gap and starts its stall runs over.
-            continue;
-        }
-        let now = Instant::now();
-        if now.duration_since(last_sample) > sample * 4 {
-            // The watchdog itself was kept off the CPU: it cannot tell
-            // whether a stall lasted the whole gap, so it starts over.
-            stalled_since.clear();
-        }
-        last_sample = now;
-        let stalls = checker.stalled(now, hang_after);
-        stalled_since.retain(|&(b, r), _| stalls.iter().any(|s| (s.backend, s.request) == (b, r)));
-        for stall in stalls {
-            let key = (stall.backend, stall.request);
-            let (since, samples, chain) = stalled_since.entry(key).or_insert_with(|| (now, 0, stall.chain.clone()));
-            if *chain != stall.chain {
-                // Someone in the chain moved on (and stalled again): progress.
-                (*since, *samples, *chain) = (now, 0, stall.chain.clone());
-            }
-            *samples += 1;
-            if now.duration_since(*since) >= hang_after && *samples >= HANG_TIMEOUTS && flagged.insert(key) {
-                hangs += 1;
-                if hangs == 1 {
-                    // The lock manager's own view of the first hang, to tell
-                    // an undetected cycle from a missed wake-up.
-                    let uptime = now.duration_since(started);
-                    eprintln!("stress locks: pg_locks at the first hang ({uptime:?} into the run, shared table only):");
-                    for row in manager.locks().iter().filter(|r| !r.fastpath) {
-                        let wait = row.wait_start.map(|w| format!(" for {:?}", uptime.saturating_sub(w)));
-                        eprintln!(
-                            "  backend {} {} {} {}{}",
-                            row.backend,
-                            if row.granted { "holds" } else { "awaits" },
-                            row.mode,
-                            row.tag,
-                            wait.unwrap_or_default()
-                        );
-                    }
-                }
-                checker.report_hang(format!(
-                    "HANG: backend {} stalled for {:?} ({} samples): {}",
-                    stall.backend,
-                    now.duration_since(*since),
-                    samples,
-                    stall.why
-                ));
-            }
-        }
-    }
-    let unfinished = (threads - finished) as u64;
-    if unfinished > 0 && hangs == 0 {
-        hangs = unfinished;
-    }
+    let watched = watchdog.watch(&done_rx, threads, |tally: Tally| total.add(&tally));
+    let unfinished = (threads - watched.finished) as u64;
+    let hangs = if unfinished > 0 && watched.hangs == 0 { unfinished } else { watched.hangs };
     let seconds = started.elapsed().as_secs_f64();
-
+    let mut invariant_checks = watched.invariant_checks;
     let mut leaked = 0u64;
     if unfinished == 0 {
-        match catch_unwind(AssertUnwindSafe(|| manager.check_invariants())) {
-            Ok(()) => invariant_checks += 1,
-            Err(panic) => checker.report(format!("invariant broken after the run: {}", panic_text(&panic))),
-        }
-        let o = manager.occupancy();
-        let rows = manager.locks();
-        for row in rows.iter().take(5) {
-            eprintln!("stress locks: leaked lock after the run: {row:?}");
-        }
-        let capacity_lost = u64::from(config.lock.max_locks).abs_diff(u64::from(o.free_capacity));
-        leaked =
-            rows.len() as u64 + o.lock_objects as u64 + o.fast_path_entries as u64 + o.strong_locks + capacity_lost;
-        if o.backends != 0 {
-            checker.report(format!("{} backend slots still registered after every thread ended", o.backends));
-        }
+        invariant_checks += u64::from(watchdog.check_after_run());
+        leaked = watchdog.leaked_after_run(config.lock.max_locks);
     }
     let stats = manager.stats();
     if unfinished == 0 && stats.deadlocks != total.deadlocks {
@@ -466,12 +329,48 @@ pub fn run_profile(profile: Profile, config: &Config, threads: usize, length: Du
     }
 }
 
-fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
-    panic
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_else(|| "(no message)".into())
+/// One worker per thread, each reporting its tally on the returned
+/// channel when it ends (a panic or a refused registration is a
+/// violation, and an empty tally).
+fn spawn_workers(
+    manager: &Arc<LockManager>,
+    checker: &Arc<Checker>,
+    quiescer: &Arc<Quiescer>,
+    threads: usize,
+    seed: u64,
+    until: Instant,
+) -> mpsc::Receiver<Tally> {
+    let rings = Arc::new(Rings::default());
+    let (done_tx, done_rx) = mpsc::channel::<Tally>();
+    for t in 0..threads {
+        let (manager, checker, quiescer, rings, done) =
+            (Arc::clone(manager), Arc::clone(checker), Arc::clone(quiescer), Arc::clone(&rings), done_tx.clone());
+        let thread_seed = seed.wrapping_add((t as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        std::thread::Builder::new()
+            .name(format!("stress-{t}"))
+            .spawn(move || {
+                let member = quiescer.member();
+                let body = catch_unwind(AssertUnwindSafe(|| {
+                    let backend = manager.register().map_err(|e| format!("register: {e}"))?;
+                    Ok::<Tally, String>(Worker::new(backend, &checker, &rings, thread_seed, t).run(until, &member))
+                }));
+                drop(member);
+                let tally = match body {
+                    Ok(Ok(tally)) => tally,
+                    Ok(Err(text)) => {
+                        checker.report(format!("thread {t}: {text}"));
+                        Tally::default()
+                    }
+                    Err(panic) => {
+                        checker.report(format!("thread {t} panicked: {}", panic_text(&panic)));
+                        Tally::default()
+                    }
+                };
+                let _ = done.send(tally);
+            })
+            .expect("spawn a stress thread");
+    }
+    done_rx
 }
 
 /// The rendezvous of the deliberate deadlock rings: participants take

@@ -5,6 +5,7 @@ use clap::Subcommand;
 use serde::Serialize;
 use turnstile_sync::Profile;
 
+mod lock_watchdog;
 pub mod locks;
 pub mod storage;
 

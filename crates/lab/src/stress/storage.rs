@@ -353,37 +353,7 @@ pub fn run_profile(
         counters: Default::default(),
     });
     let started = Instant::now();
-    let mut threads = Vec::new();
-    let spawn = |name: String, body: Box<dyn FnOnce() + Send>| {
-        let run = Arc::clone(&run);
-        std::thread::Builder::new()
-            .name(name.clone())
-            .spawn(move || {
-                if let Err(panic) = catch_unwind(AssertUnwindSafe(body)) {
-                    let text = panic
-                        .downcast_ref::<String>()
-                        .cloned()
-                        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                        .unwrap_or_default();
-                    run.violations.report(format!("{name} panicked: {text}"));
-                }
-            })
-            .expect("spawn a stress thread")
-    };
-    for t in 0..args.inserters {
-        let run = Arc::clone(&run);
-        let rng = SmallRng::seed_from_u64(seed ^ (t as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-        threads.push(spawn(format!("inserter-{t}"), Box::new(move || inserter(&run, t as i64, rng))));
-    }
-    for t in 0..args.readers {
-        let run = Arc::clone(&run);
-        let rng = SmallRng::seed_from_u64(seed ^ (t as u64 + 101).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-        threads.push(spawn(format!("reader-{t}"), Box::new(move || reader(&run, rng))));
-    }
-    {
-        let run = Arc::clone(&run);
-        threads.push(spawn("flusher".into(), Box::new(move || flusher(&run))));
-    }
+    let threads = spawn_workers(&run, args, seed);
     // The injector and the index build run on this thread.
     let mut rng = SmallRng::seed_from_u64(seed);
     let every = Duration::from_millis(args.fault_every_ms.max(1));
@@ -402,7 +372,69 @@ pub fn run_profile(
     result.seconds = started.elapsed().as_secs_f64();
     result.index_built_under_faults = index_built.unwrap_or(false);
 
-    // Flush until a flush completes: then every acknowledged row is durable.
+    let acked = settle(&run);
+    let durable = &acked[..run.durable.load(Ordering::Relaxed) as usize];
+    result.durable_rows = durable.len() as u64;
+    result.faults_planned = run.count(FAULTS);
+    result.inserted = run.count(INSERTED);
+    result.failed_inserts = run.count(FAILED_INSERTS);
+    result.lookups = run.count(LOOKUPS);
+    result.failed_lookups = run.count(FAILED_LOOKUPS);
+    result.flushes = run.count(FLUSHES);
+    result.failed_flushes = run.count(FAILED_FLUSHES);
+    result.pool_exhausted = run.count(POOL_EXHAUSTED);
+
+    // Reopen with plain I/O and check.
+    let run = Arc::into_inner(run).expect("every thread ended");
+    let violations = run.violations;
+    drop(run.engine);
+    check_reopened(&dir, &config, durable, index_built.unwrap_or(false), &mut result, &violations, seed);
+    result.violations = violations.count.load(Ordering::Relaxed);
+    result.violation_texts = violations.texts.into_inner().unwrap_or_else(|e| e.into_inner());
+    result
+}
+
+/// The inserters, the readers and the flusher, each on its own thread; a
+/// panic is reported as a violation.
+fn spawn_workers(run: &Arc<Run>, args: &Args, seed: u64) -> Vec<std::thread::JoinHandle<()>> {
+    let mut threads = Vec::new();
+    let spawn = |name: String, body: Box<dyn FnOnce() + Send>| {
+        let run = Arc::clone(run);
+        std::thread::Builder::new()
+            .name(name.clone())
+            .spawn(move || {
+                if let Err(panic) = catch_unwind(AssertUnwindSafe(body)) {
+                    let text = panic
+                        .downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                        .unwrap_or_default();
+                    run.violations.report(format!("{name} panicked: {text}"));
+                }
+            })
+            .expect("spawn a stress thread")
+    };
+    for t in 0..args.inserters {
+        let run = Arc::clone(run);
+        let rng = SmallRng::seed_from_u64(seed ^ (t as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        threads.push(spawn(format!("inserter-{t}"), Box::new(move || inserter(&run, t as i64, rng))));
+    }
+    for t in 0..args.readers {
+        let run = Arc::clone(run);
+        let rng = SmallRng::seed_from_u64(seed ^ (t as u64 + 101).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        threads.push(spawn(format!("reader-{t}"), Box::new(move || reader(&run, rng))));
+    }
+    {
+        let run = Arc::clone(run);
+        threads.push(spawn("flusher".into(), Box::new(move || flusher(&run))));
+    }
+    threads
+}
+
+/// After the workers ended: flushes until a flush completes (then every
+/// acknowledged row is durable), and checks the invariants at this
+/// quiescent point. Returns the acknowledged keys.
+fn settle(run: &Run) -> Vec<i64> {
     let acked: Vec<i64> = run.acked.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let mut flushed = false;
     for _ in 0..FINAL_FLUSH_TRIES {
@@ -424,25 +456,7 @@ pub fn run_profile(
         let what = panic.downcast_ref::<String>().map(String::as_str).or(panic.downcast_ref::<&str>().copied());
         run.violations.report(format!("invariant check after the run: {}", what.unwrap_or("(no message)")));
     }
-    let durable = &acked[..run.durable.load(Ordering::Relaxed) as usize];
-    result.durable_rows = durable.len() as u64;
-    result.faults_planned = run.count(FAULTS);
-    result.inserted = run.count(INSERTED);
-    result.failed_inserts = run.count(FAILED_INSERTS);
-    result.lookups = run.count(LOOKUPS);
-    result.failed_lookups = run.count(FAILED_LOOKUPS);
-    result.flushes = run.count(FLUSHES);
-    result.failed_flushes = run.count(FAILED_FLUSHES);
-    result.pool_exhausted = run.count(POOL_EXHAUSTED);
-
-    // Reopen with plain I/O and check.
-    let run = Arc::into_inner(run).expect("every thread ended");
-    let violations = run.violations;
-    drop(run.engine);
-    check_reopened(&dir, &config, durable, index_built.unwrap_or(false), &mut result, &violations, seed);
-    result.violations = violations.count.load(Ordering::Relaxed);
-    result.violation_texts = violations.texts.into_inner().unwrap_or_else(|e| e.into_inner());
-    result
+    acked
 }
 
 fn plan_fault(run: &Run, rng: &mut SmallRng) {

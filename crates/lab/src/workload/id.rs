@@ -1,57 +1,90 @@
-//! Which workload: the one enum `turnstile run` and `turnstile compare`
-//! take on their command lines.
+//! Which workload: an index into the registry, which `turnstile run` and
+//! `turnstile compare` take on their command lines by name (`W1` …).
 
-/// A workload (the write-up each reproduces is in `docs/sources.md`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum)]
-#[value(rename_all = "UPPER")]
-pub enum WorkloadId {
-    /// Partitioned join (Vondra 2024).
-    W1,
-    /// Star join (Vondra 2024).
-    W2,
-    /// Many indexes (Geier 2022).
-    W3,
-    /// Relation extension (Freund 2020).
-    W4,
-    /// Select-only, pgbench -S (Haas 2011).
-    W5,
-    /// LWLock starvation: readers through a hot B-tree root while writers
-    /// insert and extend (Postgres Pro 2018; in process only).
-    W6,
-}
+use super::registry::DEFINITIONS;
+use super::Definition;
+use std::fmt;
+
+/// A workload of the registry (the write-up each reproduces is in
+/// `docs/sources.md`).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct WorkloadId(usize);
+
+/// Every workload, in report order.
+static ALL: [WorkloadId; DEFINITIONS.len()] = {
+    let mut ids = [WorkloadId(0); DEFINITIONS.len()];
+    let mut i = 0;
+    while i < ids.len() {
+        ids[i] = WorkloadId(i);
+        i += 1;
+    }
+    ids
+};
 
 impl WorkloadId {
     /// Every workload, in report order.
-    pub const ALL: [WorkloadId; 6] =
-        [WorkloadId::W1, WorkloadId::W2, WorkloadId::W3, WorkloadId::W4, WorkloadId::W5, WorkloadId::W6];
+    pub fn all() -> &'static [WorkloadId] {
+        &ALL
+    }
 
     /// The workloads that also run through pgbench (`turnstile compare`).
-    pub const THROUGH_PGBENCH: [WorkloadId; 5] =
-        [WorkloadId::W1, WorkloadId::W2, WorkloadId::W3, WorkloadId::W4, WorkloadId::W5];
+    pub fn through_pgbench() -> Vec<WorkloadId> {
+        ALL.iter().copied().filter(|w| w.definition().pgbench.is_some()).collect()
+    }
+
+    /// The workload called `name` (`W1` …, any case).
+    pub fn named(name: &str) -> Option<WorkloadId> {
+        ALL.iter().copied().find(|w| w.name().eq_ignore_ascii_case(name))
+    }
+
+    /// Its definition.
+    pub fn definition(self) -> &'static Definition {
+        DEFINITIONS[self.0]
+    }
 
     /// `W1` …
     pub fn name(self) -> &'static str {
-        match self {
-            WorkloadId::W1 => "W1",
-            WorkloadId::W2 => "W2",
-            WorkloadId::W3 => "W3",
-            WorkloadId::W4 => "W4",
-            WorkloadId::W5 => "W5",
-            WorkloadId::W6 => "W6",
-        }
+        self.definition().name
     }
 
     /// A title for reports.
     pub fn title(self) -> &'static str {
-        match self {
-            WorkloadId::W1 => "W1 partitioned join (Vondra 2024): pgbench_accounts by aid_parent JOIN pgbench_branches",
-            WorkloadId::W2 => "W2 star join (Vondra 2024): one fact row JOIN every dimension",
-            WorkloadId::W3 => "W3 many indexes (Geier 2022): SELECT * FROM synth_table WHERE col5 = 42",
-            WorkloadId::W4 => "W4 relation extension (Freund 2020): COPY into one unlogged table",
-            WorkloadId::W5 => "W5 select-only (Haas 2011): pgbench -S",
-            WorkloadId::W6 => {
-                "W6 LWLock starvation (Postgres Pro 2018): point lookups through a hot B-tree root while writers insert"
-            }
+        self.definition().title
+    }
+}
+
+impl fmt::Debug for WorkloadId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl fmt::Display for WorkloadId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl clap::ValueEnum for WorkloadId {
+    fn value_variants<'a>() -> &'a [Self] {
+        &ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.name()).help(self.definition().summary))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_found_again() {
+        for &w in WorkloadId::all() {
+            assert_eq!(WorkloadId::named(w.name()), Some(w));
+            assert_eq!(WorkloadId::named(&w.name().to_lowercase()), Some(w));
         }
+        assert_eq!(WorkloadId::named("W0"), None);
     }
 }

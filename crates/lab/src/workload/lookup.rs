@@ -1,6 +1,6 @@
 //! The query half of a workload's definition: a lookup of one row by one
 //! parameter, joined with other tables on equal columns, and its SQL form.
-//! (Its engine form, a typed `Query`, is in `run::workloads::engine`.)
+//! (Its engine form, a typed `Query`, is in `engine.rs`.)
 
 use std::fmt::Write as _;
 

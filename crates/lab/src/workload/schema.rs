@@ -1,6 +1,6 @@
 //! Tables, their columns and the rows they hold, and their indexes: the
 //! schema and data half of a workload's definition, with its SQL form.
-//! (Its engine form is in `run::workloads::engine`.)
+//! (Its engine form is in `engine.rs`.)
 
 /// A column's type, as far as the workloads need one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -2,10 +2,42 @@
 //! key, joined with each of N dimension tables on the dimension's primary
 //! key.
 
-use super::{ColType, Column, Fill, JoinOn, Lookup, Sizes, Table};
+use super::in_process::Setup;
+use super::through_pgbench::{params, PgbenchSetup, PgbenchVariant, Step};
+use super::{
+    ColType, Column, Dataset, Definition, Fill, InProcessForm, JoinOn, Key, Lookup, Mode, ModeUse, Modes, Param,
+    PgbenchForm, Sizes, Sweep, Table,
+};
+use serde_json::{json, Value as Json};
+
+/// W2.
+pub const DEFINITION: Definition = Definition {
+    name: "W2",
+    summary: "Star join (Vondra 2024).",
+    title: "W2 star join (Vondra 2024): one fact row JOIN every dimension",
+    sweep: Some(DIMENSIONS),
+    modes: Modes { in_process: ModeUse::Swept, pgbench: ModeUse::Swept, quick: &[Mode::Prepared] },
+    min_clients: 1,
+    in_process: InProcessForm::Lookup { dataset, params: params_json },
+    pgbench: Some(PgbenchForm { variants, repository_files }),
+    growth_table: None,
+    extra_table: None,
+};
 
 /// The most dimensions a variant may have.
 pub const MAX_DIMENSIONS: u32 = 200;
+
+/// The dimension counts.
+pub const DIMENSIONS: Sweep = Sweep {
+    param: Param::Dimensions,
+    min: 1,
+    max: MAX_DIMENSIONS,
+    full: &[1, 10, 100],
+    quick: &[1, 10],
+    pgbench: &[1, 10, 100],
+    pgbench_quick: &[10],
+    alloc: &[1, 10, 100],
+};
 
 /// `dim<k> (id int PRIMARY KEY, val text)`: `dim_rows` rows, `val =
 /// md5(id)`.
@@ -58,4 +90,45 @@ pub fn setup_sql(n: u32, sizes: Sizes) -> String {
 /// The pgbench script: a random fact row.
 pub fn script(n: u32, sizes: Sizes) -> String {
     format!("\\set id random(1, {})\n{};\n", sizes.fact_rows, lookup(n).sql(":id"))
+}
+
+/// The data set at `n` dimensions, in process.
+fn dataset(n: u32, sizes: Sizes) -> Dataset {
+    Dataset { tables: tables(n, sizes), indexes: Vec::new(), lookup: lookup(n), key: Key::Random(sizes.fact_rows) }
+}
+
+/// `turnstile run W2`'s workload-level parameters.
+fn params_json(setup: &Setup) -> Json {
+    json!({ "facts": setup.sizes.fact_rows, "dimension_rows": setup.sizes.dim_rows, "dimensions": setup.values })
+}
+
+/// One database per dimension count, made by [`setup_sql`].
+fn variants(setup: &PgbenchSetup<'_>) -> Vec<PgbenchVariant> {
+    setup
+        .values
+        .iter()
+        .map(|&n| {
+            let name = format!("w2_n{n}.sql");
+            PgbenchVariant {
+                params: params(&[("dimensions", json!(n))]),
+                db: format!("w2_n{n}"),
+                setup: vec![Step::Sql(setup_sql(n, setup.sizes))],
+                files: vec![(name.clone(), script(n, setup.sizes))],
+                pgbench_args: vec!["-f".into(), setup.file(&name)],
+                query: Some(lookup(n).sql("$1")),
+            }
+        })
+        .collect()
+}
+
+/// `w2_setup_n<n>.sql` and `w2_n<n>.sql` for compare's dimension counts.
+fn repository_files() -> Vec<(String, String)> {
+    let sizes = Sizes::DEFAULT;
+    DIMENSIONS
+        .pgbench
+        .iter()
+        .flat_map(|&n| {
+            [(format!("w2_setup_n{n}.sql"), setup_sql(n, sizes)), (format!("w2_n{n}.sql"), script(n, sizes))]
+        })
+        .collect()
 }

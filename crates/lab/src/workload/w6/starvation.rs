@@ -28,10 +28,12 @@
 //!   mostly missed) and mixing the writers' shared and exclusive waits; kept
 //!   as an outside cross-check of `exclusive_wait_us`.
 
-use super::{engine, variant, with_loader, ClientCtx, Extra, Params, PointFigures, Txn, Variant, Workload};
 use crate::cli::CliError;
 use crate::harness::{histogram, Latency};
-use crate::workload::w6;
+use crate::workload::in_process::{
+    with_loader, ClientCtx, Extra, InProcess, ParamValue, Params, PointFigures, Setup, Txn, Variant,
+};
+use crate::workload::{engine, w6, Mode};
 use hdrhistogram::Histogram;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -116,6 +118,12 @@ impl Starvation {
         Starvation { rows, writers, point: PointState::default() }
     }
 
+    /// W6's in-process form: as many preloaded rows as `setup`'s scale has
+    /// accounts, one variant per writer count of the sweep.
+    pub fn make(setup: Setup) -> Result<Box<dyn InProcess>, CliError> {
+        Ok(Box::new(Starvation::new(setup.sizes.accounts(), setup.values)))
+    }
+
     /// Writers among `clients` sessions: as asked, but leaving at least one
     /// reader when there are two sessions or more.
     pub fn writers_of(asked: u32, clients: usize) -> usize {
@@ -123,7 +131,7 @@ impl Starvation {
     }
 }
 
-impl Workload for Starvation {
+impl InProcess for Starvation {
     fn data_key(&self, _v: &Variant) -> String {
         "hot".into()
     }
@@ -139,7 +147,11 @@ impl Workload for Starvation {
                 if w == 0 {
                     Err("--writers takes counts of at least 1".into())
                 } else {
-                    Ok(variant(Params { writers: Some(w), ..Params::default() }, 0, QueryMode::Prepared, w))
+                    Ok(Variant {
+                        params: Params::default().with("writers", ParamValue::Count(w)),
+                        value: w,
+                        mode: Mode::Prepared,
+                    })
                 }
             })
             .collect()
@@ -196,7 +208,7 @@ impl Workload for Starvation {
     fn client<'a>(&'a self, c: &ClientCtx, v: &'a Variant) -> Result<Txn<'a>, CliError> {
         let mut rng = SmallRng::seed_from_u64(c.seed);
         let rows = self.rows.clamp(1, i32::MAX as u32) as i32;
-        if c.index < Starvation::writers_of(v.count, c.clients) {
+        if c.index < Starvation::writers_of(v.value, c.clients) {
             let measuring = Arc::clone(&c.measuring);
             let filler = "w".repeat(w6::FILLER_BYTES);
             let mut registered = false;
@@ -262,7 +274,7 @@ impl Workload for Starvation {
             mapping_wait_us_mean: if map.waits > 0 { map.wait_ns as f64 / map.waits as f64 / 1000.0 } else { 0.0 },
             inserter_mapping_wait_us: episodes,
         };
-        Ok(Extra { starvation: Some(figures), ..Extra::default() })
+        Extra::own(&figures)
     }
 }
 
