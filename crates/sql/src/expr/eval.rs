@@ -265,6 +265,11 @@ pub(super) fn unify(a: Datum, b: Datum) -> Result<(Datum, Datum), SqlError> {
             let t = Datum::parse(s, SqlType::Timestamp)?;
             (a, t)
         }
+        (Datum::Text(s), Datum::Bytea(_)) => (Datum::parse(s, SqlType::Bytea)?, b),
+        (Datum::Bytea(_), Datum::Text(s)) => {
+            let t = Datum::parse(s, SqlType::Bytea)?;
+            (a, t)
+        }
         (Datum::Text(s), Datum::Float(_)) => (Datum::parse(s, SqlType::Float8)?, b),
         (Datum::Float(_), Datum::Text(s)) => {
             let t = Datum::parse(s, SqlType::Float8)?;

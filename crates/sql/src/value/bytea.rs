@@ -1,17 +1,29 @@
 //! `bytea`'s text forms: hex (`\x0a1b`, what PostgreSQL prints) and escape
-//! (`a\\b\001`), read into bytes.
+//! (`a\\b\001`), read into the bytes a [`Datum::Bytea`](super::Datum::Bytea)
+//! holds, and the hex form printed from them.
 
-/// A `bytea` text input (hex `\x00ff` or escape `a\\b\001`) in the
-/// hex form; `None` if it is not valid.
-pub(crate) fn bytea_hex_text(s: &str) -> Option<String> {
-    let mut out = bytes::BytesMut::new();
+/// A `bytea` text input (hex `\x00ff` or escape `a\\b\001`) as bytes;
+/// `None` if it is not valid.
+pub(crate) fn parse_bytea(s: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(s.len() / 2);
     bytea_from_text(s, &mut out)?;
-    Some(turnstile_engine::types::bytea_hex(&out))
+    Some(out)
+}
+
+/// `byteaout` in hex form (`bytea_output = hex`): `\x` and two lower-case
+/// hex digits per byte, appended to `out`.
+pub fn write_bytea_hex(b: &[u8], out: &mut String) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(2 + 2 * b.len());
+    out.push_str("\\x");
+    for &byte in b {
+        out.push(char::from(HEX[usize::from(byte >> 4)]));
+        out.push(char::from(HEX[usize::from(byte & 0xf)]));
+    }
 }
 
 /// `bytea`'s text forms: hex (`\x0a1b`) or escape (`a\\b\001`).
-pub(crate) fn bytea_from_text(text: &str, out: &mut bytes::BytesMut) -> Option<()> {
-    use bytes::BufMut as _;
+pub(crate) fn bytea_from_text(text: &str, out: &mut impl bytes::BufMut) -> Option<()> {
     if let Some(hex) = text.strip_prefix("\\x") {
         let h = hex.as_bytes();
         if h.len() % 2 != 0 {
@@ -38,4 +50,20 @@ pub(crate) fn bytea_from_text(text: &str, out: &mut bytes::BytesMut) -> Option<(
         }
     }
     Some(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_text_forms_read_and_hex_prints() {
+        assert_eq!(parse_bytea("\\x00ff0A"), Some(vec![0x00, 0xff, 0x0a]));
+        assert_eq!(parse_bytea("a\\\\b\\001"), Some(b"a\\b\x01".to_vec()));
+        assert_eq!(parse_bytea("\\x0"), None);
+        assert_eq!(parse_bytea("\\9"), None);
+        let mut s = String::new();
+        write_bytea_hex(&[0xde, 0xad, 0x01], &mut s);
+        assert_eq!(s, "\\xdead01");
+    }
 }

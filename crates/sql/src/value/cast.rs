@@ -30,6 +30,7 @@ impl Datum {
                 | Datum::Int(_)
                 | Datum::Numeric(_)
                 | Datum::Float(_)
+                | Datum::Bytea(_)
                 | Datum::Timestamp(_)
                 | Datum::Date(_)),
                 SqlType::Varchar(_) | SqlType::Bpchar(_),
@@ -97,6 +98,7 @@ impl Datum {
                 Datum::Date(i32::try_from(t.div_euclid(USECS_PER_DAY)).map_err(|_| out_of_range(SqlType::Date))?)
             }
             (Datum::Date(d), SqlType::Date) => Datum::Date(d),
+            (Datum::Bytea(b), SqlType::Bytea) => Datum::Bytea(b),
             (Datum::Date(d), SqlType::Timestamp | SqlType::TimestampTz) => Datum::Timestamp(
                 i64::from(d).checked_mul(USECS_PER_DAY).ok_or_else(|| out_of_range(SqlType::Timestamp))?,
             ),

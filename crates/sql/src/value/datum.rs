@@ -21,6 +21,7 @@ use std::hash::{Hash, Hasher};
 /// * `real`, `double precision`: [`Datum::Float`] (a `real` holds a value
 ///   an `f32` represents exactly);
 /// * every string type: [`Datum::Text`] (`character(n)` blank-padded);
+/// * `bytea`: [`Datum::Bytea`], the bytes;
 /// * `date`: [`Datum::Date`], days since 2000-01-01;
 /// * `timestamp[tz]`: [`Datum::Timestamp`], microseconds since
 ///   2000-01-01 00:00:00 (UTC for `timestamptz`).
@@ -38,6 +39,8 @@ pub enum Datum {
     Float(f64),
     /// Any string type.
     Text(String),
+    /// `bytea`: the bytes themselves (printed in hex only at the door).
+    Bytea(Vec<u8>),
     /// Microseconds since 2000-01-01 00:00:00 UTC.
     Timestamp(i64),
     /// Days since 2000-01-01.
@@ -75,6 +78,7 @@ impl Hash for Datum {
             }
             Datum::Float(f) => (if *f == 0.0 { 0.0f64 } else { *f }).to_bits().hash(h),
             Datum::Text(s) => s.hash(h),
+            Datum::Bytea(b) => b.hash(h),
             Datum::Timestamp(t) => t.hash(h),
             Datum::Date(d) => d.hash(h),
         }
@@ -115,6 +119,7 @@ impl Datum {
             (_, Datum::Null) => Ordering::Less,
             (Datum::Int(a), Datum::Int(b)) => a.cmp(b),
             (Datum::Text(a), Datum::Text(b)) => a.cmp(b),
+            (Datum::Bytea(a), Datum::Bytea(b)) => a.cmp(b),
             (Datum::Bool(a), Datum::Bool(b)) => a.cmp(b),
             (Datum::Timestamp(a), Datum::Timestamp(b)) => a.cmp(b),
             (Datum::Date(a), Datum::Date(b)) => a.cmp(b),
@@ -136,6 +141,7 @@ impl Datum {
             Datum::Bool(_) => 0,
             Datum::Int(_) | Datum::Numeric(_) | Datum::Float(_) => 1,
             Datum::Text(_) => 2,
+            Datum::Bytea(_) => 4,
             Datum::Timestamp(_) | Datum::Date(_) => 3,
         }
     }

@@ -3,11 +3,10 @@
 //! as a filter (with the column's assignment cast), [`Datum::from_engine`]
 //! when a row comes back from a scan.
 
-use super::bytea::bytea_hex_text;
 use super::datum::Datum;
 use super::range::{out_of_range, to_float4};
 use super::sql_type::SqlType;
-use super::text::{bad_input, pad_char};
+use super::text::pad_char;
 use crate::error::SqlError;
 use crate::expr::numeric;
 use turnstile_engine::types::{ColumnType, Float, Value};
@@ -30,12 +29,7 @@ impl Datum {
             (Datum::Int(v), ColumnType::Oid) => {
                 Value::Int8(u32::try_from(*v).map_err(|_| out_of_range(SqlType::Oid))?.into())
             }
-            (Datum::Text(s), ColumnType::Bytea) => Value::Bytea(
-                turnstile_engine::types::parse_bytea_hex(
-                    &bytea_hex_text(s).ok_or_else(|| bad_input(SqlType::Bytea, s))?,
-                )
-                .ok_or_else(|| bad_input(SqlType::Bytea, s))?,
-            ),
+            (Datum::Bytea(b), ColumnType::Bytea) => Value::Bytea(b.clone()),
             (Datum::Date(d), ColumnType::Date) => Value::Date(*d),
             (Datum::Float(f), ColumnType::Float8) => Value::Float(Float(*f)),
             (Datum::Float(f), ColumnType::Float4) => Value::Float(Float(to_float4(*f)?)),
@@ -56,6 +50,7 @@ impl Datum {
     pub fn from_engine_owned(v: Value) -> Datum {
         match v {
             Value::Text(s) => Datum::Text(s),
+            Value::Bytea(b) => Datum::Bytea(b),
             other => Datum::from_engine(&other),
         }
     }
@@ -72,7 +67,7 @@ impl Datum {
             Value::Float(f) => Datum::Float(f.0),
             Value::Numeric(n) => numeric::parse(n).map_or(Datum::Null, Datum::Numeric),
             Value::Date(d) => Datum::Date(*d),
-            Value::Bytea(b) => Datum::Text(turnstile_engine::types::bytea_hex(b)),
+            Value::Bytea(b) => Datum::Bytea(b.clone()),
         }
     }
 }

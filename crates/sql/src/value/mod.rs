@@ -20,7 +20,7 @@
 //! | [`sql_type`] | [`SqlType`]: OIDs, names, modifiers, the engine column type |
 //! | [`datum`] | [`Datum`]: the representation of each type, equality, hashing, SQL order |
 //! | [`text`] | text input and output (PostgreSQL's `*in`/`*out` functions) |
-//! | [`bytea`] | `bytea`'s text forms |
+//! | [`bytea`] | `bytea`'s text forms, read into and printed from bytes |
 //! | [`cast`] | assignment, implicit and explicit casts |
 //! | [`range`] | range checks (`22003`) shared by input, casts and arithmetic |
 //! | [`engine`] | the bridge to the engine's [`Value`](turnstile_engine::types::Value) |
@@ -34,6 +34,7 @@ mod sql_type;
 mod text;
 
 pub(crate) use bytea::bytea_from_text;
+pub use bytea::write_bytea_hex;
 pub use datum::{now_timestamp, timestamp_from_unix_micros, Datum};
 pub use range::{float_check, int_in_range, out_of_range};
 pub use sql_type::{SqlType, NUMERIC};

@@ -37,8 +37,7 @@ pub enum SqlType {
     Timestamp,
     /// `timestamp with time zone`.
     TimestampTz,
-    /// `bytea`: values are [`Datum::Text`] holding the hex text form
-    /// (`\x00ff`), whose order is the bytes' order.
+    /// `bytea`: values are [`Datum::Bytea`](super::Datum::Bytea), the bytes.
     Bytea,
     /// `oid`.
     Oid,

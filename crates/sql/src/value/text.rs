@@ -4,7 +4,7 @@
 //! the canonical form (floats in their shortest round-trip digits,
 //! timestamps in ISO form to the microsecond).
 
-use super::bytea::bytea_hex_text;
+use super::bytea::{parse_bytea, write_bytea_hex};
 use super::datum::{now_timestamp, Datum};
 use super::range::to_float4;
 use super::sql_type::SqlType;
@@ -41,6 +41,7 @@ impl Datum {
             Datum::Numeric(v) => numeric::write(v, out),
             Datum::Float(f) => format_float(*f, ty == SqlType::Float4, out),
             Datum::Text(s) => out.push_str(s),
+            Datum::Bytea(b) => write_bytea_hex(b, out),
             Datum::Timestamp(t) => format_timestamp(*t, out, ty == SqlType::TimestampTz),
             Datum::Date(d) => out.push_str(&datetime::format_date(*d)),
         }
@@ -58,7 +59,7 @@ impl Datum {
             SqlType::Int4 => Datum::Int(t.parse::<i32>().map_err(|_| int_error(ty, s))?.into()),
             SqlType::Int8 | SqlType::Xid => Datum::Int(t.parse::<i64>().map_err(|_| int_error(ty, s))?),
             SqlType::Oid => Datum::Int(parse_oid(t).ok_or_else(|| bad_input(ty, s))?),
-            SqlType::Bytea => Datum::Text(bytea_hex_text(s).ok_or_else(|| bad_input(ty, s))?),
+            SqlType::Bytea => Datum::Bytea(parse_bytea(s).ok_or_else(|| bad_input(ty, s))?),
             SqlType::Numeric(m) => {
                 let lower = t.to_ascii_lowercase();
                 if matches!(lower.as_str(), "nan" | "infinity" | "-infinity" | "+infinity" | "inf" | "-inf") {
