@@ -194,12 +194,17 @@ pub fn recv(oid: u32, data: &[u8], index: usize) -> Result<String, SqlError> {
         }
     };
     if r.pos != data.len() {
-        return Err(SqlError::new(
-            INVALID_BINARY_REPRESENTATION,
-            format!("incorrect binary data format in bind parameter {}", index + 1),
-        ));
+        return Err(incorrect_format(index));
     }
     Ok(text)
+}
+
+/// `22P03` for value number `index` (0-based) with bytes left over.
+pub(crate) fn incorrect_format(index: usize) -> SqlError {
+    SqlError::new(
+        INVALID_BINARY_REPRESENTATION,
+        format!("incorrect binary data format in bind parameter {}", index + 1),
+    )
 }
 
 /// Appends the binary form of a value of type `oid` whose text form (as the
