@@ -2,14 +2,16 @@
 //! functions, byte for byte as PostgreSQL 15 defines them, for the
 //! protocol's parameters and results and for `COPY … (FORMAT binary)`.
 //!
-//! The SQL layer takes parameters and returns values in their text form
-//! (PostgreSQL's `*in`/`*out` functions). Binary is translated at the door: a binary parameter is decoded by its type's `recv` and handed on
-//! as the text its `out` function would print ([`recv`]); a value in a
-//! binary result column is the canonical text the SQL layer printed,
-//! re-encoded by its type's `send` ([`send`]). Both directions are exact:
-//! every text form used here (`numeric`'s digits, `float8`'s shortest
-//! round-trip digits, ISO timestamps to the microsecond) carries the whole
-//! value.
+//! The session takes the protocol's parameters and returns its result
+//! rows in their text form (PostgreSQL's `*in`/`*out` functions), so for
+//! `Bind` and `DataRow` binary is translated at the door: a binary
+//! parameter is decoded by its type's `recv` and handed on as the text its
+//! `out` function would print ([`recv`]); a value in a binary result column
+//! is the canonical text the SQL layer printed, re-encoded by its type's
+//! `send` ([`send`]). Both directions are exact: every text form used here
+//! (`numeric`'s digits, `float8`'s shortest round-trip digits, ISO
+//! timestamps to the microsecond) carries the whole value. COPY, which
+//! holds typed values, converts them without text (`binary_datum.rs`).
 //!
 //! | type (OID) | binary form |
 //! |---|---|
