@@ -2,14 +2,16 @@
 //! functions, byte for byte as PostgreSQL 15 defines them, for the
 //! protocol's parameters and results and for `COPY … (FORMAT binary)`.
 //!
-//! The SQL layer takes parameters and returns values in their text form
-//! (PostgreSQL's `*in`/`*out` functions). Binary is translated at the door: a binary parameter is decoded by its type's `recv` and handed on
-//! as the text its `out` function would print ([`recv`]); a value in a
-//! binary result column is the canonical text the SQL layer printed,
-//! re-encoded by its type's `send` ([`send`]). Both directions are exact:
-//! every text form used here (`numeric`'s digits, `float8`'s shortest
-//! round-trip digits, ISO timestamps to the microsecond) carries the whole
-//! value.
+//! The session takes the protocol's parameters and returns its result
+//! rows in their text form (PostgreSQL's `*in`/`*out` functions), so for
+//! `Bind` and `DataRow` binary is translated at the door: a binary
+//! parameter is decoded by its type's `recv` and handed on as the text its
+//! `out` function would print ([`recv`]); a value in a binary result column
+//! is the canonical text the SQL layer printed, re-encoded by its type's
+//! `send` ([`send`]). Both directions are exact: every text form used here
+//! (`numeric`'s digits, `float8`'s shortest round-trip digits, ISO
+//! timestamps to the microsecond) carries the whole value. COPY, which
+//! holds typed values, converts them without text (`binary_datum.rs`).
 //!
 //! | type (OID) | binary form |
 //! |---|---|
@@ -194,12 +196,17 @@ pub fn recv(oid: u32, data: &[u8], index: usize) -> Result<String, SqlError> {
         }
     };
     if r.pos != data.len() {
-        return Err(SqlError::new(
-            INVALID_BINARY_REPRESENTATION,
-            format!("incorrect binary data format in bind parameter {}", index + 1),
-        ));
+        return Err(incorrect_format(index));
     }
     Ok(text)
+}
+
+/// `22P03` for value number `index` (0-based) with bytes left over.
+pub(crate) fn incorrect_format(index: usize) -> SqlError {
+    SqlError::new(
+        INVALID_BINARY_REPRESENTATION,
+        format!("incorrect binary data format in bind parameter {}", index + 1),
+    )
 }
 
 /// Appends the binary form of a value of type `oid` whose text form (as the

@@ -4,7 +4,7 @@
 //! counts, the `-1` trailer; each field in its type's `send` form, see
 //! [`crate::binary`]).
 
-use crate::binary;
+use crate::binary_datum::send_datum;
 use crate::error::SqlError;
 use crate::value::{Datum, SqlType};
 use std::borrow::Cow;
@@ -337,14 +337,13 @@ pub(crate) fn copy_out_lines(
                 let mut line = head.take().unwrap_or_default();
                 line.extend_from_slice(&(r.len() as i16).to_be_bytes());
                 for (d, t) in r.iter().zip(types) {
-                    match d.to_text(*t) {
-                        None => line.extend_from_slice(&(-1i32).to_be_bytes()),
-                        Some(s) => {
-                            let mut field = bytes::BytesMut::new();
-                            binary::send(t.oid(), &s, &mut field)?;
-                            line.extend_from_slice(&(field.len() as i32).to_be_bytes());
-                            line.extend_from_slice(&field);
-                        }
+                    if d.is_null() {
+                        line.extend_from_slice(&(-1i32).to_be_bytes());
+                    } else {
+                        let mut field = bytes::BytesMut::new();
+                        send_datum(*t, d, &mut field)?;
+                        line.extend_from_slice(&(field.len() as i32).to_be_bytes());
+                        line.extend_from_slice(&field);
                     }
                 }
                 lines.push(line);

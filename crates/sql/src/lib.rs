@@ -92,6 +92,7 @@
 
 mod advisory;
 pub mod binary;
+mod binary_datum;
 mod command;
 mod context;
 mod copy;

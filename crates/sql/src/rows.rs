@@ -18,7 +18,7 @@
 //! assert_eq!(rows, vec![vec![Some("1".to_owned()), None], vec![Some("2".to_owned()), Some("two".to_owned())]]);
 //! ```
 
-use crate::value::{Datum, SqlType};
+use crate::value::{write_bytea_hex, Datum, SqlType};
 use std::fmt::Write;
 use turnstile_engine::types::ValueRef;
 
@@ -113,9 +113,9 @@ impl TextRows {
     }
 
     /// Appends one value read from a stored row, in the text output of
-    /// `ty`; [`TextRows::end_row`] ends the row. Integers and text are
-    /// written straight into the buffer; other types go through their
-    /// [`Datum`], as [`TextRows::push_datums`] writes them.
+    /// `ty`; [`TextRows::end_row`] ends the row. Integers, text and
+    /// `bytea` are written straight into the buffer; other types go through
+    /// their [`Datum`], as [`TextRows::push_datums`] writes them.
     pub fn push_ref(&mut self, v: ValueRef<'_>, ty: SqlType) {
         let null = match v {
             ValueRef::Null => true,
@@ -123,6 +123,10 @@ impl TextRows {
             ValueRef::Int8(x) => write!(self.text, "{x}").is_err(),
             ValueRef::Text(s) => {
                 self.text.push_str(s);
+                false
+            }
+            ValueRef::Bytea(b) => {
+                write_bytea_hex(b, &mut self.text);
                 false
             }
             other => !Datum::from_engine_owned(other.to_owned_value()).write_text(ty, &mut self.text),

@@ -3,13 +3,12 @@
 //! formats' options and codecs are in `copy.rs`, which the parser uses
 //! too; this file is the session's side.
 
-use crate::binary;
+use crate::binary_datum::recv_datum;
 use crate::copy::{field_value, split_csv, split_text, unescape_field, CopyFormat, BINARY_SIGNATURE};
 use crate::error::SqlError;
 use crate::plan;
 use crate::session::SqlSession;
 use crate::statement::CopyIn;
-use crate::value::Datum;
 use std::borrow::Cow;
 use turnstile_engine::types::Value;
 use turnstile_lock::SqlState;
@@ -176,13 +175,13 @@ impl SqlSession {
             for (i, (f, &t)) in fields.iter().zip(&copy.targets).enumerate() {
                 if let Some(bytes) = f {
                     let ty = copy.sql_types[t];
-                    let text = binary::recv(ty.oid(), bytes, i).map_err(|mut e| {
+                    let d = recv_datum(ty, bytes, i).map_err(|mut e| {
                         if e.code == SqlState::PROTOCOL_VIOLATION {
                             e = bad_copy(copy, "insufficient data left in message");
                         }
                         e
                     })?;
-                    row[t] = Datum::parse(&text, ty)?.to_engine(copy.types[t])?;
+                    row[t] = d.to_engine(copy.types[t])?;
                 }
             }
             self.copy_row(copy, row)?;

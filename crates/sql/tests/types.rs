@@ -205,6 +205,30 @@ fn new_column_types_store_exactly() {
     assert_eq!(answer(&mut s, "INSERT INTO n (b) VALUES (1e39)").0, "E22003");
 }
 
+/// `bytea` is held as bytes from the literal to the row and back: stored,
+/// compared, ordered (byte order), aggregated and cast to text as
+/// PostgreSQL 15 answers.
+#[test]
+fn bytea_values_are_bytes_end_to_end() {
+    let (_d, e) = engine();
+    let mut s = session(&e);
+    for q in [
+        "CREATE TABLE qb (id int4, b bytea)",
+        "INSERT INTO qb VALUES (1, '\\x00ff'), (2, 'abc'), (3, NULL), (4, '\\x616263')",
+    ] {
+        run(&mut s, q).unwrap_or_else(|e| panic!("{q}: {e:?}"));
+    }
+    assert_eq!(answer(&mut s, "SELECT b FROM qb ORDER BY b, id").0, "\\x00ff,\\x616263,\\x616263,");
+    assert_eq!(answer(&mut s, "SELECT id FROM qb WHERE b = '\\x616263' ORDER BY id").0, "2,4");
+    assert_eq!(answer(&mut s, "SELECT id FROM qb WHERE b < 'abc'").0, "1");
+    assert_eq!(answer(&mut s, "SELECT b::text, length(b::text) FROM qb WHERE id = 1").0, "\\x00ff|6");
+    assert_eq!(answer(&mut s, "SELECT max(b), min(b), count(DISTINCT b) FROM qb").0, "\\x616263|\\x00ff|2");
+    assert_eq!(answer(&mut s, "SELECT coalesce(b, '\\x01') FROM qb WHERE id = 3").0, "\\x01");
+    assert_eq!(answer(&mut s, "SELECT 'a\\\\b'::bytea").0, "\\x615c62");
+    assert_eq!(answer(&mut s, "SELECT '\\x0'::bytea").0, "E22P02");
+    assert_eq!(answer(&mut s, "INSERT INTO qb VALUES (5, '\\x0g')").0, "E22P02");
+}
+
 #[test]
 fn not_null_holds_on_every_insert_path() {
     let (_d, e) = engine();

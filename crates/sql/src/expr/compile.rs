@@ -1,9 +1,10 @@
 //! Compiling sqlparser's expressions to [`Expr`]: names resolved against
 //! the scope, literals and parameters typed, functions and operators chosen.
 
+use super::functions::{self, def::Call};
 use super::{
-    arith_type, ident_name, implicit_cast, is_ts, numeric, object_name, parse_type_name, syntax, AggKind, AggSpec,
-    BinOp, Compiler, Expr, Func,
+    arith_type, ident_name, implicit_cast, is_ts, numeric, parse_type_name, syntax, AggKind, AggSpec, BinOp, Compiler,
+    Expr,
 };
 use crate::error::SqlError;
 use crate::value::{Datum, SqlType, NUMERIC};
@@ -30,20 +31,10 @@ impl Compiler<'_> {
     /// Compiles `e`; `hint` types an untyped literal or parameter.
     pub fn compile(&mut self, e: &ast::Expr, hint: Option<SqlType>) -> Result<(Expr, SqlType), SqlError> {
         use ast::Expr as A;
+        let bool_test =
+            |x: Expr, value: bool, negated: bool| (Expr::IsBool(Box::new(x), value, negated), SqlType::Bool);
         Ok(match e {
-            A::Identifier(i) => {
-                let name = ident_name(i);
-                match self.scope.resolve(None, &name) {
-                    Ok(c) => (Expr::Col(c), self.scope.cols[c].ty),
-                    Err(err) => match name.as_str() {
-                        "current_timestamp" | "localtimestamp" => (Expr::Func(Func::Now, vec![]), SqlType::TimestampTz),
-                        "current_user" | "session_user" | "user" => {
-                            (Expr::Func(Func::CurrentUser, vec![]), SqlType::Name)
-                        }
-                        _ => return Err(err),
-                    },
-                }
-            }
+            A::Identifier(i) => self.identifier(i)?,
             A::CompoundIdentifier(parts) => {
                 let names: Vec<String> = parts.iter().map(ident_name).collect();
                 let (q, n) = match names.as_slice() {
@@ -57,48 +48,14 @@ impl Compiler<'_> {
             A::Value(v) => self.literal(&v.value, hint)?,
             A::Nested(inner) => self.compile(inner, hint)?,
             A::BinaryOp { left, op, right } => self.binary(left, op, right)?,
-            A::UnaryOp { op, expr } => match op {
-                ast::UnaryOperator::Not => (Expr::Not(Box::new(self.boolean(expr)?)), SqlType::Bool),
-                ast::UnaryOperator::Minus => {
-                    // PostgreSQL's grammar folds the minus into a numeric
-                    // literal before typing it: `-2147483648` is an int4.
-                    if let A::Value(v) = expr.as_ref() {
-                        if let ast::Value::Number(n, _) = &v.value {
-                            return self.number(&format!("-{n}"));
-                        }
-                    }
-                    let (x, t) = self.compile(expr, hint)?;
-                    let t = if t == SqlType::Unknown { NUMERIC } else { t };
-                    if !t.is_number() {
-                        return Err(SqlError::new(
-                            SqlState::UNDEFINED_FUNCTION,
-                            format!("operator does not exist: - {}", t.name()),
-                        ));
-                    }
-                    (Expr::Neg(Box::new(self.coerce(x, SqlType::Unknown, t)?), t), t)
-                }
-                ast::UnaryOperator::Plus => self.compile(expr, hint)?,
-                _ => return Err(SqlError::unsupported(&format!("the operator {op}"))),
-            },
+            A::UnaryOp { op, expr } => self.unary(*op, expr, hint)?,
             A::IsNull(x) => (Expr::IsNull(Box::new(self.compile(x, None)?.0), false), SqlType::Bool),
             A::IsNotNull(x) => (Expr::IsNull(Box::new(self.compile(x, None)?.0), true), SqlType::Bool),
-            A::IsTrue(x) => (Expr::IsBool(Box::new(self.boolean(x)?), true, false), SqlType::Bool),
-            A::IsNotTrue(x) => (Expr::IsBool(Box::new(self.boolean(x)?), true, true), SqlType::Bool),
-            A::IsFalse(x) => (Expr::IsBool(Box::new(self.boolean(x)?), false, false), SqlType::Bool),
-            A::IsNotFalse(x) => (Expr::IsBool(Box::new(self.boolean(x)?), false, true), SqlType::Bool),
-            A::Cast { expr, data_type, .. } => {
-                let ty = parse_type_name(&data_type.to_string())?;
-                // A parameter takes the cast's type; a string literal stays
-                // `unknown` so that the explicit cast (which may cut it)
-                // converts it.
-                let param = matches!(expr.as_ref(), A::Value(v) if matches!(v.value, ast::Value::Placeholder(_)));
-                let (x, from) = self.compile(expr, param.then_some(ty))?;
-                match x {
-                    Expr::Const(d) => (Expr::Const(cast_const(d, from, ty)?), ty),
-                    x if from == ty => (x, ty),
-                    x => (Expr::Cast(Box::new(x), from, ty), ty),
-                }
-            }
+            A::IsTrue(x) => bool_test(self.boolean(x)?, true, false),
+            A::IsNotTrue(x) => bool_test(self.boolean(x)?, true, true),
+            A::IsFalse(x) => bool_test(self.boolean(x)?, false, false),
+            A::IsNotFalse(x) => bool_test(self.boolean(x)?, false, true),
+            A::Cast { expr, data_type, .. } => self.cast(expr, data_type)?,
             A::TypedString(ts) => {
                 let ty = parse_type_name(&ts.data_type.to_string())?;
                 let text = match &ts.value.value {
@@ -107,52 +64,14 @@ impl Compiler<'_> {
                 };
                 (Expr::Const(Datum::parse(&text, ty)?), ty)
             }
-            A::In { expr, target: ast::InTarget::List(list), negated, .. } => {
-                let (x, tx) = self.compile(expr, None)?;
-                let mut items = Vec::with_capacity(list.len());
-                for i in list {
-                    items.push(self.compile(i, Some(tx))?);
-                }
-                // One comparison type for all, as PostgreSQL resolves `=`
-                // between the value and each item.
-                let mut t = tx;
-                for (_, ti) in &items {
-                    t = comparison_type(t, *ti).ok_or_else(|| {
-                        SqlError::new(
-                            SqlState::UNDEFINED_FUNCTION,
-                            format!("operator does not exist: {} = {}", tx.name(), ti.name()),
-                        )
-                    })?;
-                }
-                let x = self.coerce(x, tx, t)?;
-                let mut coerced = Vec::with_capacity(items.len());
-                for (i, ti) in items {
-                    coerced.push(self.coerce(i, ti, t)?);
-                }
-                (Expr::InList(Box::new(x), coerced, *negated), SqlType::Bool)
-            }
+            A::In { expr, target: ast::InTarget::List(list), negated, .. } => self.in_list(expr, list, *negated)?,
             A::Between { expr, negated, low, high } => {
                 let (lo, _) = self.binary(expr, &ast::BinaryOperator::GtEq, low)?;
                 let (hi, _) = self.binary(expr, &ast::BinaryOperator::LtEq, high)?;
                 let both = Expr::And(Box::new(lo), Box::new(hi));
                 (if *negated { Expr::Not(Box::new(both)) } else { both }, SqlType::Bool)
             }
-            A::Like { negated, expr, pattern, escape_char: None, any: false } => {
-                let (x, tx) = self.compile(expr, Some(SqlType::Text))?;
-                let (p, tp) = self.compile(pattern, Some(SqlType::Text))?;
-                if !tx.is_string() || !tp.is_string() {
-                    return Err(SqlError::new(
-                        SqlState::UNDEFINED_FUNCTION,
-                        format!(
-                            "operator does not exist: {} {}~~ {}",
-                            tx.name(),
-                            if *negated { "!" } else { "" },
-                            tp.name()
-                        ),
-                    ));
-                }
-                (Expr::Like(Box::new(x), Box::new(p), *negated), SqlType::Bool)
-            }
+            A::Like { negated, expr, pattern, escape_char: None, any: false } => self.like(expr, pattern, *negated)?,
             A::Case { operand, conditions, else_result, .. } => {
                 self.case(operand.as_deref(), conditions, else_result.as_deref(), hint)?
             }
@@ -166,6 +85,109 @@ impl Compiler<'_> {
             other => return Err(SqlError::unsupported(&format!("the expression {other}"))),
         })
     }
+
+    /// A column, or one of the SQL keywords that call a function without
+    /// parentheses (`CURRENT_TIMESTAMP`, `CURRENT_USER`) when no column
+    /// has the name.
+    fn identifier(&mut self, i: &ast::Ident) -> Result<(Expr, SqlType), SqlError> {
+        let name = ident_name(i);
+        let err = match self.scope.resolve(None, &name) {
+            Ok(c) => return Ok((Expr::Col(c), self.scope.cols[c].ty)),
+            Err(err) => err,
+        };
+        let def = match name.as_str() {
+            "current_timestamp" | "localtimestamp" => &functions::NOW,
+            "current_user" | "session_user" | "user" => &functions::CURRENT_USER,
+            _ => return Err(err),
+        };
+        self.call(&Call { def, name: &name, args: &[] })
+    }
+
+    /// `NOT x`, `-x`, `+x`.
+    fn unary(
+        &mut self,
+        op: ast::UnaryOperator,
+        expr: &ast::Expr,
+        hint: Option<SqlType>,
+    ) -> Result<(Expr, SqlType), SqlError> {
+        Ok(match op {
+            ast::UnaryOperator::Not => (Expr::Not(Box::new(self.boolean(expr)?)), SqlType::Bool),
+            ast::UnaryOperator::Minus => {
+                // PostgreSQL's grammar folds the minus into a numeric
+                // literal before typing it: `-2147483648` is an int4.
+                if let ast::Expr::Value(v) = expr {
+                    if let ast::Value::Number(n, _) = &v.value {
+                        return self.number(&format!("-{n}"));
+                    }
+                }
+                let (x, t) = self.compile(expr, hint)?;
+                let t = if t == SqlType::Unknown { NUMERIC } else { t };
+                if !t.is_number() {
+                    return Err(SqlError::new(
+                        SqlState::UNDEFINED_FUNCTION,
+                        format!("operator does not exist: - {}", t.name()),
+                    ));
+                }
+                (Expr::Neg(Box::new(self.coerce(x, SqlType::Unknown, t)?), t), t)
+            }
+            ast::UnaryOperator::Plus => self.compile(expr, hint)?,
+            _ => return Err(SqlError::unsupported(&format!("the operator {op}"))),
+        })
+    }
+
+    /// `CAST(x AS t)`, `x::t`.
+    fn cast(&mut self, expr: &ast::Expr, data_type: &ast::DataType) -> Result<(Expr, SqlType), SqlError> {
+        let ty = parse_type_name(&data_type.to_string())?;
+        // A parameter takes the cast's type; a string literal stays
+        // `unknown` so that the explicit cast (which may cut it) converts
+        // it.
+        let param = matches!(expr, ast::Expr::Value(v) if matches!(v.value, ast::Value::Placeholder(_)));
+        let (x, from) = self.compile(expr, param.then_some(ty))?;
+        Ok(match x {
+            Expr::Const(d) => (Expr::Const(cast_const(d, from, ty)?), ty),
+            x if from == ty => (x, ty),
+            x => (Expr::Cast(Box::new(x), from, ty), ty),
+        })
+    }
+
+    /// `x [NOT] IN (…)`: one comparison type for all, as PostgreSQL
+    /// resolves `=` between the value and each item.
+    fn in_list(&mut self, expr: &ast::Expr, list: &[ast::Expr], negated: bool) -> Result<(Expr, SqlType), SqlError> {
+        let (x, tx) = self.compile(expr, None)?;
+        let mut items = Vec::with_capacity(list.len());
+        for i in list {
+            items.push(self.compile(i, Some(tx))?);
+        }
+        let mut t = tx;
+        for (_, ti) in &items {
+            t = comparison_type(t, *ti).ok_or_else(|| {
+                SqlError::new(
+                    SqlState::UNDEFINED_FUNCTION,
+                    format!("operator does not exist: {} = {}", tx.name(), ti.name()),
+                )
+            })?;
+        }
+        let x = self.coerce(x, tx, t)?;
+        let mut coerced = Vec::with_capacity(items.len());
+        for (i, ti) in items {
+            coerced.push(self.coerce(i, ti, t)?);
+        }
+        Ok((Expr::InList(Box::new(x), coerced, negated), SqlType::Bool))
+    }
+
+    /// `x [NOT] LIKE pattern`, on strings only.
+    fn like(&mut self, expr: &ast::Expr, pattern: &ast::Expr, negated: bool) -> Result<(Expr, SqlType), SqlError> {
+        let (x, tx) = self.compile(expr, Some(SqlType::Text))?;
+        let (p, tp) = self.compile(pattern, Some(SqlType::Text))?;
+        if !tx.is_string() || !tp.is_string() {
+            return Err(SqlError::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!("operator does not exist: {} {}~~ {}", tx.name(), if negated { "!" } else { "" }, tp.name()),
+            ));
+        }
+        Ok((Expr::Like(Box::new(x), Box::new(p), negated), SqlType::Bool))
+    }
+
     /// `CASE [operand] WHEN … THEN … [ELSE …] END`: the type is the first branch's.
     fn case(
         &mut self,
@@ -233,7 +255,7 @@ impl Compiler<'_> {
         if let Some(n) = substring_for {
             args.push(self.compile(n, Some(SqlType::Int4))?.0);
         }
-        Ok((Expr::Func(Func::Substr, args), SqlType::Text))
+        Compiler::fixed_call(&functions::SUBSTR, args)
     }
 
     /// Compiles a boolean condition.
@@ -414,213 +436,6 @@ impl Compiler<'_> {
             }
         };
         Ok((Expr::Bin(bop, operand, Box::new(a), Box::new(b)), ty))
-    }
-
-    pub(super) fn function(&mut self, f: &ast::Function) -> Result<(Expr, SqlType), SqlError> {
-        let name = object_name(&f.name)?;
-        let (args, distinct, star) = match &f.args {
-            ast::FunctionArguments::None => (Vec::new(), false, false),
-            ast::FunctionArguments::List(list) => {
-                let mut args = Vec::new();
-                let mut star = false;
-                for a in &list.args {
-                    match a {
-                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => args.push(e.clone()),
-                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => star = true,
-                        other => return Err(SqlError::unsupported(&format!("the function argument {other}"))),
-                    }
-                }
-                if !list.clauses.is_empty() {
-                    return Err(SqlError::unsupported(&format!("{name}(…) with ORDER BY or other clauses")));
-                }
-                (args, matches!(list.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct)), star)
-            }
-            ast::FunctionArguments::Subquery(_) => return Err(SqlError::unsupported("a subquery")),
-        };
-        if f.over.is_some() {
-            return Err(SqlError::unsupported("window functions"));
-        }
-        let agg = match name.as_str() {
-            "count" if star => Some(AggKind::CountStar),
-            "count" => Some(AggKind::Count),
-            "sum" => Some(AggKind::Sum),
-            "min" => Some(AggKind::Min),
-            "max" => Some(AggKind::Max),
-            "avg" => Some(AggKind::Avg),
-            _ => None,
-        };
-        if let Some(kind) = agg {
-            return self.aggregate(kind, &name, &args, distinct, f.filter.as_deref());
-        }
-        if f.filter.is_some() {
-            return Err(SqlError::new(
-                SqlState::WRONG_OBJECT_TYPE,
-                format!("FILTER specified, but {name} is not an aggregate function"),
-            ));
-        }
-        if star {
-            return Err(syntax(format!("syntax error at or near \"*\" in {name}(*)")));
-        }
-        let arity = |n: std::ops::RangeInclusive<usize>| -> Result<(), SqlError> {
-            if n.contains(&args.len()) {
-                Ok(())
-            } else {
-                Err(SqlError::new(
-                    SqlState::UNDEFINED_FUNCTION,
-                    format!("function {name}({}) does not exist", vec!["unknown"; args.len()].join(", ")),
-                ))
-            }
-        };
-        let (func, ty, arg_types): (Func, SqlType, Vec<SqlType>) = match name.as_str() {
-            "random" => (Func::Random, SqlType::Float8, vec![]),
-            "repeat" => (Func::Repeat, SqlType::Text, vec![SqlType::Text, SqlType::Int4]),
-            "md5" => (Func::Md5, SqlType::Text, vec![SqlType::Text]),
-            "now" | "current_timestamp" | "statement_timestamp" | "transaction_timestamp" => {
-                (Func::Now, SqlType::TimestampTz, vec![])
-            }
-            "pg_sleep" => (Func::PgSleep, SqlType::Text, vec![SqlType::Float8]),
-            "set_config" => (Func::SetConfig, SqlType::Text, vec![SqlType::Text, SqlType::Text, SqlType::Bool]),
-            "current_setting" => (Func::CurrentSetting, SqlType::Text, vec![SqlType::Text, SqlType::Bool]),
-            "version" => (Func::Version, SqlType::Text, vec![]),
-            "current_date" => {
-                arity(0..=0)?;
-                let now = Expr::Func(Func::Now, vec![]);
-                return Ok((Expr::Cast(Box::new(now), SqlType::TimestampTz, SqlType::Date), SqlType::Date));
-            }
-            "pg_backend_pid" => (Func::BackendPid, SqlType::Int4, vec![]),
-            "pg_cancel_backend" => (Func::CancelBackend, SqlType::Bool, vec![SqlType::Int4]),
-            "pg_terminate_backend" => (Func::TerminateBackend, SqlType::Bool, vec![SqlType::Int4, SqlType::Int8]),
-            "pg_relation_size" | "pg_table_size" => (Func::RelationSize, SqlType::Int8, vec![SqlType::Text]),
-            "current_database" => (Func::CurrentDatabase, SqlType::Name, vec![]),
-            "current_user" | "session_user" => (Func::CurrentUser, SqlType::Name, vec![]),
-            "length" | "char_length" => (Func::Length, SqlType::Int4, vec![SqlType::Text]),
-            "lower" => (Func::Lower, SqlType::Text, vec![SqlType::Text]),
-            "left" => (Func::Left, SqlType::Text, vec![SqlType::Text, SqlType::Int4]),
-            "right" => (Func::Right, SqlType::Text, vec![SqlType::Text, SqlType::Int4]),
-            "substr" => (Func::Substr, SqlType::Text, vec![SqlType::Text, SqlType::Int4, SqlType::Int4]),
-            "upper" => (Func::Upper, SqlType::Text, vec![SqlType::Text]),
-            "quote_literal" => (Func::QuoteLiteral, SqlType::Text, vec![SqlType::Text]),
-            "abs" | "coalesce" => {
-                let (fun, at) = if name == "abs" { (Func::Abs, None) } else { (Func::Coalesce, None) };
-                if name == "abs" {
-                    arity(1..=1)?;
-                } else if args.is_empty() {
-                    arity(1..=usize::MAX)?;
-                }
-                let mut out = Vec::new();
-                let mut ty = at.unwrap_or(SqlType::Unknown);
-                for a in &args {
-                    let (x, t) = self.compile(a, (ty != SqlType::Unknown).then_some(ty))?;
-                    if ty == SqlType::Unknown {
-                        ty = t;
-                    }
-                    out.push((x, t));
-                }
-                if fun == Func::Abs && !(ty.is_number() || ty == SqlType::Unknown) {
-                    return Err(SqlError::new(
-                        SqlState::UNDEFINED_FUNCTION,
-                        format!("function abs({}) does not exist", ty.name()),
-                    ));
-                }
-                // coalesce: the common type of its arguments.
-                for (_, t) in &out {
-                    if ty.is_number() && t.is_number() {
-                        ty = arith_type(ty, *t).unwrap_or(ty);
-                    }
-                }
-                let ty = if ty == SqlType::Unknown {
-                    if fun == Func::Abs {
-                        NUMERIC
-                    } else {
-                        SqlType::Text
-                    }
-                } else {
-                    ty
-                };
-                let mut coerced = Vec::with_capacity(out.len());
-                for (x, t) in out {
-                    if !implicit_cast(t, ty) {
-                        return Err(SqlError::new(
-                            SqlState::DATATYPE_MISMATCH,
-                            format!("COALESCE types {} and {} cannot be matched", ty.name(), t.name()),
-                        ));
-                    }
-                    coerced.push(self.coerce(x, t, ty)?);
-                }
-                let call = Expr::Func(fun, coerced);
-                if fun == Func::Abs && matches!(ty, SqlType::Int2 | SqlType::Int4) {
-                    // abs(-2147483648) does not fit int4: checked as a cast.
-                    return Ok((Expr::Cast(Box::new(call), SqlType::Int8, ty), ty));
-                }
-                return Ok((call, ty));
-            }
-            "round" => {
-                arity(1..=2)?;
-                let (x, t) = self.compile(&args[0], None)?;
-                let t = if t == SqlType::Unknown { NUMERIC } else { t };
-                let no_function = |types: &[SqlType]| {
-                    let names: Vec<&str> = types.iter().map(|t| t.name()).collect();
-                    SqlError::new(
-                        SqlState::UNDEFINED_FUNCTION,
-                        format!("function round({}) does not exist", names.join(", ")),
-                    )
-                };
-                if args.len() == 1 {
-                    // round(numeric) for numeric; any other number goes to
-                    // double precision, PostgreSQL's preferred numeric type.
-                    let ty = match t {
-                        SqlType::Numeric(_) => NUMERIC,
-                        t if t.is_number() => SqlType::Float8,
-                        t => return Err(no_function(&[t])),
-                    };
-                    return Ok((Expr::Func(Func::Round, vec![self.coerce(x, t, ty)?]), ty));
-                }
-                let (n, tn) = self.compile(&args[1], Some(SqlType::Int4))?;
-                if !(t.is_integer() || matches!(t, SqlType::Numeric(_))) || !implicit_cast(tn, SqlType::Int4) {
-                    return Err(no_function(&[t, tn]));
-                }
-                let x = self.coerce(x, t, NUMERIC)?;
-                let n = self.coerce(n, tn, SqlType::Int4)?;
-                return Ok((Expr::Func(Func::Round, vec![x, n]), NUMERIC));
-            }
-            "generate_series" => {
-                return Err(SqlError::unsupported("generate_series() outside FROM"));
-            }
-            _ if super::builtin::is_postgres_function(&name) => {
-                return Err(SqlError::unsupported(&format!("function {name}()")));
-            }
-            _ => {
-                return Err(SqlError::new(
-                    SqlState::UNDEFINED_FUNCTION,
-                    format!("function {name}({}) does not exist", vec!["unknown"; args.len()].join(", ")),
-                ))
-            }
-        };
-        let min = match func {
-            Func::SetConfig => 3,
-            Func::CurrentSetting | Func::TerminateBackend => 1,
-            Func::Substr => 2,
-            _ => arg_types.len(),
-        };
-        arity(min..=arg_types.len())?;
-        let mut compiled = Vec::with_capacity(args.len());
-        for (a, t) in args.iter().zip(&arg_types) {
-            compiled.push(self.compile(a, Some(*t))?);
-        }
-        // PostgreSQL resolves a function by its arguments' types: each must
-        // be the parameter's type or cast to it implicitly.
-        if compiled.iter().zip(&arg_types).any(|((_, at), pt)| !implicit_cast(*at, *pt)) {
-            let types: Vec<&str> = compiled.iter().map(|(_, t)| t.name()).collect();
-            return Err(SqlError::new(
-                SqlState::UNDEFINED_FUNCTION,
-                format!("function {name}({}) does not exist", types.join(", ")),
-            ));
-        }
-        let mut out = Vec::with_capacity(compiled.len());
-        for ((x, at), pt) in compiled.into_iter().zip(&arg_types) {
-            out.push(self.coerce(x, at, *pt)?);
-        }
-        Ok((Expr::Func(func, out), ty))
     }
 
     pub(super) fn aggregate(

@@ -1,6 +1,7 @@
 //! Evaluating [`Expr`]s over a row, and aggregates over groups of rows.
 
-use super::{numeric, AggKind, AggSpec, BinOp, EvalEnv, Expr, Func};
+use super::functions::Volatility;
+use super::{numeric, AggKind, AggSpec, BinOp, EvalEnv, Expr};
 use crate::error::SqlError;
 use crate::value::{float_check, int_in_range, out_of_range, Datum, SqlType, NUMERIC};
 use turnstile_lock::SqlState;
@@ -144,9 +145,6 @@ pub(super) fn like(s: &str, p: &str) -> bool {
     p[j..].iter().all(|c| *c == '%')
 }
 
-/// Version string of `version()` and `server_version`.
-pub const VERSION: &str = "PostgreSQL 15.0 (turnstile) on x86_64-pc-linux-gnu, compiled by rustc, 64-bit";
-
 impl Expr {
     /// Evaluates on `row`.
     pub fn eval(&self, row: &[Datum], env: &mut EvalEnv<'_>) -> Result<Datum, SqlError> {
@@ -221,24 +219,7 @@ impl Expr {
                         != *negated,
                 ),
             },
-            // COALESCE evaluates its arguments only up to the first non-null
-            // one, as PostgreSQL's: `coalesce(1, 1 / 0)` is 1.
-            Expr::Func(Func::Coalesce, args) => {
-                for a in args {
-                    let d = a.eval(row, env)?;
-                    if !d.is_null() {
-                        return Ok(d);
-                    }
-                }
-                Datum::Null
-            }
-            Expr::Func(f, args) => {
-                let mut vals = Vec::with_capacity(args.len());
-                for a in args {
-                    vals.push(a.eval(row, env)?);
-                }
-                call(*f, vals, env)?
-            }
+            Expr::Func(f, args) => f.call(args, row, env)?,
         })
     }
 
@@ -253,10 +234,7 @@ impl Expr {
         match self {
             Expr::Col(_) | Expr::Agg(_) => false,
             Expr::Const(_) | Expr::Param(_) => true,
-            Expr::Func(f, args) => {
-                !matches!(f, Func::Random | Func::PgSleep | Func::SetConfig)
-                    && args.iter().all(Expr::is_row_independent)
-            }
+            Expr::Func(f, args) => f.volatility != Volatility::Volatile && args.iter().all(Expr::is_row_independent),
             Expr::Bin(_, _, a, b) | Expr::And(a, b) | Expr::Or(a, b) | Expr::Like(a, b, _) => {
                 a.is_row_independent() && b.is_row_independent()
             }
@@ -287,150 +265,17 @@ pub(super) fn unify(a: Datum, b: Datum) -> Result<(Datum, Datum), SqlError> {
             let t = Datum::parse(s, SqlType::Timestamp)?;
             (a, t)
         }
+        (Datum::Text(s), Datum::Bytea(_)) => (Datum::parse(s, SqlType::Bytea)?, b),
+        (Datum::Bytea(_), Datum::Text(s)) => {
+            let t = Datum::parse(s, SqlType::Bytea)?;
+            (a, t)
+        }
         (Datum::Text(s), Datum::Float(_)) => (Datum::parse(s, SqlType::Float8)?, b),
         (Datum::Float(_), Datum::Text(s)) => {
             let t = Datum::parse(s, SqlType::Float8)?;
             (a, t)
         }
         _ => (a, b),
-    })
-}
-
-pub(super) fn text_arg(d: &Datum) -> String {
-    d.to_text(SqlType::Text).unwrap_or_default()
-}
-
-pub(super) fn call(f: Func, args: Vec<Datum>, env: &mut EvalEnv<'_>) -> Result<Datum, SqlError> {
-    let strict = !matches!(f, Func::Coalesce | Func::SetConfig | Func::CurrentSetting);
-    if strict && args.iter().any(Datum::is_null) {
-        return Ok(Datum::Null);
-    }
-    Ok(match f {
-        Func::Random => Datum::Float(env.services.random()),
-        Func::Repeat => {
-            let s = text_arg(&args[0]);
-            let n = match &args[1] {
-                Datum::Int(n) => *n,
-                other => text_arg(other)
-                    .parse::<i64>()
-                    .map_err(|_| SqlError::new(SqlState::INVALID_TEXT_REPRESENTATION, "bad repeat count"))?,
-            };
-            let n = n.max(0) as usize;
-            if s.len().saturating_mul(n) > (1 << 28) {
-                return Err(SqlError::new(SqlState::PROGRAM_LIMIT_EXCEEDED, "requested length too large"));
-            }
-            Datum::Text(s.repeat(n))
-        }
-        Func::Md5 => {
-            use md5::Digest;
-            Datum::Text(format!("{:x}", md5::Md5::digest(text_arg(&args[0]).as_bytes())))
-        }
-        Func::Now => Datum::Timestamp(env.services.statement_timestamp()),
-        Func::PgSleep => pg_sleep(args[0].as_f64().unwrap_or(0.0), env)?,
-        Func::SetConfig => {
-            if args[0].is_null() {
-                return Err(SqlError::new(SqlState::NULL_VALUE_NOT_ALLOWED, "SET requires parameter name"));
-            }
-            let local = matches!(args.get(2), Some(Datum::Bool(true)));
-            let v = env.services.set_setting(&text_arg(&args[0]), &text_arg(&args[1]), local)?;
-            Datum::Text(v)
-        }
-        Func::CurrentSetting => {
-            let missing_ok = matches!(args.get(1), Some(Datum::Bool(true)));
-            match env.services.setting(&text_arg(&args[0]))? {
-                Some(v) => Datum::Text(v),
-                None if missing_ok => Datum::Null,
-                None => {
-                    return Err(SqlError::new(
-                        SqlState::UNDEFINED_OBJECT,
-                        format!("unrecognized configuration parameter \"{}\"", text_arg(&args[0])),
-                    ))
-                }
-            }
-        }
-        Func::Version => Datum::Text(VERSION.to_owned()),
-        Func::BackendPid => Datum::Int(env.services.pid().into()),
-        Func::CancelBackend | Func::TerminateBackend => signal_backend(f == Func::TerminateBackend, &args, env)?,
-        Func::RelationSize if args[0].is_null() => Datum::Null,
-        Func::RelationSize => Datum::Int(env.services.relation_size(&text_arg(&args[0]))?),
-        Func::CurrentDatabase => Datum::Text(env.services.database().to_owned()),
-        Func::CurrentUser => Datum::Text(env.services.user().to_owned()),
-        Func::Coalesce => args.into_iter().find(|d| !d.is_null()).unwrap_or(Datum::Null),
-        // A character(n) argument arrives without its trailing blanks
-        // (the compiler's cast to text); text counts every character.
-        Func::Length => Datum::Int(match &args[0] {
-            Datum::Text(s) => s.chars().count() as i64,
-            other => text_arg(other).chars().count() as i64,
-        }),
-        // The database's collation is C: only ASCII letters change case.
-        Func::Lower => Datum::Text(text_arg(&args[0]).to_ascii_lowercase()),
-        Func::Left | Func::Right | Func::Substr => {
-            let chars: Vec<char> = text_arg(&args[0]).chars().collect();
-            let int = |d: &Datum| match d {
-                Datum::Int(v) => Ok(*v),
-                other => text_arg(other)
-                    .trim()
-                    .parse::<i64>()
-                    .map_err(|_| SqlError::new(SqlState::INVALID_TEXT_REPRESENTATION, "bad integer")),
-            };
-            let len = chars.len() as i64;
-            let n = int(&args[1])?;
-            let (from, to) = match f {
-                Func::Left => (0, if n >= 0 { n.min(len) } else { (len + n).max(0) }),
-                Func::Right => (if n >= 0 { (len - n).max(0) } else { (-n).min(len) }, len),
-                _ => {
-                    let start = n - 1;
-                    let end = match args.get(2) {
-                        Some(c) => {
-                            let c = int(c)?;
-                            if c < 0 {
-                                return Err(SqlError::new(
-                                    SqlState::SUBSTRING_ERROR,
-                                    "negative substring length not allowed",
-                                ));
-                            }
-                            start.saturating_add(c)
-                        }
-                        None => len,
-                    };
-                    (start.clamp(0, len), end.clamp(0, len))
-                }
-            };
-            Datum::Text(chars[from as usize..to.max(from) as usize].iter().collect())
-        }
-        Func::Upper => Datum::Text(text_arg(&args[0]).to_ascii_uppercase()),
-        Func::QuoteLiteral => {
-            // PostgreSQL's quote_literal: quotes doubled; with a backslash,
-            // backslashes doubled too and the literal an E'' one.
-            let s = text_arg(&args[0]);
-            let body = s.replace('\'', "''");
-            Datum::Text(if s.contains('\\') {
-                format!("E'{}'", body.replace('\\', "\\\\"))
-            } else {
-                format!("'{body}'")
-            })
-        }
-        Func::Round => match (&args[0], args.get(1)) {
-            (Datum::Float(f), None) => Datum::Float(f.round_ties_even()),
-            (Datum::Numeric(v), None) => Datum::Numeric(numeric::round(v, 0)),
-            (Datum::Numeric(v), Some(Datum::Int(n))) => {
-                let n = (*n).clamp(-1000, 1000);
-                let r = numeric::round(v, n);
-                Datum::Numeric(if n < 0 { r.with_scale(0) } else { r })
-            }
-            (other, _) => {
-                return Err(SqlError::new(
-                    SqlState::UNDEFINED_FUNCTION,
-                    format!("function round({}) does not exist", text_arg(other)),
-                ))
-            }
-        },
-        Func::Abs => match &args[0] {
-            Datum::Int(v) => Datum::Int(v.checked_abs().ok_or_else(int_overflow)?),
-            Datum::Numeric(v) => Datum::Numeric(bigdecimal::Signed::abs(v)),
-            Datum::Float(f) => Datum::Float(f.abs()),
-            other => Datum::Float(Datum::parse(&text_arg(other), SqlType::Float8)?.as_f64().unwrap_or(0.0).abs()),
-        },
     })
 }
 
@@ -599,40 +444,6 @@ fn in_list(x: &Expr, list: &[Expr], negated: bool, row: &[Datum], env: &mut Eval
                 Datum::Null
             } else {
                 Datum::Bool(negated)
-            }
-        }
-    })
-}
-
-/// `pg_sleep(seconds)`: sleeps in slices of at most 10 ms, checking for a
-/// cancel (or a statement timeout) between them.
-fn pg_sleep(secs: f64, env: &mut EvalEnv<'_>) -> Result<Datum, SqlError> {
-    let end = std::time::Instant::now() + std::time::Duration::from_secs_f64(secs.clamp(0.0, 1e6));
-    loop {
-        crate::plan::check_cancel(env.services)?;
-        let now = std::time::Instant::now();
-        if now >= end {
-            return Ok(Datum::Text(String::new()));
-        }
-        std::thread::sleep((end - now).min(std::time::Duration::from_millis(10)));
-    }
-}
-
-/// `pg_cancel_backend(pid)` / `pg_terminate_backend(pid [, timeout])`.
-fn signal_backend(terminate: bool, args: &[Datum], env: &mut EvalEnv<'_>) -> Result<Datum, SqlError> {
-    Ok({
-        let int = |d: Option<&Datum>| match d {
-            Some(Datum::Int(v)) => Some(*v),
-            _ => None,
-        };
-        match int(args.first()) {
-            // PostgreSQL's functions are strict: NULL in, NULL out.
-            None => Datum::Null,
-            Some(pid) => {
-                let pid = i32::try_from(pid)
-                    .map_err(|_| SqlError::new(SqlState::NUMERIC_VALUE_OUT_OF_RANGE, "integer out of range"))?;
-                let timeout = if terminate { int(args.get(1)).unwrap_or(0) } else { 0 };
-                Datum::Bool(env.services.signal_backend(pid, terminate, timeout)?)
             }
         }
     })

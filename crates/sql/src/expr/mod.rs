@@ -4,9 +4,11 @@
 mod builtin;
 mod compile;
 mod eval;
+pub mod functions;
 pub mod numeric;
 
 pub use eval::AggState;
+pub use functions::FuncDef;
 
 use crate::error::SqlError;
 use crate::sync::atomic::AtomicBool;
@@ -90,60 +92,6 @@ pub enum BinOp {
     Ge,
 }
 
-/// Scalar functions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Func {
-    /// `random()`
-    Random,
-    /// `repeat(text, int)`
-    Repeat,
-    /// `md5(text)`
-    Md5,
-    /// `now()`, `CURRENT_TIMESTAMP`
-    Now,
-    /// `pg_sleep(seconds)`
-    PgSleep,
-    /// `set_config(name, value, is_local)`
-    SetConfig,
-    /// `current_setting(name [, missing_ok])`
-    CurrentSetting,
-    /// `version()`
-    Version,
-    /// `pg_backend_pid()`
-    BackendPid,
-    /// `pg_cancel_backend(pid)`
-    CancelBackend,
-    /// `pg_terminate_backend(pid [, timeout])`
-    TerminateBackend,
-    /// `pg_relation_size(rel)`: bytes of the relation's main fork.
-    RelationSize,
-    /// `coalesce(…)`
-    Coalesce,
-    /// `length(text)`
-    Length,
-    /// `lower(text)`
-    Lower,
-    /// `upper(text)`
-    Upper,
-    /// `quote_literal(text)`
-    QuoteLiteral,
-    /// `abs(x)`
-    Abs,
-    /// `current_database()`
-    CurrentDatabase,
-    /// `current_user`, `session_user`
-    CurrentUser,
-    /// `left(text, n)`
-    Left,
-    /// `right(text, n)`
-    Right,
-    /// `substr(text, from [, count])`
-    Substr,
-    /// `round(numeric [, scale])` (half away from zero), `round(float8)`
-    /// (half to even).
-    Round,
-}
-
 /// Aggregate functions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AggKind {
@@ -209,8 +157,9 @@ pub enum Expr {
     /// strings to a `char(n)`/`varchar(n)` length; a `character(n)` loses
     /// its trailing blanks when cast to another string type).
     Cast(Box<Expr>, SqlType, SqlType),
-    /// A function call.
-    Func(Func, Vec<Expr>),
+    /// A call of a registered function, its arguments resolved against
+    /// the definition's signature.
+    Func(&'static FuncDef, Vec<Expr>),
     /// The `n`th aggregate's result.
     Agg(usize),
     /// `x [NOT] IN (…)`.

@@ -1,0 +1,127 @@
+//! Compiling a function call: the call's form is checked (no window, no
+//! clauses), aggregates go to [`Compiler::aggregate`], and any other name is
+//! looked up in the [registry](super::registry) and its arguments resolved
+//! against the definition's [`Signature`].
+//!
+//! A name the registry lacks is `0A000` when it is one of PostgreSQL's
+//! functions (turnstile lacks it) and `42883` otherwise, as PostgreSQL
+//! answers for a function that does not exist.
+
+use super::def::{no_such_function, Call, FuncDef, Signature};
+use super::registry::{aggregate, lookup};
+use crate::error::SqlError;
+use crate::expr::{builtin, implicit_cast, object_name, syntax, Compiler, Expr};
+use crate::value::SqlType;
+use sqlparser::ast;
+use turnstile_lock::SqlState;
+
+/// A call's arguments as written.
+struct Args {
+    list: Vec<ast::Expr>,
+    distinct: bool,
+    /// `f(*)`.
+    star: bool,
+}
+
+fn call_args(name: &str, args: &ast::FunctionArguments) -> Result<Args, SqlError> {
+    let list = match args {
+        ast::FunctionArguments::None => return Ok(Args { list: Vec::new(), distinct: false, star: false }),
+        ast::FunctionArguments::List(list) => list,
+        ast::FunctionArguments::Subquery(_) => return Err(SqlError::unsupported("a subquery")),
+    };
+    let mut out = Args {
+        list: Vec::with_capacity(list.args.len()),
+        distinct: matches!(list.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct)),
+        star: false,
+    };
+    for a in &list.args {
+        match a {
+            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => out.list.push(e.clone()),
+            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => out.star = true,
+            other => return Err(SqlError::unsupported(&format!("the function argument {other}"))),
+        }
+    }
+    if !list.clauses.is_empty() {
+        return Err(SqlError::unsupported(&format!("{name}(…) with ORDER BY or other clauses")));
+    }
+    Ok(out)
+}
+
+impl Compiler<'_> {
+    /// Compiles a function call (aggregates included).
+    pub(crate) fn function(&mut self, f: &ast::Function) -> Result<(Expr, SqlType), SqlError> {
+        let name = object_name(&f.name)?;
+        let args = call_args(&name, &f.args)?;
+        if f.over.is_some() {
+            return Err(SqlError::unsupported("window functions"));
+        }
+        if let Some(kind) = aggregate(&name, args.star) {
+            return self.aggregate(kind, &name, &args.list, args.distinct, f.filter.as_deref());
+        }
+        if f.filter.is_some() {
+            return Err(SqlError::new(
+                SqlState::WRONG_OBJECT_TYPE,
+                format!("FILTER specified, but {name} is not an aggregate function"),
+            ));
+        }
+        if args.star {
+            return Err(syntax(format!("syntax error at or near \"*\" in {name}(*)")));
+        }
+        let Some(def) = lookup(&name) else {
+            return Err(unknown_function(&name, args.list.len()));
+        };
+        self.call(&Call { def, name: &name, args: &args.list })
+    }
+
+    /// Compiles a call of `call.def`.
+    pub(crate) fn call(&mut self, call: &Call<'_>) -> Result<(Expr, SqlType), SqlError> {
+        match call.def.signature {
+            Signature::Custom(resolve) => resolve(self, call),
+            Signature::Fixed { params, required, result } => {
+                Ok((Expr::Func(call.def, self.fixed_args(call, params, required)?), result))
+            }
+        }
+    }
+
+    /// Arguments of a [`Signature::Fixed`] call: each compiled with its
+    /// parameter's type as the hint, checked to cast to it implicitly (as
+    /// PostgreSQL resolves a function by its arguments' types), and cast.
+    fn fixed_args(&mut self, call: &Call<'_>, params: &[SqlType], required: usize) -> Result<Vec<Expr>, SqlError> {
+        call.arity(required, params.len())?;
+        let mut compiled = Vec::with_capacity(call.args.len());
+        for (a, t) in call.args.iter().zip(params) {
+            compiled.push(self.compile(a, Some(*t))?);
+        }
+        if compiled.iter().zip(params).any(|((_, at), pt)| !implicit_cast(*at, *pt)) {
+            let types: Vec<SqlType> = compiled.iter().map(|(_, t)| *t).collect();
+            return Err(call.no_such_types(&types));
+        }
+        let mut out = Vec::with_capacity(compiled.len());
+        for ((x, at), pt) in compiled.into_iter().zip(params) {
+            out.push(self.coerce(x, at, *pt)?);
+        }
+        Ok(out)
+    }
+
+    /// A call of `def`, a [`Signature::Fixed`] function, with arguments
+    /// already compiled and cast (`SUBSTRING(… FROM … FOR …)`).
+    pub(crate) fn fixed_call(def: &'static FuncDef, args: Vec<Expr>) -> Result<(Expr, SqlType), SqlError> {
+        match def.signature {
+            Signature::Fixed { result, .. } => Ok((Expr::Func(def, args), result)),
+            Signature::Custom(_) => {
+                Err(SqlError::new(SqlState::INTERNAL_ERROR, format!("{} has no fixed signature", def.name)))
+            }
+        }
+    }
+}
+
+/// The error for a name the registry lacks.
+fn unknown_function(name: &str, nargs: usize) -> SqlError {
+    if name == "generate_series" {
+        return SqlError::unsupported("generate_series() outside FROM");
+    }
+    if builtin::is_postgres_function(name) {
+        return SqlError::unsupported(&format!("function {name}()"));
+    }
+    no_such_function(name, std::iter::repeat_n("unknown", nargs))
+}

@@ -1,0 +1,246 @@
+//! [`SqlType`]: a SQL type as the front end tracks it — PostgreSQL's OID,
+//! `typlen`, `atttypmod` and names for the protocol and messages, the
+//! classes the compiler's rules ask about (integer, number, string), and
+//! the engine column type that stores it.
+
+use crate::error::SqlError;
+use turnstile_engine::types::ColumnType;
+
+/// A SQL type as the front end tracks it (for RowDescription and casts).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SqlType {
+    /// `boolean`.
+    Bool,
+    /// `smallint`.
+    Int2,
+    /// `integer`.
+    Int4,
+    /// `bigint`.
+    Int8,
+    /// `numeric`, with its `(precision, scale)` modifier if it has one.
+    Numeric(Option<(u16, u16)>),
+    /// `real`.
+    Float4,
+    /// `double precision`.
+    Float8,
+    /// `text`.
+    Text,
+    /// `character(n)`.
+    Bpchar(u32),
+    /// `character varying(n)`; 0 = unlimited.
+    Varchar(u32),
+    /// `name`.
+    Name,
+    /// `date`.
+    Date,
+    /// `timestamp without time zone`.
+    Timestamp,
+    /// `timestamp with time zone`.
+    TimestampTz,
+    /// `bytea`: values are [`Datum::Bytea`](super::Datum::Bytea), the bytes.
+    Bytea,
+    /// `oid`.
+    Oid,
+    /// `xid`.
+    Xid,
+    /// `"char"` (one byte, `relkind`).
+    QChar,
+    /// A literal or parameter whose type is not known yet.
+    Unknown,
+}
+
+/// Unconstrained `numeric`.
+pub const NUMERIC: SqlType = SqlType::Numeric(None);
+
+impl SqlType {
+    /// PostgreSQL's type OID.
+    pub const fn oid(self) -> u32 {
+        match self {
+            SqlType::Bool => 16,
+            SqlType::Int2 => 21,
+            SqlType::Int4 => 23,
+            SqlType::Int8 => 20,
+            SqlType::Numeric(_) => 1700,
+            SqlType::Float4 => 700,
+            SqlType::Float8 => 701,
+            SqlType::Text | SqlType::Unknown => 25,
+            SqlType::Bpchar(_) => 1042,
+            SqlType::Varchar(_) => 1043,
+            SqlType::Name => 19,
+            SqlType::Date => 1082,
+            SqlType::Timestamp => 1114,
+            SqlType::TimestampTz => 1184,
+            SqlType::Oid => 26,
+            SqlType::Bytea => 17,
+            SqlType::Xid => 28,
+            SqlType::QChar => 18,
+        }
+    }
+
+    /// `typlen`.
+    pub const fn type_len(self) -> i16 {
+        match self {
+            SqlType::Bool | SqlType::QChar => 1,
+            SqlType::Int2 => 2,
+            SqlType::Int4 | SqlType::Oid | SqlType::Xid | SqlType::Float4 | SqlType::Date => 4,
+            SqlType::Int8 | SqlType::Float8 | SqlType::Timestamp | SqlType::TimestampTz => 8,
+            SqlType::Name => 64,
+            _ => -1,
+        }
+    }
+
+    /// `atttypmod`.
+    pub const fn modifier(self) -> i32 {
+        match self {
+            SqlType::Bpchar(n) | SqlType::Varchar(n) if n > 0 => n as i32 + 4,
+            SqlType::Numeric(Some((p, s))) => ((p as i32) << 16 | s as i32) + 4,
+            _ => -1,
+        }
+    }
+
+    /// The type of a parameter with OID `oid` (0 = to be inferred).
+    pub fn from_oid(oid: u32) -> Option<SqlType> {
+        Some(match oid {
+            0 | 705 => SqlType::Unknown,
+            16 => SqlType::Bool,
+            20 => SqlType::Int8,
+            21 => SqlType::Int2,
+            23 => SqlType::Int4,
+            25 => SqlType::Text,
+            19 => SqlType::Name,
+            26 => SqlType::Oid,
+            17 => SqlType::Bytea,
+            700 => SqlType::Float4,
+            701 => SqlType::Float8,
+            1042 => SqlType::Bpchar(0),
+            1043 => SqlType::Varchar(0),
+            1082 => SqlType::Date,
+            1114 => SqlType::Timestamp,
+            1184 => SqlType::TimestampTz,
+            1700 => NUMERIC,
+            _ => return None,
+        })
+    }
+
+    /// Whether values of the type are integers.
+    pub fn is_integer(self) -> bool {
+        matches!(self, SqlType::Int2 | SqlType::Int4 | SqlType::Int8 | SqlType::Oid | SqlType::Xid)
+    }
+
+    /// Whether the type is a number type (integers, `numeric`, floats).
+    pub fn is_number(self) -> bool {
+        self.is_integer() || matches!(self, SqlType::Numeric(_) | SqlType::Float4 | SqlType::Float8)
+    }
+
+    /// Whether the type is `real` or `double precision`.
+    pub fn is_float(self) -> bool {
+        matches!(self, SqlType::Float4 | SqlType::Float8)
+    }
+
+    /// Whether the type is a string type.
+    pub fn is_string(self) -> bool {
+        matches!(
+            self,
+            SqlType::Text
+                | SqlType::Bpchar(_)
+                | SqlType::Varchar(_)
+                | SqlType::Name
+                | SqlType::QChar
+                | SqlType::Unknown
+        )
+    }
+
+    /// PostgreSQL's name of the type (for messages).
+    pub fn name(self) -> &'static str {
+        match self {
+            SqlType::Bool => "boolean",
+            SqlType::Int2 => "smallint",
+            SqlType::Int4 => "integer",
+            SqlType::Int8 => "bigint",
+            SqlType::Numeric(_) => "numeric",
+            SqlType::Float4 => "real",
+            SqlType::Float8 => "double precision",
+            SqlType::Text => "text",
+            SqlType::Bpchar(_) => "character",
+            SqlType::Varchar(_) => "character varying",
+            SqlType::Name => "name",
+            SqlType::Date => "date",
+            SqlType::Timestamp => "timestamp without time zone",
+            SqlType::TimestampTz => "timestamp with time zone",
+            SqlType::Oid => "oid",
+            SqlType::Bytea => "bytea",
+            SqlType::Xid => "xid",
+            SqlType::QChar => "\"char\"",
+            SqlType::Unknown => "unknown",
+        }
+    }
+
+    /// PostgreSQL's internal type name (`pg_type.typname`): what a cast's
+    /// result column is called (`SELECT 1::integer` is `int4`).
+    pub fn internal_name(self) -> &'static str {
+        match self {
+            SqlType::Bool => "bool",
+            SqlType::Int2 => "int2",
+            SqlType::Int4 => "int4",
+            SqlType::Int8 => "int8",
+            SqlType::Numeric(_) => "numeric",
+            SqlType::Float4 => "float4",
+            SqlType::Float8 => "float8",
+            SqlType::Text => "text",
+            SqlType::Bpchar(_) => "bpchar",
+            SqlType::Varchar(_) => "varchar",
+            SqlType::Name => "name",
+            SqlType::Date => "date",
+            SqlType::Timestamp => "timestamp",
+            SqlType::TimestampTz => "timestamptz",
+            SqlType::Oid => "oid",
+            SqlType::Bytea => "bytea",
+            SqlType::Xid => "xid",
+            SqlType::QChar => "char",
+            SqlType::Unknown => "unknown",
+        }
+    }
+
+    /// The front-end type of an engine column.
+    pub fn of_column(ty: ColumnType) -> SqlType {
+        match ty {
+            ColumnType::Int2 => SqlType::Int2,
+            ColumnType::Int4 => SqlType::Int4,
+            ColumnType::Int8 => SqlType::Int8,
+            ColumnType::Float4 => SqlType::Float4,
+            ColumnType::Float8 => SqlType::Float8,
+            ColumnType::Numeric(m) => SqlType::Numeric(m),
+            ColumnType::Text => SqlType::Text,
+            ColumnType::Bool => SqlType::Bool,
+            ColumnType::Date => SqlType::Date,
+            ColumnType::Timestamp => SqlType::Timestamp,
+            ColumnType::Timestamptz => SqlType::TimestampTz,
+            ColumnType::Oid => SqlType::Oid,
+            ColumnType::Bytea => SqlType::Bytea,
+            ColumnType::Char(n) => SqlType::Bpchar(n),
+            ColumnType::Varchar(n) => SqlType::Varchar(n.unwrap_or(0)),
+        }
+    }
+
+    /// The engine column type that stores values of this type.
+    pub fn to_column(self) -> Result<ColumnType, SqlError> {
+        match self {
+            SqlType::Int2 => Ok(ColumnType::Int2),
+            SqlType::Int4 => Ok(ColumnType::Int4),
+            SqlType::Int8 => Ok(ColumnType::Int8),
+            SqlType::Float4 => Ok(ColumnType::Float4),
+            SqlType::Float8 => Ok(ColumnType::Float8),
+            SqlType::Numeric(m) => Ok(ColumnType::Numeric(m)),
+            SqlType::Text => Ok(ColumnType::Text),
+            SqlType::Varchar(n) => Ok(ColumnType::Varchar((n > 0).then_some(n))),
+            SqlType::Bpchar(n) => Ok(ColumnType::Char(n.max(1))),
+            SqlType::Bool => Ok(ColumnType::Bool),
+            SqlType::Date => Ok(ColumnType::Date),
+            SqlType::Timestamp => Ok(ColumnType::Timestamp),
+            SqlType::TimestampTz => Ok(ColumnType::Timestamptz),
+            SqlType::Oid => Ok(ColumnType::Oid),
+            SqlType::Bytea => Ok(ColumnType::Bytea),
+            other => Err(SqlError::unsupported(&format!("a table column of type {}", other.name()))),
+        }
+    }
+}
