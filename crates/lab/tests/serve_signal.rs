@@ -73,7 +73,7 @@ fn psql(sock: &std::path::Path, port: u16, sql: &str) -> String {
 
 #[test]
 fn serve_stops_cleanly_on_signals_and_flushes() {
-    let have_psql = Command::new("psql").arg("--version").output().is_ok_and(|o| o.status.success());
+    let have_psql = have("psql");
     let dir = tempfile::tempdir().unwrap();
     let (data, sock) = (dir.path().join("data"), dir.path().to_path_buf());
     let port = 20000 + (std::process::id() % 20000) as u16;
@@ -82,7 +82,7 @@ fn serve_stops_cleanly_on_signals_and_flushes() {
         psql(&sock, port, "CREATE TABLE kept (a int)");
         psql(&sock, port, "INSERT INTO kept VALUES (1), (2), (3)");
     } else {
-        eprintln!("SKIPPED (partly): psql is not installed; only the signal handling is checked");
+        eprintln!("SKIPPED (partly): only the signal handling is checked");
     }
     stop(server, "-TERM");
     assert!(!sock.join(format!(".s.PGSQL.{port}")).exists(), "the unix socket is removed");
@@ -93,8 +93,23 @@ fn serve_stops_cleanly_on_signals_and_flushes() {
     stop(server, "-INT");
 }
 
+/// Whether `tool` runs. When it does not, the rule of the server's tests
+/// (`missing_tool` in `crates/server/tests/common/mod.rs`, which this
+/// crate cannot share): the test fails under `CI=true` or with
+/// `TURNSTILE_REQUIRE_TOOLS=1`, and otherwise says that it skips.
 fn have(tool: &str) -> bool {
-    Command::new(tool).arg("--version").output().is_ok_and(|o| o.status.success())
+    if Command::new(tool).arg("--version").output().is_ok_and(|o| o.status.success()) {
+        return true;
+    }
+    let install = "apt-get install postgresql-15 postgresql-client-15, or run scripts/test";
+    let require = std::env::var("TURNSTILE_REQUIRE_TOOLS").is_ok_and(|v| v == "1");
+    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+    assert!(
+        !require && !ci,
+        "a required tool is missing: `{tool}` is not on PATH (TURNSTILE_REQUIRE_TOOLS=1 or CI=true): {install}"
+    );
+    eprintln!("SKIPPED: `{tool}` is not on PATH ({install}; TURNSTILE_REQUIRE_TOOLS=1 makes this a failure)");
+    false
 }
 
 fn free_port() -> u16 {
@@ -104,7 +119,6 @@ fn free_port() -> u16 {
 #[test]
 fn sigterm_during_tpcb_like_keeps_the_balances_consistent() {
     if !have("psql") || !have("pgbench") {
-        eprintln!("SKIPPED: psql and pgbench are needed (apt-get install postgresql-client-15)");
         return;
     }
     for profile in ["classic", "scalable"] {

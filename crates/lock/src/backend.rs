@@ -1,18 +1,39 @@
 //! [`Backend`]: one registered session's handle on the lock manager
 //! (PostgreSQL's `PGPROC` plus its `LOCALLOCK` table): acquiring,
 //! releasing, waiting.
+//!
+//! This file holds the handle, its registration and settings, and the
+//! request paths shared by both fast-path protocols: [`Backend::lock`]
+//! and [`Backend::unlock`] through the local hash table, the `lwlock`
+//! fast path, and the shared table. Two concepts have their own files:
+//!
+//! - `backend/lockfree_owner.rs`: the owner's side of the `lockfree` fast
+//!   path (weak relation locks in the own slot array, and its growth);
+//! - `backend/release.rs`: [`Backend::release_all`], the end of a
+//!   transaction.
+//!
+//! Invariants between the fields (the owner's bookkeeping; nothing here
+//! is shared): `held_count() == local.len() + fp_local` under `lockfree`
+//! (its fast-path locks are counted in its slots, not in `local`), and
+//! `== local.len()` under `lwlock`; under `lockfree`, `weak_shared` = the
+//! weak relation locks in `local` (all `via == Shared`; only that protocol
+//! reads it); `fp_used[g]` ≥ the slots in use in group `g` while
+//! `fp_at_max` (strong lockers only ever empty slots).
+
+mod lockfree_owner;
+mod release;
 
 use crate::cancel::CancelHandle;
 use crate::error::LockError;
 use crate::fastpath::{group_of, FastPath, Grant, SLOTS_PER_GROUP};
 use crate::local::{local_hash, LocalLock, LocalTable, Via};
-use crate::lockfree::{OwnerSlots, Place, SlotArray, GENERATION_ONE, HELD, PENDING};
+use crate::lockfree::{OwnerSlots, SlotArray};
 use crate::manager::LockManager;
 use crate::mode::LockMode;
 use crate::shared_table::{unpark_all, Ctx};
 use crate::slot::{BackendSlot, IDLE};
 use crate::stats::{Counter, LockStats};
-use crate::sync::atomic::{fence, Ordering};
+use crate::sync::atomic::Ordering;
 use crate::tag::LockTag;
 use crate::wait::{Acquired, Wait};
 use hashbrown::hash_table::Entry;
@@ -78,11 +99,6 @@ impl std::fmt::Debug for Backend {
         f.debug_struct("Backend").field("id", &self.id).field("held", &self.held_count()).finish_non_exhaustive()
     }
 }
-
-/// Under the `lockfree` protocol, `release_all` clears up to this many
-/// fast-path locks one atomic operation each, without its `LockFastPath`
-/// lock (two atomic operations); more, under that lock with plain stores.
-const RELEASE_ALL_ATOMIC_MAX: usize = 4;
 
 /// What the fast path did with a request.
 enum FastPathResult {
@@ -307,148 +323,6 @@ impl Backend {
         self.lock_slow(tag, mode, hash, wait)
     }
 
-    /// [`Self::lock`] of a weak relation mode under the `lockfree` protocol.
-    /// The slots are the local table of the locks they granted: a held lock
-    /// is found by one search of the relation's group, with no hash; only
-    /// weak relation locks that went to the shared table live in the local
-    /// hash table, which is not even probed while it has none.
-    #[inline(always)]
-    fn lock_weak_lock_free(&mut self, tag: LockTag, mode: LockMode, wait: Wait) -> Result<Acquired, LockError> {
-        let key = tag.fast_path_key();
-        let Some(owner) = self.lockfree.as_mut() else { unreachable!("checked by the caller") };
-        let place = owner.place(key);
-        if let Place::Existing(s) = place {
-            let count = &mut owner.counts[s][mode as usize - 1];
-            if *count > 0 {
-                *count += 1;
-                return Ok(Acquired::AlreadyHeld);
-            }
-        }
-        if self.weak_shared > 0 || place == Place::GroupFull {
-            return self.lock_weak_lock_free_slow(tag, mode, wait, place);
-        }
-        let hash = tag.hash_code();
-        let manager: &LockManager = &self.manager;
-        let slot = &manager.backends[self.id];
-        // The handshake with strong lockers (crate documentation): publish
-        // as pending, fence, read the counter, keep or back out.
-        let (s, published) = owner.publish(place, key, mode);
-        fence(Ordering::SeqCst);
-        // Acquire: a counter read back at 0 after a strong lock's release
-        // shows everything done under that lock.
-        let free = manager.strong_counter(hash).load(Ordering::Acquire) == 0;
-        owner.resolve(s, published, mode, free);
-        if free {
-            self.fp_local += 1;
-            slot.counters.add(Counter::FastPathAcquires, 1);
-            return Ok(Acquired::New);
-        }
-        self.lock_slow(tag, mode, hash, wait)
-    }
-
-    /// The rarer cases of [`Self::lock_weak_lock_free`]: the local hash
-    /// table holds weak relation locks (granted through the shared table),
-    /// or the relation's group is full.
-    #[inline(never)]
-    fn lock_weak_lock_free_slow(
-        &mut self,
-        tag: LockTag,
-        mode: LockMode,
-        wait: Wait,
-        place: Place,
-    ) -> Result<Acquired, LockError> {
-        let hash = tag.hash_code();
-        if self.weak_shared > 0 {
-            if let Some(held) = self.local.table.find_mut(local_hash(hash, mode), |l| l.tag == tag && l.mode == mode) {
-                held.count += 1;
-                return Ok(Acquired::AlreadyHeld);
-            }
-        }
-        if place != Place::GroupFull {
-            // Not held anywhere: the fast path proper, which no longer
-            // needs the hash table.
-            let weak_shared = std::mem::take(&mut self.weak_shared);
-            let result = self.lock_weak_lock_free(tag, mode, wait);
-            self.weak_shared += weak_shared;
-            return result;
-        }
-        if self.lockfree.as_ref().is_some_and(|o| o.at_max) {
-            self.slot().counters.add(Counter::FastPathOverflows, 1);
-            return self.lock_slow(tag, mode, hash, wait);
-        }
-        self.grow_lock_free();
-        self.lock(tag, mode, wait)
-    }
-
-    /// Doubles the `lockfree` protocol's slot array (its relation's group
-    /// was full below `lock.fast_path_slots_max`), holding the own
-    /// `LockFastPath` lock exclusively so that no strong locker scans
-    /// meanwhile. Local entries follow their slots; an entry whose mode a
-    /// strong locker claimed is in the shared table and becomes `Shared`.
-    #[cold]
-    fn grow_lock_free(&mut self) {
-        let slot = &self.manager.backends[self.id];
-        let owner = self.lockfree.as_mut().expect("the lockfree protocol");
-        let mut guard = slot.lockfree.lock_exclusive();
-        let old = &*owner.array;
-        let new = SlotArray::new(old.groups() * 2);
-        let mut taken = vec![0u16; new.groups()];
-        let mut moved = vec![u32::MAX; old.words.len()];
-        for (s, to) in moved.iter_mut().enumerate() {
-            // Relaxed: strong lockers are excluded, and the owner wrote the rest.
-            let word = old.words[s].load(Ordering::Relaxed);
-            debug_assert_eq!(word & PENDING, 0, "only the owner publishes, and it is here");
-            if word & HELD == 0 {
-                continue;
-            }
-            let key = old.keys[s].load(Ordering::Relaxed);
-            let base = new.group_base(key);
-            let group = base / SLOTS_PER_GROUP;
-            let free = (!taken[group]).trailing_zeros() as usize;
-            assert!(free < SLOTS_PER_GROUP, "re-hashing one group cannot overflow a new one");
-            taken[group] |= 1 << free;
-            new.keys[base + free].store(key, Ordering::Relaxed);
-            new.words[base + free].store(GENERATION_ONE | (word & HELD), Ordering::Relaxed);
-            *to = (base + free) as u32;
-        }
-        let mut fresh = OwnerSlots::new(Arc::new(new), false);
-        for (s, &to) in moved.iter().enumerate() {
-            let counts = owner.counts[s];
-            if counts == [0; 3] {
-                continue;
-            }
-            let word = if to == u32::MAX { 0 } else { fresh.array.words[to as usize].load(Ordering::Relaxed) };
-            for (m, &count) in counts.iter().enumerate().filter(|(_, &c)| c > 0) {
-                if word & (1 << m) != 0 {
-                    let to = to as usize;
-                    fresh.counts[to][m] = count;
-                    fresh.occupy(to);
-                    continue;
-                }
-                // Claimed by a strong locker: granted in the shared table,
-                // so it joins the local hash table as a shared-table lock.
-                let key = old.keys[s].load(Ordering::Relaxed);
-                let tag = LockTag::relation((key >> 32) as u32, key as u32);
-                let mode = LockMode::ALL[m];
-                self.local.insert(LocalLock {
-                    tag,
-                    mode,
-                    hash: tag.hash_code(),
-                    count,
-                    via: Via::Shared,
-                    strong: false,
-                });
-                self.weak_shared += 1;
-                self.fp_local -= 1;
-            }
-        }
-        fresh.at_max = fresh.array.groups() >= self.manager.fast_path_groups_max;
-        *guard = Arc::clone(&fresh.array);
-        drop(guard);
-        *owner = fresh;
-        slot.counters.add(Counter::FastPathGrows, 1);
-    }
-
     /// The shared-table path of [`Self::lock`]: taken when the request is
     /// not a weak relation lock, or the fast path refused it.
     #[inline(never)]
@@ -570,135 +444,6 @@ impl Backend {
         }
     }
 
-    /// Releases every lock this backend holds, however often acquired: the
-    /// end of a transaction (PostgreSQL's `LockReleaseAll`). Fast-path
-    /// locks are released under one acquisition of the backend's own
-    /// fast-path lock, shared-table locks partition by partition with one
-    /// acquisition of each partition lock involved.
-    pub fn release_all(&mut self) {
-        if self.held_count() == 0 {
-            return;
-        }
-        let mut shared = std::mem::take(&mut self.scratch);
-        if let Some(owner) = self.lockfree.as_mut() {
-            if self.fp_local > 0 {
-                let slot = &self.manager.backends[self.id];
-                // Few locks: each is cleared like an `unlock`, by an atomic
-                // read-modify-write that races a strong locker's claim
-                // CAS, and exactly one of the two wins each bit. Many
-                // locks: holding the own lock exclusively shuts strong
-                // lockers out, so plain loads and stores suffice.
-                let guard = (self.fp_local > RELEASE_ALL_ATOMIC_MAX).then(|| slot.lockfree.lock_exclusive());
-                let mut touched = std::mem::take(&mut owner.touched);
-                for group in touched.drain(..) {
-                    let group = group as usize;
-                    owner.listed[group / 64] &= !(1 << (group % 64));
-                    let mut rest = std::mem::take(&mut owner.occupied[group]);
-                    while rest != 0 {
-                        let s = group * SLOTS_PER_GROUP + rest.trailing_zeros() as usize;
-                        rest &= rest - 1;
-                        let mut mine = 0u64;
-                        for (m, count) in owner.counts[s].iter_mut().enumerate() {
-                            if std::mem::take(count) > 0 {
-                                mine |= 1 << m;
-                            }
-                        }
-                        let word = &owner.array.words[s];
-                        let before = if guard.is_some() {
-                            // Relaxed: published to strong lockers by the unlock.
-                            let w = word.load(Ordering::Relaxed);
-                            word.store(w & !mine, Ordering::Relaxed);
-                            w
-                        } else {
-                            // Release: as `OwnerSlots::release`.
-                            word.fetch_and(!mine, Ordering::Release)
-                        };
-                        let claimed = mine & !before & HELD;
-                        if claimed == 0 {
-                            continue;
-                        }
-                        // Claimed by a strong locker: in the shared table.
-                        let key = owner.array.keys[s].load(Ordering::Relaxed);
-                        let tag = LockTag::relation((key >> 32) as u32, key as u32);
-                        let hash = tag.hash_code();
-                        for m in (0..3).filter(|m| claimed & (1 << m) != 0) {
-                            let mode = LockMode::ALL[m];
-                            shared.push(LocalLock { tag, mode, hash, count: 0, via: Via::Shared, strong: false });
-                        }
-                    }
-                }
-                owner.touched = touched;
-                debug_assert!(owner.array.used() == 0, "slot clear: every held slot emptied");
-                drop(guard);
-                self.fp_local = 0;
-            }
-            if self.local.len() > 0 {
-                shared.extend(self.local.table.drain());
-            }
-            self.weak_shared = 0;
-        } else {
-            let slot = &self.manager.backends[self.id];
-            let mut fp = (self.fp_local > 0).then(|| slot.fast_path.lock_exclusive());
-            // Each of our fast-path locks still in our slots is one mode bit
-            // there, and transfers only remove bits: equal counts mean none
-            // was moved, every bit in the slots is ours and being released,
-            // so whole groups can be emptied at once.
-            let bulk = fp.as_ref().is_some_and(|fp| fp.bits() == self.fp_local);
-            if let (true, Some(fp)) = (bulk, fp.as_mut()) {
-                let only_fast_path = self.local.len() == self.fp_local;
-                if self.fp_local * 4 >= fp.groups() && only_fast_path {
-                    fp.clear_all();
-                    self.local.table.clear();
-                } else {
-                    for held in self.local.table.drain() {
-                        match held.via {
-                            Via::FastPath => fp.clear_group_of(held.tag.fast_path_key()),
-                            Via::Shared => shared.push(held),
-                        }
-                    }
-                    fp.cleared();
-                }
-            } else {
-                for held in self.local.table.drain() {
-                    if held.via == Via::FastPath {
-                        let fp = fp.get_or_insert_with(|| slot.fast_path.lock_exclusive());
-                        if fp.ungrant(held.tag.fast_path_key(), held.mode).is_some() {
-                            continue;
-                        }
-                    }
-                    shared.push(held);
-                }
-            }
-            // Every slot held one of our locks, and all are released now —
-            // including groups that transfers emptied behind our back.
-            debug_assert!(fp.as_ref().is_none_or(|fp| fp.used() == 0));
-            if self.fp_at_max {
-                self.fp_used.fill(0);
-            }
-            self.fp_local = 0;
-        }
-        if !shared.is_empty() {
-            let ctx = Ctx::new(&self.manager, self.id);
-            let partitions = &self.manager.shared;
-            shared.sort_unstable_by_key(|l| partitions.partition_of(l.hash));
-            let mut woken = Vec::new();
-            for run in shared.chunk_by(|a, b| partitions.partition_of(a.hash) == partitions.partition_of(b.hash)) {
-                let p = partitions.partition_of(run[0].hash);
-                let mut table = ctx.lock_partition(p);
-                for held in run {
-                    ctx.release_in(&mut table, p, held, &mut woken);
-                }
-                drop(table);
-                unpark_all(woken.drain(..));
-            }
-            for held in shared.iter().filter(|l| l.strong) {
-                ctx.end_strong(held.hash);
-            }
-            shared.clear();
-        }
-        self.scratch = shared;
-    }
-
     /// Every `(tag, mode)` this backend holds, with how many acquisitions
     /// are not yet released — what a savepoint remembers so that rolling
     /// back to it releases the locks taken since (PostgreSQL's
@@ -715,34 +460,6 @@ impl Backend {
             }
         }
         out
-    }
-
-    /// [`Self::release_all`], except that `keep(tag, mode)` acquisitions of
-    /// each held non-relation lock stay held (0: release it; at most the
-    /// count held) — the end of a transaction that keeps session-level
-    /// advisory locks (PostgreSQL's `LockReleaseAll` with `allLocks`
-    /// false).
-    pub fn release_all_except(&mut self, keep: &mut dyn FnMut(&LockTag, LockMode) -> u32) {
-        let mut kept = Vec::new();
-        for held in self.local.table.iter_mut() {
-            if held.tag.is_relation() || held.via != Via::Shared {
-                continue;
-            }
-            let n = keep(&held.tag, held.mode).min(held.count);
-            if n > 0 {
-                kept.push(LocalLock { count: n, ..*held });
-            }
-        }
-        if kept.is_empty() {
-            return self.release_all();
-        }
-        // Kept entries leave the local table first, so `release_all` does
-        // not give their grants back; they return with the kept count.
-        self.local.table.retain(|l| !kept.iter().any(|k| k.tag == l.tag && k.mode == l.mode));
-        self.release_all();
-        for k in kept {
-            self.local.table.insert_unique(local_hash(k.hash, k.mode), k, |l| local_hash(l.hash, l.mode));
-        }
     }
 
     /// Acquires `tag` in `mode` and returns a guard that releases it when

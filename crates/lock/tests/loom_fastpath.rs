@@ -165,7 +165,7 @@ fn scan_during_growth(protocol: FastPathProtocol) {
 fn a_transfer_races_release_all() {
     for protocol in FastPathProtocol::ALL {
         // 1 + 1 fast-path locks: `release_all`'s atomic path; 1 + 5: more
-        // than `RELEASE_ALL_ATOMIC_MAX` (4, `src/backend.rs`), its locked one.
+        // than `RELEASE_ALL_ATOMIC_MAX` (4, `src/backend/release.rs`), its locked one.
         for others in [1, 5] {
             transfer_vs_release_all(protocol, others);
         }

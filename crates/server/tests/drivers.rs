@@ -3,11 +3,13 @@
 //! default settings, against the server under both profiles and against the
 //! real PostgreSQL 15, so that an assertion PostgreSQL fails is caught as a
 //! bug of the suite. The drivers are installed by `scripts/install-drivers`
-//! (`.ci/run` does it); without them the tests are skipped, loudly.
+//! (`.ci/run` and `scripts/test` do it); without them the tests are
+//! skipped, loudly, or fail where tools are required
+//! (`common::missing_tool`: `CI=true` or `TURNSTILE_REQUIRE_TOOLS=1`).
 
 mod common;
 
-use common::TestServer;
+use common::{missing_tool, TestServer};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -22,16 +24,14 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// The drivers' folder, or `None` (with the reason printed) when they are not installed.
+/// The drivers' folder, or `None` when they are not installed (after
+/// [`missing_tool`], which fails the test where tools are required).
 fn drivers() -> Option<PathBuf> {
     let dir = std::env::var_os("TURNSTILE_DRIVERS").map(PathBuf::from).unwrap_or_else(|| root().join("target/drivers"));
     let installed = dir.join("venv/bin/python").exists() && dir.join("node/node_modules/pg").is_dir();
     if !installed {
-        eprintln!(
-            "\n*** SKIPPED: the driver suite's drivers are not installed in {} - run scripts/install-drivers \
-             (.ci/run does it) ***\n",
-            dir.display()
-        );
+        let what = format!("the driver suite's drivers are not installed in {}", dir.display());
+        missing_tool(&what, "run scripts/install-drivers (scripts/test and .ci/run do it)");
         return None;
     }
     Some(dir)
@@ -103,7 +103,7 @@ fn drivers_against_postgresql_15() {
     let Some(drivers) = drivers() else { return };
     let bin = std::env::var("TURNSTILE_PG15_BIN").unwrap_or_else(|_| "/usr/lib/postgresql/15/bin".into());
     if !Path::new(&bin).join("initdb").exists() {
-        eprintln!("\n*** SKIPPED: PostgreSQL 15 is not installed in {bin} (apt-get install postgresql-15) ***\n");
+        missing_tool(&format!("PostgreSQL 15 is not installed in {bin}"), "apt-get install postgresql-15");
         return;
     }
     run_suite(&drivers, &["--pg-bin", &bin], "PostgreSQL 15");

@@ -1,7 +1,8 @@
 //! The real pgbench of PostgreSQL 15 against the server: `pgbench -i` with
 //! partitions, W1 (Vondra 2024's partitioned join) in the three query
-//! modes, and tpcb-like with its balances checked. Skipped (with the
-//! reason printed) when pgbench or psql is not installed.
+//! modes, and tpcb-like with its balances checked. When pgbench or psql
+//! is not installed: skipped with the reason printed, or failed under
+//! `CI=true` or `TURNSTILE_REQUIRE_TOOLS=1` (`common::missing_tool`).
 
 mod common;
 

@@ -109,16 +109,46 @@ impl Drop for TestServer {
     }
 }
 
-/// True when every tool is installed; otherwise prints why the test is skipped.
+/// How to get PostgreSQL 15's client programs (`psql`; `pgbench` comes with the server package).
+pub const PG15_CLIENTS_INSTALL: &str =
+    "apt-get install postgresql-15 postgresql-client-15, or run scripts/test, which installs what the tests need";
+
+/// True when every tool runs (`tool --version`); otherwise [`missing_tool`]
+/// decides, for the first one missing, whether the test skips or fails.
 pub fn have_tools(tools: &[&str]) -> bool {
     for t in tools {
         let found = Command::new(t).arg("--version").output().map(|o| o.status.success()).unwrap_or(false);
         if !found {
-            eprintln!("SKIPPED: `{t}` is not installed (apt-get install postgresql-client-15; .ci/run does it)");
+            missing_tool(&format!("`{t}` is not on PATH"), PG15_CLIENTS_INSTALL);
             return false;
         }
     }
     true
+}
+
+/// The one rule for a test whose tool is missing (`what` names it, `install`
+/// says how to get it): it **fails** when the tools are required, under CI
+/// (`CI=true`) or with `TURNSTILE_REQUIRE_TOOLS=1` (`scripts/test` and
+/// `.ci/run` set it), so that a machine without them cannot pass the suite
+/// without running it; otherwise it prints that it skips, and the caller
+/// returns.
+pub fn missing_tool(what: &str, install: &str) {
+    if let Some(why) = tools_required() {
+        panic!("a required tool is missing: {what} ({why}): {install}");
+    }
+    eprintln!("\n*** SKIPPED: {what} ({install}; TURNSTILE_REQUIRE_TOOLS=1 makes this a failure) ***\n");
+}
+
+/// Why missing tools are failures (`TURNSTILE_REQUIRE_TOOLS=1` or
+/// `CI=true`), or `None` when a test may skip.
+pub fn tools_required() -> Option<&'static str> {
+    if std::env::var("TURNSTILE_REQUIRE_TOOLS").is_ok_and(|v| v == "1") {
+        Some("TURNSTILE_REQUIRE_TOOLS=1")
+    } else if std::env::var("CI").is_ok_and(|v| v == "true") {
+        Some("CI=true")
+    } else {
+        None
+    }
 }
 
 /// A protocol client speaking raw messages through pgwire's codec.
