@@ -283,7 +283,16 @@ async function cancel() {
   const q = new Query(`UPDATE ${t} SET v = 2 WHERE id = 1`)
   const ended = new Promise((resolve) => { q.on('error', resolve); q.on('end', () => resolve(null)) })
   waiter.query(q)
-  await new Promise((r) => setTimeout(r, 1000))
+  // Cancel only once the UPDATE waits for the row lock (seen in pg_stat_activity), not after a fixed
+  // sleep: on a loaded machine the UPDATE may not have reached the server yet.
+  const deadline = Date.now() + 30000
+  for (;;) {
+    const r = await holder.query(
+      "SELECT count(*)::int4 AS n FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'", [waiter.processID])
+    if (r.rows[0].n === 1) break
+    if (Date.now() > deadline) throw new Mismatch('the UPDATE never waited for the locked row')
+    await new Promise((res) => setTimeout(res, 20))
+  }
   new Client(cfg).cancel(waiter, q) // node-postgres' CancelRequest on a new connection
   const err = await ended
   if (!err) throw new Mismatch('the UPDATE waiting for a locked row finished instead of being cancelled')
