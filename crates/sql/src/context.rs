@@ -8,6 +8,7 @@ use crate::shared::Shared;
 use crate::sync::atomic::AtomicBool;
 use std::collections::HashMap;
 use std::sync::Arc;
+use turnstile_engine::EngineError;
 use turnstile_lock::SqlState;
 
 /// Session state that functions read and change.
@@ -113,7 +114,7 @@ impl Services for Ctx {
 
     fn relation_size(&self, name: &str) -> Result<i64, SqlError> {
         let engine = &self.shared.engine;
-        let db = engine.catalog().database(&self.database).map_err(|e| SqlError::from_engine(e.into()))?;
+        let db = engine.catalog().database(&self.database).map_err(|e| SqlError::from(EngineError::from(e)))?;
         let rel = engine
             .catalog()
             .relation(db, name)
@@ -123,9 +124,12 @@ impl Services for Ctx {
         }
         let file = turnstile_storage::rel::RelFileId::new(db, rel.id);
         let fork = turnstile_storage::rel::Fork::Main;
-        let exists = engine.smgr().exists(file, fork).map_err(|e| SqlError::from_engine(e.into()))?;
-        let blocks =
-            if exists { engine.smgr().nblocks(file, fork).map_err(|e| SqlError::from_engine(e.into()))? } else { 0 };
+        let exists = engine.smgr().exists(file, fork).map_err(|e| SqlError::from(EngineError::from(e)))?;
+        let blocks = if exists {
+            engine.smgr().nblocks(file, fork).map_err(|e| SqlError::from(EngineError::from(e)))?
+        } else {
+            0
+        };
         Ok(i64::from(blocks) * turnstile_storage::page::PAGE_SIZE as i64)
     }
 

@@ -3,7 +3,7 @@
 use crate::error::{Severity, SqlError};
 use crate::expr;
 use crate::expr::{object_name, parse_type_name, Compiler, Scope};
-use crate::session::{eng, SqlSession};
+use crate::session::SqlSession;
 use crate::statement::Outcome;
 use crate::value::{Datum, SqlType};
 use sqlparser::ast;
@@ -64,9 +64,9 @@ impl SqlSession {
                 Some(ast::ForValues::In(_)) => return Err(SqlError::unsupported("list partitions")),
                 _ => return Err(SqlError::unsupported("multi-column partition bounds")),
             };
-            eng(self.es.create_partition(&parent, &name, bound))?;
+            self.es.create_partition(&parent, &name, bound)?;
             if fillfactor.is_some() {
-                eng(self.es.set_fillfactor(&name, fillfactor))?;
+                self.es.set_fillfactor(&name, fillfactor)?;
             }
             return Self::command("CREATE TABLE");
         }
@@ -125,21 +125,21 @@ impl SqlSession {
         };
         let col_refs: Vec<(&str, ColumnType)> = cols.iter().map(|(n, t)| (n.as_str(), *t)).collect();
         let pb = partition_by.as_ref().map(|(s, c)| (*s, c.as_str()));
-        eng(self.es.create_table(&name, &col_refs, pb))?;
+        self.es.create_table(&name, &col_refs, pb)?;
         if fillfactor.is_some() {
-            eng(self.es.set_fillfactor(&name, fillfactor))?;
+            self.es.set_fillfactor(&name, fillfactor)?;
         }
         if !not_null.is_empty() {
             let refs: Vec<&str> = not_null.iter().map(String::as_str).collect();
-            eng(self.es.set_not_null(&name, &refs))?;
+            self.es.set_not_null(&name, &refs)?;
         }
         if !defaults.is_empty() {
             let refs: Vec<(&str, &str)> = defaults.iter().map(|(c, d)| (c.as_str(), d.as_str())).collect();
-            eng(self.es.set_defaults(&name, &refs))?;
+            self.es.set_defaults(&name, &refs)?;
         }
         if let Some(cols) = pk {
             let refs: Vec<&str> = cols.iter().map(String::as_str).collect();
-            eng(self.es.add_primary_key(&name, &refs))?;
+            self.es.add_primary_key(&name, &refs)?;
         }
         // A UNIQUE constraint is a unique index, named as PostgreSQL's
         // ChooseConstraintName names it: table_columns_key, then _key1, …
@@ -149,7 +149,7 @@ impl SqlSession {
                 None => self.free_relation_name(&format!("{name}_{}_key", cols.join("_"))),
             };
             let refs: Vec<&str> = cols.iter().map(String::as_str).collect();
-            eng(self.es.create_index(&name, &index, &refs, true))?;
+            self.es.create_index(&name, &index, &refs, true)?;
         }
         Self::command("CREATE TABLE")
     }
@@ -181,7 +181,7 @@ impl SqlSession {
             return Self::command("CREATE INDEX");
         }
         let refs: Vec<&str> = cols.iter().map(String::as_str).collect();
-        eng(self.es.create_index(&table, &name, &refs, ci.unique))?;
+        self.es.create_index(&table, &name, &refs, ci.unique)?;
         Self::command("CREATE INDEX")
     }
 
@@ -205,7 +205,7 @@ impl SqlSession {
                                 format!("column \"{cname}\" of relation \"{table}\" already exists, skipping"),
                             );
                         }
-                        r => eng(r)?,
+                        r => r?,
                     }
                 }
                 ast::AlterTableOperation::AddConstraint { constraint: ast::TableConstraint::PrimaryKey(p), .. } => {
@@ -215,7 +215,7 @@ impl SqlSession {
                     if p.name.is_some() {
                         return Err(SqlError::unsupported("a named primary key constraint"));
                     }
-                    eng(self.es.add_primary_key(&table, &refs))?;
+                    self.es.add_primary_key(&table, &refs)?;
                 }
                 other => return Err(SqlError::unsupported(&format!("ALTER TABLE … {other}"))),
             }

@@ -2,7 +2,7 @@
 
 use crate::error::SqlError;
 use crate::plan;
-use crate::session::{eng, SqlSession};
+use crate::session::SqlSession;
 use crate::statement::{text_field, Outcome};
 use sqlparser::ast;
 
@@ -19,7 +19,7 @@ impl SqlSession {
         let planning;
         match &plan.source {
             plan::Source::Engine { query, .. } => {
-                let e = eng(self.es.explain(query))?;
+                let e = self.es.explain(query)?;
                 planning =
                     self.es.last_planning_time() + started.elapsed().saturating_sub(self.es.last_planning_time());
                 lines.extend(e.lines().map(str::to_owned));

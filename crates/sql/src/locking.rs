@@ -137,7 +137,7 @@ pub(crate) fn run(plan: &SelectPlan, run: &mut Run<'_, '_>, locking: RowLocking)
     let locked = run.session.select_locking(query, &eparams, locking, wanted, &mut filter);
     let locked = match (locked, filter.failure.take()) {
         (_, Some(e)) => return Err(e),
-        (r, None) => r.map_err(SqlError::from_engine)?,
+        (r, None) => r?,
     };
     let visible = plan.fields.len();
     let mut out = Vec::with_capacity(locked.len());

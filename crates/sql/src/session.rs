@@ -48,10 +48,6 @@ pub struct SqlSession {
     pub(crate) implicit: bool,
 }
 
-pub(crate) fn eng<T>(r: turnstile_engine::Result<T>) -> Result<T, SqlError> {
-    r.map_err(SqlError::from_engine)
-}
-
 impl SqlSession {
     /// Opens a session on `database` (`3D000` if unknown; `53300` if every
     /// backend slot is taken).
@@ -64,7 +60,7 @@ impl SqlSession {
     ) -> Result<SqlSession, SqlError> {
         let shared = Arc::clone(&e.shared);
         let mut es = shared.engine.session_on(database).map_err(|err| {
-            let mut s = SqlError::from_engine(err);
+            let mut s = SqlError::from(err);
             s.severity = Severity::Fatal;
             if s.code == SqlState::INTERNAL_ERROR || s.code == SqlState::OUT_OF_MEMORY {
                 s.code = SqlState::TOO_MANY_CONNECTIONS;

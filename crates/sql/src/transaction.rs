@@ -3,7 +3,7 @@
 
 use crate::command::isolation_named;
 use crate::error::{Severity, SqlError};
-use crate::session::{eng, SqlSession, TxStatus};
+use crate::session::{SqlSession, TxStatus};
 use crate::statement::Outcome;
 use crate::value::now_timestamp;
 use std::collections::HashMap;
@@ -102,7 +102,7 @@ impl SqlSession {
             return Ok(());
         }
         let level = isolation_named(&self.ctx.get("default_transaction_isolation").unwrap_or_default())?;
-        eng(self.es.begin_with(level))?;
+        self.es.begin_with(level)?;
         self.tx = TxStatus::InBlock;
         self.implicit = true;
         self.ctx.xact = Some(HashMap::new());
@@ -119,7 +119,7 @@ impl SqlSession {
         self.tx = TxStatus::Idle;
         self.savepoints.clear();
         self.ctx.end_xact(true);
-        eng(self.es.commit())
+        Ok(self.es.commit()?)
     }
 
     /// `SAVEPOINT name` (`25P01` outside a transaction block). A name may
@@ -128,7 +128,7 @@ impl SqlSession {
         if self.tx == TxStatus::Idle || self.implicit {
             return Err(no_block("SAVEPOINT"));
         }
-        let sp = eng(self.es.savepoint())?;
+        let sp = self.es.savepoint()?;
         self.savepoints.push((name.to_owned(), sp));
         Self::command("SAVEPOINT")
     }
@@ -193,7 +193,7 @@ impl SqlSession {
             if commit {
                 self.savepoints.clear();
                 self.ctx.end_xact(true);
-                eng(self.es.commit())?;
+                self.es.commit()?;
             } else {
                 self.abort_engine_transaction();
             }
@@ -211,7 +211,7 @@ impl SqlSession {
                 self.tx = TxStatus::Idle;
                 self.savepoints.clear();
                 self.ctx.end_xact(true);
-                eng(self.es.commit())?;
+                self.es.commit()?;
                 Self::command("COMMIT")
             }
             TxStatus::InBlock => {
@@ -256,7 +256,7 @@ impl SqlSession {
             Some(l) => l,
             None => isolation_named(&self.ctx.get("default_transaction_isolation").unwrap_or_default())?,
         };
-        eng(self.es.begin_with(level))?;
+        self.es.begin_with(level)?;
         self.tx = TxStatus::InBlock;
         self.ctx.xact = Some(HashMap::new());
         self.ctx.stmt_ts = now_timestamp();

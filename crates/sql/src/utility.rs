@@ -9,7 +9,7 @@ use crate::expr::{object_name, parse_type_name, Compiler, EvalEnv, Scope};
 use crate::parse::PreStmt;
 use crate::plan::Catalog;
 use crate::session::typed_params;
-use crate::session::{eng, SqlSession, TxStatus};
+use crate::session::{SqlSession, TxStatus};
 use crate::statement::CopyIn;
 use crate::statement::Outcome;
 use crate::value::SqlType;
@@ -57,7 +57,7 @@ impl SqlSession {
     pub(crate) fn run_pre(&mut self, p: &PreStmt) -> Result<Outcome, SqlError> {
         match p {
             PreStmt::Checkpoint => {
-                eng(self.es.engine().flush())?;
+                self.es.engine().flush()?;
                 Self::command("CHECKPOINT")
             }
             PreStmt::Vacuum { full, analyze, tables } => {
@@ -70,9 +70,9 @@ impl SqlSession {
                 let targets: Vec<Option<&str>> =
                     if tables.is_empty() { vec![None] } else { tables.iter().map(|t| Some(t.as_str())).collect() };
                 for t in targets {
-                    eng(self.es.vacuum(t, *full))?;
+                    self.es.vacuum(t, *full)?;
                     if *analyze {
-                        eng(self.es.analyze(t))?;
+                        self.es.analyze(t)?;
                     }
                 }
                 Self::command("VACUUM")
@@ -81,7 +81,7 @@ impl SqlSession {
                 let targets: Vec<Option<&str>> =
                     if tables.is_empty() { vec![None] } else { tables.iter().map(|t| Some(t.as_str())).collect() };
                 for t in targets {
-                    eng(self.es.analyze(t))?;
+                    self.es.analyze(t)?;
                 }
                 Self::command("ANALYZE")
             }
@@ -204,7 +204,7 @@ impl SqlSession {
             S::Truncate(t) => {
                 let names = t.table_names.iter().map(|n| object_name(&n.name)).collect::<Result<Vec<_>, _>>()?;
                 let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-                eng(self.es.truncate(&refs))?;
+                self.es.truncate(&refs)?;
                 Self::command("TRUNCATE TABLE")
             }
             other => Err(SqlError::unsupported(&stmt_kind(other))),
@@ -266,7 +266,7 @@ impl SqlSession {
                             format!("{kind} \"{name}\" does not exist"),
                         ));
                     }
-                    eng(self.es.drop_relation(&name))?;
+                    self.es.drop_relation(&name)?;
                 }
                 Self::command(if kind == "table" { "DROP TABLE" } else { "DROP INDEX" })
             }
@@ -279,7 +279,7 @@ impl SqlSession {
                 }
                 for n in names {
                     let name = object_name(n)?;
-                    match self.es.drop_database(&name).map_err(SqlError::from_engine) {
+                    match self.es.drop_database(&name).map_err(SqlError::from) {
                         Ok(()) => {}
                         Err(e) if e.code == SqlState::INVALID_CATALOG_NAME && if_exists => {
                             self.notice(
@@ -306,7 +306,7 @@ impl SqlSession {
             ));
         }
         let name = object_name(db_name)?;
-        match self.es.create_database(&name).map_err(SqlError::from_engine) {
+        match self.es.create_database(&name).map_err(SqlError::from) {
             Ok(_) => Self::command("CREATE DATABASE"),
             Err(e) if e.code == SqlState::DUPLICATE_DATABASE && if_not_exists => {
                 self.notice(

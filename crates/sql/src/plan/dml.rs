@@ -2,8 +2,8 @@
 
 use super::bind::push_table;
 use super::{
-    and_all, check_cancel, compile_select, compiler, conjuncts, engine_err, pushable, series_bounds, Catalog, Producer,
-    RowItem, Run, SelectPlan, Source, TableDef,
+    and_all, check_cancel, compile_select, compiler, conjuncts, pushable, series_bounds, Catalog, Producer, RowItem,
+    Run, SelectPlan, Source, TableDef,
 };
 use crate::error::SqlError;
 use crate::expr::{ident_name, object_name, EvalEnv, Expr, Scope};
@@ -183,7 +183,7 @@ impl InsertPlan {
                     vals.push(x.eval(&[], &mut run.env)?);
                 }
                 let row = self.engine_row(vals, &mut run.env)?;
-                run.session.insert(&self.table, &row).map_err(engine_err)?;
+                run.session.insert(&self.table, &row)?;
                 Ok(1)
             }
             InsertSource::Values(rows) => {
@@ -195,7 +195,7 @@ impl InsertPlan {
                     }
                     out.push(self.engine_row(vals, &mut run.env)?);
                 }
-                run.session.insert_many(&self.table, out).map_err(engine_err)
+                run.session.insert_many(&self.table, out).map_err(SqlError::from)
             }
             InsertSource::Select(plan) => self.run_select(plan, run),
         }
@@ -252,7 +252,7 @@ impl InsertPlan {
                             }
                         }
                     });
-                    let n = session.insert_many(&self.table, rows).map_err(engine_err);
+                    let n = session.insert_many(&self.table, rows).map_err(SqlError::from);
                     if let Some(e) = failure {
                         return Err(e);
                     }
@@ -265,7 +265,7 @@ impl InsertPlan {
         for r in rows {
             out.push(self.engine_row(r, &mut run.env)?);
         }
-        run.session.insert_many(&self.table, out).map_err(engine_err)
+        run.session.insert_many(&self.table, out).map_err(SqlError::from)
     }
 }
 
@@ -426,7 +426,7 @@ impl ModifyPlan {
         };
         match (result, failure) {
             (_, Some(e)) => Err(e),
-            (r, None) => r.map_err(engine_err),
+            (r, None) => r.map_err(SqlError::from),
         }
     }
 }

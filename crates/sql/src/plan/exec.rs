@@ -2,7 +2,7 @@
 //! views and functions), then filters, grouping, aggregates, ordering and
 //! limits.
 
-use super::{check_cancel, engine_err, CacheMode, PlanCache, Producer, Run, SelectPlan, Source, CUSTOM_PLANS};
+use super::{check_cancel, CacheMode, PlanCache, Producer, Run, SelectPlan, Source, CUSTOM_PLANS};
 use crate::error::SqlError;
 use crate::expr::{AggState, EvalEnv, Expr};
 use crate::rows::TextRows;
@@ -35,7 +35,7 @@ impl SelectPlan {
                             for (x, ty) in pushed {
                                 eparams.push(x.eval(&[], &mut run.env)?.to_engine(*ty)?);
                             }
-                            let out = run.session.query(query, &eparams).map_err(engine_err)?;
+                            let out = run.session.query(query, &eparams)?;
                             out.into_iter().map(|r| r.into_iter().map(Datum::from_engine_owned).collect()).collect()
                         }
                         Producer::Series(a, b, step) => {
@@ -288,7 +288,7 @@ fn engine_rows(
         };
     if !generic {
         drop(cache);
-        let rows = run.session.query(query, &eparams).map_err(engine_err)?;
+        let rows = run.session.query(query, &eparams)?;
         let mut refs = Vec::new();
         for r in &rows {
             refs.clear();
@@ -298,10 +298,10 @@ fn engine_rows(
         return Ok(());
     }
     if cache.prepared.is_none() {
-        cache.prepared = Some(run.session.prepare(query).map_err(engine_err)?);
+        cache.prepared = Some(run.session.prepare(query)?);
     }
     if let Some(p) = cache.prepared.as_mut() {
-        run.session.execute_each(p, &eparams, emit).map_err(engine_err)?;
+        run.session.execute_each(p, &eparams, emit)?;
     }
     Ok(())
 }

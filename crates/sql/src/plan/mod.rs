@@ -193,10 +193,6 @@ pub struct Run<'a, 'b> {
     pub one_shot: bool,
 }
 
-pub(super) fn engine_err(e: turnstile_engine::EngineError) -> SqlError {
-    SqlError::from_engine(e)
-}
-
 /// Checks the session's cancel flag (57014).
 pub fn check_cancel(s: &dyn Services) -> Result<(), SqlError> {
     if s.cancel_flag().swap(false, crate::sync::atomic::Ordering::AcqRel) {
