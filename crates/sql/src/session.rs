@@ -263,7 +263,7 @@ impl SqlSession {
                 self.run_advisory(call, args, &values)
             }
             Command::Show { variable } => self.show(variable),
-            Command::Explain { analyze, statement } => self.explain(*analyze, statement),
+            Command::Explain { analyze, query } => self.explain(*analyze, query),
             Command::Execute { name, parameters } => self.execute_prepared(name, parameters, params),
             Command::Pre(p) => self.run_pre(p),
             Command::Utility(a) => self.run_utility(a),

@@ -1,9 +1,10 @@
 //! INSERT, UPDATE and DELETE: compiled once, run through the engine.
 
-use super::bind::push_table;
+use super::from::push_table;
+use super::predicate::{and_all, conjuncts, pushable};
 use super::{
-    and_all, check_cancel, compile_select, compiler, conjuncts, pushable, series_bounds, Catalog, Producer, RowItem,
-    Run, SelectPlan, Source, TableDef,
+    check_cancel, compile_select, compiler, series_bounds, Catalog, Producer, RowItem, Run, SelectPlan, Source,
+    TableDef,
 };
 use crate::error::SqlError;
 use crate::expr::{ident_name, object_name, EvalEnv, Expr, Scope};
