@@ -6,6 +6,7 @@ use crate::expr::Services;
 use crate::plan;
 use crate::shared::Shared;
 use crate::sync::atomic::AtomicBool;
+use crate::typed_settings::{GucValue, Settings};
 use std::collections::HashMap;
 use std::sync::Arc;
 use turnstile_engine::EngineError;
@@ -18,7 +19,7 @@ pub(crate) struct Ctx {
     pub(crate) pid: i32,
     pub(crate) user: String,
     pub(crate) database: String,
-    pub(crate) gucs: HashMap<String, String>,
+    pub(crate) gucs: Settings,
     pub(crate) rng: u64,
     pub(crate) stmt_ts: i64,
     pub(crate) cancel: Arc<AtomicBool>,
@@ -26,14 +27,10 @@ pub(crate) struct Ctx {
     pub(crate) timeouts_dirty: bool,
     /// The values `RESET` goes back to: the session's start (defaults and
     /// the startup packet's).
-    pub(crate) reset_values: HashMap<String, String>,
+    pub(crate) reset_values: Settings,
     /// Settings changed by the open transaction block (`None` outside one):
     /// what they were before it and what a commit keeps.
     pub(crate) xact: Option<HashMap<String, XactSetting>>,
-    /// `statement_timeout` in ms (0 = none), parsed when it changes.
-    pub(crate) statement_timeout_ms: u64,
-    /// `idle_in_transaction_session_timeout` in ms (0 = none).
-    pub(crate) idle_in_transaction_ms: u64,
     /// Notices of the current call.
     pub(crate) notices: Vec<Notice>,
 }
@@ -147,8 +144,8 @@ impl Services for Ctx {
 #[derive(Clone, Debug)]
 pub(crate) struct XactSetting {
     /// The value before the block (`None`: it had none): what a rollback restores.
-    pub(crate) prior: Option<String>,
+    pub(crate) prior: Option<GucValue>,
     /// What a commit keeps: `prior` until a plain `SET`, whose value it
     /// becomes; `SET LOCAL` leaves it (its value ends with the block).
-    pub(crate) keep: Option<String>,
+    pub(crate) keep: Option<GucValue>,
 }

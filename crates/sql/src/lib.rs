@@ -118,6 +118,7 @@ mod shared;
 mod statement;
 mod sync;
 mod transaction;
+mod typed_settings;
 mod utility;
 pub mod value;
 pub mod views;

@@ -5,13 +5,13 @@ use crate::command::Command;
 use crate::context::Ctx;
 use crate::error::{Notice, Severity, SqlError};
 use crate::expr::EvalEnv;
-use crate::gucs::default_gucs;
 use crate::interrupt::{CancelHandle, Reason};
 use crate::plan::{self, ModifyPlan};
 use crate::plan::{CacheMode, Run, SelectPlan};
 use crate::rows::TextRows;
 use crate::shared::{BackendInfo, SqlEngine};
 use crate::statement::{in_failed_block, Outcome, Statement, StatementInner};
+use crate::typed_settings::default_settings;
 use crate::value::{now_timestamp, Datum, SqlType};
 use crate::views;
 use std::collections::HashMap;
@@ -90,7 +90,7 @@ impl SqlSession {
         let cancel = info.cancel.clone();
         let max_backends = shared.engine.config().lock.max_backends;
         let seed = (now_timestamp() as u64) ^ ((pid as u64) << 32) | 1;
-        let gucs = default_gucs(user, application_name, max_backends);
+        let gucs = default_settings(user, application_name, max_backends);
         let ctx = Ctx {
             shared,
             pid,
@@ -104,8 +104,6 @@ impl SqlSession {
             param_changes: Vec::new(),
             timeouts_dirty: false,
             xact: None,
-            statement_timeout_ms: 0,
-            idle_in_transaction_ms: 0,
             notices: Vec::new(),
         };
         Ok(SqlSession {
@@ -167,8 +165,11 @@ impl SqlSession {
             self.ctx.stmt_ts = now_timestamp();
         }
         self.info.set_query(&stmt.inner.sql);
-        let timeout = (self.ctx.statement_timeout_ms > 0).then(|| {
-            self.ctx.shared.timer.arm(&self.cancel, std::time::Duration::from_millis(self.ctx.statement_timeout_ms))
+        let timeout = (self.ctx.gucs.statement_timeout_ms > 0).then(|| {
+            self.ctx
+                .shared
+                .timer
+                .arm(&self.cancel, std::time::Duration::from_millis(self.ctx.gucs.statement_timeout_ms))
         });
         let result = self.dispatch(stmt, params);
         drop(timeout);
@@ -206,16 +207,12 @@ impl SqlSession {
     /// waits for the next message of a session inside a transaction block
     /// before it ends the session with FATAL `25P03`.
     pub fn idle_in_transaction_timeout(&self) -> Option<std::time::Duration> {
-        (self.tx != TxStatus::Idle && !self.implicit && self.ctx.idle_in_transaction_ms > 0)
-            .then(|| std::time::Duration::from_millis(self.ctx.idle_in_transaction_ms))
+        let ms = self.ctx.gucs.idle_in_transaction_session_timeout_ms;
+        (self.tx != TxStatus::Idle && !self.implicit && ms > 0).then(|| std::time::Duration::from_millis(ms))
     }
 
     pub(crate) fn cache_mode(&self) -> CacheMode {
-        match self.ctx.get("plan_cache_mode").as_deref() {
-            Some("force_custom_plan") => CacheMode::ForceCustom,
-            Some("force_generic_plan") => CacheMode::ForceGeneric,
-            _ => CacheMode::Auto,
-        }
+        self.ctx.gucs.plan_cache_mode
     }
 
     pub(crate) fn dispatch(&mut self, stmt: &Statement, params: &[Option<String>]) -> Result<Outcome, SqlError> {

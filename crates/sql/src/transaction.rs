@@ -1,7 +1,6 @@
 //! How a transaction block ends: `COMMIT`, `ROLLBACK`, and the abort at an
 //! error (PostgreSQL's `AbortTransaction`).
 
-use crate::command::isolation_named;
 use crate::error::{Severity, SqlError};
 use crate::session::{SqlSession, TxStatus};
 use crate::statement::Outcome;
@@ -101,7 +100,7 @@ impl SqlSession {
         if !writes {
             return Ok(());
         }
-        let level = isolation_named(&self.ctx.get("default_transaction_isolation").unwrap_or_default())?;
+        let level = self.ctx.gucs.default_transaction_isolation.level()?;
         self.es.begin_with(level)?;
         self.tx = TxStatus::InBlock;
         self.implicit = true;
@@ -254,7 +253,7 @@ impl SqlSession {
         }
         let level = match isolation {
             Some(l) => l,
-            None => isolation_named(&self.ctx.get("default_transaction_isolation").unwrap_or_default())?,
+            None => self.ctx.gucs.default_transaction_isolation.level()?,
         };
         self.es.begin_with(level)?;
         self.tx = TxStatus::InBlock;
@@ -291,7 +290,7 @@ impl SqlSession {
     /// The isolation level `SHOW transaction_isolation` prints.
     pub(crate) fn transaction_isolation(&self) -> String {
         if self.tx == TxStatus::Idle {
-            self.ctx.get("default_transaction_isolation").unwrap_or_else(|| "read committed".into())
+            self.ctx.gucs.default_transaction_isolation.name().to_owned()
         } else {
             self.es.isolation().name().to_owned()
         }
