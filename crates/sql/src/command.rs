@@ -75,8 +75,9 @@ pub(crate) enum Command {
     Advisory { call: crate::advisory::Call, args: Vec<ast::Expr> },
     /// `SHOW name` / `SHOW ALL`.
     Show { variable: Vec<ast::Ident> },
-    /// `EXPLAIN [ANALYZE] statement`.
-    Explain { analyze: bool, statement: Box<ast::Statement> },
+    /// `EXPLAIN [ANALYZE] query`: the query as parsed, planned when the
+    /// EXPLAIN runs (never printed and parsed again).
+    Explain { analyze: bool, query: Box<ast::Query> },
     /// `EXECUTE name [(parameters)]`.
     Execute { name: String, parameters: Vec<ast::Expr> },
     /// What the pre-parser takes: `VACUUM`, `ANALYZE`, `CHECKPOINT`, `COPY`.
@@ -120,7 +121,10 @@ impl Command {
             S::Commit { chain: false, .. } => Command::End { commit: true },
             S::Rollback { chain: false, savepoint: None } => Command::End { commit: false },
             S::ShowVariable { variable } => Command::Show { variable },
-            S::Explain { analyze, statement, .. } => Command::Explain { analyze, statement },
+            S::Explain { analyze, statement, .. } => match *statement {
+                S::Query(query) => Command::Explain { analyze, query },
+                _ => return Err(SqlError::unsupported("EXPLAIN of anything but SELECT")),
+            },
             S::Execute { name: Some(name), parameters, using, .. } => {
                 if !using.is_empty() {
                     return Err(SqlError::unsupported("EXECUTE … USING"));

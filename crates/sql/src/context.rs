@@ -6,8 +6,10 @@ use crate::expr::Services;
 use crate::plan;
 use crate::shared::Shared;
 use crate::sync::atomic::AtomicBool;
+use crate::typed_settings::{GucValue, Settings};
 use std::collections::HashMap;
 use std::sync::Arc;
+use turnstile_engine::EngineError;
 use turnstile_lock::SqlState;
 
 /// Session state that functions read and change.
@@ -17,7 +19,7 @@ pub(crate) struct Ctx {
     pub(crate) pid: i32,
     pub(crate) user: String,
     pub(crate) database: String,
-    pub(crate) gucs: HashMap<String, String>,
+    pub(crate) gucs: Settings,
     pub(crate) rng: u64,
     pub(crate) stmt_ts: i64,
     pub(crate) cancel: Arc<AtomicBool>,
@@ -25,14 +27,10 @@ pub(crate) struct Ctx {
     pub(crate) timeouts_dirty: bool,
     /// The values `RESET` goes back to: the session's start (defaults and
     /// the startup packet's).
-    pub(crate) reset_values: HashMap<String, String>,
+    pub(crate) reset_values: Settings,
     /// Settings changed by the open transaction block (`None` outside one):
     /// what they were before it and what a commit keeps.
     pub(crate) xact: Option<HashMap<String, XactSetting>>,
-    /// `statement_timeout` in ms (0 = none), parsed when it changes.
-    pub(crate) statement_timeout_ms: u64,
-    /// `idle_in_transaction_session_timeout` in ms (0 = none).
-    pub(crate) idle_in_transaction_ms: u64,
     /// Notices of the current call.
     pub(crate) notices: Vec<Notice>,
 }
@@ -113,7 +111,7 @@ impl Services for Ctx {
 
     fn relation_size(&self, name: &str) -> Result<i64, SqlError> {
         let engine = &self.shared.engine;
-        let db = engine.catalog().database(&self.database).map_err(|e| SqlError::from_engine(e.into()))?;
+        let db = engine.catalog().database(&self.database).map_err(|e| SqlError::from(EngineError::from(e)))?;
         let rel = engine
             .catalog()
             .relation(db, name)
@@ -123,9 +121,12 @@ impl Services for Ctx {
         }
         let file = turnstile_storage::rel::RelFileId::new(db, rel.id);
         let fork = turnstile_storage::rel::Fork::Main;
-        let exists = engine.smgr().exists(file, fork).map_err(|e| SqlError::from_engine(e.into()))?;
-        let blocks =
-            if exists { engine.smgr().nblocks(file, fork).map_err(|e| SqlError::from_engine(e.into()))? } else { 0 };
+        let exists = engine.smgr().exists(file, fork).map_err(|e| SqlError::from(EngineError::from(e)))?;
+        let blocks = if exists {
+            engine.smgr().nblocks(file, fork).map_err(|e| SqlError::from(EngineError::from(e)))?
+        } else {
+            0
+        };
         Ok(i64::from(blocks) * turnstile_storage::page::PAGE_SIZE as i64)
     }
 
@@ -143,8 +144,8 @@ impl Services for Ctx {
 #[derive(Clone, Debug)]
 pub(crate) struct XactSetting {
     /// The value before the block (`None`: it had none): what a rollback restores.
-    pub(crate) prior: Option<String>,
+    pub(crate) prior: Option<GucValue>,
     /// What a commit keeps: `prior` until a plain `SET`, whose value it
     /// becomes; `SET LOCAL` leaves it (its value ends with the block).
-    pub(crate) keep: Option<String>,
+    pub(crate) keep: Option<GucValue>,
 }

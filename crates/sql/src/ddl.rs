@@ -3,7 +3,7 @@
 use crate::error::{Severity, SqlError};
 use crate::expr;
 use crate::expr::{object_name, parse_type_name, Compiler, Scope};
-use crate::session::{eng, SqlSession};
+use crate::session::SqlSession;
 use crate::statement::Outcome;
 use crate::value::{Datum, SqlType};
 use sqlparser::ast;
@@ -50,108 +50,53 @@ impl SqlSession {
         let fillfactor = table_fillfactor(&ct.table_options)?;
         if let Some(parent) = &ct.partition_of {
             let parent = object_name(parent)?;
-            let bound = match &ct.for_values {
-                Some(ast::ForValues::From { from, to }) if from.len() == 1 && to.len() == 1 => {
-                    PartitionBound::Range { from: bound_value(&from[0], i64::MIN)?, to: bound_value(&to[0], i64::MAX)? }
-                }
-                Some(ast::ForValues::With { modulus, remainder }) => PartitionBound::Hash {
-                    modulus: u32::try_from(*modulus)
-                        .map_err(|_| SqlError::new(SqlState::INVALID_PARAMETER_VALUE, "modulus out of range"))?,
-                    remainder: u32::try_from(*remainder)
-                        .map_err(|_| SqlError::new(SqlState::INVALID_PARAMETER_VALUE, "remainder out of range"))?,
-                },
-                Some(ast::ForValues::Default) => return Err(SqlError::unsupported("DEFAULT partitions")),
-                Some(ast::ForValues::In(_)) => return Err(SqlError::unsupported("list partitions")),
-                _ => return Err(SqlError::unsupported("multi-column partition bounds")),
-            };
-            eng(self.es.create_partition(&parent, &name, bound))?;
+            self.es.create_partition(&parent, &name, partition_bound(ct.for_values.as_ref())?)?;
             if fillfactor.is_some() {
-                eng(self.es.set_fillfactor(&name, fillfactor))?;
+                self.es.set_fillfactor(&name, fillfactor)?;
             }
             return Self::command("CREATE TABLE");
         }
-        let mut cols: Vec<(String, ColumnType)> = Vec::new();
-        let mut pk: Option<Vec<String>> = None;
-        let mut not_null: Vec<String> = Vec::new();
-        let mut defaults: Vec<(String, String)> = Vec::new();
-        // UNIQUE constraints: (constraint name if given, columns).
-        let mut unique: Vec<(Option<String>, Vec<String>)> = Vec::new();
-        for c in &ct.columns {
-            let ty = parse_type_name(&c.data_type.to_string())?.to_column()?;
-            let cname = expr::ident_name(&c.name);
-            for o in &c.options {
-                match &o.option {
-                    ast::ColumnOption::Null => {}
-                    ast::ColumnOption::NotNull => not_null.push(cname.clone()),
-                    ast::ColumnOption::PrimaryKey(_) => pk = Some(vec![cname.clone()]),
-                    ast::ColumnOption::Default(e) => {
-                        // Checked now (PostgreSQL's cookDefault): it must
-                        // compile without columns and be assignable.
-                        let sql_ty = parse_type_name(&c.data_type.to_string())?;
-                        let (_, xt) = Compiler { scope: &Scope::default(), params: &mut Vec::new(), aggs: None }
-                            .compile(e, Some(sql_ty))?;
-                        crate::plan::check_assignable(xt, sql_ty, &cname)?;
-                        defaults.push((cname.clone(), e.to_string()));
-                    }
-                    ast::ColumnOption::Unique(u) if plain_unique(u) => {
-                        unique.push((u.name.as_ref().or(o.name.as_ref()).map(expr::ident_name), vec![cname.clone()]))
-                    }
-                    other => return Err(SqlError::unsupported(&format!("the column option {other}"))),
-                }
-            }
-            cols.push((cname, ty));
-        }
-        for con in &ct.constraints {
-            match con {
-                ast::TableConstraint::PrimaryKey(p) => {
-                    pk = Some(p.columns.iter().map(|c| c.to_string().trim_matches('"').to_ascii_lowercase()).collect())
-                }
-                ast::TableConstraint::Unique(u) if plain_unique(u) => {
-                    let mut cols = Vec::with_capacity(u.columns.len());
-                    for c in &u.columns {
-                        match &c.column.expr {
-                            ast::Expr::Identifier(i) => cols.push(expr::ident_name(i)),
-                            other => return Err(SqlError::unsupported(&format!("a UNIQUE constraint on {other}"))),
-                        }
-                    }
-                    unique.push((u.name.as_ref().map(expr::ident_name), cols));
-                }
-                other => return Err(SqlError::unsupported(&format!("the constraint {other}"))),
-            }
-        }
+        let spec = TableSpec::of(ct)?;
         let partition_by = match &ct.partition_by {
             None => None,
             Some(e) => Some(partition_spec(e)?),
         };
-        let col_refs: Vec<(&str, ColumnType)> = cols.iter().map(|(n, t)| (n.as_str(), *t)).collect();
+        let col_refs: Vec<(&str, ColumnType)> = spec.cols.iter().map(|(n, t)| (n.as_str(), *t)).collect();
         let pb = partition_by.as_ref().map(|(s, c)| (*s, c.as_str()));
-        eng(self.es.create_table(&name, &col_refs, pb))?;
+        self.es.create_table(&name, &col_refs, pb)?;
         if fillfactor.is_some() {
-            eng(self.es.set_fillfactor(&name, fillfactor))?;
+            self.es.set_fillfactor(&name, fillfactor)?;
         }
-        if !not_null.is_empty() {
-            let refs: Vec<&str> = not_null.iter().map(String::as_str).collect();
-            eng(self.es.set_not_null(&name, &refs))?;
+        self.add_constraints(&name, spec)?;
+        Self::command("CREATE TABLE")
+    }
+
+    /// The constraints and defaults of a table just created: NOT NULL,
+    /// DEFAULT, PRIMARY KEY, then each UNIQUE as a unique index, named as
+    /// PostgreSQL's ChooseConstraintName names it (table_columns_key, then
+    /// _key1, …).
+    fn add_constraints(&mut self, name: &str, spec: TableSpec) -> Result<(), SqlError> {
+        if !spec.not_null.is_empty() {
+            let refs: Vec<&str> = spec.not_null.iter().map(String::as_str).collect();
+            self.es.set_not_null(name, &refs)?;
         }
-        if !defaults.is_empty() {
-            let refs: Vec<(&str, &str)> = defaults.iter().map(|(c, d)| (c.as_str(), d.as_str())).collect();
-            eng(self.es.set_defaults(&name, &refs))?;
+        if !spec.defaults.is_empty() {
+            let refs: Vec<(&str, &str)> = spec.defaults.iter().map(|(c, d)| (c.as_str(), d.as_str())).collect();
+            self.es.set_defaults(name, &refs)?;
         }
-        if let Some(cols) = pk {
+        if let Some(cols) = spec.pk {
             let refs: Vec<&str> = cols.iter().map(String::as_str).collect();
-            eng(self.es.add_primary_key(&name, &refs))?;
+            self.es.add_primary_key(name, &refs)?;
         }
-        // A UNIQUE constraint is a unique index, named as PostgreSQL's
-        // ChooseConstraintName names it: table_columns_key, then _key1, …
-        for (given, cols) in unique {
+        for (given, cols) in spec.unique {
             let index = match given {
                 Some(n) => n,
                 None => self.free_relation_name(&format!("{name}_{}_key", cols.join("_"))),
             };
             let refs: Vec<&str> = cols.iter().map(String::as_str).collect();
-            eng(self.es.create_index(&name, &index, &refs, true))?;
+            self.es.create_index(name, &index, &refs, true)?;
         }
-        Self::command("CREATE TABLE")
+        Ok(())
     }
 
     pub(crate) fn create_index(&mut self, ci: &ast::CreateIndex) -> Result<Outcome, SqlError> {
@@ -181,7 +126,7 @@ impl SqlSession {
             return Self::command("CREATE INDEX");
         }
         let refs: Vec<&str> = cols.iter().map(String::as_str).collect();
-        eng(self.es.create_index(&table, &name, &refs, ci.unique))?;
+        self.es.create_index(&table, &name, &refs, ci.unique)?;
         Self::command("CREATE INDEX")
     }
 
@@ -205,7 +150,7 @@ impl SqlSession {
                                 format!("column \"{cname}\" of relation \"{table}\" already exists, skipping"),
                             );
                         }
-                        r => eng(r)?,
+                        r => r?,
                     }
                 }
                 ast::AlterTableOperation::AddConstraint { constraint: ast::TableConstraint::PrimaryKey(p), .. } => {
@@ -215,12 +160,106 @@ impl SqlSession {
                     if p.name.is_some() {
                         return Err(SqlError::unsupported("a named primary key constraint"));
                     }
-                    eng(self.es.add_primary_key(&table, &refs))?;
+                    self.es.add_primary_key(&table, &refs)?;
                 }
                 other => return Err(SqlError::unsupported(&format!("ALTER TABLE … {other}"))),
             }
         }
         Self::command("ALTER TABLE")
+    }
+}
+
+/// A table's columns and constraints, as `CREATE TABLE` declares them
+/// (column options and table constraints alike).
+struct TableSpec {
+    /// Columns, in order.
+    cols: Vec<(String, ColumnType)>,
+    /// PRIMARY KEY columns.
+    pk: Option<Vec<String>>,
+    /// NOT NULL columns.
+    not_null: Vec<String>,
+    /// DEFAULT expressions (column, expression text).
+    defaults: Vec<(String, String)>,
+    /// UNIQUE constraints: (constraint name if given, columns).
+    unique: Vec<(Option<String>, Vec<String>)>,
+}
+
+impl TableSpec {
+    /// Reads the columns, column options and table constraints of `ct`.
+    fn of(ct: &ast::CreateTable) -> Result<TableSpec, SqlError> {
+        let mut spec =
+            TableSpec { cols: Vec::new(), pk: None, not_null: Vec::new(), defaults: Vec::new(), unique: Vec::new() };
+        for c in &ct.columns {
+            spec.column(c)?;
+        }
+        for con in &ct.constraints {
+            match con {
+                ast::TableConstraint::PrimaryKey(p) => {
+                    spec.pk =
+                        Some(p.columns.iter().map(|c| c.to_string().trim_matches('"').to_ascii_lowercase()).collect())
+                }
+                ast::TableConstraint::Unique(u) if plain_unique(u) => {
+                    let mut cols = Vec::with_capacity(u.columns.len());
+                    for c in &u.columns {
+                        match &c.column.expr {
+                            ast::Expr::Identifier(i) => cols.push(expr::ident_name(i)),
+                            other => return Err(SqlError::unsupported(&format!("a UNIQUE constraint on {other}"))),
+                        }
+                    }
+                    spec.unique.push((u.name.as_ref().map(expr::ident_name), cols));
+                }
+                other => return Err(SqlError::unsupported(&format!("the constraint {other}"))),
+            }
+        }
+        Ok(spec)
+    }
+
+    /// One column and its options (NULL, NOT NULL, PRIMARY KEY, DEFAULT,
+    /// UNIQUE).
+    fn column(&mut self, c: &ast::ColumnDef) -> Result<(), SqlError> {
+        let sql_ty = parse_type_name(&c.data_type.to_string())?;
+        let ty = sql_ty.to_column()?;
+        let cname = expr::ident_name(&c.name);
+        for o in &c.options {
+            match &o.option {
+                ast::ColumnOption::Null => {}
+                ast::ColumnOption::NotNull => self.not_null.push(cname.clone()),
+                ast::ColumnOption::PrimaryKey(_) => self.pk = Some(vec![cname.clone()]),
+                ast::ColumnOption::Default(e) => {
+                    // Checked now (PostgreSQL's cookDefault): it must
+                    // compile without columns and be assignable.
+                    let (_, xt) = Compiler { scope: &Scope::default(), params: &mut Vec::new(), aggs: None }
+                        .compile(e, Some(sql_ty))?;
+                    crate::plan::check_assignable(xt, sql_ty, &cname)?;
+                    self.defaults.push((cname.clone(), e.to_string()));
+                }
+                ast::ColumnOption::Unique(u) if plain_unique(u) => {
+                    self.unique.push((u.name.as_ref().or(o.name.as_ref()).map(expr::ident_name), vec![cname.clone()]))
+                }
+                other => return Err(SqlError::unsupported(&format!("the column option {other}"))),
+            }
+        }
+        self.cols.push((cname, ty));
+        Ok(())
+    }
+}
+
+/// A partition's bound: `FOR VALUES FROM (a) TO (b)` or `WITH (MODULUS m,
+/// REMAINDER r)`.
+fn partition_bound(v: Option<&ast::ForValues>) -> Result<PartitionBound, SqlError> {
+    match v {
+        Some(ast::ForValues::From { from, to }) if from.len() == 1 && to.len() == 1 => {
+            Ok(PartitionBound::Range { from: bound_value(&from[0], i64::MIN)?, to: bound_value(&to[0], i64::MAX)? })
+        }
+        Some(ast::ForValues::With { modulus, remainder }) => Ok(PartitionBound::Hash {
+            modulus: u32::try_from(*modulus)
+                .map_err(|_| SqlError::new(SqlState::INVALID_PARAMETER_VALUE, "modulus out of range"))?,
+            remainder: u32::try_from(*remainder)
+                .map_err(|_| SqlError::new(SqlState::INVALID_PARAMETER_VALUE, "remainder out of range"))?,
+        }),
+        Some(ast::ForValues::Default) => Err(SqlError::unsupported("DEFAULT partitions")),
+        Some(ast::ForValues::In(_)) => Err(SqlError::unsupported("list partitions")),
+        _ => Err(SqlError::unsupported("multi-column partition bounds")),
     }
 }
 

@@ -1,10 +1,15 @@
 //! Settings (PostgreSQL's GUCs) as the session keeps them: defaults,
 //! validation, `SET LOCAL` and the undo of a block's settings when it ends.
+//!
+//! Values are parsed here, once, when a setting is set (`22023` for a bad
+//! value, `42704` for an unknown name), into the typed `Settings` of
+//! `typed_settings.rs`; a block's undo log holds those typed values.
 
 use crate::context::Ctx;
 use crate::context::XactSetting;
 use crate::error::SqlError;
-use std::collections::HashMap;
+use crate::plan::CacheMode;
+use crate::typed_settings::{invalid_value, parse_ms, GucValue, Isolation};
 use turnstile_lock::SqlState;
 
 /// Parameters PostgreSQL reports with ParameterStatus when they change.
@@ -32,75 +37,14 @@ pub(crate) fn display_name(name: &str) -> &str {
     }
 }
 
-pub(crate) fn default_gucs(user: &str, application_name: &str, max_backends: u32) -> HashMap<String, String> {
-    let mut g = HashMap::new();
-    for (k, v) in [
-        ("server_version", "15.0 (turnstile)"),
-        ("server_version_num", "150000"),
-        ("server_encoding", "UTF8"),
-        ("client_encoding", "UTF8"),
-        ("datestyle", "ISO, MDY"),
-        ("intervalstyle", "postgres"),
-        ("integer_datetimes", "on"),
-        ("standard_conforming_strings", "on"),
-        ("timezone", "UTC"),
-        ("is_superuser", "on"),
-        ("lock_timeout", "0"),
-        ("deadlock_timeout", "1s"),
-        ("statement_timeout", "0"),
-        ("idle_in_transaction_session_timeout", "0"),
-        ("plan_cache_mode", "auto"),
-        ("search_path", "\"$user\", public"),
-        ("transaction_isolation", "read committed"),
-        ("default_transaction_isolation", "read committed"),
-        ("extra_float_digits", "1"),
-        ("synchronous_commit", "on"),
-        ("max_locks_per_transaction", "64"),
-        ("client_min_messages", "notice"),
-    ] {
-        g.insert(k.to_owned(), v.to_owned());
-    }
-    g.insert("application_name".into(), application_name.to_owned());
-    g.insert("session_authorization".into(), user.to_owned());
-    g.insert("max_connections".into(), max_backends.to_string());
-    g
-}
-
-/// Parses a duration setting (`1s`, `100ms`, `5min`, bare = ms) to ms.
-pub(crate) fn parse_ms(v: &str) -> Option<u64> {
-    let v = v.trim().to_ascii_lowercase();
-    let split = v.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(v.len());
-    let (num, unit) = v.split_at(split);
-    let n: f64 = num.parse().ok()?;
-    let mult = match unit.trim() {
-        "" | "ms" => 1.0,
-        "s" => 1000.0,
-        "min" => 60_000.0,
-        "h" => 3_600_000.0,
-        "d" => 86_400_000.0,
-        "us" => 0.001,
-        _ => return None,
-    };
-    let ms = n * mult;
-    (0.0..2_147_483_647.0).contains(&ms).then_some(ms as u64)
-}
-
-pub(crate) fn format_ms(ms: u64) -> String {
-    match ms {
-        0 => "0".into(),
-        ms if ms % 3_600_000 == 0 => format!("{}h", ms / 3_600_000),
-        ms if ms % 60_000 == 0 => format!("{}min", ms / 60_000),
-        ms if ms % 1000 == 0 => format!("{}s", ms / 1000),
-        ms => format!("{ms}ms"),
-    }
-}
-
 impl Ctx {
+    /// Setting `name`'s text (a turnstile knob's too), as `SHOW` prints it.
     pub(crate) fn get(&self, name: &str) -> Option<String> {
         let lower = name.to_ascii_lowercase();
-        self.gucs.get(&lower).cloned().or_else(|| self.shared.knobs.get(name).cloned())
+        self.gucs.get(&lower).map(|v| v.text()).or_else(|| self.shared.knobs.get(name).cloned())
     }
 
+    /// Sets `name` to `value`, parsed now: the value stored, as text.
     pub(crate) fn set(&mut self, name: &str, value: &str) -> Result<String, SqlError> {
         let lower = name.to_ascii_lowercase();
         if self.shared.knobs.contains_key(name) {
@@ -109,32 +53,40 @@ impl Ctx {
                 format!("parameter \"{name}\" cannot be changed now (turnstile knobs are set when the server starts)"),
             ));
         }
-        let value = match lower.as_str() {
+        let parsed = self.parse(name, &lower, value)?;
+        let text = parsed.text();
+        if REPORTED.contains(&lower.as_str()) {
+            self.param_changes.push((display_name(&lower).to_owned(), text.clone()));
+        }
+        self.timeouts_dirty |= TIMEOUTS.contains(&lower.as_str());
+        self.gucs.put(&lower, Some(parsed));
+        Ok(text)
+    }
+
+    /// `value` as setting `lower` takes it, or PostgreSQL's error.
+    fn parse(&self, name: &str, lower: &str, value: &str) -> Result<GucValue, SqlError> {
+        let text = match lower {
             l if TIMEOUTS.contains(&l) => {
-                let ms = parse_ms(value).ok_or_else(|| {
-                    SqlError::new(
-                        SqlState::INVALID_PARAMETER_VALUE,
-                        format!("invalid value for parameter \"{lower}\": \"{value}\""),
-                    )
-                })?;
+                let ms = parse_ms(value).ok_or_else(|| invalid_value(lower, value))?;
                 if lower == "deadlock_timeout" && ms == 0 {
                     return Err(SqlError::new(
                         SqlState::INVALID_PARAMETER_VALUE,
                         "deadlock_timeout must be at least 1ms",
                     ));
                 }
-                self.timeouts_dirty = true;
-                format_ms(ms)
+                return Ok(GucValue::Ms(ms));
             }
-            "plan_cache_mode" => match value.to_ascii_lowercase().as_str() {
-                v @ ("auto" | "force_custom_plan" | "force_generic_plan") => v.to_owned(),
-                _ => {
-                    return Err(SqlError::new(
-                        SqlState::INVALID_PARAMETER_VALUE,
-                        format!("invalid value for parameter \"plan_cache_mode\": \"{value}\""),
-                    ))
-                }
-            },
+            "plan_cache_mode" => {
+                return Ok(GucValue::PlanCache(match value.to_ascii_lowercase().as_str() {
+                    "auto" => CacheMode::Auto,
+                    "force_custom_plan" => CacheMode::ForceCustom,
+                    "force_generic_plan" => CacheMode::ForceGeneric,
+                    _ => return Err(invalid_value("plan_cache_mode", value)),
+                }))
+            }
+            "default_transaction_isolation" => return Ok(GucValue::Isolation(Isolation::parse(lower, value)?)),
+            // SERIALIZABLE is refused when a transaction would use it.
+            "transaction_isolation" => Isolation::parse(lower, value)?.name().to_owned(),
             "client_encoding" => match value.to_ascii_uppercase().replace(['-', '_'], "").as_str() {
                 "UTF8" | "UNICODE" => "UTF8".to_owned(),
                 _ => {
@@ -170,19 +122,8 @@ impl Ctx {
                 "on" | "true" | "1" => "on".to_owned(),
                 _ => return Err(SqlError::unsupported("standard_conforming_strings = off")),
             },
-            "transaction_isolation" | "default_transaction_isolation" => {
-                // SERIALIZABLE is refused when a transaction would use it.
-                let v = value.trim().to_ascii_lowercase();
-                if !["read committed", "read uncommitted", "repeatable read", "serializable"].contains(&v.as_str()) {
-                    return Err(SqlError::new(
-                        SqlState::INVALID_PARAMETER_VALUE,
-                        format!("invalid value for parameter \"{lower}\": \"{value}\""),
-                    ));
-                }
-                v
-            }
             _ => {
-                if !self.gucs.contains_key(&lower) && !lower.contains('.') && !KNOWN_EXTRA.contains(&lower.as_str()) {
+                if self.gucs.get(lower).is_none() && !lower.contains('.') && !KNOWN_EXTRA.contains(&lower) {
                     return Err(SqlError::new(
                         SqlState::UNDEFINED_OBJECT,
                         format!("unrecognized configuration parameter \"{name}\""),
@@ -191,11 +132,7 @@ impl Ctx {
                 value.to_owned()
             }
         };
-        if REPORTED.contains(&lower.as_str()) {
-            self.param_changes.push((display_name(&lower).to_owned(), value.clone()));
-        }
-        self.gucs.insert(lower, value.clone());
-        Ok(value)
+        Ok(GucValue::Text(text))
     }
 
     /// `SET [LOCAL]`, `set_config(…, is_local)`, `RESET`: sets `name`,
@@ -204,37 +141,31 @@ impl Ctx {
     /// caller warns, as PostgreSQL does).
     pub(crate) fn set_scoped(&mut self, name: &str, value: &str, local: bool) -> Result<String, SqlError> {
         let lower = name.to_ascii_lowercase();
-        let before = self.gucs.get(&lower).cloned();
-        let value = self.set(name, value)?;
+        let before = self.gucs.get(&lower);
+        let text = self.set(name, value)?;
+        let after = self.gucs.get(&lower);
         match &mut self.xact {
             Some(changed) => {
                 let e = changed.entry(lower).or_insert_with(|| XactSetting { prior: before.clone(), keep: before });
                 if !local {
-                    e.keep = Some(value.clone());
+                    e.keep = after;
                 }
             }
             None if local => self.restore(&lower, before),
             None => {}
         }
-        Ok(value)
+        Ok(text)
     }
 
     /// Puts `value` back as `lower`'s setting, reporting the change.
-    pub(crate) fn restore(&mut self, lower: &str, value: Option<String>) {
-        if self.gucs.get(lower) == value.as_ref() {
+    pub(crate) fn restore(&mut self, lower: &str, value: Option<GucValue>) {
+        if self.gucs.get(lower) == value {
             return;
         }
-        match value {
-            Some(v) => {
-                if REPORTED.contains(&lower) {
-                    self.param_changes.push((display_name(lower).to_owned(), v.clone()));
-                }
-                self.gucs.insert(lower.to_owned(), v);
-            }
-            None => {
-                self.gucs.remove(lower);
-            }
+        if let (Some(v), true) = (&value, REPORTED.contains(&lower)) {
+            self.param_changes.push((display_name(lower).to_owned(), v.text()));
         }
+        self.gucs.put(lower, value);
         self.timeouts_dirty |= TIMEOUTS.contains(&lower);
     }
 
@@ -247,10 +178,10 @@ impl Ctx {
         }
     }
 
-    /// `RESET name`: the value the session started with.
+    /// `RESET name`: the value the session started with, as text.
     pub(crate) fn reset_value(&self, name: &str) -> Result<String, SqlError> {
         let lower = name.to_ascii_lowercase();
-        self.reset_values.get(&lower).cloned().ok_or_else(|| {
+        self.reset_values.get(&lower).map(|v| v.text()).ok_or_else(|| {
             SqlError::new(SqlState::UNDEFINED_OBJECT, format!("unrecognized configuration parameter \"{name}\""))
         })
     }

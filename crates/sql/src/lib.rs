@@ -33,10 +33,14 @@
 //!   it.
 //! * [`plan`] — SELECT, INSERT, UPDATE and DELETE compiled once per
 //!   [`Statement`]: the binder resolves names once, and table access
-//!   becomes the engine's typed `Query` of resolved columns (joins on an
-//!   equality of columns, `column = constant|$n` pushed down as engine
-//!   filters) so the
-//!   engine's planner and executor take PostgreSQL's locks; residual
+//!   becomes the engine's typed `Query` of resolved columns (inner joins
+//!   on an equality of columns, `column = constant|$n` pushed down as
+//!   engine filters) so the engine's planner and executor take
+//!   PostgreSQL's locks. `LEFT [OUTER] JOIN … ON`, `CROSS JOIN`,
+//!   `FROM a, b`, inner joins on no column equality, system views and
+//!   `generate_series` are joined here instead, in a nested loop over each
+//!   item's own engine query (filters still pushed down, except on the
+//!   nullable side of a LEFT JOIN). Residual
 //!   predicates, expressions, aggregates (`FILTER` too), `GROUP BY`,
 //!   `ORDER BY`, `LIMIT` are evaluated here. A statement from
 //!   [`SqlSession::prepare`] follows PostgreSQL's plan cache: five custom
@@ -80,8 +84,8 @@
 //!
 //! ## What is not there (each is an ErrorResponse, never a crash)
 //!
-//! Subqueries, CTEs, set operations, outer joins and cross joins of tables,
-//! self-joins, window functions, `ON CONFLICT`, `RETURNING`; a locking
+//! Subqueries, CTEs, set operations, `RIGHT` and `FULL` joins, joins with
+//! `USING` or `NATURAL`, window functions, `ON CONFLICT`, `RETURNING`; a locking
 //! clause on a join or with aggregates; an advisory-lock function inside a
 //! larger query: `0A000` naming the construct. `VACUUM [FULL] [ANALYZE]` is the
 //! engine's (reclaims dead tuples under PostgreSQL's locks); `ANALYZE`
@@ -115,6 +119,7 @@ mod shared;
 mod statement;
 mod sync;
 mod transaction;
+mod typed_settings;
 mod utility;
 pub mod value;
 pub mod views;

@@ -84,16 +84,7 @@ impl LockingFilter for Filter<'_, '_, '_> {
 /// `DESC`), as the plain SELECT's.
 fn compare(a: &[Datum], b: &[Datum], order: &[(usize, bool, bool)]) -> Ordering {
     for (k, &(_, desc, nulls_first)) in order.iter().enumerate() {
-        let (x, y) = (&a[k], &b[k]);
-        let o = match (x.is_null(), y.is_null()) {
-            (true, true) => Ordering::Equal,
-            (true, false) if nulls_first => Ordering::Less,
-            (true, false) => Ordering::Greater,
-            (false, true) if nulls_first => Ordering::Greater,
-            (false, true) => Ordering::Less,
-            _ if desc => x.cmp_sql(y).reverse(),
-            _ => x.cmp_sql(y),
-        };
+        let o = crate::plan::compare_key(&a[k], &b[k], desc, nulls_first);
         if o.is_ne() {
             return o;
         }
@@ -137,7 +128,7 @@ pub(crate) fn run(plan: &SelectPlan, run: &mut Run<'_, '_>, locking: RowLocking)
     let locked = run.session.select_locking(query, &eparams, locking, wanted, &mut filter);
     let locked = match (locked, filter.failure.take()) {
         (_, Some(e)) => return Err(e),
-        (r, None) => r.map_err(SqlError::from_engine)?,
+        (r, None) => r?,
     };
     let visible = plan.fields.len();
     let mut out = Vec::with_capacity(locked.len());

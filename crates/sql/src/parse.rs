@@ -534,8 +534,53 @@ fn preparse(word: &str, piece: &str) -> Result<PreStmt, SqlError> {
 }
 
 fn preparse_copy(rest: &[Tok]) -> Result<PreStmt, SqlError> {
-    let mut i = 0;
-    let source = match rest.first() {
+    let (source, mut i) = copy_source(rest)?;
+    let dir = rest.get(i).cloned();
+    i += 1;
+    let target = match rest.get(i) {
+        Some(Tok::Word(w)) if w == "stdin" || w == "stdout" => None,
+        Some(Tok::Str(f)) => Some(f.clone()),
+        Some(Tok::Word(w)) if w == "program" => return Err(SqlError::unsupported("COPY … PROGRAM")),
+        t => return Err(syntax_near(t)),
+    };
+    i += 1;
+    let options = crate::copy::CopyOptions::from_pairs(&copy_option_pairs(&rest[i..])?)?;
+    match (dir, source) {
+        (Some(Tok::Word(d)), CopySource::Table(table, columns)) if d == "from" => {
+            if matches!(rest.get(i - 1), Some(Tok::Word(w)) if w == "stdout") {
+                return Err(syntax_near(rest.get(i - 1)));
+            }
+            Ok(PreStmt::CopyFrom { table, columns, file: target, options })
+        }
+        (Some(Tok::Word(d)), source) if d == "to" => {
+            let query = match source {
+                CopySource::Table(table, cols) if cols.is_empty() => format!("SELECT * FROM \"{table}\""),
+                CopySource::Table(table, cols) => format!(
+                    "SELECT {} FROM \"{table}\"",
+                    cols.iter().map(|c| format!("\"{c}\"")).collect::<Vec<_>>().join(", ")
+                ),
+                CopySource::Query(q) => q,
+            };
+            Ok(PreStmt::CopyTo { query, file: target, options })
+        }
+        (Some(Tok::Word(d)), CopySource::Query(_)) if d == "from" => {
+            Err(SqlError::new(SqlState::SYNTAX_ERROR, "COPY (query) FROM is not valid"))
+        }
+        (t, _) => Err(syntax_near(t.as_ref())),
+    }
+}
+
+/// What COPY reads or writes: a table with its column list, or (COPY TO
+/// only) a query's text.
+enum CopySource {
+    Table(String, Vec<String>),
+    Query(String),
+}
+
+/// COPY's source (`table [(cols)]` or `(query)`) and the index of the
+/// token after it.
+fn copy_source(rest: &[Tok]) -> Result<(CopySource, usize), SqlError> {
+    match rest.first() {
         Some(Tok::Punct('(')) => {
             // COPY (query) TO …: find the matching parenthesis in tokens,
             // then rebuild the query text from the original tokens.
@@ -555,43 +600,34 @@ fn preparse_copy(rest: &[Tok]) -> Result<PreStmt, SqlError> {
                 }
             }
             let end = end.ok_or_else(|| syntax_near(None))?;
-            i = end + 1;
-            Err(untokenize(&rest[1..end]))
+            Ok((CopySource::Query(untokenize(&rest[1..end])), end + 1))
         }
         Some(t) => {
             let table = name_of(t).ok_or_else(|| syntax_near(Some(t)))?;
-            i += 1;
+            let mut i = 1;
             let mut cols = Vec::new();
             if rest.get(i) == Some(&Tok::Punct('(')) {
                 let close = rest[i..].iter().position(|t| *t == Tok::Punct(')')).ok_or_else(|| syntax_near(None))?;
                 cols = name_list(&rest[i + 1..i + close])?;
                 i += close + 1;
             }
-            Ok((table, cols))
+            Ok((CopySource::Table(table, cols), i))
         }
-        None => return Err(syntax_near(None)),
-    };
-    let dir = rest.get(i).cloned();
-    i += 1;
-    let target = match rest.get(i) {
-        Some(Tok::Word(w)) if w == "stdin" || w == "stdout" => None,
-        Some(Tok::Str(f)) => Some(f.clone()),
-        Some(Tok::Word(w)) if w == "program" => return Err(SqlError::unsupported("COPY … PROGRAM")),
-        t => return Err(syntax_near(t)),
-    };
-    i += 1;
-    // Options: [WITH] ( opt [value], … ) or the old syntax's words
-    // (`BINARY`, `DELIMITER [AS] 'x'`, `NULL [AS] 'x'`, `CSV HEADER` …).
+        None => Err(syntax_near(None)),
+    }
+}
+
+/// COPY's options as (name, value) pairs: `[WITH] ( opt [value], … )` or
+/// the old syntax's words (`BINARY`, `DELIMITER [AS] 'x'`, `NULL [AS] 'x'`,
+/// `CSV HEADER` …).
+fn copy_option_pairs(opts: &[Tok]) -> Result<Vec<(String, Option<String>)>, SqlError> {
     let mut pairs: Vec<(String, Option<String>)> = Vec::new();
-    let mut opts = &rest[i..];
+    let mut opts = opts;
     if opts.first() == Some(&Tok::Word("with".into())) {
         opts = &opts[1..];
     }
-    let mut k = 0;
     let paren = opts.first() == Some(&Tok::Punct('('));
-    if paren {
-        k = 1;
-    }
+    let mut k = usize::from(paren);
     while k < opts.len() {
         match &opts[k] {
             Tok::Punct(')') if paren => {
@@ -635,30 +671,7 @@ fn preparse_copy(rest: &[Tok]) -> Result<PreStmt, SqlError> {
             t => return Err(syntax_near(Some(t))),
         }
     }
-    let options = crate::copy::CopyOptions::from_pairs(&pairs)?;
-    match (dir, source) {
-        (Some(Tok::Word(d)), Ok((table, columns))) if d == "from" => {
-            if matches!(rest.get(i - 1), Some(Tok::Word(w)) if w == "stdout") {
-                return Err(syntax_near(rest.get(i - 1)));
-            }
-            Ok(PreStmt::CopyFrom { table, columns, file: target, options })
-        }
-        (Some(Tok::Word(d)), source) if d == "to" => {
-            let query = match source {
-                Ok((table, cols)) if cols.is_empty() => format!("SELECT * FROM \"{table}\""),
-                Ok((table, cols)) => format!(
-                    "SELECT {} FROM \"{table}\"",
-                    cols.iter().map(|c| format!("\"{c}\"")).collect::<Vec<_>>().join(", ")
-                ),
-                Err(q) => q,
-            };
-            Ok(PreStmt::CopyTo { query, file: target, options })
-        }
-        (Some(Tok::Word(d)), Err(_)) if d == "from" => {
-            Err(SqlError::new(SqlState::SYNTAX_ERROR, "COPY (query) FROM is not valid"))
-        }
-        (t, _) => Err(syntax_near(t.as_ref())),
-    }
+    Ok(pairs)
 }
 
 fn untokenize(toks: &[Tok]) -> String {

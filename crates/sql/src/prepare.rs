@@ -117,7 +117,7 @@ impl SqlSession {
         Ok(plan)
     }
 
-    /// The plan of a `SELECT` statement (`EXPLAIN`, `COPY (query) TO`);
+    /// The plan of a `SELECT` statement (`COPY (query) TO`);
     /// `None` for any other kind.
     pub(crate) fn select_plan(&self, st: &Statement) -> Result<Option<Arc<SelectPlan>>, SqlError> {
         match &st.inner.command {

@@ -6,7 +6,7 @@
 use crate::advisory::{compile_args, no_such_function, Call, Op};
 use crate::error::{Severity, SqlError};
 use crate::expr::EvalEnv;
-use crate::session::{eng, SqlSession};
+use crate::session::SqlSession;
 use crate::statement::{FieldInfo, Outcome};
 use crate::value::{Datum, SqlType};
 use sqlparser::ast;
@@ -46,15 +46,15 @@ impl SqlSession {
         };
         let out = match (call.op, key) {
             (Op::UnlockAll, _) => {
-                eng(self.es.advisory_unlock_all())?;
+                self.es.advisory_unlock_all()?;
                 None
             }
             (Op::Lock { level, wait }, Some(k)) => {
-                let got = eng(self.es.advisory_lock(k, call.shared, level, wait))?;
+                let got = self.es.advisory_lock(k, call.shared, level, wait)?;
                 (!wait).then_some(got)
             }
             (Op::Unlock, Some(k)) => {
-                let released = eng(self.es.advisory_unlock(k, call.shared))?;
+                let released = self.es.advisory_unlock(k, call.shared)?;
                 if !released {
                     let mode = if call.shared { "ShareLock" } else { "ExclusiveLock" };
                     self.notice(Severity::Warning, SqlState::WARNING, format!("you don't own a lock of type {mode}"));

@@ -4,11 +4,13 @@
 //! too; this file is the session's side.
 
 use crate::binary_datum::recv_datum;
-use crate::copy::{field_value, split_csv, split_text, unescape_field, CopyFormat, BINARY_SIGNATURE};
+use crate::copy::{
+    copy_out_lines, field_value, split_csv, split_text, unescape_field, CopyFormat, CopyOptions, BINARY_SIGNATURE,
+};
 use crate::error::SqlError;
 use crate::plan;
 use crate::session::SqlSession;
-use crate::statement::CopyIn;
+use crate::statement::{CopyIn, Outcome};
 use std::borrow::Cow;
 use turnstile_engine::types::Value;
 use turnstile_lock::SqlState;
@@ -21,6 +23,93 @@ fn bad_copy(copy: &CopyIn, what: &str) -> SqlError {
 pub(crate) const COPY_BATCH: usize = 10_000;
 
 impl SqlSession {
+    /// `COPY table [(columns)] FROM STDIN|'file'`: the [`CopyIn`] that the
+    /// CopyData messages feed, or (from a file) the whole copy run now.
+    pub(crate) fn copy_from(
+        &mut self,
+        table: &str,
+        columns: &[String],
+        file: Option<&str>,
+        options: &CopyOptions,
+    ) -> Result<Outcome, SqlError> {
+        let cat = plan::Catalog { session: &self.es };
+        let def = cat.table(table)?;
+        let targets: Vec<usize> = if columns.is_empty() {
+            (0..def.names.len()).collect()
+        } else {
+            columns
+                .iter()
+                .map(|c| {
+                    def.names.iter().position(|n| n == c).ok_or_else(|| {
+                        SqlError::new(
+                            SqlState::UNDEFINED_COLUMN,
+                            format!("column \"{c}\" of relation \"{table}\" does not exist"),
+                        )
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?
+        };
+        // COPY does not evaluate DEFAULT expressions (yet): refuse
+        // rather than store NULL where PostgreSQL stores the default.
+        if (0..def.names.len()).any(|k| !targets.contains(&k) && def.defaults[k].is_some()) {
+            return Err(SqlError::unsupported("COPY FROM that leaves out a column with a DEFAULT"));
+        }
+        let names = targets.iter().map(|&t| def.names[t].clone()).collect();
+        let mut copy = CopyIn {
+            table: table.to_owned(),
+            types: def.types,
+            sql_types: def.sql_types,
+            targets,
+            partial: Vec::new(),
+            batch: Vec::new(),
+            count: 0,
+            done: false,
+            progress: crate::copy::CopyProgress { names, ..Default::default() },
+            options: options.clone(),
+        };
+        match file {
+            None => Ok(Outcome::CopyIn(copy)),
+            Some(path) => {
+                let data = std::fs::read(path).map_err(|e| {
+                    SqlError::new(SqlState::UNDEFINED_FILE, format!("could not open file \"{path}\" for reading: {e}"))
+                })?;
+                self.copy_data(&mut copy, &data)?;
+                let tag = self.copy_done(copy)?;
+                Ok(Outcome::Command { tag })
+            }
+        }
+    }
+
+    /// `COPY (query)|table TO STDOUT|'file'`: the query run, its rows
+    /// formatted as `options` say.
+    pub(crate) fn copy_to(
+        &mut self,
+        query: &str,
+        file: Option<&str>,
+        options: &CopyOptions,
+    ) -> Result<Outcome, SqlError> {
+        let st = self.make_statement(query, query, 0, &[], false)?;
+        let plan = self.select_plan(&st)?.ok_or_else(|| SqlError::unsupported("COPY of a non-SELECT"))?;
+        let rows = self.run_select(&plan, &[], true)?;
+        let names: Vec<String> = plan.fields.iter().map(|f| f.name.clone()).collect();
+        let lines = copy_out_lines(&names, &plan.out_types, &rows, options)?;
+        let tag = format!("COPY {}", rows.len());
+        match file {
+            None => Ok(Outcome::CopyOut {
+                columns: plan.fields.len(),
+                lines,
+                tag,
+                binary: options.format == CopyFormat::Binary,
+            }),
+            Some(path) => {
+                std::fs::write(path, lines.concat()).map_err(|e| {
+                    SqlError::new(SqlState::UNDEFINED_FILE, format!("could not open file \"{path}\" for writing: {e}"))
+                })?;
+                Ok(Outcome::Command { tag })
+            }
+        }
+    }
+
     /// Feeds a CopyData chunk (lines and tuples may be split anywhere).
     pub fn copy_data(&mut self, copy: &mut CopyIn, data: &[u8]) -> Result<(), SqlError> {
         self.ctx.notices.clear();
@@ -202,7 +291,7 @@ impl SqlSession {
         if rows.is_empty() {
             return Ok(());
         }
-        let n = self.es.insert_many(&copy.table, rows).map_err(|e| self.describe_constraint(SqlError::from_engine(e)));
+        let n = self.es.insert_many(&copy.table, rows).map_err(|e| self.describe_constraint(SqlError::from(e)));
         let n = n?;
         copy.count += n;
         Ok(())

@@ -5,13 +5,13 @@ use crate::command::Command;
 use crate::context::Ctx;
 use crate::error::{Notice, Severity, SqlError};
 use crate::expr::EvalEnv;
-use crate::gucs::default_gucs;
 use crate::interrupt::{CancelHandle, Reason};
 use crate::plan::{self, ModifyPlan};
 use crate::plan::{CacheMode, Run, SelectPlan};
 use crate::rows::TextRows;
 use crate::shared::{BackendInfo, SqlEngine};
 use crate::statement::{in_failed_block, Outcome, Statement, StatementInner};
+use crate::typed_settings::default_settings;
 use crate::value::{now_timestamp, Datum, SqlType};
 use crate::views;
 use std::collections::HashMap;
@@ -48,10 +48,6 @@ pub struct SqlSession {
     pub(crate) implicit: bool,
 }
 
-pub(crate) fn eng<T>(r: turnstile_engine::Result<T>) -> Result<T, SqlError> {
-    r.map_err(SqlError::from_engine)
-}
-
 impl SqlSession {
     /// Opens a session on `database` (`3D000` if unknown; `53300` if every
     /// backend slot is taken).
@@ -64,7 +60,7 @@ impl SqlSession {
     ) -> Result<SqlSession, SqlError> {
         let shared = Arc::clone(&e.shared);
         let mut es = shared.engine.session_on(database).map_err(|err| {
-            let mut s = SqlError::from_engine(err);
+            let mut s = SqlError::from(err);
             s.severity = Severity::Fatal;
             if s.code == SqlState::INTERNAL_ERROR || s.code == SqlState::OUT_OF_MEMORY {
                 s.code = SqlState::TOO_MANY_CONNECTIONS;
@@ -94,7 +90,7 @@ impl SqlSession {
         let cancel = info.cancel.clone();
         let max_backends = shared.engine.config().lock.max_backends;
         let seed = (now_timestamp() as u64) ^ ((pid as u64) << 32) | 1;
-        let gucs = default_gucs(user, application_name, max_backends);
+        let gucs = default_settings(user, application_name, max_backends);
         let ctx = Ctx {
             shared,
             pid,
@@ -108,8 +104,6 @@ impl SqlSession {
             param_changes: Vec::new(),
             timeouts_dirty: false,
             xact: None,
-            statement_timeout_ms: 0,
-            idle_in_transaction_ms: 0,
             notices: Vec::new(),
         };
         Ok(SqlSession {
@@ -171,8 +165,11 @@ impl SqlSession {
             self.ctx.stmt_ts = now_timestamp();
         }
         self.info.set_query(&stmt.inner.sql);
-        let timeout = (self.ctx.statement_timeout_ms > 0).then(|| {
-            self.ctx.shared.timer.arm(&self.cancel, std::time::Duration::from_millis(self.ctx.statement_timeout_ms))
+        let timeout = (self.ctx.gucs.statement_timeout_ms > 0).then(|| {
+            self.ctx
+                .shared
+                .timer
+                .arm(&self.cancel, std::time::Duration::from_millis(self.ctx.gucs.statement_timeout_ms))
         });
         let result = self.dispatch(stmt, params);
         drop(timeout);
@@ -210,16 +207,12 @@ impl SqlSession {
     /// waits for the next message of a session inside a transaction block
     /// before it ends the session with FATAL `25P03`.
     pub fn idle_in_transaction_timeout(&self) -> Option<std::time::Duration> {
-        (self.tx != TxStatus::Idle && !self.implicit && self.ctx.idle_in_transaction_ms > 0)
-            .then(|| std::time::Duration::from_millis(self.ctx.idle_in_transaction_ms))
+        let ms = self.ctx.gucs.idle_in_transaction_session_timeout_ms;
+        (self.tx != TxStatus::Idle && !self.implicit && ms > 0).then(|| std::time::Duration::from_millis(ms))
     }
 
     pub(crate) fn cache_mode(&self) -> CacheMode {
-        match self.ctx.get("plan_cache_mode").as_deref() {
-            Some("force_custom_plan") => CacheMode::ForceCustom,
-            Some("force_generic_plan") => CacheMode::ForceGeneric,
-            _ => CacheMode::Auto,
-        }
+        self.ctx.gucs.plan_cache_mode
     }
 
     pub(crate) fn dispatch(&mut self, stmt: &Statement, params: &[Option<String>]) -> Result<Outcome, SqlError> {
@@ -267,7 +260,7 @@ impl SqlSession {
                 self.run_advisory(call, args, &values)
             }
             Command::Show { variable } => self.show(variable),
-            Command::Explain { analyze, statement } => self.explain(*analyze, statement),
+            Command::Explain { analyze, query } => self.explain(*analyze, query),
             Command::Execute { name, parameters } => self.execute_prepared(name, parameters, params),
             Command::Pre(p) => self.run_pre(p),
             Command::Utility(a) => self.run_utility(a),

@@ -2,7 +2,7 @@
 //! values, their transactional undo, and the timeouts they drive.
 
 use crate::error::{Severity, SqlError};
-use crate::gucs::{display_name, parse_ms, FIXED, REPORTED};
+use crate::gucs::{display_name, FIXED, REPORTED};
 use crate::session::{SqlSession, TxStatus};
 use crate::statement::{show_name, text_field, Outcome};
 use sqlparser::ast;
@@ -12,7 +12,7 @@ use turnstile_lock::SqlState;
 impl SqlSession {
     /// ParameterStatus values to send after authentication.
     pub fn startup_parameters(&self) -> Vec<(String, String)> {
-        REPORTED.iter().filter_map(|k| self.ctx.gucs.get(*k).map(|v| (display_name(k).to_owned(), v.clone()))).collect()
+        REPORTED.iter().filter_map(|k| self.ctx.gucs.get(k).map(|v| (display_name(k).to_owned(), v.text()))).collect()
     }
 
     /// ParameterStatus messages owed after a SET of a reported parameter.
@@ -28,12 +28,7 @@ impl SqlSession {
 
     pub(crate) fn apply_timeouts(&mut self) {
         self.ctx.timeouts_dirty = false;
-        let ctx = &self.ctx;
-        let ms = |name: &str, default: u64| ctx.get(name).and_then(|v| parse_ms(&v)).unwrap_or(default);
-        let (lock, deadlock) = (ms("lock_timeout", 0), ms("deadlock_timeout", 1000).max(1));
-        let (statement, idle) = (ms("statement_timeout", 0), ms("idle_in_transaction_session_timeout", 0));
-        self.ctx.statement_timeout_ms = statement;
-        self.ctx.idle_in_transaction_ms = idle;
+        let (lock, deadlock) = (self.ctx.gucs.lock_timeout_ms, self.ctx.gucs.deadlock_timeout_ms.max(1));
         let b = self.es.backend_mut();
         b.set_lock_timeout((lock > 0).then(|| std::time::Duration::from_millis(lock)));
         b.set_deadlock_timeout(std::time::Duration::from_millis(deadlock));
@@ -60,12 +55,11 @@ impl SqlSession {
             ast::Reset::ConfigurationParameter(n) => vec![n.to_string().trim_matches('"').to_owned()],
             ast::Reset::ALL => {
                 // Only what a user can set: fixed parameters stay as they are.
-                let mut n: Vec<String> = self
-                    .ctx
-                    .gucs
-                    .keys()
-                    .filter(|k| !FIXED.contains(&k.as_str()) && self.ctx.reset_values.get(*k) != self.ctx.gucs.get(*k))
-                    .cloned()
+                let (now, start) = (&self.ctx.gucs, &self.ctx.reset_values);
+                let mut n: Vec<String> = now
+                    .names()
+                    .filter(|k| !FIXED.contains(k) && start.get(k) != now.get(k))
+                    .map(str::to_owned)
                     .collect();
                 n.sort();
                 n
@@ -84,7 +78,7 @@ impl SqlSession {
                     self.ctx.set_scoped(&name, &v, false)?;
                 }
                 // A custom (dotted) setting has no start value: RESET empties it.
-                Err(_) if name.contains('.') || self.ctx.gucs.contains_key(&name.to_ascii_lowercase()) => {
+                Err(_) if name.contains('.') || self.ctx.gucs.get(&name.to_ascii_lowercase()).is_some() => {
                     self.ctx.set_scoped(&name, "", false)?;
                 }
                 Err(e) => return Err(e),
@@ -141,7 +135,9 @@ impl SqlSession {
         let name = show_name(variable);
         let raw = variable.iter().map(|i| i.value.clone()).collect::<Vec<_>>().join(" ");
         if name == "all" {
-            let mut all: BTreeMap<String, String> = self.ctx.gucs.clone().into_iter().collect();
+            let gucs = &self.ctx.gucs;
+            let mut all: BTreeMap<String, String> =
+                gucs.names().filter_map(|k| Some((k.to_owned(), gucs.get(k)?.text()))).collect();
             for (k, v) in &self.ctx.shared.knobs {
                 all.insert(k.clone(), v.clone());
             }

@@ -108,7 +108,7 @@ impl SqlEngine {
     /// Opens (creating if needed) `data_dir`; a new directory holds the
     /// database `postgres`.
     pub fn open(data_dir: &Path, config: turnstile_sync::Config) -> Result<SqlEngine, SqlError> {
-        let engine = Engine::open(data_dir, config).map_err(SqlError::from_engine)?;
+        let engine = Engine::open(data_dir, config)?;
         let started = now_timestamp();
         let mut knobs = BTreeMap::new();
         if let Ok(v) = engine.config().to_toml_string().parse::<toml::Table>() {
@@ -132,6 +132,6 @@ impl SqlEngine {
 
     /// Writes every dirty buffer and fsyncs (server shutdown, `CHECKPOINT`).
     pub fn flush(&self) -> Result<(), SqlError> {
-        self.shared.engine.flush().map_err(SqlError::from_engine)
+        self.shared.engine.flush().map_err(SqlError::from)
     }
 }

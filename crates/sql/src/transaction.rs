@@ -1,9 +1,8 @@
 //! How a transaction block ends: `COMMIT`, `ROLLBACK`, and the abort at an
 //! error (PostgreSQL's `AbortTransaction`).
 
-use crate::command::isolation_named;
 use crate::error::{Severity, SqlError};
-use crate::session::{eng, SqlSession, TxStatus};
+use crate::session::{SqlSession, TxStatus};
 use crate::statement::Outcome;
 use crate::value::now_timestamp;
 use std::collections::HashMap;
@@ -101,8 +100,8 @@ impl SqlSession {
         if !writes {
             return Ok(());
         }
-        let level = isolation_named(&self.ctx.get("default_transaction_isolation").unwrap_or_default())?;
-        eng(self.es.begin_with(level))?;
+        let level = self.ctx.gucs.default_transaction_isolation.level()?;
+        self.es.begin_with(level)?;
         self.tx = TxStatus::InBlock;
         self.implicit = true;
         self.ctx.xact = Some(HashMap::new());
@@ -119,7 +118,7 @@ impl SqlSession {
         self.tx = TxStatus::Idle;
         self.savepoints.clear();
         self.ctx.end_xact(true);
-        eng(self.es.commit())
+        Ok(self.es.commit()?)
     }
 
     /// `SAVEPOINT name` (`25P01` outside a transaction block). A name may
@@ -128,7 +127,7 @@ impl SqlSession {
         if self.tx == TxStatus::Idle || self.implicit {
             return Err(no_block("SAVEPOINT"));
         }
-        let sp = eng(self.es.savepoint())?;
+        let sp = self.es.savepoint()?;
         self.savepoints.push((name.to_owned(), sp));
         Self::command("SAVEPOINT")
     }
@@ -193,7 +192,7 @@ impl SqlSession {
             if commit {
                 self.savepoints.clear();
                 self.ctx.end_xact(true);
-                eng(self.es.commit())?;
+                self.es.commit()?;
             } else {
                 self.abort_engine_transaction();
             }
@@ -211,7 +210,7 @@ impl SqlSession {
                 self.tx = TxStatus::Idle;
                 self.savepoints.clear();
                 self.ctx.end_xact(true);
-                eng(self.es.commit())?;
+                self.es.commit()?;
                 Self::command("COMMIT")
             }
             TxStatus::InBlock => {
@@ -254,9 +253,9 @@ impl SqlSession {
         }
         let level = match isolation {
             Some(l) => l,
-            None => isolation_named(&self.ctx.get("default_transaction_isolation").unwrap_or_default())?,
+            None => self.ctx.gucs.default_transaction_isolation.level()?,
         };
-        eng(self.es.begin_with(level))?;
+        self.es.begin_with(level)?;
         self.tx = TxStatus::InBlock;
         self.ctx.xact = Some(HashMap::new());
         self.ctx.stmt_ts = now_timestamp();
@@ -291,7 +290,7 @@ impl SqlSession {
     /// The isolation level `SHOW transaction_isolation` prints.
     pub(crate) fn transaction_isolation(&self) -> String {
         if self.tx == TxStatus::Idle {
-            self.ctx.get("default_transaction_isolation").unwrap_or_else(|| "read committed".into())
+            self.ctx.gucs.default_transaction_isolation.name().to_owned()
         } else {
             self.es.isolation().name().to_owned()
         }

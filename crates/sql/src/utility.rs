@@ -2,15 +2,12 @@
 //! `ANALYZE`, `CHECKPOINT`, `LOCK`, `PREPARE`/`EXECUTE`, `DROP`, `TRUNCATE`…
 
 use crate::command::stmt_kind;
-use crate::copy::copy_out_lines;
 use crate::error::{Severity, SqlError};
 use crate::expr;
 use crate::expr::{object_name, parse_type_name, Compiler, EvalEnv, Scope};
 use crate::parse::PreStmt;
-use crate::plan::Catalog;
 use crate::session::typed_params;
-use crate::session::{eng, SqlSession, TxStatus};
-use crate::statement::CopyIn;
+use crate::session::{SqlSession, TxStatus};
 use crate::statement::Outcome;
 use crate::value::SqlType;
 use sqlparser::ast;
@@ -57,7 +54,7 @@ impl SqlSession {
     pub(crate) fn run_pre(&mut self, p: &PreStmt) -> Result<Outcome, SqlError> {
         match p {
             PreStmt::Checkpoint => {
-                eng(self.es.engine().flush())?;
+                self.es.engine().flush()?;
                 Self::command("CHECKPOINT")
             }
             PreStmt::Vacuum { full, analyze, tables } => {
@@ -70,9 +67,9 @@ impl SqlSession {
                 let targets: Vec<Option<&str>> =
                     if tables.is_empty() { vec![None] } else { tables.iter().map(|t| Some(t.as_str())).collect() };
                 for t in targets {
-                    eng(self.es.vacuum(t, *full))?;
+                    self.es.vacuum(t, *full)?;
                     if *analyze {
-                        eng(self.es.analyze(t))?;
+                        self.es.analyze(t)?;
                     }
                 }
                 Self::command("VACUUM")
@@ -81,87 +78,14 @@ impl SqlSession {
                 let targets: Vec<Option<&str>> =
                     if tables.is_empty() { vec![None] } else { tables.iter().map(|t| Some(t.as_str())).collect() };
                 for t in targets {
-                    eng(self.es.analyze(t))?;
+                    self.es.analyze(t)?;
                 }
                 Self::command("ANALYZE")
             }
             PreStmt::CopyFrom { table, columns, file, options } => {
-                let cat = Catalog { session: &self.es };
-                let def = cat.table(table)?;
-                let targets = if columns.is_empty() {
-                    (0..def.names.len()).collect()
-                } else {
-                    columns
-                        .iter()
-                        .map(|c| {
-                            def.names.iter().position(|n| n == c).ok_or_else(|| {
-                                SqlError::new(
-                                    SqlState::UNDEFINED_COLUMN,
-                                    format!("column \"{c}\" of relation \"{table}\" does not exist"),
-                                )
-                            })
-                        })
-                        .collect::<Result<Vec<_>, _>>()?
-                };
-                let targets: Vec<usize> = targets;
-                // COPY does not evaluate DEFAULT expressions (yet): refuse
-                // rather than store NULL where PostgreSQL stores the default.
-                if (0..def.names.len()).any(|k| !targets.contains(&k) && def.defaults[k].is_some()) {
-                    return Err(SqlError::unsupported("COPY FROM that leaves out a column with a DEFAULT"));
-                }
-                let names = targets.iter().map(|&t| def.names[t].clone()).collect();
-                let mut copy = CopyIn {
-                    table: table.clone(),
-                    types: def.types,
-                    sql_types: def.sql_types,
-                    targets,
-                    partial: Vec::new(),
-                    batch: Vec::new(),
-                    count: 0,
-                    done: false,
-                    progress: crate::copy::CopyProgress { names, ..Default::default() },
-                    options: options.clone(),
-                };
-                match file {
-                    None => Ok(Outcome::CopyIn(copy)),
-                    Some(path) => {
-                        let data = std::fs::read(path).map_err(|e| {
-                            SqlError::new(
-                                SqlState::UNDEFINED_FILE,
-                                format!("could not open file \"{path}\" for reading: {e}"),
-                            )
-                        })?;
-                        self.copy_data(&mut copy, &data)?;
-                        let tag = self.copy_done(copy)?;
-                        Ok(Outcome::Command { tag })
-                    }
-                }
+                self.copy_from(table, columns, file.as_deref(), options)
             }
-            PreStmt::CopyTo { query, file, options } => {
-                let st = self.make_statement(query, query, 0, &[], false)?;
-                let plan = self.select_plan(&st)?.ok_or_else(|| SqlError::unsupported("COPY of a non-SELECT"))?;
-                let rows = self.run_select(&plan, &[], true)?;
-                let names: Vec<String> = plan.fields.iter().map(|f| f.name.clone()).collect();
-                let lines = copy_out_lines(&names, &plan.out_types, &rows, options)?;
-                let tag = format!("COPY {}", rows.len());
-                match file {
-                    None => Ok(Outcome::CopyOut {
-                        columns: plan.fields.len(),
-                        lines,
-                        tag,
-                        binary: options.format == crate::copy::CopyFormat::Binary,
-                    }),
-                    Some(path) => {
-                        std::fs::write(path, lines.concat()).map_err(|e| {
-                            SqlError::new(
-                                SqlState::UNDEFINED_FILE,
-                                format!("could not open file \"{path}\" for writing: {e}"),
-                            )
-                        })?;
-                        Ok(Outcome::Command { tag })
-                    }
-                }
-            }
+            PreStmt::CopyTo { query, file, options } => self.copy_to(query, file.as_deref(), options),
         }
     }
 
@@ -189,7 +113,6 @@ impl SqlSession {
                 }
                 Self::command("DEALLOCATE")
             }
-            S::Explain { analyze, statement, .. } => self.explain(*analyze, statement),
             // turnstile has no SQL cursors (DECLARE is refused), so there is
             // never one to close: CLOSE ALL closes none, and a named one does
             // not exist (asyncpg's connection reset runs CLOSE ALL).
@@ -204,7 +127,7 @@ impl SqlSession {
             S::Truncate(t) => {
                 let names = t.table_names.iter().map(|n| object_name(&n.name)).collect::<Result<Vec<_>, _>>()?;
                 let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-                eng(self.es.truncate(&refs))?;
+                self.es.truncate(&refs)?;
                 Self::command("TRUNCATE TABLE")
             }
             other => Err(SqlError::unsupported(&stmt_kind(other))),
@@ -266,7 +189,7 @@ impl SqlSession {
                             format!("{kind} \"{name}\" does not exist"),
                         ));
                     }
-                    eng(self.es.drop_relation(&name))?;
+                    self.es.drop_relation(&name)?;
                 }
                 Self::command(if kind == "table" { "DROP TABLE" } else { "DROP INDEX" })
             }
@@ -279,7 +202,7 @@ impl SqlSession {
                 }
                 for n in names {
                     let name = object_name(n)?;
-                    match self.es.drop_database(&name).map_err(SqlError::from_engine) {
+                    match self.es.drop_database(&name).map_err(SqlError::from) {
                         Ok(()) => {}
                         Err(e) if e.code == SqlState::INVALID_CATALOG_NAME && if_exists => {
                             self.notice(
@@ -306,7 +229,7 @@ impl SqlSession {
             ));
         }
         let name = object_name(db_name)?;
-        match self.es.create_database(&name).map_err(SqlError::from_engine) {
+        match self.es.create_database(&name).map_err(SqlError::from) {
             Ok(_) => Self::command("CREATE DATABASE"),
             Err(e) if e.code == SqlState::DUPLICATE_DATABASE && if_not_exists => {
                 self.notice(

@@ -478,3 +478,41 @@ fn pg_relation_size_counts_main_fork_bytes_and_drop_database_removes_a_database(
     assert_eq!(tag(&mut s, "DROP DATABASE IF EXISTS scratch"), "DROP DATABASE");
     assert!(SqlSession::connect(&e, "scratch", "u", "t", None).is_err(), "a dropped database cannot be connected to");
 }
+
+#[test]
+fn typed_settings_are_transactional_and_shown_as_postgresql_prints_them() {
+    let (_d, e) = engine();
+    let mut s = session(&e);
+    assert_eq!(code(&mut s, "SET statement_timeout = 'soon'"), "22023");
+    assert_eq!(code(&mut s, "SET default_transaction_isolation = 'chaos'"), "22023");
+    run(&mut s, "SET statement_timeout = 60000").unwrap();
+    assert_eq!(one(&mut s, "SHOW statement_timeout"), "1min");
+    run(&mut s, "BEGIN").unwrap();
+    run(&mut s, "SET statement_timeout = '5s'").unwrap();
+    run(&mut s, "SET LOCAL plan_cache_mode = force_generic_plan").unwrap();
+    assert_eq!(one(&mut s, "SHOW plan_cache_mode"), "force_generic_plan");
+    run(&mut s, "ROLLBACK").unwrap();
+    assert_eq!(one(&mut s, "SHOW statement_timeout"), "1min");
+    assert_eq!(one(&mut s, "SHOW plan_cache_mode"), "auto");
+    run(&mut s, "BEGIN").unwrap();
+    run(&mut s, "SET default_transaction_isolation = 'repeatable read'").unwrap();
+    run(&mut s, "COMMIT").unwrap();
+    assert_eq!(one(&mut s, "SHOW default_transaction_isolation"), "repeatable read");
+    run(&mut s, "BEGIN").unwrap();
+    assert_eq!(one(&mut s, "SHOW transaction_isolation"), "repeatable read");
+    run(&mut s, "COMMIT").unwrap();
+    run(&mut s, "RESET ALL").unwrap();
+    assert_eq!(one(&mut s, "SHOW default_transaction_isolation"), "read committed");
+    assert_eq!(one(&mut s, "SHOW statement_timeout"), "0");
+}
+
+#[test]
+fn explain_plans_the_parsed_query() {
+    let (_d, e) = engine();
+    let mut s = session(&e);
+    run(&mut s, "create table t (k int primary key, v text)").unwrap();
+    let plan = rows(&mut s, "EXPLAIN SELECT v FROM t WHERE k = 1");
+    assert!(plan.iter().any(|r| r[0].as_deref().is_some_and(|l| l.starts_with("Planning Time"))), "{plan:?}");
+    assert_eq!(code(&mut s, "EXPLAIN SELECT nosuch FROM t"), "42703");
+    assert_eq!(code(&mut s, "EXPLAIN INSERT INTO t VALUES (1, 'a')"), "0A000");
+}

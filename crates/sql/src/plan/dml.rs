@@ -1,9 +1,10 @@
 //! INSERT, UPDATE and DELETE: compiled once, run through the engine.
 
-use super::bind::push_table;
+use super::from::push_table;
+use super::predicate::{and_all, conjuncts, pushable};
 use super::{
-    and_all, check_cancel, compile_select, compiler, conjuncts, engine_err, pushable, series_bounds, Catalog, Producer,
-    RowItem, Run, SelectPlan, Source, TableDef,
+    check_cancel, compile_select, compiler, series_bounds, Catalog, Producer, RowItem, Run, SelectPlan, Source,
+    TableDef,
 };
 use crate::error::SqlError;
 use crate::expr::{ident_name, object_name, EvalEnv, Expr, Scope};
@@ -183,7 +184,7 @@ impl InsertPlan {
                     vals.push(x.eval(&[], &mut run.env)?);
                 }
                 let row = self.engine_row(vals, &mut run.env)?;
-                run.session.insert(&self.table, &row).map_err(engine_err)?;
+                run.session.insert(&self.table, &row)?;
                 Ok(1)
             }
             InsertSource::Values(rows) => {
@@ -195,7 +196,7 @@ impl InsertPlan {
                     }
                     out.push(self.engine_row(vals, &mut run.env)?);
                 }
-                run.session.insert_many(&self.table, out).map_err(engine_err)
+                run.session.insert_many(&self.table, out).map_err(SqlError::from)
             }
             InsertSource::Select(plan) => self.run_select(plan, run),
         }
@@ -252,7 +253,7 @@ impl InsertPlan {
                             }
                         }
                     });
-                    let n = session.insert_many(&self.table, rows).map_err(engine_err);
+                    let n = session.insert_many(&self.table, rows).map_err(SqlError::from);
                     if let Some(e) = failure {
                         return Err(e);
                     }
@@ -265,7 +266,7 @@ impl InsertPlan {
         for r in rows {
             out.push(self.engine_row(r, &mut run.env)?);
         }
-        run.session.insert_many(&self.table, out).map_err(engine_err)
+        run.session.insert_many(&self.table, out).map_err(SqlError::from)
     }
 }
 
@@ -426,7 +427,7 @@ impl ModifyPlan {
         };
         match (result, failure) {
             (_, Some(e)) => Err(e),
-            (r, None) => r.map_err(engine_err),
+            (r, None) => r.map_err(SqlError::from),
         }
     }
 }

@@ -2,7 +2,8 @@
 //! views and functions), then filters, grouping, aggregates, ordering and
 //! limits.
 
-use super::{check_cancel, engine_err, CacheMode, PlanCache, Producer, Run, SelectPlan, Source, CUSTOM_PLANS};
+use super::order::compare_key;
+use super::{check_cancel, CacheMode, PlanCache, Producer, Run, SelectPlan, Source, CUSTOM_PLANS};
 use crate::error::SqlError;
 use crate::expr::{AggState, EvalEnv, Expr};
 use crate::rows::TextRows;
@@ -35,7 +36,7 @@ impl SelectPlan {
                             for (x, ty) in pushed {
                                 eparams.push(x.eval(&[], &mut run.env)?.to_engine(*ty)?);
                             }
-                            let out = run.session.query(query, &eparams).map_err(engine_err)?;
+                            let out = run.session.query(query, &eparams)?;
                             out.into_iter().map(|r| r.into_iter().map(Datum::from_engine_owned).collect()).collect()
                         }
                         Producer::Series(a, b, step) => {
@@ -143,104 +144,13 @@ impl SelectPlan {
     /// Runs the query: output rows (visible columns only), typed values.
     pub fn run(&self, run: &mut Run<'_, '_>) -> Result<Vec<Vec<Datum>>, SqlError> {
         let input = self.input(run)?;
-        let mut out: Vec<Vec<Datum>> = Vec::new();
-        if self.grouped {
-            let mut groups: Vec<(Vec<Datum>, Vec<AggState>)> = Vec::new();
-            let mut index: HashMap<Vec<Datum>, usize> = HashMap::new();
-            let mut reps: Vec<Vec<Datum>> = Vec::new();
-            for row in &input {
-                let mut key = Vec::with_capacity(self.group_by.len());
-                for g in &self.group_by {
-                    key.push(g.eval(row, &mut run.env)?);
-                }
-                let gi = match index.get(&key) {
-                    Some(&i) => i,
-                    None => {
-                        groups.push((key.clone(), self.aggs.iter().map(AggState::new).collect()));
-                        reps.push(row.clone());
-                        index.insert(key, groups.len() - 1);
-                        groups.len() - 1
-                    }
-                };
-                for (state, spec) in groups[gi].1.iter_mut().zip(&self.aggs) {
-                    state.add(spec, row, &mut run.env)?;
-                }
-            }
-            if groups.is_empty() && self.group_by.is_empty() {
-                groups.push((Vec::new(), self.aggs.iter().map(AggState::new).collect()));
-                reps.push(vec![Datum::Null; self.scope.cols.len()]);
-            }
-            for ((_, states), rep) in groups.iter().zip(&reps) {
-                let results =
-                    states.iter().zip(&self.aggs).map(|(s, spec)| s.finish(spec)).collect::<Result<Vec<_>, _>>()?;
-                let mut env = EvalEnv { params: run.env.params, aggs: &results, services: &mut *run.env.services };
-                if let Some(h) = &self.having {
-                    if !h.test(rep, &mut env)? {
-                        continue;
-                    }
-                }
-                let mut row = Vec::with_capacity(self.outputs.len());
-                for o in &self.outputs {
-                    row.push(o.eval(rep, &mut env)?);
-                }
-                out.push(row);
-            }
-        } else {
-            // Fast path: SELECT * keeps the input rows as they are.
-            let identity = self.outputs.len() == self.scope.cols.len()
-                && self.outputs.iter().enumerate().all(|(i, o)| matches!(o, Expr::Col(c) if *c == i));
-            if identity {
-                out = input;
-            } else {
-                out.reserve(input.len());
-                for row in &input {
-                    let mut o = Vec::with_capacity(self.outputs.len());
-                    for x in &self.outputs {
-                        o.push(x.eval(row, &mut run.env)?);
-                    }
-                    out.push(o);
-                }
-            }
-        }
+        let mut out = if self.grouped { self.aggregate(&input, run)? } else { self.project(input, run)? };
         if self.distinct {
             let mut seen = HashSet::new();
             out.retain(|r| seen.insert(r[..self.fields.len()].to_vec()));
         }
         if !self.order.is_empty() {
-            out.sort_by(|a, b| {
-                for &(i, desc, nulls_first) in &self.order {
-                    let (x, y) = (&a[i], &b[i]);
-                    let o = match (x.is_null(), y.is_null()) {
-                        (true, true) => std::cmp::Ordering::Equal,
-                        (true, false) => {
-                            if nulls_first {
-                                std::cmp::Ordering::Less
-                            } else {
-                                std::cmp::Ordering::Greater
-                            }
-                        }
-                        (false, true) => {
-                            if nulls_first {
-                                std::cmp::Ordering::Greater
-                            } else {
-                                std::cmp::Ordering::Less
-                            }
-                        }
-                        _ => {
-                            let o = x.cmp_sql(y);
-                            if desc {
-                                o.reverse()
-                            } else {
-                                o
-                            }
-                        }
-                    };
-                    if o.is_ne() {
-                        return o;
-                    }
-                }
-                std::cmp::Ordering::Equal
-            });
+            out.sort_by(|a, b| self.compare(a, b));
         }
         let offset = match &self.offset {
             Some(o) => count_arg(o, &mut run.env, "OFFSET")?,
@@ -260,6 +170,87 @@ impl SelectPlan {
             }
         }
         Ok(out)
+    }
+
+    /// A grouped query's rows: the input grouped by the GROUP BY keys (in
+    /// first-seen order), each group's aggregates computed, HAVING applied,
+    /// and the outputs evaluated over a representative row of the group.
+    /// With no GROUP BY, one group even when the input is empty.
+    fn aggregate(&self, input: &[Vec<Datum>], run: &mut Run<'_, '_>) -> Result<Vec<Vec<Datum>>, SqlError> {
+        let mut groups: Vec<(Vec<Datum>, Vec<AggState>)> = Vec::new();
+        let mut index: HashMap<Vec<Datum>, usize> = HashMap::new();
+        let mut reps: Vec<Vec<Datum>> = Vec::new();
+        for row in input {
+            let mut key = Vec::with_capacity(self.group_by.len());
+            for g in &self.group_by {
+                key.push(g.eval(row, &mut run.env)?);
+            }
+            let gi = match index.get(&key) {
+                Some(&i) => i,
+                None => {
+                    groups.push((key.clone(), self.aggs.iter().map(AggState::new).collect()));
+                    reps.push(row.clone());
+                    index.insert(key, groups.len() - 1);
+                    groups.len() - 1
+                }
+            };
+            for (state, spec) in groups[gi].1.iter_mut().zip(&self.aggs) {
+                state.add(spec, row, &mut run.env)?;
+            }
+        }
+        if groups.is_empty() && self.group_by.is_empty() {
+            groups.push((Vec::new(), self.aggs.iter().map(AggState::new).collect()));
+            reps.push(vec![Datum::Null; self.scope.cols.len()]);
+        }
+        let mut out = Vec::with_capacity(groups.len());
+        for ((_, states), rep) in groups.iter().zip(&reps) {
+            let results =
+                states.iter().zip(&self.aggs).map(|(s, spec)| s.finish(spec)).collect::<Result<Vec<_>, _>>()?;
+            let mut env = EvalEnv { params: run.env.params, aggs: &results, services: &mut *run.env.services };
+            if let Some(h) = &self.having {
+                if !h.test(rep, &mut env)? {
+                    continue;
+                }
+            }
+            let mut row = Vec::with_capacity(self.outputs.len());
+            for o in &self.outputs {
+                row.push(o.eval(rep, &mut env)?);
+            }
+            out.push(row);
+        }
+        Ok(out)
+    }
+
+    /// An ungrouped query's rows: the outputs evaluated over each input
+    /// row. `SELECT *` keeps the input rows as they are.
+    fn project(&self, input: Vec<Vec<Datum>>, run: &mut Run<'_, '_>) -> Result<Vec<Vec<Datum>>, SqlError> {
+        let identity = self.outputs.len() == self.scope.cols.len()
+            && self.outputs.iter().enumerate().all(|(i, o)| matches!(o, Expr::Col(c) if *c == i));
+        if identity {
+            return Ok(input);
+        }
+        let mut out = Vec::with_capacity(input.len());
+        for row in &input {
+            let mut o = Vec::with_capacity(self.outputs.len());
+            for x in &self.outputs {
+                o.push(x.eval(row, &mut run.env)?);
+            }
+            out.push(o);
+        }
+        Ok(out)
+    }
+
+    /// ORDER BY's order of two output rows: key by key, each ascending or
+    /// descending, NULLs first or last as the key says.
+    fn compare(&self, a: &[Datum], b: &[Datum]) -> std::cmp::Ordering {
+        use std::cmp::Ordering;
+        for &(i, desc, nulls_first) in &self.order {
+            let o = compare_key(&a[i], &b[i], desc, nulls_first);
+            if o.is_ne() {
+                return o;
+            }
+        }
+        Ordering::Equal
     }
 }
 
@@ -288,7 +279,7 @@ fn engine_rows(
         };
     if !generic {
         drop(cache);
-        let rows = run.session.query(query, &eparams).map_err(engine_err)?;
+        let rows = run.session.query(query, &eparams)?;
         let mut refs = Vec::new();
         for r in &rows {
             refs.clear();
@@ -298,10 +289,10 @@ fn engine_rows(
         return Ok(());
     }
     if cache.prepared.is_none() {
-        cache.prepared = Some(run.session.prepare(query).map_err(engine_err)?);
+        cache.prepared = Some(run.session.prepare(query)?);
     }
     if let Some(p) = cache.prepared.as_mut() {
-        run.session.execute_each(p, &eparams, emit).map_err(engine_err)?;
+        run.session.execute_each(p, &eparams, emit)?;
     }
     Ok(())
 }

@@ -11,13 +11,18 @@
 mod bind;
 mod dml;
 mod exec;
+mod from;
+mod group;
+mod order;
+mod predicate;
+mod target;
 pub(crate) use exec::count_arg;
+pub(crate) use order::compare_key;
 
-use bind::{and_all, compiler, conjuncts, pushable};
 use exec::series_bounds;
 
 use crate::error::SqlError;
-use crate::expr::{AggSpec, EvalEnv, Expr, Scope, Services};
+use crate::expr::{AggSpec, Compiler, EvalEnv, Expr, Scope, Services};
 use crate::value::SqlType;
 use crate::views::View;
 use crate::FieldInfo;
@@ -193,8 +198,13 @@ pub struct Run<'a, 'b> {
     pub one_shot: bool,
 }
 
-pub(super) fn engine_err(e: turnstile_engine::EngineError) -> SqlError {
-    SqlError::from_engine(e)
+/// Parameter types and an expression compiler over a scope.
+pub(super) fn compiler<'a>(
+    scope: &'a Scope,
+    params: &'a mut Vec<SqlType>,
+    aggs: Option<&'a mut Vec<AggSpec>>,
+) -> Compiler<'a> {
+    Compiler { scope, params, aggs }
 }
 
 /// Checks the session's cancel flag (57014).

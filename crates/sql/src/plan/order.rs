@@ -1,0 +1,93 @@
+//! ORDER BY, LIMIT and OFFSET: sort keys as output positions (a key that
+//! is not a visible output becomes a hidden one, as PostgreSQL's resjunk
+//! target entries), and the row counts as `int8` expressions.
+
+use super::compiler;
+use super::target::Outputs;
+use crate::error::SqlError;
+use crate::expr::{ident_name, AggSpec, Expr, Scope};
+use crate::value::{Datum, SqlType};
+use sqlparser::ast;
+use std::cmp::Ordering;
+use turnstile_lock::SqlState;
+
+/// ORDER BY: sort keys as (output index, descending, nulls first); a key
+/// that is not a visible output is added as a hidden one.
+pub(super) fn order_by(
+    q: &ast::Query,
+    scope: &Scope,
+    params: &mut Vec<SqlType>,
+    aggs: &mut Vec<AggSpec>,
+    out: &mut Outputs,
+) -> Result<Vec<(usize, bool, bool)>, SqlError> {
+    let Some(ob) = &q.order_by else { return Ok(Vec::new()) };
+    let exprs = match &ob.kind {
+        ast::OrderByKind::Expressions(e) => e,
+        ast::OrderByKind::All(_) => return Err(SqlError::unsupported("ORDER BY ALL")),
+    };
+    let visible = out.outputs.len();
+    let mut order = Vec::new();
+    for o in exprs {
+        let desc = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
+        let nulls_first = o.options.nulls_first.unwrap_or(desc);
+        let idx = match &o.expr {
+            ast::Expr::Value(v) if matches!(v.value, ast::Value::Number(..)) => {
+                let k: usize = v.value.to_string().parse().unwrap_or(0);
+                if k == 0 || k > visible {
+                    return Err(SqlError::new(
+                        SqlState::INVALID_COLUMN_REFERENCE,
+                        format!("ORDER BY position {k} is not in select list"),
+                    ));
+                }
+                k - 1
+            }
+            ast::Expr::Identifier(i) if out.fields.iter().any(|f| f.name == ident_name(i)) => {
+                let n = ident_name(i);
+                out.fields.iter().position(|f| f.name == n).unwrap_or(0)
+            }
+            e => {
+                let (x, t) = compiler(scope, params, Some(aggs)).compile(e, None)?;
+                out.outputs.push(x);
+                out.out_types.push(t);
+                out.outputs.len() - 1
+            }
+        };
+        order.push((idx, desc, nulls_first));
+    }
+    Ok(order)
+}
+
+/// LIMIT and OFFSET, as `int8` expressions.
+pub(super) fn limit_offset(
+    q: &ast::Query,
+    params: &mut Vec<SqlType>,
+) -> Result<(Option<Expr>, Option<Expr>), SqlError> {
+    let empty = Scope::default();
+    match &q.limit_clause {
+        None => Ok((None, None)),
+        Some(ast::LimitClause::LimitOffset { limit, offset, limit_by }) => {
+            if !limit_by.is_empty() {
+                return Err(SqlError::unsupported("LIMIT BY"));
+            }
+            let mut c = compiler(&empty, params, None);
+            let l = limit.as_ref().map(|l| c.compile(l, Some(SqlType::Int8)).map(|x| x.0)).transpose()?;
+            let o = offset.as_ref().map(|o| c.compile(&o.value, Some(SqlType::Int8)).map(|x| x.0)).transpose()?;
+            Ok((l, o))
+        }
+        Some(ast::LimitClause::OffsetCommaLimit { .. }) => Err(SqlError::unsupported("LIMIT a, b")),
+    }
+}
+
+/// One ORDER BY key's order of two values: ascending or descending
+/// (`desc`), NULLs before or after every other value (`nulls_first`).
+pub(crate) fn compare_key(x: &Datum, y: &Datum, desc: bool, nulls_first: bool) -> Ordering {
+    match (x.is_null(), y.is_null()) {
+        (true, true) => Ordering::Equal,
+        (true, false) if nulls_first => Ordering::Less,
+        (true, false) => Ordering::Greater,
+        (false, true) if nulls_first => Ordering::Greater,
+        (false, true) => Ordering::Less,
+        _ if desc => x.cmp_sql(y).reverse(),
+        _ => x.cmp_sql(y),
+    }
+}
