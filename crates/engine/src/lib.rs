@@ -178,6 +178,7 @@ mod lmgr;
 pub mod memory;
 pub mod mvcc;
 pub mod query;
+mod rollback;
 pub mod session;
 pub mod subxact;
 pub mod tid;
@@ -186,7 +187,7 @@ pub mod types;
 pub mod vacuum;
 
 pub use engine::Engine;
-pub use error::{EngineError, Result};
+pub use error::{EngineError, Internal, InvalidTransactionState, Result, UniqueViolation};
 pub use session::Session;
 pub use turnstile_lock::SqlState;
 pub use txn::RollbackReport;

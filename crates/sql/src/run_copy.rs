@@ -203,7 +203,7 @@ impl SqlSession {
         if rows.is_empty() {
             return Ok(());
         }
-        let n = self.es.insert_many(&copy.table, rows).map_err(|e| self.describe_constraint(SqlError::from_engine(e)));
+        let n = self.es.insert_many(&copy.table, rows).map_err(SqlError::from_engine);
         let n = n?;
         copy.count += n;
         Ok(())

@@ -13,6 +13,9 @@
 //! the old one's `xmax` and `ctid` (PostgreSQL's non-HOT update). A
 //! `DELETE` sets `xmax`.
 //!
+//! Every rule that decides which version a reader, a writer, a unique
+//! check or VACUUM sees is stated once, in [`visibility`].
+//!
 //! # Reading
 //!
 //! A statement reads with a [`Snapshot`] ([`snapshot`]): the version of a
@@ -53,6 +56,7 @@
 pub mod clog;
 pub mod snapshot;
 pub mod versions;
+pub mod visibility;
 
 pub use snapshot::{Horizon, Snapshot, SnapshotStats, Snapshots};
 pub use versions::{OldVersion, VersionStore};
