@@ -1,6 +1,7 @@
-//! `UPDATE`, `DELETE`, `ROLLBACK`: row changes under row write locks, with
-//! an undo log (see [`crate::txn`] for the locking and undo rules and
-//! [`crate::mvcc`] for versions and snapshots).
+//! `UPDATE`, `DELETE` and `SELECT … FOR UPDATE`: row changes under row
+//! write locks, each logged for undo (see [`crate::txn`] for the locking
+//! and undo rules, [`crate::mvcc`] for versions and snapshots; `ROLLBACK`
+//! applies the undo log in `rollback.rs`).
 //!
 //! # Locks
 //!
@@ -16,7 +17,7 @@
 //! first), otherwise by a sequential scan; a candidate is kept if the
 //! version the statement's snapshot sees matches the filters. For each, the
 //! row write lock is taken (waiting for its holder), then the row's newest
-//! version is judged ([`Session::modify_leaf`]): if a transaction the
+//! version is judged (the updater rule of [`crate::mvcc::visibility`]): if a transaction the
 //! snapshot does not see changed it, `READ COMMITTED` re-checks the filters
 //! on the newest version (following a moved row through `ctid`) and
 //! `REPEATABLE READ` fails with `40001`. The caller's function sees the

@@ -662,40 +662,10 @@ impl Session {
                     if (n as u64 + 1) % cadence == 0 {
                         ext.locker().check_cancel()?;
                     }
-                    let leaf = match target.rel.partition_key {
-                        None => Arc::clone(&target),
-                        Some(key) => {
-                            let value = row.get(key.column).ok_or(crate::types::CodecError::Arity {
-                                expected: target.column_types.len(),
-                                got: row.len(),
-                            })?;
-                            let &(id, _) =
-                                target.partitions.iter().find(|(_, b)| b.contains(value)).ok_or_else(|| {
-                                    EngineError::NoPartition { table: table.into(), key: value.to_string() }
-                                })?;
-                            match leaves.get(&id) {
-                                Some(e) => Arc::clone(e),
-                                None => {
-                                    // Lock, then read the definition (its
-                                    // indexes), then lock those.
-                                    let mut lock = |id| {
-                                        ext.locker().lock(
-                                            LockTag::relation(db, id),
-                                            LockMode::RowExclusive,
-                                            Wait::Block,
-                                        )
-                                    };
-                                    lock(id)?;
-                                    let e = s.relcache.get(engine.catalog(), id)?;
-                                    for ix in &e.indexes {
-                                        lock(ix.id)?;
-                                    }
-                                    leaves.insert(id, Arc::clone(&e));
-                                    e
-                                }
-                            }
-                        }
+                    let mut lock = |id| {
+                        ext.locker().lock(LockTag::relation(db, id), LockMode::RowExclusive, Wait::Block).map(drop)
                     };
+                    let leaf = route(&target, &row, &mut leaves, &mut s.relcache, engine.catalog(), &mut lock)?;
                     crate::constraints::check_not_null(&leaf.rel, &row)?;
                     encode_row_into(&leaf.column_types, &row, &mut buf)?;
                     let file = RelFileId::new(db, leaf.rel.id);
@@ -781,4 +751,38 @@ impl Drop for Session {
         self.backend.release_all();
         self.activity.set_state(BackendState::Idle);
     }
+}
+
+/// The relation of `target` that takes `row`: `target` itself, or the
+/// partition whose bound holds the row's partition key. A partition met
+/// for the first time is locked with `lock`, then its definition read
+/// (its indexes), then its indexes locked (`ExecOpenIndices`); `leaves`
+/// remembers it for the statement's next rows.
+fn route(
+    target: &Arc<RelEntry>,
+    row: &[Value],
+    leaves: &mut HashMap<RelId, Arc<RelEntry>>,
+    relcache: &mut RelCache,
+    catalog: &crate::catalog::Catalog,
+    lock: &mut dyn FnMut(RelId) -> std::result::Result<(), turnstile_lock::LockError>,
+) -> Result<Arc<RelEntry>> {
+    let Some(key) = target.rel.partition_key else { return Ok(Arc::clone(target)) };
+    let value = row
+        .get(key.column)
+        .ok_or(crate::types::CodecError::Arity { expected: target.column_types.len(), got: row.len() })?;
+    let &(id, _) = target
+        .partitions
+        .iter()
+        .find(|(_, b)| b.contains(value))
+        .ok_or_else(|| EngineError::NoPartition { table: target.rel.name.clone(), key: value.to_string() })?;
+    if let Some(e) = leaves.get(&id) {
+        return Ok(Arc::clone(e));
+    }
+    lock(id)?;
+    let e = relcache.get(catalog, id)?;
+    for ix in &e.indexes {
+        lock(ix.id)?;
+    }
+    leaves.insert(id, Arc::clone(&e));
+    Ok(e)
 }

@@ -57,9 +57,9 @@ use crate::catalog::RelId;
 use crate::mvcc::{visibility, Horizon, Snapshots, VersionStore};
 use crate::tid::Tid;
 use std::collections::HashMap;
-use std::sync::Mutex;
 use turnstile_lock::LockMode;
 use turnstile_sync::sync::atomic::{AtomicU64, Ordering};
+use turnstile_sync::sync::{Mutex, MutexGuard};
 
 /// Row locks a transaction takes on one relation before it locks the
 /// whole relation `ExclusiveLock` instead.
@@ -244,9 +244,9 @@ impl Transactions {
         Transactions {
             snapshots,
             versions: VersionStore::default(),
-            rows: (0..SHARDS).map(|_| Mutex::default()).collect(),
+            rows: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
             horizon: AtomicU64::new(0),
-            dead: Mutex::default(),
+            dead: Mutex::new(HashMap::new()),
         }
     }
 
@@ -295,7 +295,7 @@ impl Transactions {
         std::mem::take(&mut *self.dead.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
     }
 
-    fn shard(&self, key: &RowKey) -> std::sync::MutexGuard<'_, HashMap<RowKey, Holders>> {
+    fn shard(&self, key: &RowKey) -> MutexGuard<'_, HashMap<RowKey, Holders>> {
         // A poisoned shard only means a thread panicked while holding it;
         // the map itself is always consistent (single inserts/removes).
         self.rows[shard(key)].lock().unwrap_or_else(std::sync::PoisonError::into_inner)

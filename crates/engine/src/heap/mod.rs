@@ -4,7 +4,7 @@
 //! up, tuples growing down, no special space); a tuple is a 15-byte header
 //! ([`tuple`]: flags, `xmin`, `xmax`, `ctid`) followed by one encoded row
 //! ([`crate::types::encode_row`]). Which version of a row a reader sees is
-//! decided by [`tuple::seen`] under the page's content lock ([`crate::mvcc`]).
+//! decided by [`crate::mvcc::visibility::seen`] under the page's content lock ([`crate::mvcc`]).
 //!
 //! An update either rewrites the tuple where it is ([`update_in_place`]:
 //! the TID and index entries stay, the replaced version goes to the version

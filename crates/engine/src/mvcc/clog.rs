@@ -4,13 +4,15 @@
 //! | word | meaning |
 //! |---|---|
 //! | [`IN_PROGRESS`] (0) | assigned, not ended (or never assigned) |
-//! | [`ABORTED`] | rolled back; its writes were undone before this was set |
+//! | [`ABORTED`] | rolled back; its writes count for nobody ([`super::visibility`]) and were undone before this was set (an undo that failed was reported with its cause) |
 //! | [`COMMITTING`] | `csn` commit under way: its number is being drawn (a reader waits, a few instructions) |
 //! | [`COMMITTED`] | committed (`procarray` snapshots need no number) |
 //! | `>= FIRST_CSN` | committed with this commit sequence number (`csn`) |
 //!
 //! A word changes only from `IN_PROGRESS` to one of the others, by the
 //! transaction's own backend, and (`csn`) from `COMMITTING` to a number.
+//! [`XactLog::set`] fails ([`NoStatusWord`]) for an id the log has no word
+//! for, rather than losing the status.
 //! Reads are plain atomic loads: a visibility check costs one load.
 //!
 //! Transaction ids below [`XactLog::base`] belong to an earlier run of the

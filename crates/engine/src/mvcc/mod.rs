@@ -32,7 +32,10 @@
 //! transaction's writes through its undo log ([`crate::txn`]) and only
 //! then marks it aborted, so a tuple written by an aborted transaction is
 //! already marked dead (or restored) when anyone could treat the id as
-//! finished; a restart therefore treats every id of an earlier run as
+//! finished. The visibility rules ignore an aborted transaction's writes
+//! all the same (PostgreSQL's rule), so an undo that failed — reported
+//! with its cause, never silently — still leaves no aborted write visible
+//! while the engine runs; a restart therefore treats every id of an earlier run as
 //! committed ([`clog::XactLog::base`]), and the id counter resumes from a
 //! limit kept on disk (`xid_limit` in the data directory).
 //!

@@ -50,10 +50,10 @@
 //! results (the second read is later than the horizon's scan of the slot).
 
 use super::clog::{NoStatusWord, XactLog, ABORTED, COMMITTED, COMMITTING, FIRST_CSN};
-use std::sync::Mutex;
 use turnstile_sync::config::SnapshotProtocol;
 use turnstile_sync::sync::atomic::{AtomicU32, Ordering};
 use turnstile_sync::sync::counter::AtomicU64;
+use turnstile_sync::sync::Mutex;
 use turnstile_sync::{CachePadded, LwLock, LwLockPolicy, Tranche};
 
 /// What one snapshot sees.
