@@ -731,6 +731,32 @@ mod tests {
     }
 
     #[test]
+    fn the_limits_are_knobs_with_postgresqls_defaults_in_both_profiles() {
+        for p in Profile::ALL {
+            let c = Config::preset(p);
+            assert_eq!((c.txn.autovacuum_vacuum_threshold, c.txn.autovacuum_vacuum_scale_factor), (50, 0.2));
+            assert_eq!((c.txn.undo_limit_bytes, c.txn.interrupt_check_rows), (256 << 20, 1024));
+            assert_eq!(c.executor.hash_rows_estimate, 128);
+        }
+        let mut c = Config::default();
+        c.set("txn.autovacuum_vacuum_scale_factor", "0.5").unwrap();
+        c.set("txn.autovacuum_vacuum_scale_factor", "1").unwrap();
+        assert_eq!(c.txn.autovacuum_vacuum_scale_factor, 1.0, "an integer is taken for a fraction");
+        for bad in ["-0.1", "nan", "101"] {
+            let err = c.set("txn.autovacuum_vacuum_scale_factor", bad).unwrap_err();
+            assert!(err.to_string().contains("autovacuum_vacuum_scale_factor"), "{bad}: {err}");
+        }
+        assert!(c.set("txn.undo_limit_bytes", "10").is_err());
+        assert!(c.set("txn.interrupt_check_rows", "0").is_err());
+        assert!(c.set("executor.hash_rows_estimate", "0").is_err());
+        let toml = c.to_toml_string();
+        for key in ["undo_limit_bytes", "autovacuum_vacuum_threshold", "hash_rows_estimate", "interrupt_check_rows"] {
+            assert!(toml.contains(key), "`turnstile config` does not show {key}:\n{toml}");
+        }
+        assert_eq!(Config::from_toml_str(&toml).unwrap(), c, "the TOML reads back");
+    }
+
+    #[test]
     fn overrides_flip_single_knobs() {
         let mut c = Config::default();
         c.apply_override("lwlock.policy=barging").unwrap();
