@@ -6,7 +6,7 @@
 //! transaction block each is named in [`crate::RollbackReport::kept_ddl`].
 
 use crate::catalog::{CatalogError, DbId, RelId, RelKind, Relation};
-use crate::error::{EngineError, Result};
+use crate::error::{EngineError, InvalidTransactionState, Result};
 use crate::heap::HeapScan;
 use crate::session::Session;
 use crate::types::{decode_row, Value};
@@ -164,7 +164,7 @@ impl Session {
     /// (`25001`), as in PostgreSQL.
     pub fn create_database(&mut self, name: &str) -> Result<DbId> {
         if self.in_transaction {
-            return Err(EngineError::State("CREATE DATABASE cannot run inside a transaction block".into()));
+            return Err(InvalidTransactionState::InsideBlock("CREATE DATABASE").into());
         }
         self.statement(&format!("CREATE DATABASE {name}"), |s| Ok(s.engine.catalog().create_database(name)?))
     }
@@ -174,7 +174,7 @@ impl Session {
     /// transaction block. Its relations' buffers and files are removed.
     pub fn drop_database(&mut self, name: &str) -> Result<()> {
         if self.in_transaction {
-            return Err(EngineError::State("DROP DATABASE cannot run inside a transaction block".into()));
+            return Err(InvalidTransactionState::InsideBlock("DROP DATABASE").into());
         }
         self.statement(&format!("DROP DATABASE {name}"), |s| {
             let id = s.engine.catalog().database(name)?;

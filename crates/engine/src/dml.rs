@@ -1,6 +1,7 @@
-//! `UPDATE`, `DELETE`, `ROLLBACK`: row changes under row write locks, with
-//! an undo log (see [`crate::txn`] for the locking and undo rules and
-//! [`crate::mvcc`] for versions and snapshots).
+//! `UPDATE`, `DELETE` and `SELECT … FOR UPDATE`: row changes under row
+//! write locks, each logged for undo (see [`crate::txn`] for the locking
+//! and undo rules, [`crate::mvcc`] for versions and snapshots; `ROLLBACK`
+//! applies the undo log in `rollback.rs`).
 //!
 //! # Locks
 //!
@@ -16,7 +17,7 @@
 //! first), otherwise by a sequential scan; a candidate is kept if the
 //! version the statement's snapshot sees matches the filters. For each, the
 //! row write lock is taken (waiting for its holder), then the row's newest
-//! version is judged ([`Session::modify_leaf`]): if a transaction the
+//! version is judged (the updater rule of [`crate::mvcc::visibility`]): if a transaction the
 //! snapshot does not see changed it, `READ COMMITTED` re-checks the filters
 //! on the newest version (following a moved row through `ctid`) and
 //! `REPEATABLE READ` fails with `40001`. The caller's function sees the
@@ -32,20 +33,20 @@
 use crate::btree::{BTree, BtreeOptions};
 use crate::catalog::{CatalogError, RelEntry, RelId, RelKind};
 use crate::constraints::check_not_null;
-use crate::error::{EngineError, Result};
-use crate::heap::{self, HeapError, HeapScan, TupleHeader, VersionSink, MOVED};
+use crate::error::{EngineError, Internal, Result};
+use crate::heap::{self, HeapError, HeapScan, VersionSink};
+use crate::mvcc::visibility::{self, UpdateVerdict};
 use crate::mvcc::{IsolationLevel, Snapshot};
 use crate::query::plan::operand_value;
 use crate::query::{Col, Query, QueryError};
 use crate::session::Session;
 use crate::tid::Tid;
-use crate::txn::{RollbackReport, RowGrant, RowLockMode, RowLocking, RowWait, Undo, XID_DATABASE};
+use crate::txn::{RowGrant, RowLockMode, RowLocking, RowWait, Undo, XID_DATABASE};
 use crate::types::{decode_row, decode_row_into, encode_row, Value};
 use std::collections::HashSet;
 use std::sync::Arc;
 use turnstile_lock::{LockMode, LockTag, Wait};
 use turnstile_storage::{Extender, RelFileId};
-use turnstile_sync::activity::BackendState;
 
 /// How many moves of one row a statement follows before it gives up.
 const MAX_HOPS: usize = 1000;
@@ -104,157 +105,6 @@ impl Session {
                 Ok(if f(row)? { Action::Delete } else { Action::Keep })
             })
         })
-    }
-
-    /// `ROLLBACK`: undoes the transaction's inserts, updates and deletes
-    /// (newest first), then releases its row write locks and every
-    /// heavyweight lock — also when undoing fails, in which case the first
-    /// error is returned. DDL is not undone: the report names it.
-    pub fn rollback(&mut self) -> Result<RollbackReport> {
-        if !self.in_transaction {
-            return Err(EngineError::State("there is no transaction in progress".into()));
-        }
-        self.activity.set_query("ROLLBACK");
-        let undone = self.undo_all();
-        self.in_transaction = false;
-        self.finish_txn(false);
-        self.release_xact_locks();
-        self.activity.set_state(BackendState::Idle);
-        undone
-    }
-
-    /// Records a DDL statement of an open transaction block (a rollback
-    /// reports it as kept).
-    pub(crate) fn note_ddl(&mut self, what: &str) {
-        if self.in_transaction {
-            self.txn.note_ddl(what);
-        }
-    }
-
-    /// The end of a statement outside a transaction block: a failed one is
-    /// undone; either way its row locks are released (the caller then
-    /// releases the heavyweight locks).
-    pub(crate) fn end_statement_txn<R>(&mut self, out: Result<R>) -> Result<R> {
-        if self.txn.xid.is_none() && self.txn.undo.is_empty() && self.txn.kept_writes == 0 {
-            self.txn.ddl.clear();
-            return out;
-        }
-        let failed = out.is_err();
-        if failed && self.txn.wrote() {
-            // The statement's error is what the caller needs to see; an
-            // error while undoing is secondary and leaves the rows as they
-            // are (the undo is best effort past it).
-            let _ = self.undo_all();
-        }
-        self.finish_txn(!failed);
-        out
-    }
-
-    /// Aborts an open transaction when the session ends.
-    pub(crate) fn abort_on_exit(&mut self) {
-        let open = self.in_transaction;
-        if open && self.txn.wrote() {
-            let _ = self.undo_all();
-        }
-        // Outside a block a statement has already ended its transaction.
-        self.finish_txn(!open);
-    }
-
-    /// Ends the transaction — committed, or (its writes undone) aborted —
-    /// in the transaction status and the snapshot protocol, then releases
-    /// its row write locks and forgets it (the caller releases the
-    /// heavyweight locks next, waking row waiters).
-    pub(crate) fn finish_txn(&mut self, commit: bool) {
-        if let Some(xid) = self.txn.xid {
-            let txns = self.engine.txns();
-            let slot = self.activity.backend();
-            if commit {
-                txns.snapshots().commit(slot, xid);
-                for (&rel, &n) in &self.txn.dead {
-                    txns.note_dead(RelFileId::new(self.db, rel), n);
-                }
-            } else {
-                txns.snapshots().abort(slot, xid);
-            }
-            txns.unlock_rows(self.txn.row_locks.iter().map(|(k, _)| k), xid);
-        }
-        self.txn.clear();
-        self.drop_snapshot();
-    }
-
-    /// Applies the undo log in reverse; returns what was undone.
-    fn undo_all(&mut self) -> Result<RollbackReport> {
-        self.undo_since(&crate::txn::TxnMark::default())
-    }
-
-    /// Applies the undo log in reverse back to `mark` (a savepoint's, or
-    /// the empty mark: the whole transaction); returns what was undone.
-    /// Writes after the mark that the full log could not record are
-    /// reported kept, as are DDL statements after it.
-    pub(crate) fn undo_since(&mut self, mark: &crate::txn::TxnMark) -> Result<RollbackReport> {
-        let engine = Arc::clone(&self.engine);
-        let pool = engine.pool();
-        let versions = engine.txns().versions();
-        let xid = self.txn.xid.unwrap_or(0);
-        let ddl_from = mark.ddl.min(self.txn.ddl.len());
-        let mut report = RollbackReport {
-            kept_writes: self.txn.kept_writes.saturating_sub(mark.kept_writes),
-            kept_ddl: self.txn.ddl.split_off(ddl_from),
-            ..RollbackReport::default()
-        };
-        self.txn.kept_writes = mark.kept_writes;
-        let mut first_error = None;
-        let live: HashSet<RelId> = engine.catalog().snapshot().relations.keys().copied().collect();
-        // A tuple gone already (its relation truncated) counts as undone.
-        let gone = |r: std::result::Result<(), HeapError>| match r {
-            Ok(()) | Err(HeapError::NoSuchTuple { .. }) => Ok(true),
-            Err(e) => Err(EngineError::from(e)),
-        };
-        let from = mark.undo.min(self.txn.undo.len());
-        let undo = self.txn.undo.split_off(from);
-        self.txn.set_undo_bytes(mark.undo_bytes);
-        for u in undo.into_iter().rev() {
-            let file = |rel| RelFileId::new(self.db, rel);
-            let mut step = || -> Result<bool> {
-                Ok(match &u {
-                    Undo::Insert { rel, tid } if live.contains(rel) => {
-                        report.undone_inserts += 1;
-                        gone(heap::mark_dead(pool, file(*rel), *tid))?
-                    }
-                    Undo::Update { rel, tid } if live.contains(rel) => {
-                        report.undone_updates += 1;
-                        match heap::restore_in_place(pool, file(*rel), *tid, xid, versions) {
-                            Ok(done) => done,
-                            Err(HeapError::NoSuchTuple { .. }) => true,
-                            Err(e) => return Err(e.into()),
-                        }
-                    }
-                    Undo::Move { rel, old, new } if live.contains(rel) => {
-                        report.undone_updates += 1;
-                        gone(heap::mark_dead(pool, file(*rel), *new))?
-                            & gone(heap::set_xmax(pool, file(*rel), *old, 0, None))?
-                    }
-                    Undo::Delete { rel, tid } if live.contains(rel) => {
-                        report.undone_deletes += 1;
-                        gone(heap::set_xmax(pool, file(*rel), *tid, 0, None))?
-                    }
-                    // The relation was dropped meanwhile (DDL is kept).
-                    _ => true,
-                })
-            };
-            match step() {
-                Ok(true) => {}
-                Ok(false) => report.kept_writes += 1,
-                Err(e) => {
-                    report.kept_writes += 1;
-                    first_error.get_or_insert(e);
-                }
-            }
-        }
-        match first_error {
-            Some(e) => Err(e),
-            None => Ok(report),
-        }
     }
 
     /// This transaction's id, assigned (and its transaction-id lock taken
@@ -485,7 +335,7 @@ impl Session {
                     break;
                 }
                 let (Some(&(i, tid)), Some(seen)) = (found.get(k), rows.get(k)) else {
-                    return Err(EngineError::State("a locking filter named a row that is not a candidate".into()));
+                    return Err(Internal::NotACandidate { index: k, candidates: found.len() }.into());
                 };
                 if let Some(row) = s.lock_one(&t.leaves[i], &t.filters, tid, seen, &snapshot, xid, locking, filter)? {
                     out.push(row);
@@ -530,22 +380,23 @@ impl Session {
             };
             // A compatible writer still at work (FOR KEY SHARE beside an
             // UPDATE that keeps the key): the version seen stands.
-            let open = |x: u32| x != 0 && x != xid && !snaps.committed(x) && !snaps.aborted(x);
-            if !changed && (open(h.xmin) || open(h.xmax)) {
+            if !changed && (visibility::in_progress(snaps, h.xmin, xid) || visibility::in_progress(snaps, h.xmax, xid))
+            {
                 return Ok(Some(seen.to_vec()));
             }
-            match judge(&engine, snapshot, xid, &h, repeatable)? {
-                Newest::Skip => {
+            match visibility::for_update(snaps, snapshot, xid, &h, repeatable) {
+                UpdateVerdict::Skip => {
                     self.unlock_row(leaf.rel.id, at, grant);
                     return Ok(None);
                 }
-                Newest::MovedTo(next) => {
+                UpdateVerdict::MovedTo(next) => {
                     self.unlock_row(leaf.rel.id, at, grant);
                     at = next;
                     changed = true;
                     continue;
                 }
-                Newest::Here => {}
+                UpdateVerdict::SerializationFailure(what) => return Err(EngineError::SerializationFailure(what)),
+                UpdateVerdict::Act => {}
             }
             let row = decode_row(&leaf.column_types, &bytes)?;
             changed |= h.xmin != xid && !snaps.sees(snapshot, h.xmin, xid);
@@ -555,10 +406,7 @@ impl Session {
             }
             return Ok(Some(row));
         }
-        Err(EngineError::State(format!(
-            "a row of \"{}\" kept moving while it was being locked; try again",
-            leaf.rel.name
-        )))
+        Err(Internal::RowKeptMoving { relation: leaf.rel.name.clone(), doing: "locked" }.into())
     }
 
     /// [`Session::modify_rows`] on one relation with storage.
@@ -576,6 +424,7 @@ impl Session {
         self.ensure_snapshot();
         let snapshot = self.snapshot.clone().expect("taken above");
         let repeatable = self.isolation() == IsolationLevel::RepeatableRead;
+        let snaps = engine.txns().snapshots();
         let mut done: HashSet<Tid> = HashSet::new();
         let mut count = 0;
         for tid in self.candidates(leaf, filters, &snapshot, xid, None)? {
@@ -585,10 +434,7 @@ impl Session {
             let mut at = tid;
             for hop in 0.. {
                 if hop == MAX_HOPS {
-                    return Err(EngineError::State(format!(
-                        "a row of \"{}\" kept moving while it was being changed; try again",
-                        leaf.rel.name
-                    )));
+                    return Err(Internal::RowKeptMoving { relation: leaf.rel.name.clone(), doing: "changed" }.into());
                 }
                 let Some((grant, _)) = self.lock_row(leaf.rel.id, &leaf.rel.name, at, mode, RowWait::Block)? else {
                     unreachable!("a blocking row lock is never skipped")
@@ -602,17 +448,18 @@ impl Session {
                     }
                     Err(e) => return Err(e.into()),
                 };
-                match judge(&engine, &snapshot, xid, &h, repeatable)? {
-                    Newest::Skip => {
+                match visibility::for_update(snaps, &snapshot, xid, &h, repeatable) {
+                    UpdateVerdict::Skip => {
                         release(self);
                         break;
                     }
-                    Newest::MovedTo(next) => {
+                    UpdateVerdict::MovedTo(next) => {
                         release(self);
                         at = next;
                         continue;
                     }
-                    Newest::Here => {}
+                    UpdateVerdict::SerializationFailure(what) => return Err(EngineError::SerializationFailure(what)),
+                    UpdateVerdict::Act => {}
                 }
                 let row = decode_row(&leaf.column_types, &bytes)?;
                 let action = if matches(&row, filters) { decide(&row)? } else { Action::Keep };
@@ -620,8 +467,8 @@ impl Session {
                     Action::Keep => release(self),
                     Action::Delete => {
                         heap::set_xmax(pool, file, at, xid, None)?;
-                        self.txn.log(Undo::Delete { rel: leaf.rel.id, tid: at });
                         self.txn.note_dead(leaf.rel.id);
+                        self.log_undo(Undo::Delete { rel: leaf.rel.id, tid: at })?;
                         done.insert(at);
                         count += 1;
                     }
@@ -702,7 +549,7 @@ impl Session {
             return Ok(out);
         }
         for (i, item) in HeapScan::visible(pool, file, vis)?.enumerate() {
-            if i % 1024 == 0 {
+            if i as u64 % engine.config().txn.interrupt_check_rows == 0 {
                 self.check_interrupts()?;
             }
             let (tid, bytes) = item?;
@@ -744,7 +591,7 @@ impl Session {
         let keys_changed = leaf.indexes.iter().any(|ix| key_of(old, &ix.columns) != key_of(&new, &ix.columns));
         let sink = VersionSink { snapshots: txns.snapshots(), versions: txns.versions(), horizon: txns.last_horizon() };
         if !keys_changed && heap::update_in_place(pool, file, tid, &new_bytes, xid, sink)? {
-            self.txn.log(Undo::Update { rel: leaf.rel.id, tid });
+            self.log_undo(Undo::Update { rel: leaf.rel.id, tid })?;
             return Ok(tid);
         }
         // A non-HOT update: a new tuple, the old one's xmax and ctid set,
@@ -757,8 +604,8 @@ impl Session {
         self.extension.add(&stats);
         let at = placed?;
         heap::set_xmax(pool, file, tid, xid, Some(at))?;
-        self.txn.log(Undo::Move { rel: leaf.rel.id, old: tid, new: at });
         self.txn.note_dead(leaf.rel.id);
+        self.log_undo(Undo::Move { rel: leaf.rel.id, old: tid, new: at })?;
         if !self.txn.escalated.contains_key(&leaf.rel.id)
             && txns.try_lock_row((leaf.rel.id, at), xid, RowLockMode::NoKeyUpdate) == Ok(RowGrant::New)
         {
@@ -777,7 +624,7 @@ impl Session {
             });
             self.relcache.amcache(engine.catalog()).remember(ix.id, &tree);
             if let Err(e) = inserted {
-                result = Err(e);
+                result = Err(EngineError::from_index(e, &leaf.rel.name, || leaf.rel.column_names(&ix.columns)));
                 break;
             }
         }
@@ -789,7 +636,7 @@ impl Session {
             heap::mark_dead(pool, file, at)?;
             heap::set_xmax(pool, file, tid, 0, None)?;
             self.txn.undo.pop();
-            return Err(e.into());
+            return Err(e);
         }
         Ok(at)
     }
@@ -842,41 +689,4 @@ pub trait LockingFilter {
     /// Whether the newest version of a row changed since the snapshot
     /// still qualifies (EvalPlanQual's re-check of the `WHERE` clause).
     fn recheck(&mut self, row: &[Value]) -> Result<bool>;
-}
-
-/// What a writer holding a row's write lock does with its newest version.
-enum Newest {
-    /// Act on it.
-    Here,
-    /// Leave the row: deleted, or never there for this statement.
-    Skip,
-    /// The row moved; its newer version is at this TID.
-    MovedTo(Tid),
-}
-
-/// Judges the newest version `h` of a candidate row for transaction `xid`
-/// with `snapshot` (see the module documentation): `READ COMMITTED` acts on
-/// a version changed after its snapshot (its filters are re-checked by the
-/// caller) and follows a moved row; `REPEATABLE READ` fails with `40001`.
-fn judge(engine: &crate::Engine, snapshot: &Snapshot, xid: u32, h: &TupleHeader, repeatable: bool) -> Result<Newest> {
-    let snaps = engine.txns().snapshots();
-    if h.is_dead() {
-        return Ok(Newest::Skip);
-    }
-    // Holding the row lock, any other writer of this version has ended:
-    // an xmax not ours is a committed delete or move (an aborted one was
-    // undone), unless it is an abort not yet undone by a kept write.
-    if h.xmax != 0 && !snaps.aborted(h.xmax) {
-        if h.xmax == xid {
-            return Ok(Newest::Skip);
-        }
-        if repeatable && !snaps.sees(snapshot, h.xmax, xid) {
-            return Err(EngineError::SerializationFailure(if h.flags & MOVED != 0 { "update" } else { "delete" }));
-        }
-        return Ok(if h.flags & MOVED != 0 { Newest::MovedTo(h.ctid) } else { Newest::Skip });
-    }
-    if repeatable && !snaps.sees(snapshot, h.xmin, xid) {
-        return Err(EngineError::SerializationFailure("update"));
-    }
-    Ok(Newest::Here)
 }

@@ -7,7 +7,7 @@ use crate::catalog::Catalog;
 use crate::error::Result;
 use crate::memory::MemoryStats;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use turnstile_lock::{LockManager, LockRow, LockStats};
 use turnstile_storage::io::{OsIo, StorageIo};
 use turnstile_storage::page::{self, PageBuf, VerifyFailure, PAGE_SIZE};
@@ -16,6 +16,7 @@ use turnstile_storage::{
     BufferPool, BufferPoolStats, ExtensionStats, Fork, PageError, RelFileId, Smgr, SmgrOptions, StorageError,
 };
 use turnstile_sync::activity::{ActivityRow, ActivityTable};
+use turnstile_sync::sync::Mutex;
 use turnstile_sync::Config;
 
 /// The shared state of one open data directory.
@@ -78,7 +79,7 @@ impl Engine {
         )
         .map_err(|e| crate::error::EngineError::XidLimit(e.to_string()))?;
         let txns = crate::txn::Transactions::new(snapshots);
-        let db_users = Mutex::default();
+        let db_users = Mutex::new(std::collections::HashMap::new());
         let autovacuum = std::sync::Once::new();
         Ok(Arc::new(Engine { dir, config, smgr, pool, locks, catalog, activity, txns, db_users, totals, autovacuum }))
     }

@@ -46,10 +46,42 @@ pub enum EngineError {
     /// Every activity slot is taken.
     #[error(transparent)]
     TooManySessions(#[from] ActivityFull),
-    /// A statement that is not valid in the session's state (e.g. `commit`
-    /// outside a transaction).
-    #[error("{0}")]
-    State(String),
+    /// A statement that is not valid in the session's transaction state
+    /// (`25001`, `25P01`).
+    #[error(transparent)]
+    TransactionState(#[from] InvalidTransactionState),
+    /// A broken invariant of the engine itself (`XX000`): a bug, reported
+    /// rather than trusted.
+    #[error(transparent)]
+    Internal(#[from] Internal),
+    /// An insert or update met a unique index's key already present
+    /// (`23505`): the facts, as data; the SQL layer words them.
+    #[error(transparent)]
+    UniqueViolation(Box<UniqueViolation>),
+    /// A caller's callback (an `UPDATE`'s new row, a locking filter)
+    /// failed; the caller keeps its own error and reports that one.
+    #[error("a statement callback failed")]
+    CallbackFailed,
+    /// The transaction's undo log is full (`txn.undo_limit_bytes`,
+    /// `54000`): the statement fails, and the transaction can still be
+    /// rolled back.
+    #[error("transaction undo log is full: more than {limit_bytes} bytes of undo records (txn.undo_limit_bytes)")]
+    UndoLimit {
+        /// The limit.
+        limit_bytes: u64,
+    },
+    /// Taking back a transaction's writes failed: its cause, and how many
+    /// writes stay. The transaction still ended (its status says aborted,
+    /// which makes its writes invisible to every rule of
+    /// [`crate::mvcc::visibility`]), but the rows could not be restored.
+    #[error("could not undo {kept} write(s) of the aborted transaction: {source}")]
+    UndoFailed {
+        /// Writes not undone.
+        kept: u64,
+        /// The first failure.
+        #[source]
+        source: Box<EngineError>,
+    },
     /// A NULL for a column that refuses them (a primary-key column).
     #[error("null value in column \"{column}\" of relation \"{table}\" violates not-null constraint")]
     NotNullViolation {
@@ -164,7 +196,11 @@ impl EngineError {
             EngineError::Index(B::Corrupt { .. }) => S::INDEX_CORRUPTED,
             EngineError::Index(_) => S::INTERNAL_ERROR,
             EngineError::TooManySessions(_) => S::TOO_MANY_CONNECTIONS,
-            EngineError::State(_) => S::INVALID_TRANSACTION_STATE,
+            EngineError::TransactionState(e) => e.sqlstate(),
+            EngineError::Internal(_) | EngineError::CallbackFailed => S::INTERNAL_ERROR,
+            EngineError::UniqueViolation(_) => S::UNIQUE_VIOLATION,
+            EngineError::UndoLimit { .. } => S::PROGRAM_LIMIT_EXCEEDED,
+            EngineError::UndoFailed { source, .. } => source.sqlstate(),
             EngineError::NotNullViolation { .. } => S::NOT_NULL_VIOLATION,
             EngineError::NotSupported(_) => S::FEATURE_NOT_SUPPORTED,
             EngineError::ObjectInUse(_) => S::OBJECT_IN_USE,
@@ -175,6 +211,131 @@ impl EngineError {
             EngineError::XidLimit(_) => S::IO_ERROR,
         }
     }
+}
+
+/// A statement not valid in the session's transaction state, with
+/// PostgreSQL 15's message and SQLSTATE.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum InvalidTransactionState {
+    /// `BEGIN` inside a block (`25001`; PostgreSQL warns).
+    #[error("there is already a transaction in progress")]
+    AlreadyInProgress,
+    /// `COMMIT`/`ROLLBACK` outside a block (`25P01`; PostgreSQL warns).
+    #[error("there is no transaction in progress")]
+    NoneInProgress,
+    /// A statement that refuses a transaction block (`VACUUM`,
+    /// `CREATE DATABASE`…: `PreventInTransactionBlock`, `25001`).
+    #[error("{0} cannot run inside a transaction block")]
+    InsideBlock(&'static str),
+    /// A statement that needs a transaction block (`SAVEPOINT`,
+    /// `LOCK TABLE`…: `RequireTransactionBlock`, `25P01`).
+    #[error("{0} can only be used in transaction blocks")]
+    OutsideBlock(&'static str),
+    /// `SET TRANSACTION ISOLATION LEVEL` after the transaction's first
+    /// query (`25001`).
+    #[error("SET TRANSACTION ISOLATION LEVEL must be called before any query")]
+    IsolationAfterQuery,
+}
+
+impl InvalidTransactionState {
+    /// PostgreSQL's SQLSTATE for the case.
+    pub const fn sqlstate(self) -> SqlState {
+        match self {
+            InvalidTransactionState::NoneInProgress | InvalidTransactionState::OutsideBlock(_) => {
+                SqlState::NO_ACTIVE_SQL_TRANSACTION
+            }
+            InvalidTransactionState::AlreadyInProgress
+            | InvalidTransactionState::InsideBlock(_)
+            | InvalidTransactionState::IsolationAfterQuery => SqlState::ACTIVE_SQL_TRANSACTION,
+        }
+    }
+}
+
+/// A broken invariant of the engine (`XX000`): each case says what cannot
+/// happen, and happened.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Internal {
+    /// DDL replaced a relation every time it was about to be locked.
+    #[error("relation \"{relation}\" kept changing while it was being locked; try again")]
+    RelationKeptChanging {
+        /// The relation's name.
+        relation: String,
+    },
+    /// A row moved more than the statement follows.
+    #[error("a row of \"{relation}\" kept moving while it was being {doing}; try again")]
+    RowKeptMoving {
+        /// The relation's name.
+        relation: String,
+        /// `changed` or `locked`.
+        doing: &'static str,
+    },
+    /// A locking `SELECT`'s filter named a row that was not a candidate.
+    #[error("a locking filter named row {index} of {candidates} candidates")]
+    NotACandidate {
+        /// The index named.
+        index: usize,
+        /// The candidates.
+        candidates: usize,
+    },
+    /// A prepared statement disappeared while it was being executed.
+    #[error("prepared statement vanished while it was executed")]
+    PreparedStatementVanished,
+    /// An insert returned without placing its row.
+    #[error("insert placed no row")]
+    InsertPlacedNoRow,
+    /// The transaction status log has no word for a transaction id.
+    #[error(transparent)]
+    StatusLog(#[from] crate::mvcc::clog::NoStatusWord),
+}
+
+/// The facts of a unique violation (PostgreSQL's `_bt_check_unique`
+/// report): the SQL layer turns them into `duplicate key value violates
+/// unique constraint "t_pkey"` and `DETAIL: Key (a, b)=(1, 2) already
+/// exists.`
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("duplicate key value violates unique constraint \"{index}\"")]
+pub struct UniqueViolation {
+    /// The table the index is on.
+    pub table: String,
+    /// The index (the constraint).
+    pub index: String,
+    /// The key columns' names, in key order.
+    pub columns: Vec<String>,
+    /// The key's values, in key order.
+    pub values: Vec<crate::types::Value>,
+}
+
+impl EngineError {
+    /// A B-tree error of an index `index` on `table` whose key columns are
+    /// `columns`: a unique violation gets its table and column names, any
+    /// other error passes through.
+    pub fn from_index(e: BtreeError, table: &str, columns: impl FnOnce() -> Vec<String>) -> EngineError {
+        match e {
+            BtreeError::UniqueViolation { index, key } => EngineError::UniqueViolation(Box::new(UniqueViolation {
+                table: table.to_owned(),
+                index,
+                columns: columns(),
+                values: key,
+            })),
+            other => EngineError::Index(other),
+        }
+    }
+}
+
+/// Logs `e`, with every cause under it, where no caller is left to
+/// return it to (the background vacuum, an undo behind another error, a
+/// closing session): one line on standard error, as PostgreSQL's server
+/// log would have it.
+pub(crate) fn log_error(context: &str, e: &EngineError) {
+    let mut line = format!("turnstile: {context}: ERROR ({}): {e}", e.sqlstate());
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        line.push_str(&format!("; caused by: {c}"));
+        cause = c.source();
+    }
+    eprintln!("{line}");
 }
 
 /// Shorthand for engine results.

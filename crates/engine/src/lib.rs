@@ -77,17 +77,18 @@
 //!   indexes are checked against live rows. See [`txn`] for the limits
 //!   (inserted rows are not row-locked; lock escalation to
 //!   `ExclusiveLock` after [`txn::ESCALATE_ROWS`] rows; the undo log's
-//!   size limit).
+//!   size limit, `txn.undo_limit_bytes`).
 //! * **ROLLBACK** ([`Session::rollback`]): undoes the transaction's
 //!   inserts (rows marked dead: invisible to scans, their index entries
 //!   skipped), updates (before-images written back; moved rows moved
 //!   back) and deletes (rows revived), newest first, then releases every
 //!   lock. **Not undone:** DDL (`CREATE`, `ALTER`, `DROP`, `TRUNCATE`,
 //!   `ADD PRIMARY KEY`, fillfactor) — each is named in
-//!   [`RollbackReport::kept_ddl`] — and writes beyond the undo log's limit
-//!   ([`RollbackReport::kept_writes`]). A statement that fails outside a
-//!   transaction block is undone the same way; a session dropped inside a
-//!   block rolls it back.
+//!   [`RollbackReport::kept_ddl`]. A write that would take the undo log
+//!   past `txn.undo_limit_bytes` fails its statement (`54000`); an undo
+//!   that fails is reported with its cause ([`EngineError::UndoFailed`]).
+//!   A statement that fails outside a transaction block is undone the
+//!   same way; a session dropped inside a block rolls it back.
 //! * **TRUNCATE** ([`Session::truncate`]): `AccessExclusiveLock` on the
 //!   tables, partitions and indexes; files cut to zero blocks, indexes
 //!   rebuilt empty. **ADD PRIMARY KEY** ([`Session::add_primary_key`]):
@@ -107,11 +108,40 @@
 //!
 //! ## Lock order
 //!
-//! heavyweight locks (relation, then its partitions, then indexes, in plan
-//! order) → the `Catalog` `LwLock` (DDL only) → buffer content locks (one
-//! at a time, except B-tree splits, see [`btree`]) → the storage crate's
-//! own order below that. The relation-extension lock is taken while no
-//! content lock is held.
+//! Every lock and mutex of the engine, in the one order they may nest
+//! (a lock may be taken while only locks *above* it are held); each
+//! mutex comes from the `turnstile_sync::sync` facade, so the loom
+//! models see it.
+//!
+//! 1. **Heavyweight locks** (`turnstile-lock`): the relation, then its
+//!    partitions, then their indexes, in plan order; a row waiter then
+//!    takes the row's *tuple* lock and then the holder's *transaction id*
+//!    lock (both let go before it retries, [`txn`]); advisory locks.
+//! 2. **The `Catalog` `LwLock`** (DDL only, exclusive).
+//! 3. **`XidGen`** (`LwLock`, [`mvcc::snapshot`], `procarray` only):
+//!    assigning a transaction id. Never held with `ProcArray` or any lock
+//!    below.
+//! 4. **`ProcArray`** (`LwLock`, `procarray` only): shared to take a
+//!    snapshot or compute a horizon, exclusive to register a backend or
+//!    end a transaction. Nothing is taken under it.
+//! 5. **Buffer content locks**, one at a time (except B-tree splits and a
+//!    unique check's right-sibling coupling, see [`btree`]); a unique
+//!    check reads heap pages shared under the index leaf's exclusive lock
+//!    (index before heap, never the reverse).
+//! 6. **Version-store shards** ([`mvcc::versions`], 64 `Mutex`es): under
+//!    the tuple's page content lock, one shard at a time.
+//! 7. **The storage crate's own order** (buffer mapping partitions, buffer
+//!    headers, the free-space map, the file table). The relation-extension
+//!    lock (heavyweight) is taken while no content lock is held.
+//!
+//! Leaf mutexes, each taken with none of 3–7 held and nothing taken under
+//! it: the **row-lock shards** ([`txn::Transactions`], 64 `Mutex`es of
+//! `(relation, TID) → holders`), the **dead-row counts** of the background
+//! vacuum, the **transaction-id limit file** mutex (after `XidGen` is
+//! released), and the engine's **database-user counts** and **statistics
+//! totals**. The **status log** ([`mvcc::clog::XactLog`]) takes no lock: one
+//! atomic word per transaction id, written only by its own backend (its
+//! segments are allocated once, by `OnceLock`).
 //!
 //! ## What protects what
 //!
@@ -123,7 +153,15 @@
 //! | a backend's relation cache, with its cached B-tree roots (`rd_amcache`) | nothing: it is backend-local; invalidated by the published catalog generation; a cached root is re-checked under the root page's lock on every descent ([`btree::root_cache`]) |
 //! | a backend's memory contexts and block cache | nothing: backend-local |
 //! | heap and index pages | buffer content `LwLock`s (see [`heap`], [`btree`]) |
-//!
+//! | the next transaction id (`procarray`) | `XidGen` exclusive, so an id is in its backend's slot before any later id completes; under `csn` one `fetch_add` |
+//! | the running ids and the latest completed id | `ProcArray`: shared for a snapshot, exclusive to end a transaction |
+//! | a transaction's status word | nothing: written only by its own backend (atomic stores, `IN_PROGRESS` → final), read by atomic loads ([`mvcc::clog`]) |
+//! | the xid limit on disk | the limit-file `Mutex` (one writer at a time) |
+//! | a row's older versions | its page's content lock (push and pop exclusive, read shared), then the shard `Mutex` |
+//! | a row's lock holders | its row-lock shard `Mutex`; a holder's entry lives until its transaction ends |
+//! | which rows a tuple version means | the visibility rules of [`mvcc::visibility`], on the header read under the page's content lock |
+//! | dead-row counts, database users, statistics totals | their own `Mutex` each |
+
 //! ## Invariants
 //!
 //! * **Locks bound statements.** Outside `begin`/`commit` a session holds
@@ -178,6 +216,7 @@ mod lmgr;
 pub mod memory;
 pub mod mvcc;
 pub mod query;
+mod rollback;
 pub mod session;
 pub mod subxact;
 pub mod tid;
@@ -186,7 +225,7 @@ pub mod types;
 pub mod vacuum;
 
 pub use engine::Engine;
-pub use error::{EngineError, Result};
+pub use error::{EngineError, Internal, InvalidTransactionState, Result, UniqueViolation};
 pub use session::Session;
 pub use turnstile_lock::SqlState;
 pub use txn::RollbackReport;

@@ -9,7 +9,7 @@
 //! way without any of them depending on the session.
 
 use crate::catalog::{AmCache, Catalog, DbId, RelCache, RelEntry, RelId};
-use crate::error::{EngineError, Result};
+use crate::error::{Internal, Result};
 use std::sync::Arc;
 use turnstile_lock::{Backend, LockMode, LockTag, Wait};
 
@@ -71,7 +71,7 @@ impl<'a> RelLocker<'a> {
                 }
             }
         }
-        Err(EngineError::State(format!("relation \"{name}\" kept changing while it was being locked")))
+        Err(Internal::RelationKeptChanging { relation: name.to_owned() }.into())
     }
 
     /// The cache entry of relation `id` (no lock is taken; callers lock first).

@@ -41,7 +41,7 @@ use crate::catalog::{
     CatalogError, DbId, PartitionBound, PartitionStrategy, RelCache, RelEntry, RelId, RelKind, Relation,
 };
 use crate::engine::Engine;
-use crate::error::{EngineError, Result};
+use crate::error::{EngineError, Internal, InvalidTransactionState, Result};
 use crate::heap::{self, BulkInserter, HeapScan};
 use crate::lmgr::RelLocker;
 use crate::memory::{BlockCache, MemoryStats};
@@ -196,7 +196,7 @@ impl Session {
     /// `BEGIN ISOLATION LEVEL …`.
     pub fn begin_with(&mut self, isolation: IsolationLevel) -> Result<()> {
         if self.in_transaction {
-            return Err(EngineError::State("there is already a transaction in progress".into()));
+            return Err(InvalidTransactionState::AlreadyInProgress.into());
         }
         self.in_transaction = true;
         self.isolation = isolation;
@@ -208,7 +208,7 @@ impl Session {
     /// until its first snapshot is taken (PostgreSQL's `25001` after).
     pub fn set_isolation(&mut self, isolation: IsolationLevel) -> Result<()> {
         if self.in_transaction && self.snapshot.is_some() && isolation != self.isolation {
-            return Err(EngineError::State("SET TRANSACTION ISOLATION LEVEL must be called before any query".into()));
+            return Err(InvalidTransactionState::IsolationAfterQuery.into());
         }
         self.isolation = isolation;
         Ok(())
@@ -223,13 +223,13 @@ impl Session {
     /// then releases its row locks and every heavyweight lock.
     pub fn commit(&mut self) -> Result<()> {
         if !self.in_transaction {
-            return Err(EngineError::State("there is no transaction in progress".into()));
+            return Err(InvalidTransactionState::NoneInProgress.into());
         }
         self.in_transaction = false;
-        self.finish_txn(true);
+        let ended = self.finish_txn(true);
         self.release_xact_locks();
         self.activity.set_state(BackendState::Idle);
-        Ok(())
+        ended
     }
 
     /// The snapshot of the running statement or transaction, taken now if
@@ -304,7 +304,7 @@ impl Session {
     /// cache entry as of after the lock was granted.
     pub fn lock_table(&mut self, name: &str, mode: LockMode) -> Result<Arc<RelEntry>> {
         if !self.in_transaction {
-            return Err(EngineError::State("LOCK TABLE can only be used in transaction blocks".into()));
+            return Err(InvalidTransactionState::OutsideBlock("LOCK TABLE").into());
         }
         self.activity.set_query(&format!("LOCK TABLE {name} IN {mode} MODE"));
         let _attached = self.activity.attach();
@@ -444,7 +444,8 @@ impl Session {
         }
         let key_types = def.columns.iter().map(|&c| table.column_types[c]).collect();
         let opts = BtreeOptions::new(ix.name.clone(), key_types, def.unique, self.engine.config());
-        BTree::build(pool, self.file(ix.id), opts, entries)?;
+        BTree::build(pool, self.file(ix.id), opts, entries)
+            .map_err(|e| EngineError::from_index(e, &table.rel.name, || table.rel.column_names(&def.columns)))?;
         Ok(())
     }
 
@@ -561,7 +562,7 @@ impl Session {
                 }
                 match slot.as_mut() {
                     Some(p) => self.execute(p, params),
-                    None => Err(EngineError::State("prepared statement vanished".into())),
+                    None => Err(Internal::PreparedStatementVanished.into()),
                 }
             }
         }
@@ -609,7 +610,7 @@ impl Session {
     pub fn insert(&mut self, table: &str, row: &[Value]) -> Result<(RelId, Tid)> {
         let mut placed = None;
         self.load(table, std::iter::once(row.to_vec()), false, |rel, tid| placed = Some((rel, tid)))?;
-        placed.ok_or_else(|| EngineError::State("insert placed no row".into()))
+        placed.ok_or_else(|| Internal::InsertPlacedNoRow.into())
     }
 
     /// `COPY table FROM …`: inserts many rows through a bulk-write ring,
@@ -646,6 +647,7 @@ impl Session {
             let engine = Arc::clone(&s.engine);
             let pool = engine.pool();
             let config = engine.config();
+            let cadence = config.txn.interrupt_check_rows;
             let db = s.db;
             let mut leaves: HashMap<RelId, Arc<RelEntry>> = HashMap::new();
             let mut ext = Extender::new(pool, &mut s.backend, config.storage.extend, config.storage.extend_max_blocks);
@@ -657,43 +659,13 @@ impl Session {
             let mut buf = Vec::new();
             let result = (|| -> Result<()> {
                 for (n, row) in rows.into_iter().enumerate() {
-                    if n % 1024 == 1023 {
+                    if (n as u64 + 1) % cadence == 0 {
                         ext.locker().check_cancel()?;
                     }
-                    let leaf = match target.rel.partition_key {
-                        None => Arc::clone(&target),
-                        Some(key) => {
-                            let value = row.get(key.column).ok_or(crate::types::CodecError::Arity {
-                                expected: target.column_types.len(),
-                                got: row.len(),
-                            })?;
-                            let &(id, _) =
-                                target.partitions.iter().find(|(_, b)| b.contains(value)).ok_or_else(|| {
-                                    EngineError::NoPartition { table: table.into(), key: value.to_string() }
-                                })?;
-                            match leaves.get(&id) {
-                                Some(e) => Arc::clone(e),
-                                None => {
-                                    // Lock, then read the definition (its
-                                    // indexes), then lock those.
-                                    let mut lock = |id| {
-                                        ext.locker().lock(
-                                            LockTag::relation(db, id),
-                                            LockMode::RowExclusive,
-                                            Wait::Block,
-                                        )
-                                    };
-                                    lock(id)?;
-                                    let e = s.relcache.get(engine.catalog(), id)?;
-                                    for ix in &e.indexes {
-                                        lock(ix.id)?;
-                                    }
-                                    leaves.insert(id, Arc::clone(&e));
-                                    e
-                                }
-                            }
-                        }
+                    let mut lock = |id| {
+                        ext.locker().lock(LockTag::relation(db, id), LockMode::RowExclusive, Wait::Block).map(drop)
                     };
+                    let leaf = route(&target, &row, &mut leaves, &mut s.relcache, engine.catalog(), &mut lock)?;
                     crate::constraints::check_not_null(&leaf.rel, &row)?;
                     encode_row_into(&leaf.column_types, &row, &mut buf)?;
                     let file = RelFileId::new(db, leaf.rel.id);
@@ -721,10 +693,12 @@ impl Session {
                         s.relcache.amcache(engine.catalog()).remember(ix.id, &tree);
                         if let Err(e) = inserted {
                             heap::mark_dead(pool, file, tid)?;
-                            return Err(e.into());
+                            return Err(EngineError::from_index(e, &leaf.rel.name, || {
+                                leaf.rel.column_names(&ix.columns)
+                            }));
                         }
                     }
-                    s.txn.log(crate::txn::Undo::Insert { rel: leaf.rel.id, tid });
+                    s.txn.log(crate::txn::Undo::Insert { rel: leaf.rel.id, tid }, config.txn.undo_limit_bytes)?;
                     placed(leaf.rel.id, tid);
                 }
                 Ok(())
@@ -777,4 +751,38 @@ impl Drop for Session {
         self.backend.release_all();
         self.activity.set_state(BackendState::Idle);
     }
+}
+
+/// The relation of `target` that takes `row`: `target` itself, or the
+/// partition whose bound holds the row's partition key. A partition met
+/// for the first time is locked with `lock`, then its definition read
+/// (its indexes), then its indexes locked (`ExecOpenIndices`); `leaves`
+/// remembers it for the statement's next rows.
+fn route(
+    target: &Arc<RelEntry>,
+    row: &[Value],
+    leaves: &mut HashMap<RelId, Arc<RelEntry>>,
+    relcache: &mut RelCache,
+    catalog: &crate::catalog::Catalog,
+    lock: &mut dyn FnMut(RelId) -> std::result::Result<(), turnstile_lock::LockError>,
+) -> Result<Arc<RelEntry>> {
+    let Some(key) = target.rel.partition_key else { return Ok(Arc::clone(target)) };
+    let value = row
+        .get(key.column)
+        .ok_or(crate::types::CodecError::Arity { expected: target.column_types.len(), got: row.len() })?;
+    let &(id, _) = target
+        .partitions
+        .iter()
+        .find(|(_, b)| b.contains(value))
+        .ok_or_else(|| EngineError::NoPartition { table: target.rel.name.clone(), key: value.to_string() })?;
+    if let Some(e) = leaves.get(&id) {
+        return Ok(Arc::clone(e));
+    }
+    lock(id)?;
+    let e = relcache.get(catalog, id)?;
+    for ix in &e.indexes {
+        lock(ix.id)?;
+    }
+    leaves.insert(id, Arc::clone(&e));
+    Ok(e)
 }

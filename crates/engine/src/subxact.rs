@@ -27,7 +27,7 @@
 //! `txn.row_locks.len() == sp.row_locks`, and for every `(tag, mode)` not
 //! excepted above, acquisitions held == acquisitions held at `sp`.
 
-use crate::error::{EngineError, Result};
+use crate::error::{InvalidTransactionState, Result};
 use crate::session::Session;
 use crate::txn::{RollbackReport, TxnMark};
 use std::collections::HashMap;
@@ -46,7 +46,7 @@ impl Session {
     /// transaction block it is an error (the SQL layer answers `25P01`).
     pub fn savepoint(&mut self) -> Result<Savepoint> {
         if !self.in_transaction {
-            return Err(EngineError::State("SAVEPOINT can only be used in transaction blocks".into()));
+            return Err(InvalidTransactionState::OutsideBlock("SAVEPOINT").into());
         }
         let locks = self.backend.held_locks().into_iter().map(|(t, m, n)| ((t, m), n)).collect();
         Ok(Savepoint { txn: self.txn.mark(), locks })
@@ -58,7 +58,7 @@ impl Session {
     /// which case the first error is returned.
     pub fn rollback_to(&mut self, sp: &Savepoint) -> Result<RollbackReport> {
         if !self.in_transaction {
-            return Err(EngineError::State("ROLLBACK TO SAVEPOINT can only be used in transaction blocks".into()));
+            return Err(InvalidTransactionState::OutsideBlock("ROLLBACK TO SAVEPOINT").into());
         }
         let undone = self.undo_since(&sp.txn);
         // Row locks, newest first: a lock upgraded twice goes back step by step.

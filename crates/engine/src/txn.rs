@@ -46,25 +46,24 @@
 //!   transaction takes `ExclusiveLock` on the relation instead (it blocks
 //!   every other writer and VACUUM, not readers) and stops adding row locks
 //!   for it — a 10-million-row `UPDATE` does not fill memory.
-//! * The undo log holds at most [`UNDO_LIMIT`] bytes; beyond that, writes
-//!   are not logged and a rollback reports how many it could not undo
-//!   ([`RollbackReport::kept_writes`]).
+//! * The undo log holds at most `txn.undo_limit_bytes` bytes (256 MiB by
+//!   default): the write that crosses the limit fails its statement with
+//!   `54000` ([`crate::EngineError::UndoLimit`]), and the transaction can be
+//!   rolled back. No write is ever kept without its undo.
 //! * DDL is not undone: a rollback names each DDL statement of the
 //!   transaction in [`RollbackReport::kept_ddl`].
 
 use crate::catalog::RelId;
-use crate::mvcc::{Horizon, Snapshots, VersionStore};
+use crate::mvcc::{visibility, Horizon, Snapshots, VersionStore};
 use crate::tid::Tid;
 use std::collections::HashMap;
-use std::sync::Mutex;
 use turnstile_lock::LockMode;
 use turnstile_sync::sync::atomic::{AtomicU64, Ordering};
+use turnstile_sync::sync::{Mutex, MutexGuard};
 
 /// Row locks a transaction takes on one relation before it locks the
 /// whole relation `ExclusiveLock` instead.
 pub const ESCALATE_ROWS: usize = 10_000;
-/// Bytes the undo log keeps; writes beyond are not logged.
-pub const UNDO_LIMIT: usize = 256 << 20;
 /// Database field of transaction-id lock tags (xids are cluster-wide).
 pub(crate) const XID_DATABASE: u32 = 0;
 const SHARDS: usize = 64;
@@ -245,9 +244,9 @@ impl Transactions {
         Transactions {
             snapshots,
             versions: VersionStore::default(),
-            rows: (0..SHARDS).map(|_| Mutex::default()).collect(),
+            rows: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
             horizon: AtomicU64::new(0),
-            dead: Mutex::default(),
+            dead: Mutex::new(HashMap::new()),
         }
     }
 
@@ -296,7 +295,7 @@ impl Transactions {
         std::mem::take(&mut *self.dead.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
     }
 
-    fn shard(&self, key: &RowKey) -> std::sync::MutexGuard<'_, HashMap<RowKey, Holders>> {
+    fn shard(&self, key: &RowKey) -> MutexGuard<'_, HashMap<RowKey, Holders>> {
         // A poisoned shard only means a thread panicked while holding it;
         // the map itself is always consistent (single inserts/removes).
         self.rows[shard(key)].lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -377,8 +376,8 @@ pub(crate) enum Undo {
 }
 
 impl Undo {
-    fn bytes(&self) -> usize {
-        std::mem::size_of::<Undo>()
+    fn bytes(&self) -> u64 {
+        std::mem::size_of::<Undo>() as u64
     }
 }
 
@@ -391,8 +390,8 @@ pub struct RollbackReport {
     pub undone_updates: u64,
     /// Deleted rows restored.
     pub undone_deletes: u64,
-    /// Writes that could not be undone because the undo log was full
-    /// ([`UNDO_LIMIT`]); they stay.
+    /// Writes whose undo failed or found nothing to restore; they stay
+    /// (a failure is also returned, [`crate::EngineError::UndoFailed`]).
     pub kept_writes: u64,
     /// DDL statements of the transaction: DDL is not transactional here
     /// and stays (the SQL layer warns about each).
@@ -412,8 +411,7 @@ impl RollbackReport {
 pub(crate) struct Txn {
     pub(crate) xid: Option<u32>,
     pub(crate) undo: Vec<Undo>,
-    undo_bytes: usize,
-    pub(crate) kept_writes: u64,
+    undo_bytes: u64,
     pub(crate) ddl: Vec<String>,
     /// Row locks taken, oldest first, each with the mode the transaction
     /// held before (`None`: newly taken; a mode: upgraded from it).
@@ -428,17 +426,17 @@ pub(crate) struct Txn {
 }
 
 impl Txn {
-    /// Logs `u` (or counts it as kept if the log is full).
-    pub(crate) fn log(&mut self, u: Undo) {
-        let b = u.bytes();
-        // Once one write is dropped, later ones are too: a rollback then
-        // undoes a prefix of the history, never a history with holes.
-        if self.kept_writes > 0 || self.undo_bytes + b > UNDO_LIMIT {
-            self.kept_writes += 1;
-            return;
-        }
-        self.undo_bytes += b;
+    /// Logs `u`, the undo of a write just made; fails with
+    /// [`crate::EngineError::UndoLimit`] once the log holds more than
+    /// `limit_bytes` (`txn.undo_limit_bytes`). The write is logged all the
+    /// same, so the failed statement is undone in full.
+    pub(crate) fn log(&mut self, u: Undo, limit_bytes: u64) -> Result<(), crate::EngineError> {
+        self.undo_bytes += u.bytes();
         self.undo.push(u);
+        if self.undo_bytes > limit_bytes {
+            return Err(crate::EngineError::UndoLimit { limit_bytes });
+        }
+        Ok(())
     }
 
     /// Counts a row of `rel` deleted or moved away.
@@ -472,12 +470,12 @@ impl Txn {
 
     /// Whether anything was written (so a rollback has work to do).
     pub(crate) fn wrote(&self) -> bool {
-        !self.undo.is_empty() || self.kept_writes > 0
+        !self.undo.is_empty()
     }
 
     /// Resets the undo log's byte count (after a savepoint's rollback cut
     /// the log back).
-    pub(crate) fn set_undo_bytes(&mut self, bytes: usize) {
+    pub(crate) fn set_undo_bytes(&mut self, bytes: u64) {
         self.undo_bytes = bytes;
     }
 
@@ -486,7 +484,6 @@ impl Txn {
         TxnMark {
             undo: self.undo.len(),
             undo_bytes: self.undo_bytes,
-            kept_writes: self.kept_writes,
             ddl: self.ddl.len(),
             row_locks: self.row_locks.len(),
             escalated: self.escalated.clone(),
@@ -499,7 +496,6 @@ impl Txn {
         self.xid = None;
         self.undo.clear();
         self.undo_bytes = 0;
-        self.kept_writes = 0;
         self.ddl.clear();
         self.row_locks.clear();
         if !self.per_rel.is_empty() {
@@ -519,36 +515,27 @@ impl Txn {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct TxnMark {
     pub(crate) undo: usize,
-    pub(crate) undo_bytes: usize,
-    pub(crate) kept_writes: u64,
+    pub(crate) undo_bytes: u64,
     pub(crate) ddl: usize,
     pub(crate) row_locks: usize,
     pub(crate) escalated: HashMap<RelId, LockMode>,
 }
 
 /// Whether an index entry pointing at `tid` of relation file `file`
-/// conflicts with a new unique key: a version nobody deleted does (also
-/// one an open transaction wrote: PostgreSQL would wait for it); a dead
-/// tuple, one whose deleter committed, one this transaction deleted, and a
-/// missing one do not. An error reading the heap counts as a conflict (the
-/// safe answer).
+/// conflicts with a new unique key of transaction `my_xid`: the rule of
+/// [`visibility::unique_conflict`] on the tuple's newest version; a
+/// missing tuple does not. An error reading the heap (an I/O error, a
+/// checksum failure) is returned as it is: a storage fault (`58030`,
+/// `XX001`), never a duplicate key.
 pub(crate) fn unique_conflict(
     pool: &turnstile_storage::BufferPool,
     txns: &Transactions,
     file: turnstile_storage::RelFileId,
     my_xid: Option<u32>,
     tid: Tid,
-) -> bool {
-    match crate::heap::latest(pool, file, tid) {
-        Err(crate::heap::HeapError::NoSuchTuple { .. }) => false,
-        Err(_) => true,
-        Ok((h, _)) => {
-            if h.is_dead() {
-                return false;
-            }
-            !(h.xmax != 0 && (Some(h.xmax) == my_xid || txns.snapshots.committed(h.xmax)))
-        }
-    }
+) -> Result<bool, turnstile_storage::StorageError> {
+    Ok(crate::heap::latest_header(pool, file, tid)?
+        .is_some_and(|h| visibility::unique_conflict(&txns.snapshots, &h, my_xid)))
 }
 
 #[cfg(test)]
@@ -611,15 +598,19 @@ mod tests {
     }
 
     #[test]
-    fn the_undo_log_stops_at_its_limit_and_counts_what_it_drops() {
+    fn the_undo_log_refuses_a_write_past_its_limit_but_keeps_its_undo() {
         let mut txn = Txn::default();
-        let per = std::mem::size_of::<Undo>();
-        txn.undo_bytes = (UNDO_LIMIT / per - 1) * per;
-        txn.log(Undo::Update { rel: 1, tid: Tid::new(0, 0) });
-        txn.log(Undo::Update { rel: 1, tid: Tid::new(0, 1) });
-        txn.log(Undo::Insert { rel: 1, tid: Tid::new(0, 2) });
-        assert_eq!(txn.undo.len(), 1);
-        assert_eq!(txn.kept_writes, 2, "after the first dropped write, every later one is dropped");
+        let per = std::mem::size_of::<Undo>() as u64;
+        txn.log(Undo::Update { rel: 1, tid: Tid::new(0, 0) }, 2 * per).unwrap();
+        let mark = txn.mark();
+        txn.log(Undo::Insert { rel: 1, tid: Tid::new(0, 2) }, 2 * per).unwrap();
+        let err = txn.log(Undo::Delete { rel: 1, tid: Tid::new(0, 3) }, 2 * per).unwrap_err();
+        assert!(matches!(err, crate::EngineError::UndoLimit { limit_bytes } if limit_bytes == 2 * per), "{err}");
+        assert_eq!(err.sqlstate(), turnstile_lock::SqlState::PROGRAM_LIMIT_EXCEEDED);
+        assert_eq!(txn.undo.len(), 3, "the write past the limit is logged, so it can be undone");
         assert!(txn.wrote());
+        assert_eq!(mark.undo_bytes, per);
+        txn.clear();
+        assert!(!txn.wrote());
     }
 }

@@ -9,12 +9,13 @@
 //! transaction that escalated to `ExclusiveLock` (see [`crate::txn`]):
 //!
 //! 1. **Heap scan.** Every page is read; tuples no snapshot can see are
-//!    collected: those marked dead (rows of rolled-back or failed inserts)
-//!    and those whose `xmax` — a delete, or the move of an update — is
-//!    visible to every snapshot at the current horizon
-//!    ([`crate::mvcc::Horizon`]). A tuple deleted by a transaction that is
-//!    still open, or that some running snapshot does not see as deleted,
-//!    stays. The version store is pruned at the same horizon.
+//!    collected, by the VACUUM rule of [`crate::mvcc::visibility`]: those
+//!    marked dead (rows of rolled-back or failed inserts), those written
+//!    by an aborted transaction, and those whose `xmax` — a delete, or the
+//!    move of an update — is visible to every snapshot at the current
+//!    horizon ([`crate::mvcc::Horizon`]). A tuple deleted by a transaction
+//!    that is still open, or that some running snapshot does not see as
+//!    deleted, stays. The version store is pruned at the same horizon.
 //! 2. **Index pass.** Every index of the table loses the entries pointing
 //!    at the collected tuples ([`crate::btree::BTree::bulk_delete`]).
 //! 3. **Heap pass.** On each page with collected tuples (locked exclusive),
@@ -29,8 +30,8 @@
 //! a table with empty pages in the middle keeps them, recorded in the
 //! free-space map.
 //!
-//! VACUUM is not allowed inside a transaction block (`25001`-like state
-//! error), as in PostgreSQL. A tuple slot reclaimed here may be reused by
+//! VACUUM is not allowed inside a transaction block (`25001`), as in
+//! PostgreSQL. A tuple slot reclaimed here may be reused by
 //! a later insert; an index scan that read a removed entry just before the
 //! index pass may then fetch the new row — every scan re-checks its
 //! predicates on the heap row, so it is filtered out.
@@ -39,9 +40,9 @@
 //!
 //! (`crate::autovacuum`.) Every `txn.autovacuum_naptime_ms` a thread of the engine prunes the
 //! version store at the current horizon and vacuums each table in which
-//! more than 50 + 20% of its rows were deleted or moved away since it was
-//! last vacuumed (PostgreSQL's `autovacuum_vacuum_threshold` and
-//! `autovacuum_vacuum_scale_factor`), skipping a table whose lock it cannot
+//! more than `txn.autovacuum_vacuum_threshold` +
+//! `txn.autovacuum_vacuum_scale_factor` × its rows (50 + 20% by default)
+//! were deleted or moved away since it was last vacuumed, skipping a table whose lock it cannot
 //! take at once, as autovacuum does. It runs as a session of its own and
 //! stops when the engine is dropped.
 //!
@@ -53,8 +54,9 @@
 
 use crate::btree::{BTree, BtreeOptions};
 use crate::catalog::{CatalogError, RelEntry, RelId, RelKind};
-use crate::error::{EngineError, Result};
+use crate::error::{EngineError, InvalidTransactionState, Result};
 use crate::heap::TupleHeader;
+use crate::mvcc::visibility::{self, VacuumVerdict};
 use crate::session::Session;
 use crate::tid::Tid;
 use std::collections::{BTreeMap, HashSet};
@@ -89,7 +91,7 @@ impl Session {
     /// `VACUUM [FULL] [table]`; see the module documentation.
     pub fn vacuum(&mut self, table: Option<&str>, full: bool) -> Result<VacuumReport> {
         if self.in_transaction {
-            return Err(EngineError::State("VACUUM cannot run inside a transaction block".into()));
+            return Err(InvalidTransactionState::InsideBlock("VACUUM").into());
         }
         let text =
             format!("VACUUM{}{}", if full { " FULL" } else { "" }, table.map(|t| format!(" {t}")).unwrap_or_default());
@@ -165,11 +167,12 @@ impl Session {
         report.tables += 1;
         let snaps = engine.txns().snapshots();
         let horizon = engine.txns().refresh_horizon();
+        let cadence = engine.config().txn.interrupt_check_rows;
         // 1. Heap scan: tuples no snapshot can see, by page.
         let nblocks = pool.store().nblocks(file, Fork::Main)?;
         let mut dead: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
         for block in 0..nblocks {
-            if block % 64 == 0 {
+            if u64::from(block) % cadence == 0 {
                 self.check_interrupts()?;
             }
             report.pages += 1;
@@ -180,12 +183,10 @@ impl Session {
             }
             for slot in 0..page::item_count(&content) {
                 let Some(h) = page::item(&content, slot).and_then(TupleHeader::read) else { continue };
-                if h.is_dead() || (h.xmax != 0 && snaps.all_visible(horizon, h.xmax)) {
-                    dead.entry(block).or_default().push(slot);
-                } else if h.xmax != 0 && !snaps.aborted(h.xmax) {
-                    report.kept_locked += 1;
-                } else {
-                    report.live_tuples += 1;
+                match visibility::for_vacuum(snaps, horizon, &h) {
+                    VacuumVerdict::Remove => dead.entry(block).or_default().push(slot),
+                    VacuumVerdict::RecentlyDead => report.kept_locked += 1,
+                    VacuumVerdict::Live => report.live_tuples += 1,
                 }
             }
             let free = page::free_space(&content);

@@ -75,7 +75,10 @@ fn ddl_errors_are_typed_and_leave_no_locks_behind() {
     assert!(matches!(s.create_table("acc", &[("x", Int4)], None), Err(EngineError::Catalog(_))));
     assert!(matches!(s.create_index("acc", "i2", &["zzz"], false), Err(EngineError::Catalog(_))));
     assert!(engine.locks().locks().is_empty());
-    assert!(matches!(s.lock_table("acc", LockMode::AccessShare), Err(EngineError::State(_))));
+    assert!(matches!(
+        s.lock_table("acc", LockMode::AccessShare),
+        Err(EngineError::TransactionState(turnstile_engine::InvalidTransactionState::OutsideBlock("LOCK TABLE")))
+    ));
     s.begin().unwrap();
     let acc = s.lock_table("acc", LockMode::AccessShare).unwrap();
     assert_eq!(acc.partitions.len(), 2);

@@ -157,7 +157,7 @@ fn databases_are_created_listed_connected_to_and_dropped() {
     assert_eq!(s.drop_database("bench").unwrap_err().sqlstate(), "3D000");
     assert!(s.drop_database("postgres").is_err());
     s.begin().unwrap();
-    assert_eq!(s.create_database("x").unwrap_err().sqlstate(), "25000");
+    assert_eq!(s.create_database("x").unwrap_err().sqlstate(), "25001");
     s.commit().unwrap();
     drop(s);
     let reopened = Engine::open(dir.path(), Config::default()).unwrap();

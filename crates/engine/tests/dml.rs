@@ -250,7 +250,10 @@ fn rollback_undoes_inserts_updates_and_deletes_and_reports_ddl_as_kept() {
     assert_eq!(balance(&mut s, 777), Some(2));
     assert!(engine.locks_view().is_empty());
     assert_eq!(engine.txns().row_locks_held(), 0);
-    assert!(matches!(s.rollback(), Err(EngineError::State(_))));
+    assert!(matches!(
+        s.rollback(),
+        Err(EngineError::TransactionState(turnstile_engine::InvalidTransactionState::NoneInProgress))
+    ));
 }
 
 #[test]

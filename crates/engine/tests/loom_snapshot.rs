@@ -70,8 +70,8 @@ fn commits_made_in_order_are_seen_in_order() {
                 let writer = {
                     let s = s.clone();
                     thread::spawn(move || {
-                        s.commit(slot1, t1);
-                        s.commit(slot2, t2);
+                        s.commit(slot1, t1).unwrap();
+                        s.commit(slot2, t2).unwrap();
                     })
                 };
                 let snap = s.take(2);
@@ -99,7 +99,7 @@ fn a_commit_that_completed_before_a_snapshot_is_seen() {
             let writer = {
                 let (s, done) = (s.clone(), done.clone());
                 thread::spawn(move || {
-                    s.commit(0, x);
+                    s.commit(0, x).unwrap();
                     done.store(true, Ordering::SeqCst);
                 })
             };
@@ -124,7 +124,7 @@ fn the_horizon_is_never_ahead_of_a_snapshot() {
             let x = s.assign_xid(0).unwrap();
             let writer = {
                 let s = s.clone();
-                thread::spawn(move || s.commit(0, x))
+                thread::spawn(move || s.commit(0, x).unwrap())
             };
             let vacuum = {
                 let s = s.clone();

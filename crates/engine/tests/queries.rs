@@ -304,7 +304,9 @@ fn a_unique_violation_takes_the_row_back_and_keeps_the_indexes_consistent() {
     let mut s = engine.session().unwrap();
     load(&mut s, 0, true);
     let err = s.insert("accounts", &account(7)).unwrap_err();
-    assert!(matches!(err, EngineError::Index(_)), "{err}");
+    let EngineError::UniqueViolation(u) = &err else { panic!("not a unique violation: {err}") };
+    assert_eq!((u.table.as_str(), u.index.as_str()), ("accounts", "accounts_pkey"), "{err}");
+    assert_eq!(u.columns.len(), u.values.len(), "one value per key column: {u:?}");
     assert!(err.to_string().contains("accounts_pkey"), "{err}");
     assert_eq!(s.scan_all("accounts").unwrap().len(), N as usize, "the failed row is visible to scans");
     let by_parent = Query::from("accounts").filter("aid_parent", aid_parent(7)).select(["aid"]);

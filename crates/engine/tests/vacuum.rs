@@ -76,7 +76,10 @@ fn vacuum_keeps_what_an_open_transaction_can_still_roll_back() {
     assert_eq!(report.dead_tuples, 1, "the moved update's new version is dead after the rollback: {report:?}");
     assert!(a.query(&Query::from("t").filter("k", 606), &[]).unwrap().is_empty());
     v.begin().unwrap();
-    assert!(matches!(v.vacuum(None, false), Err(EngineError::State(_))));
+    assert!(matches!(
+        v.vacuum(None, false),
+        Err(EngineError::TransactionState(turnstile_engine::InvalidTransactionState::InsideBlock("VACUUM")))
+    ));
     v.commit().unwrap();
 }
 

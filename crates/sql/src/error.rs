@@ -1,8 +1,7 @@
 //! Errors and notices with PostgreSQL's SQLSTATEs.
 
 use std::fmt;
-use turnstile_engine::btree::BtreeError;
-use turnstile_engine::EngineError;
+use turnstile_engine::{EngineError, UniqueViolation};
 use turnstile_lock::{LockError, SqlState};
 
 /// How bad a message is: PostgreSQL's `elevel`, as ErrorResponse and
@@ -100,19 +99,7 @@ impl SqlError {
     /// engine's own text then goes to DETAIL).
     pub fn from_engine(e: EngineError) -> SqlError {
         match &e {
-            EngineError::Index(BtreeError::UniqueViolation { index, key }) => {
-                // PostgreSQL's words; DETAIL (which needs the columns' names)
-                // is added by the session, which knows the catalog.
-                let mut err =
-                    SqlError::new(e.sqlstate(), format!("duplicate key value violates unique constraint \"{index}\""));
-                err.object = Some(Box::new(ErrorObject {
-                    schema: Some(SCHEMA.into()),
-                    constraint: Some(index.clone()),
-                    ..ErrorObject::default()
-                }));
-                err.detail = Some(format!("Key {key} already exists."));
-                return err;
-            }
+            EngineError::UniqueViolation(u) => return SqlError::unique_violation(u),
             EngineError::NotNullViolation { table, column } => {
                 let mut err = SqlError::new(e.sqlstate(), e.to_string());
                 err.object = Some(Box::new(ErrorObject {
@@ -137,6 +124,23 @@ impl SqlError {
         if err.code == SqlState::OUT_OF_MEMORY {
             err.hint = Some("You might need to increase lock.max_locks.".into());
         }
+        err
+    }
+
+    /// A unique violation, worded as PostgreSQL's `_bt_check_unique`: the
+    /// message names the constraint, DETAIL the key
+    /// (`Key (a, b)=(1, x) already exists.`, values in their text output
+    /// form), and the error fields the schema, table and constraint.
+    pub fn unique_violation(u: &UniqueViolation) -> SqlError {
+        let values: Vec<String> = u.values.iter().map(|v| v.to_pg_text().unwrap_or_else(|| "null".into())).collect();
+        let mut err = SqlError::new(SqlState::UNIQUE_VIOLATION, u.to_string());
+        err.detail = Some(format!("Key ({})=({}) already exists.", u.columns.join(", "), values.join(", ")));
+        err.object = Some(Box::new(ErrorObject {
+            schema: Some(SCHEMA.into()),
+            table: Some(u.table.clone()),
+            constraint: Some(u.index.clone()),
+            ..ErrorObject::default()
+        }));
         err
     }
 
@@ -190,62 +194,24 @@ pub struct Notice {
     pub message: String,
 }
 
-/// The values of a key as the engine renders it (`(1, 'it''s', true)`),
-/// printed as PostgreSQL's DETAIL prints them (`1`, `it's`, `t`).
-pub(crate) fn key_values(rendered: &str) -> Option<Vec<String>> {
-    let inner = rendered.strip_prefix('(')?.strip_suffix(')')?;
-    let mut values = Vec::new();
-    let mut chars = inner.chars().peekable();
-    loop {
-        let mut v = String::new();
-        if chars.peek() == Some(&'\'') {
-            chars.next();
-            loop {
-                match chars.next()? {
-                    '\'' if chars.peek() == Some(&'\'') => {
-                        chars.next();
-                        v.push('\'');
-                    }
-                    '\'' => break,
-                    c => v.push(c),
-                }
-            }
-        } else {
-            while let Some(&c) = chars.peek() {
-                if c == ',' {
-                    break;
-                }
-                v.push(c);
-                chars.next();
-            }
-            v = match v.as_str() {
-                "true" => "t".into(),
-                "false" => "f".into(),
-                "NULL" => "null".into(),
-                _ => v,
-            };
-        }
-        values.push(v);
-        match chars.next() {
-            None => return Some(values),
-            Some(',') => {
-                if chars.next() != Some(' ') {
-                    return None;
-                }
-            }
-            Some(_) => return None,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::key_values;
+    use super::*;
+    use turnstile_engine::types::Value;
 
     #[test]
-    fn engine_keys_read_back_as_postgresql_prints_them() {
-        assert_eq!(key_values("(1)").unwrap(), vec!["1"]);
-        assert_eq!(key_values("(1, 'it''s, fine', true)").unwrap(), vec!["1", "it's, fine", "t"]);
-        assert!(key_values("(1, 'open)").is_none());
+    fn a_unique_violation_is_worded_once_as_postgresql_words_it() {
+        let u = UniqueViolation {
+            table: "t".into(),
+            index: "t_a_b_key".into(),
+            columns: vec!["a".into(), "b".into()],
+            values: vec![Value::Int4(1), Value::Text("it's, fine".into()), Value::Bool(true), Value::Null],
+        };
+        let e = SqlError::from(EngineError::UniqueViolation(Box::new(u)));
+        assert_eq!(e.code, SqlState::UNIQUE_VIOLATION);
+        assert_eq!(e.message, "duplicate key value violates unique constraint \"t_a_b_key\"");
+        assert_eq!(e.detail.as_deref(), Some("Key (a, b)=(1, it's, fine, t, null) already exists."));
+        let o = e.object.as_deref().unwrap();
+        assert_eq!((o.table.as_deref(), o.constraint.as_deref()), (Some("t"), Some("t_a_b_key")));
     }
 }

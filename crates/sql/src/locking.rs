@@ -33,7 +33,7 @@ struct Filter<'p, 'e, 'x> {
 impl Filter<'_, '_, '_> {
     fn keep(&mut self, e: SqlError) -> EngineError {
         self.failure.get_or_insert(e);
-        EngineError::State("statement failed".into())
+        EngineError::CallbackFailed
     }
 
     fn passes(&mut self, row: &[Datum]) -> Result<bool, SqlError> {

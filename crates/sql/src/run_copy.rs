@@ -291,7 +291,7 @@ impl SqlSession {
         if rows.is_empty() {
             return Ok(());
         }
-        let n = self.es.insert_many(&copy.table, rows).map_err(|e| self.describe_constraint(SqlError::from(e)));
+        let n = self.es.insert_many(&copy.table, rows).map_err(SqlError::from);
         let n = n?;
         copy.count += n;
         Ok(())

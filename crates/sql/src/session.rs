@@ -173,7 +173,7 @@ impl SqlSession {
         });
         let result = self.dispatch(stmt, params);
         drop(timeout);
-        let result = result.map_err(|e| self.describe_constraint(self.interrupted(e)));
+        let result = result.map_err(|e| self.interrupted(e));
         if result.is_err() {
             self.statement_failed();
         }
@@ -351,37 +351,4 @@ pub(crate) fn typed_params(types: &[u32], params: &[Option<String>]) -> Result<V
             }
         })
         .collect()
-}
-
-impl SqlSession {
-    /// Completes a unique violation as PostgreSQL reports it: the table,
-    /// and `DETAIL: Key (id)=(1) already exists.` with the index's columns.
-    pub(crate) fn describe_constraint(&self, mut e: SqlError) -> SqlError {
-        let Some(object) = e.object.as_deref() else { return e };
-        let Some(index) = object.constraint.clone() else { return e };
-        if e.code != SqlState::UNIQUE_VIOLATION || object.table.is_some() {
-            return e;
-        }
-        let catalog = self.ctx.shared.engine.catalog();
-        let Ok(db) = catalog.database(&self.ctx.database) else { return e };
-        let snapshot = catalog.snapshot();
-        let Some(ix) = snapshot.find(db, &index) else { return e };
-        let Some(def) = &ix.index else { return e };
-        let Some(table) = snapshot.relations.get(&def.table) else { return e };
-        if let Some(o) = e.object.as_deref_mut() {
-            o.table = Some(table.name.clone());
-        }
-        let columns: Vec<&str> =
-            def.columns.iter().filter_map(|&c| table.columns.get(c).map(|col| col.name.as_str())).collect();
-        if let Some(values) = e
-            .detail
-            .as_deref()
-            .and_then(|d| d.strip_prefix("Key "))
-            .and_then(|d| d.strip_suffix(" already exists."))
-            .and_then(crate::error::key_values)
-        {
-            e.detail = Some(format!("Key ({})=({}) already exists.", columns.join(", "), values.join(", ")));
-        }
-        e
-    }
 }

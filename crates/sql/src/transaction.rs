@@ -66,7 +66,7 @@ impl SqlSession {
                     self.notice(
                         Severity::Warning,
                         SqlState::WARNING,
-                        format!("{} writes could not be undone (undo log full): they stay", report.kept_writes),
+                        format!("{} writes could not be restored: they stay", report.kept_writes),
                     );
                 }
             }

@@ -150,13 +150,41 @@ impl fmt::Display for SnapshotProtocol {
 }
 
 /// Transactions and snapshots (`turnstile-engine`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TxnConfig {
     /// How a snapshot is taken: `procarray` (PostgreSQL 15) or `csn`.
     pub snapshot: SnapshotProtocol,
     /// Milliseconds between two passes of the background vacuum (0: off).
     pub autovacuum_naptime_ms: u64,
+    /// Rows deleted or moved away since a table's last VACUUM past which
+    /// the background vacuum visits it (PostgreSQL's
+    /// `autovacuum_vacuum_threshold`, 50)…
+    pub autovacuum_vacuum_threshold: u64,
+    /// …plus this fraction of its live rows
+    /// (`autovacuum_vacuum_scale_factor`, 0.2).
+    pub autovacuum_vacuum_scale_factor: f64,
+    /// Bytes a transaction's undo log may hold; the write that crosses the
+    /// limit fails its statement with `54000` (256 MiB).
+    pub undo_limit_bytes: u64,
+    /// Rows (or pages, for VACUUM's heap scan) a long engine loop handles
+    /// between two checks for a cancel (PostgreSQL's
+    /// `CHECK_FOR_INTERRUPTS` sites; 1024).
+    pub interrupt_check_rows: u64,
+}
+
+// `scale_factor` is a float; `validate` refuses NaN (and everything
+// outside 0..=100), so equality is reflexive on every valid
+// configuration.
+impl Eq for TxnConfig {}
+
+/// The executor (`turnstile-engine`'s `query::exec`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExecutorConfig {
+    /// Rows a hash join's table is sized for before it grows (the build
+    /// side's estimate; the planner keeps no statistics). 128.
+    pub hash_rows_estimate: u32,
 }
 
 /// The heavyweight lock manager (`turnstile-lock`).
@@ -311,6 +339,8 @@ pub struct Config {
     pub btree: BtreeConfig,
     /// The planner.
     pub planner: PlannerConfig,
+    /// The executor.
+    pub executor: ExecutorConfig,
     /// Per-query memory.
     pub memory: MemoryConfig,
     /// Transactions and snapshots.
@@ -360,6 +390,11 @@ pub const KNOBS: &[Knob] = &[
     Knob { key: "memory.lazy_scan_state", allowed: "true or false" },
     Knob { key: "txn.snapshot", allowed: "procarray or csn" },
     Knob { key: "txn.autovacuum_naptime_ms", allowed: "0 (off) or an integer up to 3600000" },
+    Knob { key: "txn.autovacuum_vacuum_threshold", allowed: "an integer from 0 to 2147483647" },
+    Knob { key: "txn.autovacuum_vacuum_scale_factor", allowed: "a number from 0 to 100, e.g. 0.2" },
+    Knob { key: "txn.undo_limit_bytes", allowed: "an integer from 1024 to 1099511627776" },
+    Knob { key: "txn.interrupt_check_rows", allowed: "an integer from 1 to 1048576" },
+    Knob { key: "executor.hash_rows_estimate", allowed: "an integer from 1 to 16777216" },
     Knob { key: "server.poll_us", allowed: "0 (sleep at once) or an integer up to 10000" },
 ];
 
@@ -446,7 +481,12 @@ impl Config {
             txn: TxnConfig {
                 snapshot: if classic { SnapshotProtocol::Procarray } else { SnapshotProtocol::Csn },
                 autovacuum_naptime_ms: 1000,
+                autovacuum_vacuum_threshold: 50,
+                autovacuum_vacuum_scale_factor: 0.2,
+                undo_limit_bytes: 256 << 20,
+                interrupt_check_rows: 1024,
             },
+            executor: ExecutorConfig { hash_rows_estimate: 128 },
             server: ServerConfig { poll_us: if classic { 0 } else { 50 } },
         }
     }
@@ -536,6 +576,7 @@ impl Config {
             (toml::Value::Boolean(_), toml::Value::String(s)) if s == "on" || s == "off" => {
                 toml::Value::Boolean(s == "on")
             }
+            (toml::Value::Float(_), toml::Value::Integer(i)) => toml::Value::Float(i as f64),
             (_, v) => v,
         };
         if std::mem::discriminant(&*slot) != std::mem::discriminant(&value) {
@@ -586,6 +627,20 @@ impl Config {
         check((1..=1_000_000).contains(&s.max_open_files), "storage.max_open_files", s.max_open_files)?;
         let t = &self.txn;
         check(t.autovacuum_naptime_ms <= 3_600_000, "txn.autovacuum_naptime_ms", t.autovacuum_naptime_ms)?;
+        check(
+            t.autovacuum_vacuum_threshold <= i32::MAX as u64,
+            "txn.autovacuum_vacuum_threshold",
+            t.autovacuum_vacuum_threshold,
+        )?;
+        check(
+            (0.0..=100.0).contains(&t.autovacuum_vacuum_scale_factor),
+            "txn.autovacuum_vacuum_scale_factor",
+            t.autovacuum_vacuum_scale_factor,
+        )?;
+        check((1024..=1 << 40).contains(&t.undo_limit_bytes), "txn.undo_limit_bytes", t.undo_limit_bytes)?;
+        check((1..=1 << 20).contains(&t.interrupt_check_rows), "txn.interrupt_check_rows", t.interrupt_check_rows)?;
+        let e = &self.executor;
+        check((1..=1 << 24).contains(&e.hash_rows_estimate), "executor.hash_rows_estimate", e.hash_rows_estimate)?;
         check(self.server.poll_us <= 10_000, "server.poll_us", self.server.poll_us)?;
         Ok(())
     }
@@ -673,6 +728,32 @@ mod tests {
             c2.set(&key, &text).unwrap_or_else(|e| panic!("{key}: {e}"));
             assert_eq!(c2, c);
         }
+    }
+
+    #[test]
+    fn the_limits_are_knobs_with_postgresqls_defaults_in_both_profiles() {
+        for p in Profile::ALL {
+            let c = Config::preset(p);
+            assert_eq!((c.txn.autovacuum_vacuum_threshold, c.txn.autovacuum_vacuum_scale_factor), (50, 0.2));
+            assert_eq!((c.txn.undo_limit_bytes, c.txn.interrupt_check_rows), (256 << 20, 1024));
+            assert_eq!(c.executor.hash_rows_estimate, 128);
+        }
+        let mut c = Config::default();
+        c.set("txn.autovacuum_vacuum_scale_factor", "0.5").unwrap();
+        c.set("txn.autovacuum_vacuum_scale_factor", "1").unwrap();
+        assert_eq!(c.txn.autovacuum_vacuum_scale_factor, 1.0, "an integer is taken for a fraction");
+        for bad in ["-0.1", "nan", "101"] {
+            let err = c.set("txn.autovacuum_vacuum_scale_factor", bad).unwrap_err();
+            assert!(err.to_string().contains("autovacuum_vacuum_scale_factor"), "{bad}: {err}");
+        }
+        assert!(c.set("txn.undo_limit_bytes", "10").is_err());
+        assert!(c.set("txn.interrupt_check_rows", "0").is_err());
+        assert!(c.set("executor.hash_rows_estimate", "0").is_err());
+        let toml = c.to_toml_string();
+        for key in ["undo_limit_bytes", "autovacuum_vacuum_threshold", "hash_rows_estimate", "interrupt_check_rows"] {
+            assert!(toml.contains(key), "`turnstile config` does not show {key}:\n{toml}");
+        }
+        assert_eq!(Config::from_toml_str(&toml).unwrap(), c, "the TOML reads back");
     }
 
     #[test]

@@ -101,7 +101,7 @@ impl<'p> BTree<'p> {
                 });
             }
             if self.opts.unique && !key::has_null(&decoded) {
-                return Err(BtreeError::UniqueViolation { index: self.opts.name.clone(), key: display_key(&decoded) });
+                return Err(BtreeError::UniqueViolation { index: self.opts.name.clone(), key: decoded });
             }
         }
         Ok(out)

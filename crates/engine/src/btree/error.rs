@@ -5,7 +5,7 @@
 //! assert.
 
 use crate::tid::Tid;
-use crate::types::ColumnType;
+use crate::types::{ColumnType, Value};
 use turnstile_storage::{BlockNumber, StorageError};
 
 /// A key value list that cannot be encoded for an index.
@@ -51,12 +51,14 @@ pub enum BtreeError {
         source: KeyError,
     },
     /// An insert into a unique index found the key already present.
-    #[error("duplicate key value violates unique constraint \"{index}\": Key {key} already exists")]
+    /// The engine adds the table and column names
+    /// ([`crate::EngineError::from_index`]); the SQL layer words it.
+    #[error("duplicate key value violates unique constraint \"{index}\"")]
     UniqueViolation {
         /// The index.
         index: String,
-        /// The key, rendered as `(v1, v2)`.
-        key: String,
+        /// The key's values, in key order.
+        key: Vec<Value>,
     },
     /// The same (key, TID) pair was inserted twice.
     #[error("index \"{index}\" already has an entry for key {key} pointing to {tid}")]

@@ -53,7 +53,7 @@ use super::tree::{BTree, Descent, StackEntry};
 use crate::tid::Tid;
 use crate::types::Value;
 use turnstile_storage::page::{PageBuf, PAGE_SIZE};
-use turnstile_storage::{BlockNumber, PageWriteGuard};
+use turnstile_storage::{BlockNumber, PageWriteGuard, StorageError};
 use turnstile_sync::config::LeafInsertLock;
 
 /// Fill of the left half, in tenths, when a rightmost leaf splits because
@@ -69,13 +69,14 @@ impl<'p> BTree<'p> {
     /// can hold `key`, so two concurrent inserts of one key cannot both
     /// succeed. New pages come from `alloc`.
     pub fn insert(&self, alloc: &mut impl PageAllocator<'p>, key: &[Value], tid: Tid) -> Result<()> {
-        self.insert_checked(alloc, key, tid, &mut |_| true)
+        self.insert_checked(alloc, key, tid, &mut |_| Ok(true))
     }
 
     /// As [`BTree::insert`], but in a unique index an existing entry with
     /// the same key conflicts only if `conflicts(its tid)` says so: the
     /// caller looks at the heap tuple (PostgreSQL's `_bt_check_unique`
-    /// fetches it) and answers `false` for a tuple that is dead for good.
+    /// fetches it) and answers `false` for a tuple that is dead for good;
+    /// an error reading it (a storage fault) fails the insert as it is.
     /// `conflicts` runs with the leaf (and possibly a right sibling) locked;
     /// it may take heap page locks, never index page locks.
     ///
@@ -89,7 +90,7 @@ impl<'p> BTree<'p> {
         alloc: &mut impl PageAllocator<'p>,
         key: &[Value],
         tid: Tid,
-        conflicts: &mut dyn FnMut(Tid) -> bool,
+        conflicts: &mut dyn FnMut(Tid) -> Result<bool, StorageError>,
     ) -> Result<()> {
         let types = &self.opts.key_types;
         if key.len() != types.len() {
@@ -126,7 +127,7 @@ impl<'p> BTree<'p> {
             }
             if check_unique {
                 if self.unique_conflict(&g, block, &op, &kb, conflicts)? {
-                    return Err(BtreeError::UniqueViolation { index: self.opts.name.clone(), key: display_key(key) });
+                    return Err(BtreeError::UniqueViolation { index: self.opts.name.clone(), key: key.to_vec() });
                 }
                 // Entries of `key` that do not conflict may continue to
                 // the right, and the new entry's place with them.
@@ -232,7 +233,7 @@ impl<'p> BTree<'p> {
         block: BlockNumber,
         op: &Opaque,
         kb: &[u8],
-        conflicts: &mut dyn FnMut(Tid) -> bool,
+        conflicts: &mut dyn FnMut(Tid) -> Result<bool, StorageError>,
     ) -> Result<bool> {
         let bad = |b: BlockNumber| move |r: Bad| self.corrupt(b, r);
         // `Some(true)`: a conflict; `Some(false)`: the run of `kb` ends on
@@ -246,7 +247,7 @@ impl<'p> BTree<'p> {
                 }
                 let (_, tid) =
                     key::split_entry(e).ok_or_else(|| self.corrupt(b, "a leaf entry is too short to hold a TID"))?;
-                if conflicts(tid) {
+                if conflicts(tid)? {
                     return Ok(Some(true));
                 }
                 i += 1;

@@ -185,6 +185,12 @@ impl Relation {
         self.columns.iter().map(|c| c.ty).collect()
     }
 
+    /// The names of the columns numbered `numbers` (an index's key
+    /// columns), in that order.
+    pub fn column_names(&self, numbers: &[usize]) -> Vec<String> {
+        numbers.iter().map(|&c| self.columns.get(c).map_or_else(|| format!("#{c}"), |col| col.name.clone())).collect()
+    }
+
     /// The number of the column called `name`.
     pub fn column_number(&self, name: &str) -> Option<usize> {
         self.columns.iter().position(|c| c.name == name)

@@ -4,7 +4,7 @@
 //! up, tuples growing down, no special space); a tuple is a 15-byte header
 //! ([`tuple`]: flags, `xmin`, `xmax`, `ctid`) followed by one encoded row
 //! ([`crate::types::encode_row`]). Which version of a row a reader sees is
-//! decided by [`tuple::seen`] under the page's content lock ([`crate::mvcc`]).
+//! decided by [`crate::mvcc::visibility::seen`] under the page's content lock ([`crate::mvcc`]).
 //!
 //! An update either rewrites the tuple where it is ([`update_in_place`]:
 //! the TID and index entries stay, the replaced version goes to the version
@@ -38,11 +38,13 @@
 
 pub mod tuple;
 
+use crate::mvcc::visibility;
+pub use crate::mvcc::visibility::{seen, Seen};
 use crate::mvcc::{Horizon, OldVersion, Snapshots, VersionStore, Visibility};
 use crate::tid::Tid;
 use crate::types::{encode_row, fixed_column_span, CodecError, ColumnType, Value};
 use std::sync::Arc;
-pub use tuple::{make_tuple, seen, Seen, TupleHeader, DEAD, HAS_VERSIONS, MOVED, TUPLE_HEADER};
+pub use tuple::{make_tuple, TupleHeader, DEAD, HAS_VERSIONS, MOVED, TUPLE_HEADER};
 use turnstile_storage::page::{self, MAX_ITEM_SIZE};
 use turnstile_storage::rel::{BufferTag, Fork, RelFileId};
 use turnstile_storage::{BufferPool, Extender, ExtensionLocker, PinnedBuffer, StorageError};
@@ -246,6 +248,15 @@ pub fn latest(pool: &BufferPool, rel: RelFileId, tid: Tid) -> Result<(TupleHeade
     let tuple = tuple.ok_or(HeapError::NoSuchTuple { rel, tid })?;
     let header = TupleHeader::read(tuple).ok_or(HeapError::NoSuchTuple { rel, tid })?;
     Ok((header, tuple[TUPLE_HEADER..].to_vec()))
+}
+
+/// The header of the tuple at `tid` (its newest version), or `None` if
+/// there is none: a unique check's look at the heap. Only a storage fault
+/// fails it.
+pub fn latest_header(pool: &BufferPool, rel: RelFileId, tid: Tid) -> Result<Option<TupleHeader>, StorageError> {
+    let buf = pool.read_buffer(BufferTag::new(rel, Fork::Main, tid.block))?;
+    let content = buf.lock_shared();
+    Ok(page::item(&content, usize::from(tid.slot)).and_then(TupleHeader::read))
 }
 
 /// Calls `f` with the version of the row at `tid` that `vis` sees, while
@@ -467,15 +478,16 @@ impl<'p> HeapScan<'p> {
                 let tid = Tid::new(block, slot as u16);
                 match &self.vis {
                     None => {
-                        let deleted = |h: TupleHeader| self.current.is_some_and(|s| h.xmax != 0 && s.committed(h.xmax));
-                        if let Some(row) = undead_row(tuple) {
-                            if !TupleHeader::read(tuple).is_some_and(deleted) {
-                                self.batch.push((tid, row.to_vec()));
-                            }
+                        let wanted = |h: TupleHeader| match self.current {
+                            Some(s) => visibility::for_build(s, &h),
+                            None => !h.is_dead(),
+                        };
+                        if TupleHeader::read(tuple).is_some_and(wanted) {
+                            self.batch.push((tid, tuple[TUPLE_HEADER..].to_vec()));
                         }
                     }
                     Some(vis) => {
-                        if let Some(row) = seen(tuple, self.rel, tid, vis).row() {
+                        if let Some(row) = visibility::seen(tuple, self.rel, tid, vis).row() {
                             self.batch.push((tid, row.to_vec()));
                         }
                     }
@@ -533,7 +545,7 @@ pub fn scan_visible<E: From<HeapError>>(
         }
         for slot in 0..page::item_count(&content) {
             let Some(tuple) = page::item(&content, slot) else { continue };
-            if let Some(row) = seen(tuple, rel, Tid::new(block, slot as u16), vis).row() {
+            if let Some(row) = visibility::seen(tuple, rel, Tid::new(block, slot as u16), vis).row() {
                 f(row)?;
             }
         }

@@ -1,5 +1,6 @@
 //! A heap tuple's header: flags, `xmin`, `xmax`, `ctid` (15 bytes, then the
-//! row), and which version of a row a reader sees.
+//! row). Which version of a row a reader sees is
+//! [`crate::mvcc::visibility`]'s.
 //!
 //! | bytes | field | meaning |
 //! |---|---|---|
@@ -8,10 +9,7 @@
 //! | 5..9 | `xmax` | the transaction that deleted it or moved it away; 0 if none |
 //! | 9..15 | `ctid` | block (4 bytes) and slot (2) of the next version, when [`MOVED`] |
 
-use crate::mvcc::Visibility;
 use crate::tid::Tid;
-use std::sync::Arc;
-use turnstile_storage::RelFileId;
 
 /// Flag: no snapshot sees the tuple; VACUUM reclaims it.
 pub const DEAD: u8 = 0x01;
@@ -76,48 +74,4 @@ pub fn make_tuple(header: &TupleHeader, row: &[u8]) -> Vec<u8> {
     header.write(&mut t);
     t[TUPLE_HEADER..].copy_from_slice(row);
     t
-}
-
-/// The version of a row a reader sees.
-#[derive(Debug)]
-pub enum Seen<'t> {
-    /// None: the row did not exist for the reader, or it was deleted.
-    Nothing,
-    /// The tuple itself.
-    Here(&'t [u8]),
-    /// An older version from the version store.
-    Older(Arc<[u8]>),
-}
-
-impl Seen<'_> {
-    /// The row's bytes, if a version is seen.
-    pub fn row(&self) -> Option<&[u8]> {
-        match self {
-            Seen::Nothing => None,
-            Seen::Here(r) => Some(r),
-            Seen::Older(r) => Some(r),
-        }
-    }
-}
-
-/// The version of the row whose tuple at `tid` of `rel` is `tuple` that
-/// `vis` sees (call it under the page's content lock).
-#[inline]
-pub fn seen<'t>(tuple: &'t [u8], rel: RelFileId, tid: Tid, vis: &Visibility<'_>) -> Seen<'t> {
-    let Some(h) = TupleHeader::read(tuple) else { return Seen::Nothing };
-    if h.is_dead() {
-        return Seen::Nothing;
-    }
-    if vis.sees(h.xmin) {
-        if h.xmax != 0 && vis.sees(h.xmax) {
-            return Seen::Nothing;
-        }
-        return Seen::Here(&tuple[TUPLE_HEADER..]);
-    }
-    if h.flags & HAS_VERSIONS != 0 {
-        if let Some(row) = vis.versions.find(rel, tid, |x| vis.sees(x)) {
-            return Seen::Older(row);
-        }
-    }
-    Seen::Nothing
 }

@@ -4,13 +4,15 @@
 //! | word | meaning |
 //! |---|---|
 //! | [`IN_PROGRESS`] (0) | assigned, not ended (or never assigned) |
-//! | [`ABORTED`] | rolled back; its writes were undone before this was set |
+//! | [`ABORTED`] | rolled back; its writes count for nobody ([`super::visibility`]) and were undone before this was set (an undo that failed was reported with its cause) |
 //! | [`COMMITTING`] | `csn` commit under way: its number is being drawn (a reader waits, a few instructions) |
 //! | [`COMMITTED`] | committed (`procarray` snapshots need no number) |
 //! | `>= FIRST_CSN` | committed with this commit sequence number (`csn`) |
 //!
 //! A word changes only from `IN_PROGRESS` to one of the others, by the
 //! transaction's own backend, and (`csn`) from `COMMITTING` to a number.
+//! [`XactLog::set`] fails ([`NoStatusWord`]) for an id the log has no word
+//! for, rather than losing the status.
 //! Reads are plain atomic loads: a visibility check costs one load.
 //!
 //! Transaction ids below [`XactLog::base`] belong to an earlier run of the
@@ -37,6 +39,16 @@ pub const FIRST_CSN: u32 = 4;
 
 /// Segments in the directory: with 2^16-id segments, every 32-bit id has one.
 const SEGMENTS: usize = 1 << 16;
+
+/// A transaction id the log has no status word for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the transaction status log has no room for transaction id {xid} (this run's first id is {base})")]
+pub struct NoStatusWord {
+    /// The id.
+    pub xid: u32,
+    /// The log's first id ([`XactLog::base`]).
+    pub base: u32,
+}
 
 /// The status word of every transaction id since `base`.
 #[derive(Debug)]
@@ -83,11 +95,13 @@ impl XactLog {
         self.word(xid).map_or(IN_PROGRESS, |w| w.load(Ordering::SeqCst))
     }
 
-    /// Sets the status word of `xid` (its own backend only).
-    pub fn set(&self, xid: u32, status: u32) {
-        if let Some(w) = self.word(xid) {
-            w.store(status, Ordering::SeqCst);
-        }
+    /// Sets the status word of `xid` (its own backend only). Fails for an
+    /// id the log has no word for (one of an earlier run, or beyond the
+    /// last segment): its status would otherwise be lost.
+    pub fn set(&self, xid: u32, status: u32) -> Result<(), NoStatusWord> {
+        let w = self.word(xid).ok_or(NoStatusWord { xid, base: self.base })?;
+        w.store(status, Ordering::SeqCst);
+        Ok(())
     }
 
     /// `status` after waiting out [`COMMITTING`] (a committer between
@@ -123,8 +137,10 @@ mod tests {
         let log = XactLog::with_segment_bits(100, 4);
         assert_eq!(log.status(7), COMMITTED);
         assert_eq!(log.status(100), IN_PROGRESS);
-        log.set(100, ABORTED);
-        log.set(117, FIRST_CSN + 9);
+        log.set(100, ABORTED).unwrap();
+        log.set(117, FIRST_CSN + 9).unwrap();
+        assert_eq!(log.set(7, COMMITTED), Err(NoStatusWord { xid: 7, base: 100 }), "an earlier run's id");
+        assert!(log.set(100 + (1 << 28), COMMITTED).is_err(), "beyond the last segment");
         assert!(log.aborted(100) && !log.committed(100));
         assert_eq!(log.settled(117), FIRST_CSN + 9);
         assert!(log.committed(117));

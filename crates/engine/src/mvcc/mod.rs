@@ -13,6 +13,9 @@
 //! the old one's `xmax` and `ctid` (PostgreSQL's non-HOT update). A
 //! `DELETE` sets `xmax`.
 //!
+//! Every rule that decides which version a reader, a writer, a unique
+//! check or VACUUM sees is stated once, in [`visibility`].
+//!
 //! # Reading
 //!
 //! A statement reads with a [`Snapshot`] ([`snapshot`]): the version of a
@@ -29,7 +32,10 @@
 //! transaction's writes through its undo log ([`crate::txn`]) and only
 //! then marks it aborted, so a tuple written by an aborted transaction is
 //! already marked dead (or restored) when anyone could treat the id as
-//! finished; a restart therefore treats every id of an earlier run as
+//! finished. The visibility rules ignore an aborted transaction's writes
+//! all the same (PostgreSQL's rule), so an undo that failed — reported
+//! with its cause, never silently — still leaves no aborted write visible
+//! while the engine runs; a restart therefore treats every id of an earlier run as
 //! committed ([`clog::XactLog::base`]), and the id counter resumes from a
 //! limit kept on disk (`xid_limit` in the data directory).
 //!
@@ -53,6 +59,7 @@
 pub mod clog;
 pub mod snapshot;
 pub mod versions;
+pub mod visibility;
 
 pub use snapshot::{Horizon, Snapshot, SnapshotStats, Snapshots};
 pub use versions::{OldVersion, VersionStore};

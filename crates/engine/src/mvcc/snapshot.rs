@@ -49,11 +49,11 @@
 //! horizon computed concurrently is never newer than the snapshot that
 //! results (the second read is later than the horizon's scan of the slot).
 
-use super::clog::{XactLog, ABORTED, COMMITTED, COMMITTING, FIRST_CSN};
-use std::sync::Mutex;
+use super::clog::{NoStatusWord, XactLog, ABORTED, COMMITTED, COMMITTING, FIRST_CSN};
 use turnstile_sync::config::SnapshotProtocol;
 use turnstile_sync::sync::atomic::{AtomicU32, Ordering};
 use turnstile_sync::sync::counter::AtomicU64;
+use turnstile_sync::sync::Mutex;
 use turnstile_sync::{CachePadded, LwLock, LwLockPolicy, Tranche};
 
 /// What one snapshot sees.
@@ -317,29 +317,33 @@ impl Snapshots {
         self.slots[slot].snap.store(0, Ordering::SeqCst);
     }
 
-    /// Commits `xid` of the backend on `slot`.
-    pub fn commit(&self, slot: usize, xid: u32) {
+    /// Commits `xid` of the backend on `slot`. Fails (ending nothing) if
+    /// the status log has no word for `xid`.
+    pub fn commit(&self, slot: usize, xid: u32) -> Result<(), NoStatusWord> {
         self.slots[slot].commits.fetch_add(1, turnstile_sync::sync::counter::Ordering::Relaxed);
         match self.protocol {
             SnapshotProtocol::Procarray => {
-                self.clog.set(xid, COMMITTED);
+                self.clog.set(xid, COMMITTED)?;
                 self.end_in_proc_array(slot, xid);
             }
             SnapshotProtocol::Csn => {
-                self.clog.set(xid, COMMITTING);
+                self.clog.set(xid, COMMITTING)?;
                 let csn = self.last_csn.fetch_add(1, Ordering::SeqCst) + 1;
-                self.clog.set(xid, csn);
+                self.clog.set(xid, csn)?;
             }
         }
+        Ok(())
     }
 
-    /// Ends `xid` of the backend on `slot` as rolled back (its writes were
-    /// undone first).
-    pub fn abort(&self, slot: usize, xid: u32) {
-        self.clog.set(xid, ABORTED);
+    /// Ends `xid` of the backend on `slot` as rolled back. Its writes no
+    /// longer count for anyone ([`super::visibility`]), undone or not. The
+    /// slot is cleared even if the status log has no word for `xid`.
+    pub fn abort(&self, slot: usize, xid: u32) -> Result<(), NoStatusWord> {
+        let set = self.clog.set(xid, ABORTED);
         if self.protocol == SnapshotProtocol::Procarray {
             self.end_in_proc_array(slot, xid);
         }
+        set
     }
 
     fn end_in_proc_array(&self, slot: usize, xid: u32) {

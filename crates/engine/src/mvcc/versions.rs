@@ -25,8 +25,9 @@
 use super::snapshot::{Horizon, Snapshots};
 use crate::tid::Tid;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, PoisonError};
 use turnstile_storage::RelFileId;
+use turnstile_sync::sync::{Mutex, MutexGuard};
 
 const SHARDS: usize = 64;
 
@@ -51,7 +52,7 @@ pub struct VersionStore {
 
 impl Default for VersionStore {
     fn default() -> Self {
-        VersionStore { shards: (0..SHARDS).map(|_| Mutex::default()).collect() }
+        VersionStore { shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect() }
     }
 }
 

@@ -361,7 +361,7 @@ impl<'a> Executor<'a> {
         let mut values: AVec<ValueRef<'_>, _> = AVec::with_capacity_in(width, &memory);
         let mut out: AVec<ValueRef<'_>, _> = AVec::with_capacity_in(plan.output.len(), &memory);
         for (n, row) in rows.iter().enumerate() {
-            if n % 256 == 255 {
+            if (n as u64 + 1) % ctx.config.txn.interrupt_check_rows == 0 {
                 backend.check_cancel()?;
             }
             values.clear();
@@ -435,7 +435,7 @@ fn nest_loop<'a, 'm>(
 ) -> Result<Rows<'a, 'm>> {
     let mut joined = AVec::with_capacity_in(rows.len(), ctx.memory);
     for (i, &row) in rows.iter().enumerate() {
-        if i % 256 == 255 {
+        if (i as u64 + 1) % ctx.config.txn.interrupt_check_rows == 0 {
             ctx.backend.check_cancel()?;
         }
         let Some(key) = outer.key(row)? else { continue };
@@ -467,11 +467,16 @@ fn hash_join<'a, 'm>(
     if rows.len() <= FEW_OUTER_ROWS {
         return few_outer_rows(ctx, rows, outer, inner, join);
     }
+    // Build-side rows the hash table is sized for before it grows
+    // (`executor.hash_rows_estimate`: PostgreSQL's planner would pass its
+    // row estimate; turnstile keeps no statistics, and the workloads'
+    // hashed relations hold about a hundred rows).
+    let estimate = ctx.config.executor.hash_rows_estimate as usize;
     // Each key's rows, in scan order: the first and last entry of a chain
     // through `next`.
     let mut table: HashMap<Key<'_>, (usize, usize), DefaultHashBuilder, _> =
-        HashMap::with_capacity_and_hasher_in(HASH_ROWS_ESTIMATE, DefaultHashBuilder::default(), ctx.memory);
-    let mut entries: AVec<(&[u8], usize), _> = AVec::with_capacity_in(HASH_ROWS_ESTIMATE, ctx.memory);
+        HashMap::with_capacity_and_hasher_in(estimate, DefaultHashBuilder::default(), ctx.memory);
+    let mut entries: AVec<(&[u8], usize), _> = AVec::with_capacity_in(estimate, ctx.memory);
     ctx.scan(inner, None, &mut |bytes| {
         let bytes = ctx.copy(bytes);
         let Some(key) = tuple::key_of(&inner.column_types, bytes, join.inner_column)? else { return Ok(()) };
@@ -540,11 +545,6 @@ fn few_outer_rows<'a, 'm>(
 
 /// Outer rows up to which a hash join compares keys instead of hashing.
 const FEW_OUTER_ROWS: usize = 4;
-
-/// Build-side rows a hash table is sized for before it grows (PostgreSQL's
-/// planner would pass its row estimate; turnstile keeps no statistics, and
-/// the workloads' hashed relations hold about a hundred rows).
-const HASH_ROWS_ESTIMATE: usize = 128;
 
 /// The end of a hash chain.
 const END: usize = usize::MAX;

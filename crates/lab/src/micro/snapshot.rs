@@ -185,7 +185,7 @@ fn measure(config: &Config, sessions: usize, busy: usize, iterations: u64, runs:
                 let mut n = 0u64;
                 loop {
                     let xid = s.assign_xid(slot)?;
-                    s.commit(slot, xid);
+                    s.commit(slot, xid)?;
                     n += 1;
                     // Counted as started once it has committed: the
                     // timing begins with every busy session running.

@@ -405,7 +405,7 @@ impl ModifyPlan {
                 Ok(d) => Ok(d.is_some()),
                 Err(e) => {
                     failure = Some(e);
-                    Err(turnstile_engine::EngineError::State("statement failed".into()))
+                    Err(turnstile_engine::EngineError::CallbackFailed)
                 }
             })
         } else {
@@ -421,7 +421,7 @@ impl ModifyPlan {
                 })();
                 out.map_err(|e| {
                     failure = Some(e);
-                    turnstile_engine::EngineError::State("statement failed".into())
+                    turnstile_engine::EngineError::CallbackFailed
                 })
             })
         };
