@@ -25,7 +25,7 @@ use pgwire::messages::PgWireFrontendMessage as Msg;
 use std::collections::HashMap;
 use std::time::Duration;
 use turnstile_sql::binary::{self, Counted};
-use turnstile_sql::{CopyIn, Outcome, Severity, SqlError, SqlSession, SqlState, Statement, TextRows, TxStatus};
+use turnstile_sql::{CopyIn, Outcome, Param, Severity, SqlError, SqlSession, SqlState, Statement, TextRows, TxStatus};
 use turnstile_sync::sync::counter::Ordering;
 
 /// A client that has not finished its startup packet by then is dropped
@@ -103,7 +103,7 @@ pub(crate) fn run(mut stream: Stream, shared: &Shared) {
 /// A bound statement with its parameters, and how far `Execute` got.
 struct Portal {
     statement: Statement,
-    params: Vec<Option<String>>,
+    params: Vec<Param>,
     /// Bind's result format codes (none = all text, one = for every
     /// column, else one per column; checked against the columns at Bind).
     result_formats: Vec<i16>,
@@ -493,9 +493,10 @@ impl Backend<'_> {
         let mut params = Vec::with_capacity(m.parameters.len());
         for (i, p) in m.parameters.into_iter().enumerate() {
             params.push(match p {
-                None => None,
-                Some(bytes) if param_formats[i] == binary::BINARY => Some(binary::recv(types[i], &bytes, i)?),
-                Some(bytes) => Some(String::from_utf8(bytes.to_vec()).map_err(|_| {
+                None => Param::Null,
+                // Decoded once, into a value of the parameter's type.
+                Some(bytes) if param_formats[i] == binary::BINARY => Param::binary(types[i], &bytes, i)?,
+                Some(bytes) => Param::Text(String::from_utf8(bytes.to_vec()).map_err(|_| {
                     sql_error(
                         SqlState::CHARACTER_NOT_IN_REPERTOIRE,
                         "invalid byte sequence for encoding \"UTF8\"".into(),

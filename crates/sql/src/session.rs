@@ -6,13 +6,14 @@ use crate::context::Ctx;
 use crate::error::{Notice, Severity, SqlError};
 use crate::expr::EvalEnv;
 use crate::interrupt::{CancelHandle, Reason};
+use crate::param::{typed_params, Param};
 use crate::plan::{self, ModifyPlan};
 use crate::plan::{CacheMode, Run, SelectPlan};
 use crate::rows::TextRows;
 use crate::shared::{BackendInfo, SqlEngine};
 use crate::statement::{in_failed_block, Outcome, Statement, StatementInner};
 use crate::typed_settings::default_settings;
-use crate::value::{now_timestamp, Datum, SqlType};
+use crate::value::{now_timestamp, Datum};
 use crate::views;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -144,13 +145,14 @@ impl SqlSession {
         &mut self.es
     }
 
-    /// Executes a statement with text-format parameters.
+    /// Executes a statement with its parameters (text ones are read by
+    /// their types' input functions here; see [`Param`]).
     ///
     /// An error inside a transaction block aborts the transaction at once
     /// ([`SqlSession::statement_failed`]); `statement_timeout` cancels the
     /// statement with `57014`; a pending terminate ends the session with
     /// FATAL `57P01`.
-    pub fn execute(&mut self, stmt: &Statement, params: &[Option<String>]) -> Result<Outcome, SqlError> {
+    pub fn execute(&mut self, stmt: &Statement, params: &[Param]) -> Result<Outcome, SqlError> {
         self.ctx.notices.clear();
         if self.tx == TxStatus::Failed && !stmt.inner.command.ends_block() {
             return Err(in_failed_block());
@@ -215,7 +217,7 @@ impl SqlSession {
         self.ctx.gucs.plan_cache_mode
     }
 
-    pub(crate) fn dispatch(&mut self, stmt: &Statement, params: &[Option<String>]) -> Result<Outcome, SqlError> {
+    pub(crate) fn dispatch(&mut self, stmt: &Statement, params: &[Param]) -> Result<Outcome, SqlError> {
         let st = &stmt.inner;
         match &st.command {
             Command::Empty => Ok(Outcome::Empty),
@@ -272,7 +274,7 @@ impl SqlSession {
         &mut self,
         plan: &ModifyPlan,
         st: &StatementInner,
-        params: &[Option<String>],
+        params: &[Param],
         delete: bool,
     ) -> Result<Outcome, SqlError> {
         let values = typed_params(&st.param_types, params)?;
@@ -326,29 +328,4 @@ impl Drop for SqlSession {
             let _ = self.es.rollback();
         }
     }
-}
-
-/// Text-format parameters as values of the statement's parameter types.
-pub(crate) fn typed_params(types: &[u32], params: &[Option<String>]) -> Result<Vec<Datum>, SqlError> {
-    if !types.is_empty() && params.len() != types.len() {
-        return Err(SqlError::new(
-            SqlState::PROTOCOL_VIOLATION,
-            format!(
-                "bind message supplies {} parameters, but prepared statement requires {}",
-                params.len(),
-                types.len()
-            ),
-        ));
-    }
-    params
-        .iter()
-        .enumerate()
-        .map(|(i, p)| match p {
-            None => Ok(Datum::Null),
-            Some(s) => {
-                let ty = types.get(i).and_then(|t| SqlType::from_oid(*t)).unwrap_or(SqlType::Text);
-                Datum::parse(s, ty)
-            }
-        })
-        .collect()
 }
