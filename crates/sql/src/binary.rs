@@ -6,12 +6,13 @@
 //! its `out` function prints ([`recv`], [`send`]). Both directions are
 //! exact: every text form used here (`numeric`'s digits, `float8`'s
 //! shortest round-trip digits, ISO timestamps to the microsecond) carries
-//! the whole value. Typed values — COPY's, and `Bind`'s binary parameters
-//! ([`Param::binary`](crate::Param::binary)) — are converted without text
-//! where the binary form is the value's representation
-//! (`binary_datum.rs`), and through these functions for the rest. A value
-//! in a binary result column is still the canonical text the SQL layer
-//! printed, re-encoded by its type's `send` ([`send`]).
+//! the whole value. Typed values — COPY's, `Bind`'s binary parameters
+//! ([`Param::binary`](crate::Param::binary)) and binary result columns
+//! ([`ResultRows`](crate::ResultRows)) — are converted without text where
+//! the binary form is the value's representation (`binary_datum.rs`), and
+//! through these functions for the rest (`numeric` and `"char"` both
+//! ways; on input also `date`, the timestamps and the length-checked
+//! strings, whose range and length checks live with their text).
 //!
 //! | type (OID) | binary form |
 //! |---|---|

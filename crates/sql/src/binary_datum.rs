@@ -6,13 +6,13 @@
 //! through its text form. `numeric` and `"char"` still go by way of the
 //! text that [`binary::recv`]/[`binary::send`] read and print.
 //!
-//! COPY's binary format uses both; the protocol's binary `Bind`
-//! parameters are decoded by [`recv_datum`] ([`Param::binary`]). Binary
-//! result columns are still the session's text re-encoded by the server
-//! with [`binary::send`], since the session returns rows as
-//! [`TextRows`](crate::TextRows).
+//! COPY's binary format uses both; so do the protocol's binary `Bind`
+//! parameters, decoded by [`recv_datum`] ([`Param::binary`]), and binary
+//! result columns, written by [`send_datum`] from the executor's values
+//! into [`ResultRows`].
 //!
 //! [`Param::binary`]: crate::Param::binary
+//! [`ResultRows`]: crate::ResultRows
 
 use crate::binary;
 use crate::error::SqlError;

@@ -143,6 +143,7 @@ impl SqlSession {
         name: &str,
         parameters: &[ast::Expr],
         params: &[Param],
+        formats: &[i16],
     ) -> Result<Outcome, SqlError> {
         let st = self.prepared.get(name).cloned().ok_or_else(|| {
             SqlError::new(SqlState::INVALID_SQL_STATEMENT_NAME, format!("prepared statement \"{name}\" does not exist"))
@@ -157,7 +158,7 @@ impl SqlSession {
             let d = x.eval(&[], &mut EvalEnv { params: &outer_params, aggs: &[], services: &mut self.ctx })?;
             vals.push(Param::from(d.to_text(t)));
         }
-        self.dispatch(&st, &vals)
+        self.dispatch(&st, &vals, formats)
     }
 }
 
