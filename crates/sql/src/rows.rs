@@ -221,6 +221,13 @@ impl ResultRows {
     /// binary buffer: where the last value before it in that buffer ends.
     /// Every row has every column, so that value is within one row back.
     fn start_of(&self, value: usize, binary: bool) -> usize {
+        if self.binary_columns.is_empty() {
+            // All text: the value before it, in the one buffer in use.
+            return match value.checked_sub(1).and_then(|p| self.ends.get(p)) {
+                Some(&e) if !binary => (e & !NULL) as usize,
+                _ => 0,
+            };
+        }
         (value.saturating_sub(self.width)..value.min(self.ends.len()))
             .rev()
             .find(|&k| self.is_binary(k % self.width) == binary)
