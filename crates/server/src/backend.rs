@@ -25,7 +25,9 @@ use pgwire::messages::PgWireFrontendMessage as Msg;
 use std::collections::HashMap;
 use std::time::Duration;
 use turnstile_sql::binary::{self, Counted};
-use turnstile_sql::{CopyIn, Outcome, Severity, SqlError, SqlSession, SqlState, Statement, TextRows, TxStatus};
+use turnstile_sql::{
+    column_formats, CopyIn, Outcome, Param, ResultRows, Severity, SqlError, SqlSession, SqlState, Statement, TxStatus,
+};
 use turnstile_sync::sync::counter::Ordering;
 
 /// A client that has not finished its startup packet by then is dropped
@@ -103,31 +105,19 @@ pub(crate) fn run(mut stream: Stream, shared: &Shared) {
 /// A bound statement with its parameters, and how far `Execute` got.
 struct Portal {
     statement: Statement,
-    params: Vec<Option<String>>,
+    params: Vec<Param>,
     /// Bind's result format codes (none = all text, one = for every
     /// column, else one per column; checked against the columns at Bind).
+    /// The session builds the rows in these formats.
     result_formats: Vec<i16>,
-    /// Once executed with a binary result column: the columns' type OIDs and
-    /// formats (`None` = every column in text).
-    output: Option<ColumnFormats>,
     state: PortalState,
-}
-
-/// Result columns' type OIDs and format codes.
-type ColumnFormats = (Vec<u32>, Vec<i16>);
-
-impl Portal {
-    /// The format of each of the `n` result columns.
-    fn formats(&self, n: usize) -> Result<Vec<i16>, SqlError> {
-        binary::formats(&self.result_formats, n, Counted::Columns)
-    }
 }
 
 enum PortalState {
     /// Not executed yet.
     Ready,
     /// Executed with a row limit: rows not sent yet (front = next).
-    Suspended { rows: TextRows },
+    Suspended { rows: ResultRows },
     /// Run to completion; executing it again returns no rows.
     Done { tag: String },
 }
@@ -353,7 +343,7 @@ impl Backend<'_> {
             match outcome? {
                 Outcome::Rows { fields, rows, tag } => {
                     self.out.row_description(&fields);
-                    self.send_rows_in(None, &rows, rows.len())?;
+                    self.send_rows(&rows, rows.len())?;
                     self.out.push(&CommandComplete::new(tag));
                 }
                 other => self.finish_outcome(other)?,
@@ -362,14 +352,11 @@ impl Backend<'_> {
         Ok(())
     }
 
-    /// Sends the first `n` of `rows` in the columns' formats (`None` = all
-    /// text), writing out early when the buffer grows large.
-    fn send_rows_in(&mut self, formats: Option<&ColumnFormats>, rows: &TextRows, n: usize) -> Result<(), Failure> {
+    /// Sends the first `n` of `rows` (each column already in its result
+    /// format), writing out early when the buffer grows large.
+    fn send_rows(&mut self, rows: &ResultRows, n: usize) -> Result<(), Failure> {
         for row in rows.iter().take(n) {
-            match formats {
-                None => self.out.data_row(row),
-                Some((oids, codes)) => self.out.data_row_formats(row, oids, codes)?,
-            }
+            self.out.data_row(row);
             if self.out.len() > OUTPUT_FLUSH_BYTES {
                 self.flush().map_err(|_| Failure::Disconnect)?;
             }
@@ -384,7 +371,7 @@ impl Backend<'_> {
             Outcome::Command { tag } => self.out.push(&CommandComplete::new(tag)),
             Outcome::Empty => self.out.push(&EmptyQueryResponse::new()),
             Outcome::Rows { rows, tag, .. } => {
-                self.send_rows_in(None, &rows, rows.len())?;
+                self.send_rows(&rows, rows.len())?;
                 self.out.push(&CommandComplete::new(tag));
             }
             Outcome::CopyOut { columns, lines, tag, binary } => {
@@ -493,9 +480,10 @@ impl Backend<'_> {
         let mut params = Vec::with_capacity(m.parameters.len());
         for (i, p) in m.parameters.into_iter().enumerate() {
             params.push(match p {
-                None => None,
-                Some(bytes) if param_formats[i] == binary::BINARY => Some(binary::recv(types[i], &bytes, i)?),
-                Some(bytes) => Some(String::from_utf8(bytes.to_vec()).map_err(|_| {
+                None => Param::Null,
+                // Decoded once, into a value of the parameter's type.
+                Some(bytes) if param_formats[i] == binary::BINARY => Param::binary(types[i], &bytes, i)?,
+                Some(bytes) => Param::Text(String::from_utf8(bytes.to_vec()).map_err(|_| {
                     sql_error(
                         SqlState::CHARACTER_NOT_IN_REPERTOIRE,
                         "invalid byte sequence for encoding \"UTF8\"".into(),
@@ -508,13 +496,7 @@ impl Backend<'_> {
         }
         self.portals.insert(
             portal_name,
-            Portal {
-                statement,
-                params,
-                result_formats: m.result_column_format_codes,
-                output: None,
-                state: PortalState::Ready,
-            },
+            Portal { statement, params, result_formats: m.result_column_format_codes, state: PortalState::Ready },
         );
         self.out.push(&BindComplete::new());
         Ok(())
@@ -535,8 +517,7 @@ impl Backend<'_> {
                 let p = self.portals.get(&name).ok_or_else(|| no_portal(&name))?;
                 match p.statement.fields() {
                     Some(fields) => {
-                        let formats = p.formats(fields.len())?;
-                        check_binary_output(fields, &formats)?;
+                        let formats = column_formats(&p.result_formats, fields)?;
                         self.out.row_description_formats(fields, &formats);
                     }
                     None => self.out.push(&NoData::new()),
@@ -565,17 +546,12 @@ impl Backend<'_> {
     fn run_portal(&mut self, portal: &mut Portal, max_rows: usize) -> Result<(), Failure> {
         if matches!(portal.state, PortalState::Ready) {
             self.session.begin_implicit(&portal.statement)?;
-            let outcome = self.session.execute(&portal.statement, &portal.params);
+            let outcome = self.session.execute_in(&portal.statement, &portal.params, &portal.result_formats);
             self.notices();
             match outcome? {
-                Outcome::Rows { fields, rows, tag } => {
-                    let formats = portal.formats(fields.len())?;
-                    check_binary_output(&fields, &formats)?;
-                    if formats.contains(&binary::BINARY) {
-                        portal.output = Some((fields.iter().map(|f| f.type_oid).collect(), formats));
-                    }
+                Outcome::Rows { rows, tag, .. } => {
                     if rows.len() <= max_rows {
-                        self.send_rows_in(portal.output.as_ref(), &rows, rows.len())?;
+                        self.send_rows(&rows, rows.len())?;
                         self.out.push(&CommandComplete::new(tag));
                         portal.state = PortalState::Done { tag: "SELECT 0".into() };
                         return Ok(());
@@ -597,7 +573,7 @@ impl Backend<'_> {
         match &mut portal.state {
             PortalState::Suspended { rows } => {
                 let n = max_rows.min(rows.len());
-                self.send_rows_in(portal.output.as_ref(), rows, n)?;
+                self.send_rows(rows, n)?;
                 rows.drain_front(n);
                 if rows.is_empty() {
                     self.out.push(&CommandComplete::new(format!("SELECT {n}")));
@@ -648,20 +624,6 @@ impl From<SqlError> for Failure {
     fn from(e: SqlError) -> Self {
         Failure::Sql(e)
     }
-}
-
-/// PostgreSQL refuses a binary result column whose type has no `send`
-/// before any row is sent (`42883`).
-fn check_binary_output(fields: &[turnstile_sql::FieldInfo], formats: &[i16]) -> Result<(), SqlError> {
-    for (f, &code) in fields.iter().zip(formats) {
-        if code == binary::BINARY && !binary::supported(f.type_oid) {
-            return Err(SqlError::new(
-                SqlState::UNDEFINED_FUNCTION,
-                format!("no binary output function available for type with OID {}", f.type_oid),
-            ));
-        }
-    }
-    Ok(())
 }
 
 fn sql_error(code: SqlState, message: String) -> Failure {

@@ -30,7 +30,9 @@
 //! * extended query: `Parse`/`Bind`/`Describe`/`Execute`/`Close`/`Sync`/
 //!   `Flush`, named and unnamed statements and portals, `Execute` with a row
 //!   limit → `PortalSuspended`; text and binary format per parameter and
-//!   per result column (`turnstile_sql::binary`); an error is written at
+//!   per result column (binary parameters decoded at `Bind` into typed
+//!   [`turnstile_sql::Param`]s, result rows built by the session in the
+//!   portal's formats, `turnstile_sql::binary`); an error is written at
 //!   once, then every message up to `Sync` is skipped;
 //! * `COPY … FROM STDIN` / `TO STDOUT` sub-protocols (text, CSV, binary);
 //!   `NoticeResponse`; `ErrorResponse` with the `D`, `H`, `P`, `s`, `t`,

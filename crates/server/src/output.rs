@@ -143,54 +143,22 @@ impl Output {
         self.push(&RowDescription::new(fields));
     }
 
-    /// Appends one `DataRow` of text values (`None` = NULL).
-    pub fn data_row<'v>(&mut self, values: impl ExactSizeIterator<Item = Option<&'v str>>) {
+    /// Appends one `DataRow` of values, each already in its column's
+    /// format (`None` = NULL).
+    pub fn data_row<'v>(&mut self, values: impl ExactSizeIterator<Item = Option<&'v [u8]>>) {
         self.row.clear();
         let count = values.len() as i16;
         for v in values {
             match v {
                 Some(s) => {
                     self.row.put_i32(s.len() as i32);
-                    self.row.put_slice(s.as_bytes());
+                    self.row.put_slice(s);
                 }
                 None => self.row.put_i32(-1),
             }
         }
         let msg = DataRow::new(self.row.split(), count);
         self.push(&msg);
-    }
-
-    /// Appends one `DataRow` whose column `i` (of type `type_oids[i]`) is
-    /// sent in format `formats[i]`. The SQL layer's text is re-encoded by
-    /// the type's `send` for binary columns; on an error nothing is
-    /// appended.
-    pub(crate) fn data_row_formats<'v>(
-        &mut self,
-        values: impl ExactSizeIterator<Item = Option<&'v str>>,
-        type_oids: &[u32],
-        formats: &[i16],
-    ) -> Result<(), turnstile_sql::SqlError> {
-        self.row.clear();
-        let count = values.len() as i16;
-        for (i, v) in values.enumerate() {
-            match v {
-                None => self.row.put_i32(-1),
-                Some(s) if formats.get(i).copied().unwrap_or(FORMAT_CODE_TEXT) == FORMAT_CODE_TEXT => {
-                    self.row.put_i32(s.len() as i32);
-                    self.row.put_slice(s.as_bytes());
-                }
-                Some(s) => {
-                    let len_at = self.row.len();
-                    self.row.put_i32(0);
-                    turnstile_sql::binary::send(type_oids.get(i).copied().unwrap_or(0), s, &mut self.row)?;
-                    let len = (self.row.len() - len_at - 4) as i32;
-                    self.row[len_at..len_at + 4].copy_from_slice(&len.to_be_bytes());
-                }
-            }
-        }
-        let msg = DataRow::new(self.row.split(), count);
-        self.push(&msg);
-        Ok(())
     }
 
     /// Bytes pending.

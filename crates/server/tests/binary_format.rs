@@ -240,3 +240,61 @@ fn timestamp_parameter_with_utc_offset_is_accepted() {
     assert_eq!(error_code(&msgs), None, "{msgs:?}");
     assert_eq!(rows(&raw.query("SELECT t FROM ts"))[0], vec![Some(b"2024-01-02 03:04:05.123".to_vec())]);
 }
+
+/// Binary results built from typed values on every path: a computed query
+/// sent in pieces by a row limit (the portal suspended between), SHOW's
+/// text, an advisory function's bool; a type without `send` (void) is
+/// refused with 42883 before the call runs.
+#[test]
+fn binary_results_of_computed_utility_and_suspended_portals() {
+    let srv = TestServer::start(Profile::Scalable, &[]);
+    let mut raw = srv.raw("postgres");
+    raw.query("CREATE TABLE n (k int, v numeric, d date)");
+    raw.query("INSERT INTO n VALUES (1, 1.5, '2000-01-02'), (2, NULL, '1999-12-31'), (3, -20000.25, '2000-01-01')");
+    raw.send(&[
+        parse("q", "SELECT k * 2, v, d, k::text FROM n ORDER BY k", &[]),
+        bind("q", vec![], vec![], vec![1, 1, 1, 0]),
+        F::Execute(Execute::new(None, 2)),
+        F::Execute(Execute::new(None, 2)),
+        sync(),
+    ]);
+    let msgs = raw.until_ready();
+    assert_eq!(error_code(&msgs), None, "{msgs:?}");
+    assert_eq!(msgs.iter().filter(|m| matches!(m, B::PortalSuspended(_))).count(), 1, "{msgs:?}");
+    let numeric = |words: &[i16]| words.iter().flat_map(|w| w.to_be_bytes()).collect::<Vec<u8>>();
+    assert_eq!(
+        rows(&msgs),
+        vec![
+            vec![
+                Some(2i32.to_be_bytes().to_vec()),
+                Some(numeric(&[2, 0, 0, 1, 1, 5000])),
+                Some(1i32.to_be_bytes().to_vec()),
+                Some(b"1".to_vec())
+            ],
+            vec![Some(4i32.to_be_bytes().to_vec()), None, Some((-1i32).to_be_bytes().to_vec()), Some(b"2".to_vec())],
+            vec![
+                Some(6i32.to_be_bytes().to_vec()),
+                Some(numeric(&[3, 1, 0x4000, 2, 2, 0, 2500])),
+                Some(0i32.to_be_bytes().to_vec()),
+                Some(b"3".to_vec())
+            ],
+        ]
+    );
+    raw.send(&[parse("", "SHOW application_name", &[]), bind("", vec![], vec![], vec![1]), execute(), sync()]);
+    let msgs = raw.until_ready();
+    assert_eq!(error_code(&msgs), None, "{msgs:?}");
+    let shown = raw.query("SHOW application_name");
+    assert_eq!(rows(&msgs), rows(&shown));
+    raw.send(&[parse("", "SELECT pg_try_advisory_lock(7)", &[]), bind("", vec![], vec![], vec![1]), execute(), sync()]);
+    assert_eq!(rows(&raw.until_ready()), vec![vec![Some(vec![1])]]);
+    raw.send(&[
+        parse("", "SELECT pg_advisory_unlock_all()", &[]),
+        bind("", vec![], vec![], vec![1]),
+        execute(),
+        sync(),
+    ]);
+    assert_eq!(error_code(&raw.until_ready()).as_deref(), Some("42883"));
+    // The void call was refused before it ran: the lock is still held.
+    let held = raw.query("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'");
+    assert_eq!(rows(&held), vec![vec![Some(b"1".to_vec())]]);
+}

@@ -10,7 +10,7 @@
 use std::time::{Duration, Instant};
 use turnstile_engine::query::{Col, Operand, Query};
 use turnstile_engine::types::Value;
-use turnstile_sql::{Outcome, SqlEngine, SqlSession};
+use turnstile_sql::{Outcome, Param, SqlEngine, SqlSession};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -60,7 +60,7 @@ fn main() {
         let t = Instant::now();
         while t.elapsed() < round {
             k = k % rows + 1;
-            match s.execute(&st, &[Some(k.to_string())]).expect("execute") {
+            match s.execute(&st, &[Param::text(k.to_string())]).expect("execute") {
                 Outcome::Rows { rows, .. } => assert_eq!(rows.len(), 1),
                 other => panic!("{other:?}"),
             }

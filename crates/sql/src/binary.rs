@@ -2,16 +2,17 @@
 //! functions, byte for byte as PostgreSQL 15 defines them, for the
 //! protocol's parameters and results and for `COPY … (FORMAT binary)`.
 //!
-//! The session takes the protocol's parameters and returns its result
-//! rows in their text form (PostgreSQL's `*in`/`*out` functions), so for
-//! `Bind` and `DataRow` binary is translated at the door: a binary
-//! parameter is decoded by its type's `recv` and handed on as the text its
-//! `out` function would print ([`recv`]); a value in a binary result column
-//! is the canonical text the SQL layer printed, re-encoded by its type's
-//! `send` ([`send`]). Both directions are exact: every text form used here
-//! (`numeric`'s digits, `float8`'s shortest round-trip digits, ISO
-//! timestamps to the microsecond) carries the whole value. COPY, which
-//! holds typed values, converts them without text (`binary_datum.rs`).
+//! Here each type's binary form is read into, and written from, the text
+//! its `out` function prints ([`recv`], [`send`]). Both directions are
+//! exact: every text form used here (`numeric`'s digits, `float8`'s
+//! shortest round-trip digits, ISO timestamps to the microsecond) carries
+//! the whole value. Typed values — COPY's, `Bind`'s binary parameters
+//! ([`Param::binary`](crate::Param::binary)) and binary result columns
+//! ([`ResultRows`](crate::ResultRows)) — are converted without text where
+//! the binary form is the value's representation (`binary_datum.rs`), and
+//! through these functions for the rest (`numeric` and `"char"` both
+//! ways; on input also `date`, the timestamps and the length-checked
+//! strings, whose range and length checks live with their text).
 //!
 //! | type (OID) | binary form |
 //! |---|---|
@@ -138,8 +139,8 @@ fn check_code(code: i16) -> Result<i16, SqlError> {
     }
 }
 
-/// Decodes binary parameter number `index` (0-based) of type `oid` into
-/// the text form the type's input function reads.
+/// Decodes binary value number `index` (0-based) of type `oid` into the
+/// text form the type's input function reads.
 pub fn recv(oid: u32, data: &[u8], index: usize) -> Result<String, SqlError> {
     let mut r = Reader { data, pos: 0 };
     let text = match oid {

@@ -6,11 +6,13 @@
 //! through its text form. `numeric` and `"char"` still go by way of the
 //! text that [`binary::recv`]/[`binary::send`] read and print.
 //!
-//! COPY's binary format uses these. The protocol's `Bind` parameters and
-//! binary result columns still meet the SQL layer as text (the session
-//! takes parameters as text and returns rows as
-//! [`TextRows`](crate::TextRows)), so the server translates those with
-//! [`binary::recv`]/[`binary::send`].
+//! COPY's binary format uses both; so do the protocol's binary `Bind`
+//! parameters, decoded by [`recv_datum`] ([`Param::binary`]), and binary
+//! result columns, written by [`send_datum`] from the executor's values
+//! into [`ResultRows`].
+//!
+//! [`Param::binary`]: crate::Param::binary
+//! [`ResultRows`]: crate::ResultRows
 
 use crate::binary;
 use crate::error::SqlError;
@@ -29,7 +31,9 @@ pub(crate) fn recv_datum(ty: SqlType, data: &[u8], index: usize) -> Result<Datum
         SqlType::Float4 => Datum::Float(f32::from_be_bytes(fixed(data, index)?).into()),
         SqlType::Float8 => Datum::Float(f64::from_be_bytes(fixed(data, index)?)),
         SqlType::Bytea => Datum::Bytea(data.to_vec()),
-        // Strings (whose text is the value, with the type's length rules),
+        // The UTF-8 text is the value.
+        SqlType::Text | SqlType::Unknown => Datum::Text(binary::recv(ty.oid(), data, index)?),
+        // Length-checked strings (whose text is the value, with the type's length rules),
         // numeric, dates and timestamps (whose range checks live with their
         // text), "char".
         other => Datum::parse(&binary::recv(other.oid(), data, index)?, other)?,

@@ -6,7 +6,7 @@
 //! and [`SqlError`]s to messages.
 //!
 //! ```
-//! use turnstile_sql::{Outcome, SqlEngine, SqlSession};
+//! use turnstile_sql::{Outcome, Param, SqlEngine, SqlSession};
 //! let dir = tempfile::tempdir().unwrap();
 //! let e = SqlEngine::open(dir.path(), turnstile_sync::Config::default()).unwrap();
 //! let mut s = SqlSession::connect(&e, "postgres", "me", "doc", None).unwrap();
@@ -15,7 +15,7 @@
 //! }
 //! let st = s.prepare("SELECT v FROM t WHERE k = $1", &[]).unwrap();
 //! assert_eq!(st.param_types(), &[23]);
-//! match s.execute(&st, &[Some("1".into())]).unwrap() {
+//! match s.execute(&st, &[Param::text("1")]).unwrap() {
 //!     Outcome::Rows { rows, .. } => assert_eq!(rows, vec![vec![Some("one".to_owned())]]),
 //!     other => panic!("{other:?}"),
 //! }
@@ -107,9 +107,11 @@ pub mod expr;
 mod gucs;
 mod interrupt;
 mod locking;
+mod param;
 pub mod parse;
 pub mod plan;
 mod prepare;
+mod result_format;
 mod rows;
 mod run_advisory;
 mod run_copy;
@@ -126,7 +128,9 @@ pub mod views;
 
 pub use error::{ErrorObject, Notice, Severity, SqlError};
 pub use interrupt::CancelHandle;
-pub use rows::TextRows;
+pub use param::Param;
+pub use result_format::column_formats;
+pub use rows::ResultRows;
 pub use session::{SqlSession, TxStatus};
 pub use shared::{BackendInfo, Shared, SqlEngine};
 pub use statement::{CopyIn, FieldInfo, Outcome, Statement};

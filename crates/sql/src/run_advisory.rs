@@ -6,6 +6,7 @@
 use crate::advisory::{compile_args, no_such_function, Call, Op};
 use crate::error::{Severity, SqlError};
 use crate::expr::EvalEnv;
+use crate::result_format::{binary_columns, utility_in_formats};
 use crate::session::SqlSession;
 use crate::statement::{FieldInfo, Outcome};
 use crate::value::{Datum, SqlType};
@@ -20,13 +21,22 @@ pub(crate) fn result_field(call: &Call) -> FieldInfo {
 }
 
 impl SqlSession {
-    /// Runs one advisory-lock call.
+    /// Runs one advisory-lock call, its result in the result formats
+    /// `formats` (a binary column its type cannot send is refused, `42883`,
+    /// before the call runs).
     pub(crate) fn run_advisory(
         &mut self,
         call: &Call,
         args: &[ast::Expr],
         values: &[Datum],
+        formats: &[i16],
     ) -> Result<Outcome, SqlError> {
+        binary_columns(formats, &[result_field(call)])?;
+        utility_in_formats(self.advisory_call(call, args, values)?, formats)
+    }
+
+    /// Runs one advisory-lock call, its result in text.
+    fn advisory_call(&mut self, call: &Call, args: &[ast::Expr], values: &[Datum]) -> Result<Outcome, SqlError> {
         let mut ptypes = values.iter().map(|_| SqlType::Unknown).collect();
         let exprs = compile_args(args, &mut ptypes)?;
         let mut keys = Vec::with_capacity(exprs.len());

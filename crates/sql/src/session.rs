@@ -6,13 +6,15 @@ use crate::context::Ctx;
 use crate::error::{Notice, Severity, SqlError};
 use crate::expr::EvalEnv;
 use crate::interrupt::{CancelHandle, Reason};
+use crate::param::{typed_params, Param};
 use crate::plan::{self, ModifyPlan};
 use crate::plan::{CacheMode, Run, SelectPlan};
-use crate::rows::TextRows;
+use crate::result_format::{binary_columns, utility_in_formats};
+use crate::rows::ResultRows;
 use crate::shared::{BackendInfo, SqlEngine};
 use crate::statement::{in_failed_block, Outcome, Statement, StatementInner};
 use crate::typed_settings::default_settings;
-use crate::value::{now_timestamp, Datum, SqlType};
+use crate::value::{now_timestamp, Datum};
 use crate::views;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -144,13 +146,27 @@ impl SqlSession {
         &mut self.es
     }
 
-    /// Executes a statement with text-format parameters.
+    /// Executes a statement with its parameters (text ones are read by
+    /// their types' input functions here; see [`Param`]); result rows are
+    /// in the text format.
+    pub fn execute(&mut self, stmt: &Statement, params: &[Param]) -> Result<Outcome, SqlError> {
+        self.execute_in(stmt, params, &[])
+    }
+
+    /// Executes a statement with its parameters, its result rows in the
+    /// result formats `result_formats` (`Bind`'s codes: none = text, one =
+    /// for every column, else one per column; see `result_format.rs`).
     ///
     /// An error inside a transaction block aborts the transaction at once
     /// ([`SqlSession::statement_failed`]); `statement_timeout` cancels the
     /// statement with `57014`; a pending terminate ends the session with
     /// FATAL `57P01`.
-    pub fn execute(&mut self, stmt: &Statement, params: &[Option<String>]) -> Result<Outcome, SqlError> {
+    pub fn execute_in(
+        &mut self,
+        stmt: &Statement,
+        params: &[Param],
+        result_formats: &[i16],
+    ) -> Result<Outcome, SqlError> {
         self.ctx.notices.clear();
         if self.tx == TxStatus::Failed && !stmt.inner.command.ends_block() {
             return Err(in_failed_block());
@@ -171,7 +187,7 @@ impl SqlSession {
                 .timer
                 .arm(&self.cancel, std::time::Duration::from_millis(self.ctx.gucs.statement_timeout_ms))
         });
-        let result = self.dispatch(stmt, params);
+        let result = self.dispatch(stmt, params, result_formats);
         drop(timeout);
         let result = result.map_err(|e| self.interrupted(e));
         if result.is_err() {
@@ -215,23 +231,31 @@ impl SqlSession {
         self.ctx.gucs.plan_cache_mode
     }
 
-    pub(crate) fn dispatch(&mut self, stmt: &Statement, params: &[Option<String>]) -> Result<Outcome, SqlError> {
+    /// Runs `stmt` with `params`, its result rows in the result formats
+    /// `formats`.
+    pub(crate) fn dispatch(
+        &mut self,
+        stmt: &Statement,
+        params: &[Param],
+        formats: &[i16],
+    ) -> Result<Outcome, SqlError> {
         let st = &stmt.inner;
         match &st.command {
             Command::Empty => Ok(Outcome::Empty),
             Command::Select { query, plan: slot, locking } => {
                 let plan = self.planned(st, slot, |c, ps| plan::compile_select(c, query, ps))?;
                 let values = typed_params(&st.param_types, params)?;
+                let binary = binary_columns(formats, &plan.fields)?;
                 let rows = match locking {
                     Some(l) => {
                         let rows = crate::locking::run(&plan, &mut self.run(&values, !st.saved), *l)?;
-                        let mut out = TextRows::with_capacity(plan.fields.len(), rows.len(), 0);
+                        let mut out = ResultRows::with_capacity(plan.fields.len(), rows.len(), 0, binary);
                         for r in &rows {
-                            out.push_datums(r, &plan.out_types);
+                            out.push_datums(r, &plan.out_types)?;
                         }
                         out
                     }
-                    None => plan.run_text(&mut self.run(&values, !st.saved))?,
+                    None => plan.run_rows(&mut self.run(&values, !st.saved), binary)?,
                 };
                 let tag = format!("SELECT {}", rows.len());
                 Ok(Outcome::Rows { fields: plan.fields.clone(), rows, tag })
@@ -257,11 +281,11 @@ impl SqlSession {
             Command::RollbackTo { name } => self.rollback_to_savepoint(name),
             Command::Advisory { call, args } => {
                 let values = typed_params(&st.param_types, params)?;
-                self.run_advisory(call, args, &values)
+                self.run_advisory(call, args, &values, formats)
             }
-            Command::Show { variable } => self.show(variable),
-            Command::Explain { analyze, query } => self.explain(*analyze, query),
-            Command::Execute { name, parameters } => self.execute_prepared(name, parameters, params),
+            Command::Show { variable } => utility_in_formats(self.show(variable)?, formats),
+            Command::Explain { analyze, query } => utility_in_formats(self.explain(*analyze, query)?, formats),
+            Command::Execute { name, parameters } => self.execute_prepared(name, parameters, params, formats),
             Command::Pre(p) => self.run_pre(p),
             Command::Utility(a) => self.run_utility(a),
         }
@@ -272,7 +296,7 @@ impl SqlSession {
         &mut self,
         plan: &ModifyPlan,
         st: &StatementInner,
-        params: &[Option<String>],
+        params: &[Param],
         delete: bool,
     ) -> Result<Outcome, SqlError> {
         let values = typed_params(&st.param_types, params)?;
@@ -326,29 +350,4 @@ impl Drop for SqlSession {
             let _ = self.es.rollback();
         }
     }
-}
-
-/// Text-format parameters as values of the statement's parameter types.
-pub(crate) fn typed_params(types: &[u32], params: &[Option<String>]) -> Result<Vec<Datum>, SqlError> {
-    if !types.is_empty() && params.len() != types.len() {
-        return Err(SqlError::new(
-            SqlState::PROTOCOL_VIOLATION,
-            format!(
-                "bind message supplies {} parameters, but prepared statement requires {}",
-                params.len(),
-                types.len()
-            ),
-        ));
-    }
-    params
-        .iter()
-        .enumerate()
-        .map(|(i, p)| match p {
-            None => Ok(Datum::Null),
-            Some(s) => {
-                let ty = types.get(i).and_then(|t| SqlType::from_oid(*t)).unwrap_or(SqlType::Text);
-                Datum::parse(s, ty)
-            }
-        })
-        .collect()
 }

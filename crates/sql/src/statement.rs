@@ -81,12 +81,12 @@ pub enum Outcome {
         /// CommandComplete tag.
         tag: String,
     },
-    /// Rows, in text format.
+    /// Rows, each column in its result format.
     Rows {
         /// RowDescription.
         fields: std::sync::Arc<[FieldInfo]>,
         /// Values (None = NULL).
-        rows: crate::rows::TextRows,
+        rows: crate::rows::ResultRows,
         /// CommandComplete tag (`SELECT n`).
         tag: String,
     },

@@ -5,8 +5,8 @@ use crate::command::stmt_kind;
 use crate::error::{Severity, SqlError};
 use crate::expr;
 use crate::expr::{object_name, parse_type_name, Compiler, EvalEnv, Scope};
+use crate::param::{typed_params, Param};
 use crate::parse::PreStmt;
-use crate::session::typed_params;
 use crate::session::{SqlSession, TxStatus};
 use crate::statement::Outcome;
 use crate::value::SqlType;
@@ -142,7 +142,8 @@ impl SqlSession {
         &mut self,
         name: &str,
         parameters: &[ast::Expr],
-        params: &[Option<String>],
+        params: &[Param],
+        formats: &[i16],
     ) -> Result<Outcome, SqlError> {
         let st = self.prepared.get(name).cloned().ok_or_else(|| {
             SqlError::new(SqlState::INVALID_SQL_STATEMENT_NAME, format!("prepared statement \"{name}\" does not exist"))
@@ -155,9 +156,9 @@ impl SqlSession {
             let mut ptypes = Vec::new();
             let (x, t) = Compiler { scope: &empty, params: &mut ptypes, aggs: None }.compile(p, hint)?;
             let d = x.eval(&[], &mut EvalEnv { params: &outer_params, aggs: &[], services: &mut self.ctx })?;
-            vals.push(d.to_text(t));
+            vals.push(Param::from(d.to_text(t)));
         }
-        self.dispatch(&st, &vals)
+        self.dispatch(&st, &vals, formats)
     }
 }
 

@@ -3,7 +3,7 @@
 //! answering afterwards.
 
 use proptest::prelude::*;
-use turnstile_sql::{SqlEngine, SqlSession};
+use turnstile_sql::{Param, SqlEngine, SqlSession};
 
 fn token() -> impl Strategy<Value = String> {
     prop_oneof![
@@ -76,11 +76,11 @@ proptest! {
         for sql in &stmts {
             if let Ok(batch) = s.parse_batch(sql) {
                 for st in batch {
-                    let _ = s.execute(&st, &[Some("1".into())]);
+                    let _ = s.execute(&st, &[Param::text("1")]);
                 }
             }
             if let Ok(st) = s.prepare(sql, &[]) {
-                let params: Vec<Option<String>> = st.param_types().iter().map(|_| Some("2".into())).collect();
+                let params: Vec<Param> = st.param_types().iter().map(|_| Param::text("2")).collect();
                 let _ = s.execute(&st, &params);
             }
         }

@@ -1,7 +1,7 @@
 //! In-process tests of turnstile-sql: the statements pgbench, the reproduced write-ups and
 //! psql send, the views, and the SQLSTATEs of errors.
 
-use turnstile_sql::{Outcome, SqlEngine, SqlError, SqlSession, SqlState, TxStatus};
+use turnstile_sql::{Outcome, Param, SqlEngine, SqlError, SqlSession, SqlState, TxStatus};
 
 fn engine() -> (tempfile::TempDir, SqlEngine) {
     let dir = tempfile::tempdir().unwrap();
@@ -104,7 +104,7 @@ fn pgbench_init_client_side_then_select_only() {
     assert_eq!(st.param_types(), &[23]);
     assert_eq!(st.fields().unwrap()[0].type_oid, 23);
     for aid in [1, 500, 501, 1000, 7, 8, 9] {
-        match s.execute(&st, &[Some(aid.to_string())]).unwrap() {
+        match s.execute(&st, &[Param::text(aid.to_string())]).unwrap() {
             Outcome::Rows { rows, tag, .. } => {
                 assert_eq!(rows, vec![vec![Some("0".to_owned())]]);
                 assert_eq!(tag, "SELECT 1");
@@ -154,7 +154,7 @@ fn w1_setup_and_join_query_in_every_mode() {
     let fields: Vec<&str> = st.fields().unwrap().iter().map(|f| f.name.as_str()).collect();
     assert_eq!(fields, ["aid", "bid", "abalance", "filler", "aid_parent", "bid", "bbalance", "filler"]);
     for _ in 0..7 {
-        match s.execute(&st, &[Some("77".into())]).unwrap() {
+        match s.execute(&st, &[Param::text("77")]).unwrap() {
             Outcome::Rows { rows, .. } => {
                 let rows = rows.to_vec();
                 assert_eq!(rows.len(), 1);
@@ -323,7 +323,7 @@ fn tpcb_like_rollback_truncate_and_w1_update() {
     assert_eq!(st[0].param_types(), &[23, 23]);
     for i in 1..=8i64 {
         let (aid, tid, delta) = (i * 97 % 1000 + 1, i % 10 + 1, i * 10 - 40);
-        let p = |v: &[i64]| v.iter().map(|x| Some(x.to_string())).collect::<Vec<_>>();
+        let p = |v: &[i64]| v.iter().map(|x| Param::text(x.to_string())).collect::<Vec<_>>();
         run(&mut s, "BEGIN").unwrap();
         assert!(matches!(s.execute(&st[0], &p(&[delta, aid])).unwrap(), Outcome::Command { tag } if tag == "UPDATE 1"));
         s.execute(&st[1], &p(&[aid])).unwrap();
@@ -444,7 +444,7 @@ fn w2_star_join_and_w3_wide_table() {
     let q = "SELECT * FROM fact_n3 f JOIN dim1 d1 ON (d1.id = f.d1) JOIN dim2 d2 ON (d2.id = f.d2) JOIN dim3 d3 ON (d3.id = f.d3) WHERE f.id = $1";
     let st = s.prepare(q, &[]).unwrap();
     assert_eq!(st.fields().unwrap().len(), 4 + 3 * 2);
-    match s.execute(&st, &[Some("10".into())]).unwrap() {
+    match s.execute(&st, &[Param::text("10")]).unwrap() {
         Outcome::Rows { rows, .. } => {
             let rows = rows.to_vec();
             assert_eq!(rows.len(), 1);

@@ -28,8 +28,11 @@ fn answer(s: &mut SqlSession, sql: &str) -> (String, String) {
     match run(s, sql) {
         Err(e) => (format!("E{}", e.code), String::new()),
         Ok(Outcome::Rows { fields, rows, .. }) => {
-            let rows: Vec<String> =
-                rows.iter().map(|r| r.map(Option::unwrap_or_default).collect::<Vec<_>>().join("|")).collect();
+            let rows: Vec<String> = rows
+                .to_vec()
+                .into_iter()
+                .map(|r| r.into_iter().map(Option::unwrap_or_default).collect::<Vec<_>>().join("|"))
+                .collect();
             (rows.join(","), fields.iter().map(|f| f.name.clone()).collect::<Vec<_>>().join("|"))
         }
         Ok(other) => (format!("{other:?}"), String::new()),

@@ -23,7 +23,7 @@ use crate::workload::engine as calls;
 use crate::workload::{Dataset, InProcessForm, Index, Key, Lookup, Sizes, Table as Schema, WorkloadId};
 use serde::Serialize;
 use serde_json::json;
-use turnstile_sql::{Outcome, SqlEngine, SqlSession};
+use turnstile_sql::{Outcome, Param, SqlEngine, SqlSession};
 use turnstile_sync::alloc_count::{installed, thread_counts};
 use turnstile_sync::{Config, Profile};
 
@@ -131,7 +131,7 @@ pub fn measure(point: &Point, profile: Profile, executions: u32) -> Result<Measu
     let mut rows = 0;
     // The parameters are formatted before the count starts: a client
     // sends them, the server only reads them.
-    let params: Vec<[Option<String>; 1]> = (0..20 + executions).map(|i| [Some((point.param)(i).to_string())]).collect();
+    let params: Vec<[Param; 1]> = (0..20 + executions).map(|i| [Param::text((point.param)(i).to_string())]).collect();
     let mut run = |session: &mut SqlSession, i: u32| -> Result<(), CliError> {
         let out = session.execute(&stmt, &params[i as usize])?;
         if let Outcome::Rows { rows: r, .. } = out {

@@ -6,7 +6,7 @@ use super::order::compare_key;
 use super::{check_cancel, CacheMode, PlanCache, Producer, Run, SelectPlan, Source, CUSTOM_PLANS};
 use crate::error::SqlError;
 use crate::expr::{AggState, EvalEnv, Expr};
-use crate::rows::TextRows;
+use crate::rows::ResultRows;
 use crate::value::{Datum, SqlType};
 use crate::views::{self};
 use std::collections::{HashMap, HashSet};
@@ -96,13 +96,13 @@ impl SelectPlan {
         }
     }
 
-    /// Runs the query into result rows in the text format. A query that
-    /// only picks columns of the engine's rows (no residual filter,
-    /// grouping, `DISTINCT`, ordering or limits) writes each value
-    /// straight from the executor's stored rows into `out`: nothing is
-    /// allocated per value. Any other query runs as [`SelectPlan::run`]
-    /// does, its values formatted after.
-    pub fn run_text(&self, run: &mut Run<'_, '_>) -> Result<TextRows, SqlError> {
+    /// Runs the query into result rows, column `i` in the binary format
+    /// if `binary[i]` (else text). A query that only picks columns of the
+    /// engine's rows (no residual filter, grouping, `DISTINCT`, ordering or
+    /// limits) writes each value straight from the executor's stored rows
+    /// into `out`: nothing is allocated per value. Any other query runs as
+    /// [`SelectPlan::run`] does, its values formatted (or `send`) after.
+    pub fn run_rows(&self, run: &mut Run<'_, '_>, binary: Vec<bool>) -> Result<ResultRows, SqlError> {
         let columns: Option<Vec<usize>> = self
             .outputs
             .iter()
@@ -121,20 +121,23 @@ impl SelectPlan {
                     && self.offset.is_none()
                     && columns.len() == self.fields.len() =>
             {
-                let mut out = TextRows::with_capacity(columns.len(), 1, 64 * columns.len());
+                let mut out = ResultRows::with_capacity(columns.len(), 1, 64 * columns.len(), binary);
+                let mut failed = None;
                 engine_rows(run, query, pushed, cache, |row| {
                     for (&c, &ty) in columns.iter().zip(&self.out_types) {
-                        out.push_ref(row.get(c).copied().unwrap_or(ValueRef::Null), ty);
+                        if let Err(e) = out.push_ref(row.get(c).copied().unwrap_or(ValueRef::Null), ty) {
+                            failed.get_or_insert(e);
+                        }
                     }
                     out.end_row();
                 })?;
-                Ok(out)
+                failed.map_or(Ok(out), Err)
             }
             _ => {
                 let rows = self.run(run)?;
-                let mut out = TextRows::with_capacity(self.fields.len(), rows.len(), 0);
+                let mut out = ResultRows::with_capacity(self.fields.len(), rows.len(), 0, binary);
                 for r in &rows {
-                    out.push_datums(r, &self.out_types);
+                    out.push_datums(r, &self.out_types)?;
                 }
                 Ok(out)
             }
