@@ -179,11 +179,15 @@ impl Session {
                     let xid_tag = LockTag::transaction_id(XID_DATABASE, holder);
                     self.backend.lock(tuple, tuple_mode, Wait::Block)?;
                     let waited_for = self.backend.lock(xid_tag, LockMode::Share, Wait::Block);
-                    if waited_for.is_ok() {
-                        let _ = self.backend.unlock(xid_tag, LockMode::Share);
-                    }
-                    let _ = self.backend.unlock(tuple, tuple_mode);
+                    // Both locks were just granted, so giving them back fails
+                    // only on a broken invariant: that error is returned too
+                    // (after the wait's own), never dropped.
+                    let released_xid =
+                        if waited_for.is_ok() { self.backend.unlock(xid_tag, LockMode::Share) } else { Ok(()) };
+                    let released_tuple = self.backend.unlock(tuple, tuple_mode);
                     waited_for?;
+                    released_xid?;
+                    released_tuple?;
                 }
             }
         }
