@@ -550,8 +550,9 @@ impl Value {
 }
 
 /// PostgreSQL's float order: NaN is equal to itself and above every
-/// other value, `-0 = 0`.
-fn float_cmp(a: f64, b: f64) -> Ordering {
+/// other value, `-0 = 0` (the engine's key order and the SQL layer's
+/// comparisons both use it).
+pub fn float_cmp(a: f64, b: f64) -> Ordering {
     match (a.is_nan(), b.is_nan()) {
         (true, true) => Ordering::Equal,
         (true, false) => Ordering::Greater,

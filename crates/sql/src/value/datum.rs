@@ -129,7 +129,7 @@ impl Datum {
             (Datum::Int(a), Datum::Numeric(b)) => numeric::cmp(&numeric::from_i128((*a).into()), b),
             (Datum::Numeric(a), Datum::Int(b)) => numeric::cmp(a, &numeric::from_i128((*b).into())),
             (a, b) => match (a.as_f64(), b.as_f64()) {
-                (Some(x), Some(y)) => float_cmp(x, y),
+                (Some(x), Some(y)) => turnstile_engine::types::float_cmp(x, y),
                 _ => a.rank().cmp(&b.rank()),
             },
         }
@@ -154,16 +154,5 @@ impl Datum {
             Datum::Float(f) => Some(*f),
             _ => None,
         }
-    }
-}
-
-/// PostgreSQL's float order: NaN equals itself and sorts above every
-/// other value.
-fn float_cmp(a: f64, b: f64) -> Ordering {
-    match (a.is_nan(), b.is_nan()) {
-        (true, true) => Ordering::Equal,
-        (true, false) => Ordering::Greater,
-        (false, true) => Ordering::Less,
-        _ => a.partial_cmp(&b).unwrap_or(Ordering::Equal),
     }
 }
