@@ -216,7 +216,7 @@ fn undo_table(engine: &Arc<Engine>) {
 
 fn undo_state(s: &mut Session) -> (usize, i64, usize) {
     let rows = s.scan_all("u").unwrap();
-    let v = rows.iter().map(|r| i64::from(r[1].as_i64().unwrap())).sum();
+    let v = rows.iter().map(|r| r[1].as_i64().unwrap()).sum();
     let padded = rows.iter().filter(|r| r[2] == Value::Text("x".repeat(100))).count();
     (rows.len(), v, padded)
 }
