@@ -278,3 +278,57 @@ fn an_id_kept_aborted_stays_aborted_across_a_restart() {
         assert!(s.next_xid() > b, "{protocol:?}: the counter resumes past the earlier run");
     }
 }
+
+fn set_id(s: &mut Session, id: i32, to: i32) -> u64 {
+    let q = Query::from("t").filter("id", Operand::Const(Value::Int4(id)));
+    s.update_rows(&q, &[], &mut |row| Ok(Some(vec![Value::Int4(to), row[1].clone()]))).unwrap()
+}
+
+#[test]
+fn versions_spilled_to_the_heap_serve_old_snapshots_roll_back_and_survive_a_move() {
+    for profile in PROFILES {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = config(profile);
+        c.txn.version_store_limit_bytes = 0; // every older version goes to the heap
+        let engine = Engine::open(dir.path(), c).unwrap();
+        let mut s = table(&engine, 20);
+        let mut old = engine.session().unwrap();
+        old.begin_with(IsolationLevel::RepeatableRead).unwrap();
+        assert_eq!(sum_and_count(&mut old), (0, 20));
+        for round in 1..=5 {
+            for id in 0..20 {
+                add(&mut s, id, round);
+            }
+            let mut middle = engine.session().unwrap();
+            middle.begin_with(IsolationLevel::RepeatableRead).unwrap();
+            assert_eq!(sum_and_count(&mut middle).0, 20 * (1..=round).sum::<i64>(), "{profile:?} round {round}");
+            middle.commit().unwrap();
+        }
+        let vs = engine.txns().versions().stats();
+        assert_eq!((vs.versions, vs.fallbacks), (0, 100), "{profile:?}: nothing in memory, 100 spilled: {vs:?}");
+        // A rolled-back spilled update restores the row in place.
+        s.begin().unwrap();
+        add(&mut s, 3, 1000);
+        s.rollback().unwrap();
+        assert_eq!(by_index(&mut s, 3), Some(15), "{profile:?}");
+        // A key change moves the row: its spilled versions go to the store.
+        assert_eq!(set_id(&mut s, 4, 400), 1);
+        assert_eq!(by_index(&mut s, 400), Some(15));
+        assert_eq!(by_index(&mut s, 4), None);
+        assert!(engine.txns().versions().stats().versions >= 5, "{profile:?}: the moved row's chain is in memory");
+        // The old snapshot sees every row as it was, by a scan and by the index.
+        assert_eq!(sum_and_count(&mut old), (0, 20), "{profile:?}: the old snapshot");
+        for id in 0..20 {
+            assert_eq!(by_index(&mut old, id), Some(0), "{profile:?}: row {id} for the old snapshot");
+        }
+        assert_eq!(by_index(&mut old, 400), None);
+        assert_eq!(sum_and_count(&mut s), (300, 20), "{profile:?}: the newest versions");
+        // VACUUM keeps the copies while the old snapshot lives, then removes them.
+        let kept = s.vacuum(None, false).unwrap();
+        old.commit().unwrap();
+        let removed = s.vacuum(None, false).unwrap();
+        assert!(removed.dead_tuples >= 100, "{profile:?}: {kept:?} then {removed:?}");
+        assert_eq!(sum_and_count(&mut s), (300, 20), "{profile:?}: after VACUUM");
+        engine.check_invariants();
+    }
+}
