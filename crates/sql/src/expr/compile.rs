@@ -4,7 +4,7 @@
 use super::functions::{self, def::Call};
 use super::{
     arith_type, ident_name, implicit_cast, is_ts, numeric, parse_type_name, syntax, AggKind, AggSpec, BinOp, Compiler,
-    Expr,
+    Expr, SubLinkKind,
 };
 use crate::error::SqlError;
 use crate::value::{Datum, SqlType, NUMERIC};
@@ -42,8 +42,10 @@ impl Compiler<'_> {
                     [_, q, n] => (q.as_str(), n.as_str()),
                     _ => return Err(SqlError::unsupported(&format!("the column reference {e}"))),
                 };
-                let c = self.scope.resolve(Some(q), n)?;
-                (Expr::Col(c), self.scope.cols[c].ty)
+                match self.scope.resolve(Some(q), n) {
+                    Ok(c) => (Expr::Col(c), self.scope.cols[c].ty),
+                    Err(err) => self.outer_column(Some(q), n, err)?,
+                }
             }
             A::Value(v) => self.literal(&v.value, hint)?,
             A::Nested(inner) => self.compile(inner, hint)?,
@@ -79,8 +81,14 @@ impl Compiler<'_> {
             A::Substring { expr, substring_from, substring_for, .. } => {
                 self.substring(expr, substring_from.as_deref(), substring_for.as_deref())?
             }
-            A::Subquery(_) | A::Exists { .. } => {
-                return Err(SqlError::unsupported("a subquery"));
+            A::Subquery(q) => self.sublink(q, SubLinkKind::Scalar, None)?,
+            A::Exists { subquery, negated } => {
+                let (x, t) = self.sublink(subquery, SubLinkKind::Exists, None)?;
+                (if *negated { Expr::Not(Box::new(x)) } else { x }, t)
+            }
+            A::In { expr, target: ast::InTarget::Subquery(subquery), negated, .. } => {
+                let (x, t) = self.sublink(subquery, SubLinkKind::Any(BinOp::Eq), Some(expr))?;
+                (if *negated { Expr::Not(Box::new(x)) } else { x }, t)
             }
             other => return Err(SqlError::unsupported(&format!("the expression {other}"))),
         })
@@ -98,7 +106,7 @@ impl Compiler<'_> {
         let def = match name.as_str() {
             "current_timestamp" | "localtimestamp" => &functions::NOW,
             "current_user" | "session_user" | "user" => &functions::CURRENT_USER,
-            _ => return Err(err),
+            _ => return self.outer_column(None, &name, err),
         };
         self.call(&Call { def, name: &name, args: &[] })
     }

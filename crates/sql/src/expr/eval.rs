@@ -103,7 +103,7 @@ fn float_arith(op: BinOp, ty: SqlType, x: f64, y: f64) -> Result<Datum, SqlError
 /// A value of type `from` cast to `to` (`Expr::Cast`): a `character(n)`
 /// loses its trailing blanks when it becomes another string type; strings
 /// are cut to a `char(n)`/`varchar(n)` length, as an explicit cast does.
-pub(super) fn cast_value(d: Datum, from: SqlType, to: SqlType) -> Result<Datum, SqlError> {
+pub(crate) fn cast_value(d: Datum, from: SqlType, to: SqlType) -> Result<Datum, SqlError> {
     match (d, from) {
         (Datum::Text(s), SqlType::Bpchar(_)) if to.is_string() && !matches!(to, SqlType::Bpchar(_)) => {
             let trimmed = s.trim_end_matches(' ');
@@ -220,6 +220,8 @@ impl Expr {
                 ),
             },
             Expr::Func(f, args) => f.call(args, row, env)?,
+            Expr::Outer(k) => env.outer.get(*k).cloned().unwrap_or(Datum::Null),
+            Expr::SubLink(link) => link.eval(row, env)?,
         })
     }
 
@@ -232,8 +234,9 @@ impl Expr {
     /// or parameter expression, evaluable before the scan).
     pub fn is_row_independent(&self) -> bool {
         match self {
-            Expr::Col(_) | Expr::Agg(_) => false,
-            Expr::Const(_) | Expr::Param(_) => true,
+            // A subquery runs per row (and takes locks): never before the scan.
+            Expr::Col(_) | Expr::Agg(_) | Expr::SubLink(_) => false,
+            Expr::Const(_) | Expr::Param(_) | Expr::Outer(_) => true,
             Expr::Func(f, args) => f.volatility != Volatility::Volatile && args.iter().all(Expr::is_row_independent),
             Expr::Bin(_, _, a, b) | Expr::And(a, b) | Expr::Or(a, b) | Expr::Like(a, b, _) => {
                 a.is_row_independent() && b.is_row_independent()
@@ -387,7 +390,7 @@ impl AggState {
 }
 
 /// A binary operator applied to two values of type `ty`.
-fn binary(op: BinOp, ty: SqlType, x: Datum, y: Datum) -> Result<Datum, SqlError> {
+pub(super) fn binary(op: BinOp, ty: SqlType, x: Datum, y: Datum) -> Result<Datum, SqlError> {
     Ok(match op {
         BinOp::Concat => match (&x, &y) {
             (Datum::Null, _) | (_, Datum::Null) => Datum::Null,

@@ -6,9 +6,12 @@ mod compile;
 mod eval;
 pub mod functions;
 pub mod numeric;
+mod subquery;
 
+pub(crate) use eval::cast_value as cast_datum;
 pub use eval::AggState;
 pub use functions::FuncDef;
+pub use subquery::{OuterScope, PlannedSubquery, SubLink, SubLinkKind, SubqueryPlan};
 
 use crate::error::SqlError;
 use crate::sync::atomic::AtomicBool;
@@ -31,36 +34,50 @@ pub struct ScopeCol {
     pub attnum: i16,
 }
 
-/// The columns of the row an expression is evaluated on.
+/// The columns of the row an expression is evaluated on, and what a
+/// subquery compiled in it needs: the enclosing query's scope (for
+/// correlated references) and the subqueries planned for this scope.
 #[derive(Clone, Debug, Default)]
 pub struct Scope {
     /// Columns in row order.
     pub cols: Vec<ScopeCol>,
+    /// The enclosing query level, when this scope is a subquery's:
+    /// names not found in `cols` are looked up there (`Expr::Outer`).
+    pub outer: Option<std::sync::Arc<OuterScope>>,
+    /// The subqueries of this level's expressions, planned before the
+    /// expressions are compiled (keyed by their text as parsed).
+    pub subqueries: Vec<PlannedSubquery>,
 }
 
 impl Scope {
     /// Resolves `[qual.]name` to a column position.
     pub fn resolve(&self, qual: Option<&str>, name: &str) -> Result<usize, SqlError> {
-        let mut found = None;
-        for (i, c) in self.cols.iter().enumerate() {
-            if c.name == name && qual.is_none_or(|q| q == c.qual) {
-                if found.is_some() {
-                    return Err(SqlError::new(
-                        SqlState::AMBIGUOUS_COLUMN,
-                        format!("column reference \"{name}\" is ambiguous"),
-                    ));
-                }
-                found = Some(i);
-            }
-        }
-        found.ok_or_else(|| match qual {
-            Some(q) if !self.cols.iter().any(|c| c.qual == q) => {
-                SqlError::new(SqlState::UNDEFINED_TABLE, format!("missing FROM-clause entry for table \"{q}\""))
-            }
-            Some(q) => SqlError::new(SqlState::UNDEFINED_COLUMN, format!("column {q}.{name} does not exist")),
-            None => SqlError::new(SqlState::UNDEFINED_COLUMN, format!("column \"{name}\" does not exist")),
-        })
+        resolve_in(&self.cols, qual, name)
     }
+}
+
+/// Resolves `[qual.]name` among `cols`: its position, `42702` when two
+/// columns match, `42P01`/`42703` when none does.
+pub(crate) fn resolve_in(cols: &[ScopeCol], qual: Option<&str>, name: &str) -> Result<usize, SqlError> {
+    let mut found = None;
+    for (i, c) in cols.iter().enumerate() {
+        if c.name == name && qual.is_none_or(|q| q == c.qual) {
+            if found.is_some() {
+                return Err(SqlError::new(
+                    SqlState::AMBIGUOUS_COLUMN,
+                    format!("column reference \"{name}\" is ambiguous"),
+                ));
+            }
+            found = Some(i);
+        }
+    }
+    found.ok_or_else(|| match qual {
+        Some(q) if !cols.iter().any(|c| c.qual == q) => {
+            SqlError::new(SqlState::UNDEFINED_TABLE, format!("missing FROM-clause entry for table \"{q}\""))
+        }
+        Some(q) => SqlError::new(SqlState::UNDEFINED_COLUMN, format!("column {q}.{name} does not exist")),
+        None => SqlError::new(SqlState::UNDEFINED_COLUMN, format!("column \"{name}\" does not exist")),
+    })
 }
 
 /// Binary operators.
@@ -168,6 +185,11 @@ pub enum Expr {
     Case(Option<Box<Expr>>, Vec<(Expr, Expr)>, Option<Box<Expr>>),
     /// `x [NOT] LIKE pattern`.
     Like(Box<Expr>, Box<Expr>, bool),
+    /// The `n`th value captured from the enclosing query's row (a
+    /// correlated subquery's outer reference, PostgreSQL's `PARAM_EXEC`).
+    Outer(usize),
+    /// A subquery in an expression: `EXISTS`, scalar, `IN`/`ANY`/`ALL`.
+    SubLink(Box<SubLink>),
 }
 
 /// What evaluation needs besides the row.
@@ -178,6 +200,12 @@ pub struct EvalEnv<'a> {
     pub aggs: &'a [Datum],
     /// Session services.
     pub services: &'a mut dyn Services,
+    /// The values a correlated subquery captured from the enclosing row
+    /// ([`Expr::Outer`]); empty at the top level.
+    pub outer: &'a [Datum],
+    /// The engine session, for subqueries; `None` where the session is
+    /// busy (inside an engine callback) or not at hand.
+    pub session: Option<&'a mut turnstile_engine::Session>,
 }
 
 /// Session-level state functions read or change.
@@ -372,7 +400,7 @@ pub fn implicit_cast(from: SqlType, to: SqlType) -> bool {
 /// `real` with anything but `real` is computed in `double precision`, as
 /// PostgreSQL's operator resolution picks the preferred type. `None` when
 /// one side is not a number.
-pub(super) fn arith_type(a: SqlType, b: SqlType) -> Option<SqlType> {
+pub(crate) fn arith_type(a: SqlType, b: SqlType) -> Option<SqlType> {
     let (a, b) = match (a, b) {
         (SqlType::Unknown, SqlType::Unknown) => return None,
         (SqlType::Unknown, t) | (t, SqlType::Unknown) => (t, t),
