@@ -110,6 +110,10 @@ pub(crate) fn cast_value(d: Datum, from: SqlType, to: SqlType) -> Result<Datum, 
             let d = Datum::Text(if trimmed.len() == s.len() { s } else { trimmed.to_owned() });
             d.cast_explicit(to)
         }
+        // An array prints its elements with their own type's output.
+        (d @ Datum::Array(_), SqlType::Array(_)) if to.is_string() => {
+            Datum::Text(d.to_text(from).unwrap_or_default()).cast_explicit(to)
+        }
         // A real prints with its own shortest form, not its double's.
         (d @ Datum::Float(_), SqlType::Float4) if to.is_string() => {
             Datum::Text(d.to_text(SqlType::Float4).unwrap_or_default()).cast_explicit(to)
@@ -222,6 +226,28 @@ impl Expr {
             Expr::Func(f, args) => f.call(args, row, env)?,
             Expr::Outer(k) => env.outer.get(*k).cloned().unwrap_or(Datum::Null),
             Expr::SubLink(link) => link.eval(row, env)?,
+            Expr::Regex(m) => m.eval(row, env)?,
+            Expr::Array(items) => {
+                let mut v = Vec::with_capacity(items.len());
+                for x in items {
+                    v.push(x.eval(row, env)?);
+                }
+                Datum::Array(v)
+            }
+            Expr::Quantified(op, ty, elem, x, arr, any) => {
+                let lhs = x.eval(row, env)?;
+                match arr.eval(row, env)? {
+                    Datum::Null => Datum::Null,
+                    Datum::Array(items) if items.is_empty() => Datum::Bool(!*any),
+                    Datum::Array(items) => super::subquery::quantify(*op, *ty, *elem, lhs, items.into_iter(), *any)?,
+                    other => {
+                        return Err(SqlError::new(
+                            SqlState::DATATYPE_MISMATCH,
+                            format!("op ANY/ALL (array) requires array on right side, not {other:?}"),
+                        ))
+                    }
+                }
+            }
         })
     }
 
@@ -245,6 +271,9 @@ impl Expr {
                 a.is_row_independent()
             }
             Expr::InList(a, l, _) => a.is_row_independent() && l.iter().all(Expr::is_row_independent),
+            Expr::Array(l) => l.iter().all(Expr::is_row_independent),
+            Expr::Regex(m) => m.x.is_row_independent() && m.pattern.is_row_independent(),
+            Expr::Quantified(_, _, _, a, b, _) => a.is_row_independent() && b.is_row_independent(),
             Expr::Case(..) => false,
         }
     }

@@ -4,10 +4,14 @@
 mod builtin;
 mod compile;
 mod eval;
+mod forms;
 pub mod functions;
 pub mod numeric;
+mod quantified;
+pub mod regex;
 mod subquery;
 
+pub(crate) use compile::comparison_type;
 pub(crate) use eval::cast_value as cast_datum;
 pub use eval::AggState;
 pub use functions::FuncDef;
@@ -190,6 +194,13 @@ pub enum Expr {
     Outer(usize),
     /// A subquery in an expression: `EXISTS`, scalar, `IN`/`ANY`/`ALL`.
     SubLink(Box<SubLink>),
+    /// `ARRAY[x, …]`: the elements, each of the array's element type.
+    Array(Vec<Expr>),
+    /// `x op ANY|ALL (array)`: the comparison, its operand type, the
+    /// array's element type, `x`, the array, and true for ANY.
+    Quantified(BinOp, SqlType, SqlType, Box<Expr>, Box<Expr>, bool),
+    /// `x ~ pattern` and its three siblings.
+    Regex(Box<regex::RegexMatch>),
 }
 
 /// What evaluation needs besides the row.
@@ -278,6 +289,17 @@ pub fn object_name(n: &ast::ObjectName) -> Result<String, SqlError> {
 pub fn parse_type_name(text: &str) -> Result<SqlType, SqlError> {
     let t = fold_type_name(text.trim());
     let t = t.strip_prefix("pg_catalog.").unwrap_or(&t);
+    // `text[]`, `int4[3]`, `_text`: the array of the element type.
+    let elem = match t.strip_suffix(']').and_then(|r| r.rsplit_once('[')) {
+        Some((base, dim)) if dim.chars().all(|c| c.is_ascii_digit()) => Some(parse_type_name(base)?),
+        _ => match t.strip_prefix('_') {
+            Some(base) if !base.is_empty() && base != "_" => parse_type_name(base).ok(),
+            _ => None,
+        },
+    };
+    if let Some(e) = elem {
+        return SqlType::array_of(e).ok_or_else(|| SqlError::unsupported(&format!("arrays of type {}", e.name())));
+    }
     let (base, arg, arg2) = match t.split_once('(') {
         Some((b, rest)) => {
             let inner = rest.trim_end_matches(')');
@@ -358,6 +380,23 @@ fn fold_type_name(text: &str) -> String {
         }
     }
     out
+}
+
+/// The type two values of a set operation's column or an array's
+/// elements are brought to (PostgreSQL's `select_common_type`):
+/// the same type, the known one over `unknown`, the higher number type,
+/// `text` for two string types, a timestamp over a date.
+pub(crate) fn common_type(a: SqlType, b: SqlType) -> Option<SqlType> {
+    Some(match (a, b) {
+        _ if a == b => a,
+        (SqlType::Unknown, t) | (t, SqlType::Unknown) => t,
+        _ if a.is_number() && b.is_number() => arith_type(a, b)?,
+        _ if a.is_string() && b.is_string() => SqlType::Text,
+        (SqlType::Date, t @ (SqlType::Timestamp | SqlType::TimestampTz))
+        | (t @ (SqlType::Timestamp | SqlType::TimestampTz), SqlType::Date) => t,
+        (SqlType::Timestamp, SqlType::TimestampTz) | (SqlType::TimestampTz, SqlType::Timestamp) => SqlType::TimestampTz,
+        _ => return None,
+    })
 }
 
 /// The rank of a number type in PostgreSQL's implicit-cast chain

@@ -122,7 +122,7 @@ fn set_operation(kind: SetOpKind, all: bool, left: SelectPlan, right: SelectPlan
     }
     let mut types = Vec::with_capacity(lt.len());
     for (a, b) in lt.iter().zip(rt) {
-        types.push(common_type(*a, *b).ok_or_else(|| {
+        types.push(crate::expr::common_type(*a, *b).ok_or_else(|| {
             SqlError::new(
                 SqlState::DATATYPE_MISMATCH,
                 format!("{} types {} and {} cannot be matched", kind.name(), a.name(), b.name()),
@@ -136,22 +136,6 @@ fn set_operation(kind: SetOpKind, all: bool, left: SelectPlan, right: SelectPlan
         scope.cols.push(ScopeCol { qual: String::new(), name: n.clone(), ty: *t, table_oid: 0, attnum: 0 });
     }
     Ok(over_rows(Producer::SetOp(Box::new(plan)), scope))
-}
-
-/// The type two branches' columns (or a CASE's results) are brought to:
-/// the same type, the known one over `unknown`, the higher number type,
-/// `text` for two string types, a timestamp over a date.
-pub(super) fn common_type(a: SqlType, b: SqlType) -> Option<SqlType> {
-    Some(match (a, b) {
-        _ if a == b => a,
-        (SqlType::Unknown, t) | (t, SqlType::Unknown) => t,
-        _ if a.is_number() && b.is_number() => crate::expr::arith_type(a, b)?,
-        _ if a.is_string() && b.is_string() => SqlType::Text,
-        (SqlType::Date, t @ (SqlType::Timestamp | SqlType::TimestampTz))
-        | (t @ (SqlType::Timestamp | SqlType::TimestampTz), SqlType::Date) => t,
-        (SqlType::Timestamp, SqlType::TimestampTz) | (SqlType::TimestampTz, SqlType::Timestamp) => SqlType::TimestampTz,
-        _ => return None,
-    })
 }
 
 /// `SELECT * FROM <producer>` over `scope` (the producer's columns): every
