@@ -239,7 +239,7 @@ impl Expr {
                 match arr.eval(row, env)? {
                     Datum::Null => Datum::Null,
                     Datum::Array(items) if items.is_empty() => Datum::Bool(!*any),
-                    Datum::Array(items) => super::subquery::quantify(*op, *ty, *elem, lhs, items.into_iter(), *any)?,
+                    Datum::Array(items) => quantify(*op, *ty, *elem, lhs, items.into_iter(), *any)?,
                     other => {
                         return Err(SqlError::new(
                             SqlState::DATATYPE_MISMATCH,
@@ -416,6 +416,28 @@ impl AggState {
             }
         })
     }
+}
+
+/// `lhs op ANY|ALL (values)` in type `ty` (each value cast from `from`
+/// first): SQL's three-valued OR (ANY) or AND (ALL) of the comparisons.
+pub(crate) fn quantify(
+    op: BinOp,
+    ty: SqlType,
+    from: SqlType,
+    lhs: Datum,
+    values: impl Iterator<Item = Datum>,
+    any: bool,
+) -> Result<Datum, SqlError> {
+    let mut saw_null = false;
+    for v in values {
+        let v = if from != ty && !v.is_null() { cast_value(v, from, ty)? } else { v };
+        match truth(&binary(op, ty, lhs.clone(), v)?) {
+            Some(hit) if hit == any => return Ok(Datum::Bool(any)),
+            Some(_) => {}
+            None => saw_null = true,
+        }
+    }
+    Ok(if saw_null { Datum::Null } else { Datum::Bool(!any) })
 }
 
 /// A binary operator applied to two values of type `ty`.

@@ -8,9 +8,8 @@
 //! satisfies `op`, else NULL when `x` or some element is NULL, else false
 //! (`ALL` dually); an empty array makes ANY false and ALL true.
 
-use super::compile::comparison_type;
 use super::subquery::op_symbol;
-use super::{common_type, BinOp, Compiler, Expr, SubLinkKind};
+use super::{common_type, comparison_type, BinOp, Compiler, Expr, SubLinkKind};
 use crate::error::SqlError;
 use crate::value::SqlType;
 use sqlparser::ast;

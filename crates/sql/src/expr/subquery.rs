@@ -27,7 +27,7 @@
 //! else NULL when `x` or some row is NULL, else false; `ALL` is the dual;
 //! a scalar subquery of no rows is NULL and of two rows `21000`.
 
-use super::eval::{binary, truth};
+use super::eval::quantify;
 use super::{resolve_in, BinOp, EvalEnv, Expr, ScopeCol};
 use crate::error::SqlError;
 use crate::value::{Datum, SqlType};
@@ -192,28 +192,6 @@ impl SubLink {
     }
 }
 
-/// `lhs op ANY|ALL (values)` in type `ty` (each value cast from `from`
-/// first): SQL's three-valued OR (ANY) or AND (ALL) of the comparisons.
-pub(crate) fn quantify(
-    op: BinOp,
-    ty: SqlType,
-    from: SqlType,
-    lhs: Datum,
-    values: impl Iterator<Item = Datum>,
-    any: bool,
-) -> Result<Datum, SqlError> {
-    let mut saw_null = false;
-    for v in values {
-        let v = if from != ty && !v.is_null() { super::eval::cast_value(v, from, ty)? } else { v };
-        match truth(&binary(op, ty, lhs.clone(), v)?) {
-            Some(hit) if hit == any => return Ok(Datum::Bool(any)),
-            Some(_) => {}
-            None => saw_null = true,
-        }
-    }
-    Ok(if saw_null { Datum::Null } else { Datum::Bool(!any) })
-}
-
 impl super::Compiler<'_> {
     /// A name the scope does not have (`err`), looked up in the enclosing
     /// query levels: an outer reference, or `err`.
@@ -267,7 +245,7 @@ impl super::Compiler<'_> {
                     SubLinkKind::Any(op) | SubLinkKind::All(op) => op,
                     _ => BinOp::Eq,
                 };
-                let ct = super::compile::comparison_type(t, rhs_type).ok_or_else(|| {
+                let ct = super::comparison_type(t, rhs_type).ok_or_else(|| {
                     SqlError::new(
                         SqlState::UNDEFINED_FUNCTION,
                         format!("operator does not exist: {} {} {}", t.name(), op_symbol(op), rhs_type.name()),

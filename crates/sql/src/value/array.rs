@@ -46,30 +46,6 @@ static ELEMENTS: [SqlType; 17] = [
     SqlType::Numeric(None),
 ];
 
-/// The OID of the array type of `elem` (`pg_type.typarray`; 0 if none).
-pub(super) const fn array_oid(elem: SqlType) -> u32 {
-    match elem {
-        SqlType::Bool => 1000,
-        SqlType::Bytea => 1001,
-        SqlType::QChar => 1002,
-        SqlType::Name => 1003,
-        SqlType::Int2 => 1005,
-        SqlType::Int4 => 1007,
-        SqlType::Text => 1009,
-        SqlType::Bpchar(_) => 1014,
-        SqlType::Varchar(_) => 1015,
-        SqlType::Int8 => 1016,
-        SqlType::Float4 => 1021,
-        SqlType::Float8 => 1022,
-        SqlType::Oid => 1028,
-        SqlType::Timestamp => 1115,
-        SqlType::Date => 1182,
-        SqlType::TimestampTz => 1185,
-        SqlType::Numeric(_) => 1231,
-        _ => 0,
-    }
-}
-
 impl SqlType {
     /// The array type of elements of `elem` (its modifier dropped:
     /// `varchar(20)[]` is `varchar[]`), `None` for a type without one here.
@@ -94,7 +70,7 @@ impl SqlType {
 
     /// The array type with OID `oid`.
     pub(super) fn array_from_oid(oid: u32) -> Option<SqlType> {
-        ELEMENTS.iter().find(|e| array_oid(**e) == oid).map(SqlType::Array)
+        ELEMENTS.iter().find(|e| super::sql_type::array_oid(**e) == oid).map(SqlType::Array)
     }
 }
 

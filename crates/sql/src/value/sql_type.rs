@@ -77,7 +77,7 @@ impl SqlType {
             SqlType::Bytea => 17,
             SqlType::Xid => 28,
             SqlType::QChar => 18,
-            SqlType::Array(e) => super::array::array_oid(*e),
+            SqlType::Array(e) => array_oid(*e),
         }
     }
 
@@ -284,5 +284,29 @@ impl SqlType {
             SqlType::Bytea => Ok(ColumnType::Bytea),
             other => Err(SqlError::unsupported(&format!("a table column of type {}", other.name()))),
         }
+    }
+}
+
+/// The OID of the array type of `elem` (`pg_type.typarray`; 0 if none).
+pub(super) const fn array_oid(elem: SqlType) -> u32 {
+    match elem {
+        SqlType::Bool => 1000,
+        SqlType::Bytea => 1001,
+        SqlType::QChar => 1002,
+        SqlType::Name => 1003,
+        SqlType::Int2 => 1005,
+        SqlType::Int4 => 1007,
+        SqlType::Text => 1009,
+        SqlType::Bpchar(_) => 1014,
+        SqlType::Varchar(_) => 1015,
+        SqlType::Int8 => 1016,
+        SqlType::Float4 => 1021,
+        SqlType::Float8 => 1022,
+        SqlType::Oid => 1028,
+        SqlType::Timestamp => 1115,
+        SqlType::Date => 1182,
+        SqlType::TimestampTz => 1185,
+        SqlType::Numeric(_) => 1231,
+        _ => 0,
     }
 }
