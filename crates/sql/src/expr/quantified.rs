@@ -23,9 +23,9 @@ impl Compiler<'_> {
     pub(super) fn array(&mut self, elems: &[ast::Expr], hint: Option<SqlType>) -> Result<(Expr, SqlType), SqlError> {
         let elem_hint = hint.and_then(SqlType::element);
         let mut items = Vec::with_capacity(elems.len());
-        let mut ty = elem_hint.unwrap_or(SqlType::Unknown);
+        let mut ty = SqlType::Unknown;
         for e in elems {
-            let (x, t) = self.compile(e, (ty != SqlType::Unknown).then_some(ty))?;
+            let (x, t) = self.compile(e, (ty != SqlType::Unknown).then_some(ty).or(elem_hint))?;
             ty = common_type(ty, t).ok_or_else(|| {
                 SqlError::new(
                     SqlState::DATATYPE_MISMATCH,
@@ -37,7 +37,7 @@ impl Compiler<'_> {
         if items.is_empty() && elem_hint.is_none() {
             return Err(SqlError::new(INDETERMINATE_DATATYPE, "cannot determine type of empty array"));
         }
-        let ty = if ty == SqlType::Unknown { SqlType::Text } else { ty };
+        let ty = if ty == SqlType::Unknown { elem_hint.unwrap_or(SqlType::Text) } else { ty };
         let arr =
             SqlType::array_of(ty).ok_or_else(|| SqlError::unsupported(&format!("arrays of type {}", ty.name())))?;
         let elem = arr.element().unwrap_or(ty);
@@ -76,7 +76,8 @@ impl Compiler<'_> {
             return self.sublink(q, kind, Some(left));
         }
         let (l, tl) = self.compile(left, None)?;
-        let (arr, ta) = self.compile(right, SqlType::array_of(tl))?;
+        let hint = if tl == SqlType::Unknown { None } else { SqlType::array_of(tl) };
+        let (arr, ta) = self.compile(right, hint)?;
         let elem = match ta {
             SqlType::Array(e) => *e,
             SqlType::Unknown => tl,
