@@ -61,6 +61,7 @@ pub(crate) fn send_datum(ty: SqlType, d: &Datum, out: &mut BytesMut) -> Result<(
         ) => out.put_slice(s.as_bytes()),
         (Datum::Date(days), SqlType::Date) => out.put_i32(*days),
         (Datum::Timestamp(us), SqlType::Timestamp | SqlType::TimestampTz) => out.put_i64(*us),
+        (Datum::Array(items), SqlType::Array(e)) => crate::value::send_array(items, *e, out, send_datum)?,
         (d, ty) => {
             let text = d.to_text(ty).ok_or_else(|| SqlError::new(SqlState::INTERNAL_ERROR, "NULL sent as a value"))?;
             binary::send(ty.oid(), &text, out)?

@@ -33,6 +33,8 @@ impl SqlSession {
                     lines.push(match &it.producer {
                         plan::Producer::View(v) => format!("Function Scan on {v:?} (system view)"),
                         plan::Producer::Series(..) => "Function Scan on generate_series".into(),
+                        plan::Producer::Query(_) => "Subquery Scan (turnstile-sql)".into(),
+                        plan::Producer::SetOp(s) => format!("{} (turnstile-sql)", s.kind.name()),
                         plan::Producer::Table { query, .. } => {
                             format!("Seq Scan on {} (nested loop in turnstile-sql)", query.tables()[0])
                         }

@@ -93,7 +93,7 @@ fn compare(a: &[Datum], b: &[Datum], order: &[(usize, bool, bool)]) -> Ordering 
 }
 
 /// Runs `plan` with its rows locked as `locking` says: the output rows.
-pub(crate) fn run(plan: &SelectPlan, run: &mut Run<'_, '_>, locking: RowLocking) -> Result<Vec<Vec<Datum>>, SqlError> {
+pub(crate) fn run(plan: &SelectPlan, run: &mut Run<'_>, locking: RowLocking) -> Result<Vec<Vec<Datum>>, SqlError> {
     let clause = locking.mode.clause();
     let not_with =
         |what: &str| SqlError::new(SqlState::FEATURE_NOT_SUPPORTED, format!("{clause} is not allowed with {what}"));
@@ -124,9 +124,12 @@ pub(crate) fn run(plan: &SelectPlan, run: &mut Run<'_, '_>, locking: RowLocking)
         None => None,
     };
     let wanted = limit.map(|l| l.saturating_add(offset));
+    let session = run.env.session.take().ok_or_else(crate::plan::no_session)?;
     let mut filter = Filter { plan, env: &mut run.env, failure: None };
-    let locked = run.session.select_locking(query, &eparams, locking, wanted, &mut filter);
-    let locked = match (locked, filter.failure.take()) {
+    let locked = session.select_locking(query, &eparams, locking, wanted, &mut filter);
+    let failure = filter.failure.take();
+    run.env.session = Some(session);
+    let locked = match (locked, failure) {
         (_, Some(e)) => return Err(e),
         (r, None) => r?,
     };

@@ -289,7 +289,8 @@ fn first_word(s: &str) -> String {
 pub fn parse_one(sql: &str, piece: &str, offset: usize) -> Result<Parsed, SqlError> {
     let word = first_word(piece);
     match word.as_str() {
-        "" => return Ok(Parsed::Empty),
+        // A statement may open with a parenthesis (`(SELECT …) UNION …`).
+        "" if strip_comments(piece).trim().is_empty() => return Ok(Parsed::Empty),
         // PostgreSQL's `TABLE name` (short for `SELECT * FROM name`), which
         // sqlparser does not read.
         "table" => return Err(SqlError::unsupported("the TABLE command")),

@@ -41,7 +41,10 @@ impl SqlSession {
         let exprs = compile_args(args, &mut ptypes)?;
         let mut keys = Vec::with_capacity(exprs.len());
         for x in &exprs {
-            let d = x.eval(&[], &mut EvalEnv { params: values, aggs: &[], services: &mut self.ctx })?;
+            let d = x.eval(
+                &[],
+                &mut EvalEnv { params: values, aggs: &[], services: &mut self.ctx, outer: &[], session: None },
+            )?;
             keys.push(match d {
                 Datum::Int(v) => v,
                 // A NULL key: the function is strict, its result NULL.

@@ -306,11 +306,16 @@ impl SqlSession {
 
     /// What a plan runs with: the engine session, the parameters, the
     /// session's services and plan-cache mode.
-    fn run<'a>(&'a mut self, values: &'a [Datum], one_shot: bool) -> Run<'a, 'a> {
+    fn run<'a>(&'a mut self, values: &'a [Datum], one_shot: bool) -> Run<'a> {
         let cache_mode = self.cache_mode();
         Run {
-            session: &mut self.es,
-            env: EvalEnv { params: values, aggs: &[], services: &mut self.ctx },
+            env: EvalEnv {
+                params: values,
+                aggs: &[],
+                services: &mut self.ctx,
+                outer: &[],
+                session: Some(&mut self.es),
+            },
             cache_mode,
             one_shot,
         }

@@ -155,7 +155,10 @@ impl SqlSession {
             let hint = st.inner.param_types.get(i).and_then(|t| SqlType::from_oid(*t));
             let mut ptypes = Vec::new();
             let (x, t) = Compiler { scope: &empty, params: &mut ptypes, aggs: None }.compile(p, hint)?;
-            let d = x.eval(&[], &mut EvalEnv { params: &outer_params, aggs: &[], services: &mut self.ctx })?;
+            let d = x.eval(
+                &[],
+                &mut EvalEnv { params: &outer_params, aggs: &[], services: &mut self.ctx, outer: &[], session: None },
+            )?;
             vals.push(Param::from(d.to_text(t)));
         }
         self.dispatch(&st, &vals, formats)

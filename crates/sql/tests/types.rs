@@ -138,7 +138,8 @@ const CASES: &[(&str, &str, &str)] = &[
     ("SELECT t FROM qa_t WHERE t IN ('a', 1)", "E42883", ""),
     ("SELECT i IN (100000.0, 2), c IN ('z', 'q'), current_date > '2000-01-01' FROM qa_t", "t|t|t", ""),
     ("SELECT abs(-2147483647 - 1)", "E22003", ""),
-    ("SELECT abs(-5::int2), upper('héllo'), lower('ÉA')", "5|HéLLO|Éa", ""),
+    // Case maps by Unicode, as PostgreSQL 15 under LC_CTYPE C.utf8 (the conformance recording's).
+    ("SELECT abs(-5::int2), upper('héllo'), lower('ÉA')", "5|HÉLLO|éa", ""),
     ("SELECT 0.00005::numeric(3,4), 0.1::numeric(3,4)", "E22003", ""),
     ("SELECT 0.00005::numeric(3,4)", "0.0001", ""),
 ];

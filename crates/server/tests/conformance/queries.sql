@@ -519,16 +519,124 @@ pred-33 SELECT id, coalesce(i, -1), coalesce(s, v, 'none') FROM t ORDER BY id
 pred-34 SELECT id, coalesce(i, b) FROM t ORDER BY id
 pred-35 SELECT coalesce(1, 1 / 0)
 
+@family subq Subqueries: scalar, EXISTS, IN and NOT IN (with NULLs), ANY/ALL over a subquery, correlated (two levels deep), in FROM with aliases
+subq-01 SELECT (SELECT 1)
+subq-02 SELECT id, (SELECT max(i) FROM t) FROM t WHERE id = 1
+subq-03 SELECT * FROM (SELECT 1 AS x) s
+subq-04 SELECT EXISTS (SELECT 1 FROM t)
+subq-05 SELECT id FROM t WHERE id IN (SELECT tid FROM u) ORDER BY id
+subq-06 SELECT id FROM t WHERE id NOT IN (SELECT tid FROM u) ORDER BY id
+subq-07 SELECT id FROM t WHERE id NOT IN (SELECT tid FROM u WHERE tid IS NOT NULL) ORDER BY id
+subq-08 SELECT id, (SELECT count(*) FROM u WHERE u.tid = t.id) AS n FROM t ORDER BY id
+subq-09 SELECT id FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.tid = t.id) ORDER BY id
+subq-10 SELECT id FROM t WHERE NOT EXISTS (SELECT 1 FROM u WHERE u.tid = t.id) ORDER BY id
+subq-11 SELECT (SELECT name FROM u WHERE u.tid = t.id) FROM t WHERE id = 1
+subq-12 SELECT (SELECT id, tid FROM u)
+subq-13 SELECT s.k, s.n FROM (SELECT tid AS k, count(*) AS n FROM u GROUP BY tid) s ORDER BY s.k NULLS FIRST
+subq-14 SELECT * FROM (SELECT id, s FROM t WHERE id < 3) AS x (a, b) ORDER BY a
+subq-15 SELECT count(*) FROM (SELECT 1) s, (SELECT 2) s2
+subq-16 SELECT id FROM t WHERE i > ALL (SELECT n FROM g WHERE n IS NOT NULL) ORDER BY id
+subq-17 SELECT id FROM t WHERE i = ANY (SELECT n FROM g) ORDER BY id
+subq-18 SELECT 1 IN (SELECT NULL::int), 1 NOT IN (SELECT NULL::int), NULL::int IN (SELECT 1 WHERE false)
+subq-19 SELECT id FROM t t1 WHERE 1 = (SELECT count(*) FROM u WHERE u.tid = t1.id AND EXISTS (SELECT 1 FROM g WHERE g.id = t1.id)) ORDER BY id
+subq-20 SELECT grp, (SELECT max(m) FROM g g2 WHERE g2.grp = g.grp) AS top FROM g GROUP BY grp ORDER BY grp
+subq-21 SELECT * FROM (SELECT 1)
+subq-22 SELECT id, (SELECT k FROM u WHERE u.id = t.id) || '!' AS k FROM t ORDER BY id
+subq-23 SELECT id FROM t WHERE (SELECT count(*) FROM u WHERE u.tid = t.id) > 1
+subq-24 SELECT u.name FROM u WHERE u.tid IN (SELECT id FROM t WHERE s ILIKE 'a%') ORDER BY 1
+
+@family cte WITH and set operations: UNION [ALL], INTERSECT [ALL], EXCEPT [ALL], ORDER BY, LIMIT and FETCH FIRST over them
+cte-01 WITH x AS (SELECT 1 AS a) SELECT a FROM x
+cte-02 WITH a AS (SELECT id FROM t WHERE id < 4), b AS (SELECT id FROM a WHERE id > 1) SELECT * FROM b ORDER BY id
+cte-03 WITH c (n) AS (SELECT count(*) FROM u) SELECT n FROM c
+cte-04 SELECT 1 UNION SELECT 2
+cte-05 SELECT id FROM t INTERSECT SELECT id FROM u
+cte-06 SELECT id FROM t EXCEPT SELECT id FROM u
+cte-07 SELECT tid FROM u UNION ALL SELECT id FROM t ORDER BY 1 NULLS FIRST
+cte-08 SELECT grp FROM g UNION SELECT k FROM u ORDER BY 1 LIMIT 3
+cte-09 SELECT n FROM g INTERSECT ALL SELECT n FROM g WHERE id > 2
+cte-10 SELECT n FROM g EXCEPT ALL SELECT n FROM g WHERE id > 3
+cte-11 SELECT 1 UNION SELECT 1, 2
+cte-12 SELECT id, s FROM t WHERE id = 1 UNION ALL SELECT id, k FROM u WHERE id = 1 ORDER BY id, s
+cte-13 (SELECT id FROM t ORDER BY id LIMIT 2) UNION ALL (SELECT id FROM u ORDER BY id DESC LIMIT 1)
+cte-14 SELECT 1.5 UNION SELECT 2
+cte-15 SELECT id FROM t ORDER BY id FETCH FIRST 2 ROWS ONLY
+cte-16 SELECT id FROM t ORDER BY id OFFSET 6 ROWS FETCH NEXT 1 ROW ONLY
+cte-17 WITH x AS (SELECT id FROM t) SELECT count(*) FROM x, x AS y
+cte-18 SELECT 'T' AS k, s FROM t WHERE id < 3 UNION ALL SELECT 'C', name FROM u WHERE id < 3 ORDER BY 1, 2
+cte-19 SELECT id FROM t UNION SELECT id FROM u EXCEPT SELECT id FROM g ORDER BY id
+cte-20 SELECT x FROM (SELECT 1 AS x UNION ALL SELECT 2) AS v ORDER BY x DESC
+
+@family array Arrays: ARRAY[…] and '{…}' literals of the basic types, their text output, = ANY and <> ALL with NULLs
+array-01 SELECT ARRAY[1, 2]
+array-02 SELECT 1 = ANY (ARRAY[1, 2])
+array-03 SELECT ARRAY['a', 'b c', NULL, '', 'NULL', 'x"y', 'a,b']
+array-04 SELECT '{1,2,3}'::int[], '{a,b}'::text[], '{}'::int8[], '{t,f,NULL}'::bool[]
+array-05 SELECT id FROM t WHERE id = ANY ('{1,3,5}'::int[]) ORDER BY id
+array-06 SELECT id FROM t WHERE s = ANY (ARRAY['apple', 'Banana']) ORDER BY id
+array-07 SELECT id FROM t WHERE id <> ALL (ARRAY[1, 2, 3]) ORDER BY id
+array-08 SELECT 1 = ANY (ARRAY[2, NULL]), 1 = ANY (ARRAY[1, NULL]), 1 <> ALL (ARRAY[2, NULL]), 1 = ALL ('{}'::int[]), NULL::int = ANY (ARRAY[1])
+array-09 SELECT ARRAY[1.5, 2], ARRAY['2024-01-01'::date], ARRAY[1, 2]::text
+array-10 SELECT '{1,x}'::int[]
+array-11 SELECT ARRAY[]
+array-12 SELECT ARRAY[]::varchar[], ARRAY[1, 2] = ARRAY[1, 2], '{a}'::name[]
+array-13 SELECT id FROM t WHERE id > ANY (ARRAY[5, 6]) ORDER BY id
+array-14 SELECT 'x' = ANY (ARRAY[1])
+array-15 SELECT ARRAY[i, id] FROM t ORDER BY id
+array-16 SELECT '{"a b", "c\"d"}'::text[], ' { x , y } '::varchar[]
+
+@family regex Regular expressions and ILIKE: ~, ~*, !~, !~*, OPERATOR(pg_catalog.op), ILIKE with Unicode case, 2201B for a bad pattern
+regex-01 SELECT 'abc' ~ '^a'
+regex-02 SELECT s, s ~ 'pp', s ~* '^a', s !~ 'a', s !~* 'A' FROM t ORDER BY id
+regex-03 SELECT id FROM t WHERE s OPERATOR(pg_catalog.~) '^(apple|Apple)$' ORDER BY id
+regex-04 SELECT 'abc' ILIKE 'A%'
+regex-05 SELECT id FROM t WHERE s ILIKE 'APPLE' ORDER BY id
+regex-06 SELECT 'ÉTÉ' ILIKE 'été', 'Été' ~* 'ÉTÉ', 'abc' NOT ILIKE 'A_C'
+regex-07 SELECT 'a' ~ '('
+regex-08 SELECT 'foo bar' ~ '\mbar\M', 'x12' ~ '[[:digit:]]+$', 'a.b' ~ 'a\.b'
+regex-09 SELECT NULL ~ 'a', 'a' ~ NULL
+regex-10 SELECT 1 ~ 'a'
+regex-11 SELECT 'abc' OPERATOR(pg_catalog.=) 'abc', 2 OPERATOR(pg_catalog.+) 3, 'ab' OPERATOR(pg_catalog.~~) 'a%'
+regex-12 SELECT id FROM t WHERE s ~ 'l' COLLATE pg_catalog.default ORDER BY id
+
+@family expr Everyday expressions: NULLIF, concat, concat_ws, greatest, least, trim, replace, position, lpad, rpad, split_part, strpos, initcap, upper/lower (Unicode), IS [NOT] DISTINCT FROM, ^, COLLATE "C"
+expr-01 SELECT replace('abc', 'b', 'x')
+expr-02 SELECT trim('  x  '), ltrim('  x')
+expr-03 SELECT position('b' IN 'abc')
+expr-04 SELECT nullif(1, 1)
+expr-05 SELECT greatest(1, 2), least(1, 2)
+expr-06 SELECT concat('a', 1, NULL)
+expr-07 SELECT lpad('x', 3), strpos('abc', 'c'), split_part('a,b', ',', 2)
+expr-08 SELECT id FROM t WHERE i IS DISTINCT FROM 10 ORDER BY id
+expr-09 SELECT 2 ^ 10
+expr-10 SELECT 'a' < 'B' COLLATE "C"
+expr-11 SELECT id, nullif(i, 10), greatest(i, 0), least(s, v) FROM t ORDER BY id
+expr-12 SELECT concat_ws('-', s, i, f), concat(s, NULL, b) FROM t ORDER BY id
+expr-13 SELECT trim(BOTH 'x' FROM 'xxaxx'), trim(LEADING FROM '  a '), trim(TRAILING 'ab' FROM 'cabab'), btrim('xyx', 'x'), rtrim('a  ')
+expr-14 SELECT lpad('hello', 3), lpad('7', 3, '0'), rpad('ab', 5, 'xy'), lpad('x', -1), rpad('é', 3, 'ü')
+expr-15 SELECT split_part('a.b.c', '.', -1), split_part('abc', '', 1), split_part('a.b', '.', 5)
+expr-16 SELECT split_part('a', ',', 0)
+expr-17 SELECT id, upper(s), lower(s), initcap(s) FROM t ORDER BY id
+expr-18 SELECT upper('héllo'), lower('ÀBC'), initcap('hello wORLD-foo bar_baz 3rd')
+expr-19 SELECT NULL IS DISTINCT FROM NULL, 1 IS NOT DISTINCT FROM NULL, 'a' IS DISTINCT FROM 'b'
+expr-20 SELECT 4::float8 ^ 0.5, 0::float8 ^ 0
+expr-21 SELECT 0::float8 ^ -1
+expr-22 SELECT strpos('héllo', 'l'), position('' IN 'abc'), replace('aaa', '', 'x')
+expr-23 SELECT greatest('a', NULL, 'c'), least(1, 2.5), greatest(NULL, NULL)
+expr-24 SELECT nullif('a', 'a'), nullif(NULL::int, 1), nullif(2, NULL)
+expr-25 SELECT greatest(1, 'a')
+
+@family ljoin Outer joins and CASE: LEFT JOIN on any condition, CASE in every position
+ljoin-01 SELECT t.id, u.id FROM t LEFT JOIN u ON u.tid = t.id AND u.k LIKE 'a%' ORDER BY 1, 2
+ljoin-02 SELECT t.id, u.name FROM t LEFT JOIN u ON t.id = u.tid WHERE u.id IS NULL ORDER BY 1
+ljoin-03 SELECT t.id, x.n FROM t LEFT JOIN (SELECT tid, count(*) AS n FROM u GROUP BY tid) x ON x.tid = t.id ORDER BY 1
+ljoin-04 SELECT t.id, u.id FROM t LEFT JOIN u ON t.id < u.id AND u.id < 3 ORDER BY 1, 2
+ljoin-05 SELECT CASE WHEN id > 2 THEN 'big' ELSE 'small' END AS sz, count(*) FROM t GROUP BY 1 ORDER BY 1
+ljoin-06 SELECT id FROM t ORDER BY CASE WHEN s IS NULL THEN 0 ELSE 1 END, id
+ljoin-07 SELECT id FROM t WHERE CASE WHEN i > 0 THEN true ELSE false END ORDER BY id
+ljoin-08 SELECT t.id, g.grp FROM t LEFT JOIN g ON g.id = t.id AND g.grp = 'a' LEFT JOIN u ON u.id = g.id ORDER BY 1
+
 @family unsup Unsupported constructs: each answers 0A000 and the connection goes on
-!unsup-01 [scalar subquery] SELECT (SELECT 1)
-!unsup-02 [scalar subquery] SELECT id, (SELECT max(i) FROM t) FROM t WHERE id = 1
-!unsup-03 [subquery in FROM] SELECT * FROM (SELECT 1 AS x) s
-!unsup-04 [EXISTS] SELECT EXISTS (SELECT 1 FROM t)
-!unsup-05 [IN (subquery)] SELECT id FROM t WHERE id IN (SELECT tid FROM u) ORDER BY id
-!unsup-06 [WITH] WITH x AS (SELECT 1 AS a) SELECT a FROM x
-!unsup-07 [UNION/INTERSECT/EXCEPT] SELECT 1 UNION SELECT 2
-!unsup-08 [UNION/INTERSECT/EXCEPT] SELECT id FROM t INTERSECT SELECT id FROM u
-!unsup-09 [UNION/INTERSECT/EXCEPT] SELECT id FROM t EXCEPT SELECT id FROM u
 !unsup-10 [VALUES as a query] VALUES (1), (2)
 !unsup-11 [TABLE t] TABLE t
 !unsup-13 [RIGHT/FULL JOIN] SELECT t.id, u.id FROM t RIGHT JOIN u ON t.id = u.tid ORDER BY 1, 2
@@ -538,7 +646,6 @@ pred-35 SELECT coalesce(1, 1 / 0)
 !unsup-20 [window functions] SELECT id, row_number() OVER (ORDER BY id) FROM t ORDER BY id
 !unsup-21 [window functions] SELECT id, sum(i) OVER () FROM t ORDER BY id
 !unsup-22 [DISTINCT ON] SELECT DISTINCT ON (grp) grp, id FROM g ORDER BY grp, id
-!unsup-23 [FETCH FIRST] SELECT id FROM t ORDER BY id FETCH FIRST 2 ROWS ONLY
 !unsup-24 [GROUP BY ROLLUP/CUBE/GROUPING SETS] SELECT grp, count(*) FROM g GROUP BY ROLLUP (grp)
 !unsup-25 [RETURNING] INSERT INTO u VALUES (100, 1, 'x', 'y') RETURNING id
 !unsup-26 [RETURNING] UPDATE u SET k = k WHERE id = 1 RETURNING id
@@ -550,31 +657,17 @@ pred-35 SELECT coalesce(1, 1 / 0)
 !unsup-32 [interval and date/time arithmetic] SELECT ts + interval '1 day' FROM t WHERE id = 1
 !unsup-33 [interval and date/time arithmetic] SELECT '2024-02-29'::date + 1
 !unsup-34 [interval and date/time arithmetic] SELECT '2024-03-01'::timestamp - '2024-02-01'::timestamp
-!unsup-35 [IS DISTINCT FROM] SELECT id FROM t WHERE i IS DISTINCT FROM 10 ORDER BY id
 !unsup-36 [IS UNKNOWN] SELECT id FROM t WHERE f IS UNKNOWN ORDER BY id
-!unsup-37 [ILIKE, SIMILAR TO, LIKE … ESCAPE, regular expressions] SELECT 'abc' ILIKE 'A%'
-!unsup-38 [ILIKE, SIMILAR TO, LIKE … ESCAPE, regular expressions] SELECT 'abc' LIKE 'a#%' ESCAPE '#'
-!unsup-39 [ILIKE, SIMILAR TO, LIKE … ESCAPE, regular expressions] SELECT 'abc' SIMILAR TO 'a%'
-!unsup-40 [ILIKE, SIMILAR TO, LIKE … ESCAPE, regular expressions] SELECT 'abc' ~ '^a'
-!unsup-41 [arrays, ANY/ALL, row constructors] SELECT ARRAY[1, 2]
-!unsup-42 [arrays, ANY/ALL, row constructors] SELECT 1 = ANY (ARRAY[1, 2])
-!unsup-43 [arrays, ANY/ALL, row constructors] SELECT (1, 2) = (1, 2)
-!unsup-44 [bitwise and exponent operators] SELECT 5 & 3, 5 | 3
-!unsup-45 [bitwise and exponent operators] SELECT 2 ^ 10
-!unsup-46 [COLLATE] SELECT 'a' < 'B' COLLATE "C"
+!unsup-38 [SIMILAR TO, LIKE … ESCAPE] SELECT 'abc' LIKE 'a#%' ESCAPE '#'
+!unsup-39 [SIMILAR TO, LIKE … ESCAPE] SELECT 'abc' SIMILAR TO 'a%'
+!unsup-43 [row constructors] SELECT (1, 2) = (1, 2)
+!unsup-44 [bitwise operators] SELECT 5 & 3, 5 | 3
 !unsup-47 [other types (json, interval)] SELECT '{"a": 1}'::json
 !unsup-49 [other types (json, interval)] SELECT interval '1 day'
-!unsup-50 [functions outside the list above (replace, trim, position, trunc, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT replace('abc', 'b', 'x')
-!unsup-51 [functions outside the list above (replace, trim, position, trunc, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT trim('  x  '), ltrim('  x')
-!unsup-52 [functions outside the list above (replace, trim, position, trunc, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT position('b' IN 'abc')
-!unsup-53 [functions outside the list above (replace, trim, position, trunc, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT trunc(2.5), ceil(2.1), floor(2.9)
-!unsup-54 [functions outside the list above (replace, trim, position, trunc, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT nullif(1, 1)
-!unsup-55 [functions outside the list above (replace, trim, position, trunc, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT greatest(1, 2), least(1, 2)
-!unsup-56 [functions outside the list above (replace, trim, position, trunc, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT concat('a', 1, NULL)
-!unsup-57 [functions outside the list above (replace, trim, position, trunc, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT string_agg(s, ',') FROM t
-!unsup-58 [functions outside the list above (replace, trim, position, trunc, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT bool_and(f), bool_or(f) FROM t
-!unsup-59 [functions outside the list above (replace, trim, position, trunc, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT extract(year FROM ts) FROM t WHERE id = 1
-!unsup-60 [functions outside the list above (replace, trim, position, trunc, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT to_char(ts, 'YYYY') FROM t WHERE id = 1
-!unsup-61 [functions outside the list above (replace, trim, position, trunc, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT pg_typeof(1)
-!unsup-62 [functions outside the list above (replace, trim, position, trunc, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT lpad('x', 3), strpos('abc', 'c'), split_part('a,b', ',', 2)
-!unsup-63 [functions outside the list above (replace, trim, position, trunc, nullif, greatest, concat, string_agg, bool_and, extract, to_char, pg_typeof, lpad and others)] SELECT octet_length('héllo'), reverse('abc'), initcap('ab cd')
+!unsup-53 [functions outside the list above (trunc, ceil, floor, string_agg, bool_and, extract, to_char, pg_typeof, octet_length, reverse and others)] SELECT trunc(2.5), ceil(2.1), floor(2.9)
+!unsup-57 [functions outside the list above (trunc, ceil, floor, string_agg, bool_and, extract, to_char, pg_typeof, octet_length, reverse and others)] SELECT string_agg(s, ',') FROM t
+!unsup-58 [functions outside the list above (trunc, ceil, floor, string_agg, bool_and, extract, to_char, pg_typeof, octet_length, reverse and others)] SELECT bool_and(f), bool_or(f) FROM t
+!unsup-59 [functions outside the list above (trunc, ceil, floor, string_agg, bool_and, extract, to_char, pg_typeof, octet_length, reverse and others)] SELECT extract(year FROM ts) FROM t WHERE id = 1
+!unsup-60 [functions outside the list above (trunc, ceil, floor, string_agg, bool_and, extract, to_char, pg_typeof, octet_length, reverse and others)] SELECT to_char(ts, 'YYYY') FROM t WHERE id = 1
+!unsup-61 [functions outside the list above (trunc, ceil, floor, string_agg, bool_and, extract, to_char, pg_typeof, octet_length, reverse and others)] SELECT pg_typeof(1)
+!unsup-63 [functions outside the list above (trunc, ceil, floor, string_agg, bool_and, extract, to_char, pg_typeof, octet_length, reverse and others)] SELECT octet_length('héllo'), reverse('abc'), initcap('ab cd')

@@ -4,7 +4,7 @@
 use super::functions::{self, def::Call};
 use super::{
     arith_type, ident_name, implicit_cast, is_ts, numeric, parse_type_name, syntax, AggKind, AggSpec, BinOp, Compiler,
-    Expr,
+    Expr, SubLinkKind,
 };
 use crate::error::SqlError;
 use crate::value::{Datum, SqlType, NUMERIC};
@@ -42,8 +42,10 @@ impl Compiler<'_> {
                     [_, q, n] => (q.as_str(), n.as_str()),
                     _ => return Err(SqlError::unsupported(&format!("the column reference {e}"))),
                 };
-                let c = self.scope.resolve(Some(q), n)?;
-                (Expr::Col(c), self.scope.cols[c].ty)
+                match self.scope.resolve(Some(q), n) {
+                    Ok(c) => (Expr::Col(c), self.scope.cols[c].ty),
+                    Err(err) => self.outer_column(Some(q), n, err)?,
+                }
             }
             A::Value(v) => self.literal(&v.value, hint)?,
             A::Nested(inner) => self.compile(inner, hint)?,
@@ -71,16 +73,45 @@ impl Compiler<'_> {
                 let both = Expr::And(Box::new(lo), Box::new(hi));
                 (if *negated { Expr::Not(Box::new(both)) } else { both }, SqlType::Bool)
             }
-            A::Like { negated, expr, pattern, escape_char: None, any: false } => self.like(expr, pattern, *negated)?,
+            A::Like { negated, expr, pattern, escape_char: None, any: false } => {
+                self.like(expr, pattern, *negated, false)?
+            }
+            A::ILike { negated, expr, pattern, escape_char: None, any: false } => {
+                self.like(expr, pattern, *negated, true)?
+            }
             A::Case { operand, conditions, else_result, .. } => {
                 self.case(operand.as_deref(), conditions, else_result.as_deref(), hint)?
             }
             A::Function(f) => self.function(f)?,
+            A::Trim { expr, trim_where, trim_what, trim_characters } => {
+                self.trim(expr, trim_where.as_ref(), trim_what.as_deref(), trim_characters.as_deref())?
+            }
+            A::Position { expr, r#in } => self.position(expr, r#in)?,
+            A::IsDistinctFrom(a, b) => self.distinct_from(a, b, false)?,
+            A::IsNotDistinctFrom(a, b) => self.distinct_from(a, b, true)?,
+            A::Collate { expr, collation } => {
+                // turnstile compares strings byte by byte (collation C) and
+                // maps case by Unicode: the collations with those rules.
+                let name = collation.0.last().and_then(|p| p.as_ident()).map(|i| i.value.to_ascii_lowercase());
+                match name.as_deref() {
+                    Some("default" | "c" | "posix" | "c.utf8" | "c.utf-8" | "ucs_basic") => self.compile(expr, hint)?,
+                    _ => return Err(SqlError::unsupported(&format!("the collation {collation}"))),
+                }
+            }
+            A::Array(a) => self.array(&a.elem, hint)?,
+            A::AnyOp { left, compare_op, right, .. } => self.quantified(left, compare_op, right, true)?,
+            A::AllOp { left, compare_op, right } => self.quantified(left, compare_op, right, false)?,
             A::Substring { expr, substring_from, substring_for, .. } => {
                 self.substring(expr, substring_from.as_deref(), substring_for.as_deref())?
             }
-            A::Subquery(_) | A::Exists { .. } => {
-                return Err(SqlError::unsupported("a subquery"));
+            A::Subquery(q) => self.sublink(q, SubLinkKind::Scalar, None)?,
+            A::Exists { subquery, negated } => {
+                let (x, t) = self.sublink(subquery, SubLinkKind::Exists, None)?;
+                (if *negated { Expr::Not(Box::new(x)) } else { x }, t)
+            }
+            A::In { expr, target: ast::InTarget::Subquery(subquery), negated, .. } => {
+                let (x, t) = self.sublink(subquery, SubLinkKind::Any(BinOp::Eq), Some(expr))?;
+                (if *negated { Expr::Not(Box::new(x)) } else { x }, t)
             }
             other => return Err(SqlError::unsupported(&format!("the expression {other}"))),
         })
@@ -98,7 +129,7 @@ impl Compiler<'_> {
         let def = match name.as_str() {
             "current_timestamp" | "localtimestamp" => &functions::NOW,
             "current_user" | "session_user" | "user" => &functions::CURRENT_USER,
-            _ => return Err(err),
+            _ => return self.outer_column(None, &name, err),
         };
         self.call(&Call { def, name: &name, args: &[] })
     }
@@ -141,7 +172,8 @@ impl Compiler<'_> {
         // A parameter takes the cast's type; a string literal stays
         // `unknown` so that the explicit cast (which may cut it) converts
         // it.
-        let param = matches!(expr, ast::Expr::Value(v) if matches!(v.value, ast::Value::Placeholder(_)));
+        let param = matches!(expr, ast::Expr::Value(v) if matches!(v.value, ast::Value::Placeholder(_)))
+            || matches!(expr, ast::Expr::Array(_));
         let (x, from) = self.compile(expr, param.then_some(ty))?;
         Ok(match x {
             Expr::Const(d) => (Expr::Const(cast_const(d, from, ty)?), ty),
@@ -175,8 +207,15 @@ impl Compiler<'_> {
         Ok((Expr::InList(Box::new(x), coerced, negated), SqlType::Bool))
     }
 
-    /// `x [NOT] LIKE pattern`, on strings only.
-    fn like(&mut self, expr: &ast::Expr, pattern: &ast::Expr, negated: bool) -> Result<(Expr, SqlType), SqlError> {
+    /// `x [NOT] LIKE pattern` (`ILIKE` when `fold`: both sides lower-cased
+    /// first, with Unicode's case mapping), on strings only.
+    fn like(
+        &mut self,
+        expr: &ast::Expr,
+        pattern: &ast::Expr,
+        negated: bool,
+        fold: bool,
+    ) -> Result<(Expr, SqlType), SqlError> {
         let (x, tx) = self.compile(expr, Some(SqlType::Text))?;
         let (p, tp) = self.compile(pattern, Some(SqlType::Text))?;
         if !tx.is_string() || !tp.is_string() {
@@ -184,6 +223,10 @@ impl Compiler<'_> {
                 SqlState::UNDEFINED_FUNCTION,
                 format!("operator does not exist: {} {}~~ {}", tx.name(), if negated { "!" } else { "" }, tp.name()),
             ));
+        }
+        if fold {
+            let lower = |e: Expr| Expr::Func(&functions::LOWER, vec![e]);
+            return Ok((Expr::Like(Box::new(lower(x)), Box::new(lower(p)), negated), SqlType::Bool));
         }
         Ok((Expr::Like(Box::new(x), Box::new(p), negated), SqlType::Bool))
     }
@@ -353,19 +396,9 @@ impl Compiler<'_> {
         })
     }
 
-    pub(super) fn binary(
-        &mut self,
-        l: &ast::Expr,
-        op: &ast::BinaryOperator,
-        r: &ast::Expr,
-    ) -> Result<(Expr, SqlType), SqlError> {
+    pub(super) fn binary_op(op: &ast::BinaryOperator) -> Option<BinOp> {
         use ast::BinaryOperator as B;
-        if matches!(op, B::And | B::Or) {
-            let a = Box::new(self.boolean(l)?);
-            let b = Box::new(self.boolean(r)?);
-            return Ok((if *op == B::And { Expr::And(a, b) } else { Expr::Or(a, b) }, SqlType::Bool));
-        }
-        let bop = match op {
+        Some(match op {
             B::Plus => BinOp::Add,
             B::Minus => BinOp::Sub,
             B::Multiply => BinOp::Mul,
@@ -378,7 +411,40 @@ impl Compiler<'_> {
             B::LtEq => BinOp::Le,
             B::Gt => BinOp::Gt,
             B::GtEq => BinOp::Ge,
-            other => return Err(SqlError::unsupported(&format!("the operator {other}"))),
+            _ => return None,
+        })
+    }
+
+    pub(super) fn binary(
+        &mut self,
+        l: &ast::Expr,
+        op: &ast::BinaryOperator,
+        r: &ast::Expr,
+    ) -> Result<(Expr, SqlType), SqlError> {
+        use ast::BinaryOperator as B;
+        if matches!(op, B::And | B::Or) {
+            let a = Box::new(self.boolean(l)?);
+            let b = Box::new(self.boolean(r)?);
+            return Ok((if *op == B::And { Expr::And(a, b) } else { Expr::Or(a, b) }, SqlType::Bool));
+        }
+        match op {
+            B::PGRegexMatch => return self.regex_match(l, r, false, false),
+            B::PGRegexIMatch => return self.regex_match(l, r, true, false),
+            B::PGRegexNotMatch => return self.regex_match(l, r, false, true),
+            B::PGRegexNotIMatch => return self.regex_match(l, r, true, true),
+            B::PGLikeMatch => return self.like(l, r, false, false),
+            B::PGILikeMatch => return self.like(l, r, false, true),
+            B::PGNotLikeMatch => return self.like(l, r, true, false),
+            B::PGNotILikeMatch => return self.like(l, r, true, true),
+            B::PGExp => return self.power(l, r),
+            B::PGCustomBinaryOperator(parts) => {
+                let op = named_operator(parts)?;
+                return self.binary(l, &op, r);
+            }
+            _ => {}
+        }
+        let Some(bop) = Compiler::binary_op(op) else {
+            return Err(SqlError::unsupported(&format!("the operator {op}")));
         };
         let concat = bop == BinOp::Concat;
         let (mut a, mut ta) = self.compile(l, concat.then_some(SqlType::Text))?;
@@ -436,6 +502,27 @@ impl Compiler<'_> {
             }
         };
         Ok((Expr::Bin(bop, operand, Box::new(a), Box::new(b)), ty))
+    }
+
+    /// `l ^ r`: `double precision` (PostgreSQL's `float8 ^ float8`, which
+    /// integers reach by implicit cast); `numeric ^ numeric` is not here.
+    fn power(&mut self, l: &ast::Expr, r: &ast::Expr) -> Result<(Expr, SqlType), SqlError> {
+        let (a, ta) = self.compile(l, Some(SqlType::Float8))?;
+        let (b, tb) = self.compile(r, Some(SqlType::Float8))?;
+        if (matches!(ta, SqlType::Numeric(_)) || matches!(tb, SqlType::Numeric(_))) && !ta.is_float() && !tb.is_float()
+        {
+            return Err(SqlError::unsupported("numeric ^ numeric"));
+        }
+        let number = |t: SqlType| t.is_number() || t == SqlType::Unknown;
+        if !number(ta) || !number(tb) {
+            return Err(SqlError::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!("operator does not exist: {} ^ {}", ta.name(), tb.name()),
+            ));
+        }
+        let a = self.coerce(a, ta, SqlType::Float8)?;
+        let b = self.coerce(b, tb, SqlType::Float8)?;
+        Compiler::fixed_call(&functions::POWER, vec![a, b])
     }
 
     pub(super) fn aggregate(
@@ -499,6 +586,49 @@ impl Compiler<'_> {
     }
 }
 
+/// The operator `OPERATOR(schema.op)` names (`pg_catalog` or no schema):
+/// `42883` for an operator PostgreSQL does not have.
+fn named_operator(parts: &[String]) -> Result<ast::BinaryOperator, SqlError> {
+    use ast::BinaryOperator as B;
+    let (schema, name) = match parts {
+        [name] => (None, name.as_str()),
+        [schema, name] => (Some(schema.as_str()), name.as_str()),
+        _ => {
+            return Err(SqlError::new(SqlState::SYNTAX_ERROR, format!("improper qualified name: {}", parts.join("."))))
+        }
+    };
+    if schema.is_some_and(|s| !s.eq_ignore_ascii_case("pg_catalog")) {
+        return Err(SqlError::new(
+            SqlState::INVALID_SCHEMA_NAME,
+            format!("schema \"{}\" does not exist", schema.unwrap_or_default()),
+        ));
+    }
+    Ok(match name {
+        "=" => B::Eq,
+        "<>" | "!=" => B::NotEq,
+        "<" => B::Lt,
+        "<=" => B::LtEq,
+        ">" => B::Gt,
+        ">=" => B::GtEq,
+        "+" => B::Plus,
+        "-" => B::Minus,
+        "*" => B::Multiply,
+        "/" => B::Divide,
+        "%" => B::Modulo,
+        "^" => B::PGExp,
+        "||" => B::StringConcat,
+        "~" => B::PGRegexMatch,
+        "~*" => B::PGRegexIMatch,
+        "!~" => B::PGRegexNotMatch,
+        "!~*" => B::PGRegexNotIMatch,
+        "~~" => B::PGLikeMatch,
+        "~~*" => B::PGILikeMatch,
+        "!~~" => B::PGNotLikeMatch,
+        "!~~*" => B::PGNotILikeMatch,
+        other => return Err(SqlError::new(SqlState::UNDEFINED_FUNCTION, format!("operator does not exist: {other}"))),
+    })
+}
+
 /// A constant cast from `from` to `to` at compile time, as
 /// [`Expr::Cast`] does at run time.
 pub(super) fn cast_const(d: Datum, from: SqlType, to: SqlType) -> Result<Datum, SqlError> {
@@ -510,7 +640,7 @@ pub(super) fn cast_const(d: Datum, from: SqlType, to: SqlType) -> Result<Datum, 
 /// text for strings (a `character(n)` loses its trailing blanks, with
 /// anything), a timestamp against a date; `None` when PostgreSQL has no
 /// such operator.
-pub(super) fn comparison_type(ta: SqlType, tb: SqlType) -> Option<SqlType> {
+pub(crate) fn comparison_type(ta: SqlType, tb: SqlType) -> Option<SqlType> {
     let t = if ta == tb {
         ta
     } else if ta == SqlType::Unknown {

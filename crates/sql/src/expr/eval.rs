@@ -103,12 +103,16 @@ fn float_arith(op: BinOp, ty: SqlType, x: f64, y: f64) -> Result<Datum, SqlError
 /// A value of type `from` cast to `to` (`Expr::Cast`): a `character(n)`
 /// loses its trailing blanks when it becomes another string type; strings
 /// are cut to a `char(n)`/`varchar(n)` length, as an explicit cast does.
-pub(super) fn cast_value(d: Datum, from: SqlType, to: SqlType) -> Result<Datum, SqlError> {
+pub(crate) fn cast_value(d: Datum, from: SqlType, to: SqlType) -> Result<Datum, SqlError> {
     match (d, from) {
         (Datum::Text(s), SqlType::Bpchar(_)) if to.is_string() && !matches!(to, SqlType::Bpchar(_)) => {
             let trimmed = s.trim_end_matches(' ');
             let d = Datum::Text(if trimmed.len() == s.len() { s } else { trimmed.to_owned() });
             d.cast_explicit(to)
+        }
+        // An array prints its elements with their own type's output.
+        (d @ Datum::Array(_), SqlType::Array(_)) if to.is_string() => {
+            Datum::Text(d.to_text(from).unwrap_or_default()).cast_explicit(to)
         }
         // A real prints with its own shortest form, not its double's.
         (d @ Datum::Float(_), SqlType::Float4) if to.is_string() => {
@@ -220,6 +224,30 @@ impl Expr {
                 ),
             },
             Expr::Func(f, args) => f.call(args, row, env)?,
+            Expr::Outer(k) => env.outer.get(*k).cloned().unwrap_or(Datum::Null),
+            Expr::SubLink(link) => link.eval(row, env)?,
+            Expr::Regex(m) => m.eval(row, env)?,
+            Expr::Array(items) => {
+                let mut v = Vec::with_capacity(items.len());
+                for x in items {
+                    v.push(x.eval(row, env)?);
+                }
+                Datum::Array(v)
+            }
+            Expr::Quantified(op, ty, elem, x, arr, any) => {
+                let lhs = x.eval(row, env)?;
+                match arr.eval(row, env)? {
+                    Datum::Null => Datum::Null,
+                    Datum::Array(items) if items.is_empty() => Datum::Bool(!*any),
+                    Datum::Array(items) => quantify(*op, *ty, *elem, lhs, items.into_iter(), *any)?,
+                    other => {
+                        return Err(SqlError::new(
+                            SqlState::DATATYPE_MISMATCH,
+                            format!("op ANY/ALL (array) requires array on right side, not {other:?}"),
+                        ))
+                    }
+                }
+            }
         })
     }
 
@@ -232,8 +260,9 @@ impl Expr {
     /// or parameter expression, evaluable before the scan).
     pub fn is_row_independent(&self) -> bool {
         match self {
-            Expr::Col(_) | Expr::Agg(_) => false,
-            Expr::Const(_) | Expr::Param(_) => true,
+            // A subquery runs per row (and takes locks): never before the scan.
+            Expr::Col(_) | Expr::Agg(_) | Expr::SubLink(_) => false,
+            Expr::Const(_) | Expr::Param(_) | Expr::Outer(_) => true,
             Expr::Func(f, args) => f.volatility != Volatility::Volatile && args.iter().all(Expr::is_row_independent),
             Expr::Bin(_, _, a, b) | Expr::And(a, b) | Expr::Or(a, b) | Expr::Like(a, b, _) => {
                 a.is_row_independent() && b.is_row_independent()
@@ -242,6 +271,9 @@ impl Expr {
                 a.is_row_independent()
             }
             Expr::InList(a, l, _) => a.is_row_independent() && l.iter().all(Expr::is_row_independent),
+            Expr::Array(l) => l.iter().all(Expr::is_row_independent),
+            Expr::Regex(m) => m.x.is_row_independent() && m.pattern.is_row_independent(),
+            Expr::Quantified(_, _, _, a, b, _) => a.is_row_independent() && b.is_row_independent(),
             Expr::Case(..) => false,
         }
     }
@@ -386,8 +418,30 @@ impl AggState {
     }
 }
 
+/// `lhs op ANY|ALL (values)` in type `ty` (each value cast from `from`
+/// first): SQL's three-valued OR (ANY) or AND (ALL) of the comparisons.
+pub(crate) fn quantify(
+    op: BinOp,
+    ty: SqlType,
+    from: SqlType,
+    lhs: Datum,
+    values: impl Iterator<Item = Datum>,
+    any: bool,
+) -> Result<Datum, SqlError> {
+    let mut saw_null = false;
+    for v in values {
+        let v = if from != ty && !v.is_null() { cast_value(v, from, ty)? } else { v };
+        match truth(&binary(op, ty, lhs.clone(), v)?) {
+            Some(hit) if hit == any => return Ok(Datum::Bool(any)),
+            Some(_) => {}
+            None => saw_null = true,
+        }
+    }
+    Ok(if saw_null { Datum::Null } else { Datum::Bool(!any) })
+}
+
 /// A binary operator applied to two values of type `ty`.
-fn binary(op: BinOp, ty: SqlType, x: Datum, y: Datum) -> Result<Datum, SqlError> {
+pub(super) fn binary(op: BinOp, ty: SqlType, x: Datum, y: Datum) -> Result<Datum, SqlError> {
     Ok(match op {
         BinOp::Concat => match (&x, &y) {
             (Datum::Null, _) | (_, Datum::Null) => Datum::Null,

@@ -4,11 +4,18 @@
 mod builtin;
 mod compile;
 mod eval;
+mod forms;
 pub mod functions;
 pub mod numeric;
+mod quantified;
+pub mod regex;
+mod subquery;
 
+pub(crate) use compile::comparison_type;
+pub(crate) use eval::cast_value as cast_datum;
 pub use eval::AggState;
 pub use functions::FuncDef;
+pub use subquery::{OuterScope, PlannedSubquery, SubLink, SubLinkKind, SubqueryPlan};
 
 use crate::error::SqlError;
 use crate::sync::atomic::AtomicBool;
@@ -31,36 +38,50 @@ pub struct ScopeCol {
     pub attnum: i16,
 }
 
-/// The columns of the row an expression is evaluated on.
+/// The columns of the row an expression is evaluated on, and what a
+/// subquery compiled in it needs: the enclosing query's scope (for
+/// correlated references) and the subqueries planned for this scope.
 #[derive(Clone, Debug, Default)]
 pub struct Scope {
     /// Columns in row order.
     pub cols: Vec<ScopeCol>,
+    /// The enclosing query level, when this scope is a subquery's:
+    /// names not found in `cols` are looked up there (`Expr::Outer`).
+    pub outer: Option<std::sync::Arc<OuterScope>>,
+    /// The subqueries of this level's expressions, planned before the
+    /// expressions are compiled (keyed by their text as parsed).
+    pub subqueries: Vec<PlannedSubquery>,
 }
 
 impl Scope {
     /// Resolves `[qual.]name` to a column position.
     pub fn resolve(&self, qual: Option<&str>, name: &str) -> Result<usize, SqlError> {
-        let mut found = None;
-        for (i, c) in self.cols.iter().enumerate() {
-            if c.name == name && qual.is_none_or(|q| q == c.qual) {
-                if found.is_some() {
-                    return Err(SqlError::new(
-                        SqlState::AMBIGUOUS_COLUMN,
-                        format!("column reference \"{name}\" is ambiguous"),
-                    ));
-                }
-                found = Some(i);
-            }
-        }
-        found.ok_or_else(|| match qual {
-            Some(q) if !self.cols.iter().any(|c| c.qual == q) => {
-                SqlError::new(SqlState::UNDEFINED_TABLE, format!("missing FROM-clause entry for table \"{q}\""))
-            }
-            Some(q) => SqlError::new(SqlState::UNDEFINED_COLUMN, format!("column {q}.{name} does not exist")),
-            None => SqlError::new(SqlState::UNDEFINED_COLUMN, format!("column \"{name}\" does not exist")),
-        })
+        resolve_in(&self.cols, qual, name)
     }
+}
+
+/// Resolves `[qual.]name` among `cols`: its position, `42702` when two
+/// columns match, `42P01`/`42703` when none does.
+pub(crate) fn resolve_in(cols: &[ScopeCol], qual: Option<&str>, name: &str) -> Result<usize, SqlError> {
+    let mut found = None;
+    for (i, c) in cols.iter().enumerate() {
+        if c.name == name && qual.is_none_or(|q| q == c.qual) {
+            if found.is_some() {
+                return Err(SqlError::new(
+                    SqlState::AMBIGUOUS_COLUMN,
+                    format!("column reference \"{name}\" is ambiguous"),
+                ));
+            }
+            found = Some(i);
+        }
+    }
+    found.ok_or_else(|| match qual {
+        Some(q) if !cols.iter().any(|c| c.qual == q) => {
+            SqlError::new(SqlState::UNDEFINED_TABLE, format!("missing FROM-clause entry for table \"{q}\""))
+        }
+        Some(q) => SqlError::new(SqlState::UNDEFINED_COLUMN, format!("column {q}.{name} does not exist")),
+        None => SqlError::new(SqlState::UNDEFINED_COLUMN, format!("column \"{name}\" does not exist")),
+    })
 }
 
 /// Binary operators.
@@ -168,6 +189,18 @@ pub enum Expr {
     Case(Option<Box<Expr>>, Vec<(Expr, Expr)>, Option<Box<Expr>>),
     /// `x [NOT] LIKE pattern`.
     Like(Box<Expr>, Box<Expr>, bool),
+    /// The `n`th value captured from the enclosing query's row (a
+    /// correlated subquery's outer reference, PostgreSQL's `PARAM_EXEC`).
+    Outer(usize),
+    /// A subquery in an expression: `EXISTS`, scalar, `IN`/`ANY`/`ALL`.
+    SubLink(Box<SubLink>),
+    /// `ARRAY[x, …]`: the elements, each of the array's element type.
+    Array(Vec<Expr>),
+    /// `x op ANY|ALL (array)`: the comparison, its operand type, the
+    /// array's element type, `x`, the array, and true for ANY.
+    Quantified(BinOp, SqlType, SqlType, Box<Expr>, Box<Expr>, bool),
+    /// `x ~ pattern` and its three siblings.
+    Regex(Box<regex::RegexMatch>),
 }
 
 /// What evaluation needs besides the row.
@@ -178,6 +211,12 @@ pub struct EvalEnv<'a> {
     pub aggs: &'a [Datum],
     /// Session services.
     pub services: &'a mut dyn Services,
+    /// The values a correlated subquery captured from the enclosing row
+    /// ([`Expr::Outer`]); empty at the top level.
+    pub outer: &'a [Datum],
+    /// The engine session, for subqueries; `None` where the session is
+    /// busy (inside an engine callback) or not at hand.
+    pub session: Option<&'a mut turnstile_engine::Session>,
 }
 
 /// Session-level state functions read or change.
@@ -250,6 +289,17 @@ pub fn object_name(n: &ast::ObjectName) -> Result<String, SqlError> {
 pub fn parse_type_name(text: &str) -> Result<SqlType, SqlError> {
     let t = fold_type_name(text.trim());
     let t = t.strip_prefix("pg_catalog.").unwrap_or(&t);
+    // `text[]`, `int4[3]`, `_text`: the array of the element type.
+    let elem = match t.strip_suffix(']').and_then(|r| r.rsplit_once('[')) {
+        Some((base, dim)) if dim.chars().all(|c| c.is_ascii_digit()) => Some(parse_type_name(base)?),
+        _ => match t.strip_prefix('_') {
+            Some(base) if !base.is_empty() && base != "_" => parse_type_name(base).ok(),
+            _ => None,
+        },
+    };
+    if let Some(e) = elem {
+        return SqlType::array_of(e).ok_or_else(|| SqlError::unsupported(&format!("arrays of type {}", e.name())));
+    }
     let (base, arg, arg2) = match t.split_once('(') {
         Some((b, rest)) => {
             let inner = rest.trim_end_matches(')');
@@ -332,6 +382,23 @@ fn fold_type_name(text: &str) -> String {
     out
 }
 
+/// The type two values of a set operation's column or an array's
+/// elements are brought to (PostgreSQL's `select_common_type`):
+/// the same type, the known one over `unknown`, the higher number type,
+/// `text` for two string types, a timestamp over a date.
+pub(crate) fn common_type(a: SqlType, b: SqlType) -> Option<SqlType> {
+    Some(match (a, b) {
+        _ if a == b => a,
+        (SqlType::Unknown, t) | (t, SqlType::Unknown) => t,
+        _ if a.is_number() && b.is_number() => arith_type(a, b)?,
+        _ if a.is_string() && b.is_string() => SqlType::Text,
+        (SqlType::Date, t @ (SqlType::Timestamp | SqlType::TimestampTz))
+        | (t @ (SqlType::Timestamp | SqlType::TimestampTz), SqlType::Date) => t,
+        (SqlType::Timestamp, SqlType::TimestampTz) | (SqlType::TimestampTz, SqlType::Timestamp) => SqlType::TimestampTz,
+        _ => return None,
+    })
+}
+
 /// The rank of a number type in PostgreSQL's implicit-cast chain
 /// `int2 → int4 → int8 → numeric → float4 → float8`.
 fn number_rank(t: SqlType) -> Option<u8> {
@@ -372,7 +439,7 @@ pub fn implicit_cast(from: SqlType, to: SqlType) -> bool {
 /// `real` with anything but `real` is computed in `double precision`, as
 /// PostgreSQL's operator resolution picks the preferred type. `None` when
 /// one side is not a number.
-pub(super) fn arith_type(a: SqlType, b: SqlType) -> Option<SqlType> {
+pub(crate) fn arith_type(a: SqlType, b: SqlType) -> Option<SqlType> {
     let (a, b) = match (a, b) {
         (SqlType::Unknown, SqlType::Unknown) => return None,
         (SqlType::Unknown, t) | (t, SqlType::Unknown) => (t, t),

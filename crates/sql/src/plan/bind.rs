@@ -8,25 +8,32 @@ use super::from::{bind_from, from_list};
 use super::group::{check_grouped, group_by, grouped_by_primary_key};
 use super::order::{limit_offset, order_by};
 use super::predicate::{and_all, conjuncts};
+use super::sublink::plan_subqueries;
 use super::target::select_list;
-use super::{compiler, Catalog, SelectPlan};
+use super::{compiler, Catalog, QueryCx, SelectPlan};
 use crate::error::SqlError;
 use crate::expr::Scope;
 use crate::value::SqlType;
 use sqlparser::ast;
 
-/// Compiles a SELECT (`query` must be a plain SELECT, VALUES not supported),
-/// in PostgreSQL's order: FROM (and what the engine can filter), WHERE, the
-/// select list, GROUP BY and HAVING, ORDER BY, LIMIT/OFFSET.
-pub fn compile_select(cat: &Catalog<'_>, q: &ast::Query, params: &mut Vec<SqlType>) -> Result<SelectPlan, SqlError> {
-    let sel = select_body(q)?;
-    let items = from_list(cat, sel)?;
-    let mut scope = Scope::default();
+/// Compiles the plain SELECT `sel` of `q` (its ORDER BY and LIMIT
+/// included) at a query level whose nested queries see `cx`.
+pub(super) fn compile_select_in(
+    cat: &Catalog<'_>,
+    q: &ast::Query,
+    sel: &ast::Select,
+    params: &mut Vec<SqlType>,
+    cx: &QueryCx,
+) -> Result<SelectPlan, SqlError> {
+    check_clauses(q)?;
+    let items = from_list(cat, sel, params, cx)?;
+    let mut scope = Scope { outer: cx.outer.clone(), ..Scope::default() };
     let mut where_parts = Vec::new();
     if let Some(w) = &sel.selection {
         conjuncts(w, &mut where_parts);
     }
-    let (source, residual) = bind_from(&items, &mut scope, where_parts, params)?;
+    let (source, residual) = bind_from(items, &mut scope, where_parts, params)?;
+    plan_subqueries(cat, level_exprs(q, sel), &mut scope, params, cx)?;
     let mut c = compiler(&scope, params, None);
     let residual = and_all(residual.iter().map(|p| c.boolean(p)).collect::<Result<Vec<_>, _>>()?);
     let mut aggs = Vec::new();
@@ -68,21 +75,32 @@ pub fn compile_select(cat: &Catalog<'_>, q: &ast::Query, params: &mut Vec<SqlTyp
     })
 }
 
-/// The plain SELECT inside `q`, or `0A000` for what turnstile does not run.
-fn select_body(q: &ast::Query) -> Result<&ast::Select, SqlError> {
-    if q.with.is_some() {
-        return Err(SqlError::unsupported("WITH"));
-    }
+/// `0A000` for the clauses of `q` turnstile does not run.
+fn check_clauses(q: &ast::Query) -> Result<(), SqlError> {
     if !q.locks.is_empty() {
         return Err(SqlError::unsupported("SELECT … FOR UPDATE/SHARE"));
     }
-    if q.fetch.is_some() {
-        return Err(SqlError::unsupported("FETCH FIRST"));
-    }
-    match q.body.as_ref() {
-        ast::SetExpr::Select(s) => Ok(s),
-        ast::SetExpr::Values(_) => Err(SqlError::unsupported("a VALUES list as a query")),
-        ast::SetExpr::SetOperation { .. } => Err(SqlError::unsupported("UNION/INTERSECT/EXCEPT")),
-        other => Err(SqlError::unsupported(&format!("the query {other}"))),
-    }
+    Ok(())
+}
+
+/// Every expression of one query level: the select list, WHERE, GROUP
+/// BY, HAVING and ORDER BY.
+fn level_exprs<'q>(q: &'q ast::Query, sel: &'q ast::Select) -> impl Iterator<Item = &'q ast::Expr> {
+    let projection = sel.projection.iter().filter_map(|i| match i {
+        ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => Some(e),
+        _ => None,
+    });
+    let group = match &sel.group_by {
+        ast::GroupByExpr::Expressions(e, _) => e.as_slice(),
+        ast::GroupByExpr::All(_) => &[],
+    };
+    let order = match q.order_by.as_ref().map(|o| &o.kind) {
+        Some(ast::OrderByKind::Expressions(e)) => e.as_slice(),
+        _ => &[],
+    };
+    projection
+        .chain(sel.selection.iter())
+        .chain(group.iter())
+        .chain(sel.having.iter())
+        .chain(order.iter().map(|o| &o.expr))
 }

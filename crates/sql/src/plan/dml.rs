@@ -176,7 +176,7 @@ impl InsertPlan {
     }
 
     /// Runs the insert: rows inserted.
-    pub fn run(&self, run: &mut Run<'_, '_>) -> Result<u64, SqlError> {
+    pub fn run(&self, run: &mut Run<'_>) -> Result<u64, SqlError> {
         match &self.source {
             InsertSource::Values(rows) if rows.len() == 1 => {
                 let mut vals = Vec::with_capacity(rows[0].len());
@@ -184,7 +184,7 @@ impl InsertPlan {
                     vals.push(x.eval(&[], &mut run.env)?);
                 }
                 let row = self.engine_row(vals, &mut run.env)?;
-                run.session.insert(&self.table, &row)?;
+                run.session()?.insert(&self.table, &row)?;
                 Ok(1)
             }
             InsertSource::Values(rows) => {
@@ -196,13 +196,13 @@ impl InsertPlan {
                     }
                     out.push(self.engine_row(vals, &mut run.env)?);
                 }
-                run.session.insert_many(&self.table, out).map_err(SqlError::from)
+                run.session()?.insert_many(&self.table, out).map_err(SqlError::from)
             }
             InsertSource::Select(plan) => self.run_select(plan, run),
         }
     }
 
-    fn run_select(&self, plan: &SelectPlan, run: &mut Run<'_, '_>) -> Result<u64, SqlError> {
+    fn run_select(&self, plan: &SelectPlan, run: &mut Run<'_>) -> Result<u64, SqlError> {
         // Streaming path: `SELECT exprs FROM generate_series(…)` with no
         // grouping, ordering or limits (pgbench -i's server-side generation).
         if let Source::Rows(items) = &plan.source {
@@ -217,7 +217,9 @@ impl InsertPlan {
                     let mut failure: Option<SqlError> = None;
                     let mut i = start;
                     let mut produced: u64 = 0;
-                    let session = &mut *run.session;
+                    // The engine session is lent to the insert while the
+                    // rows are computed: the rows' expressions run without it.
+                    let session = run.env.session.take().ok_or_else(super::no_session)?;
                     let env = &mut run.env;
                     let rows = std::iter::from_fn(|| loop {
                         if failure.is_some() || !((step > 0 && i <= stop) || (step < 0 && i >= stop)) {
@@ -254,6 +256,7 @@ impl InsertPlan {
                         }
                     });
                     let n = session.insert_many(&self.table, rows).map_err(SqlError::from);
+                    run.env.session = Some(session);
                     if let Some(e) = failure {
                         return Err(e);
                     }
@@ -266,7 +269,7 @@ impl InsertPlan {
         for r in rows {
             out.push(self.engine_row(r, &mut run.env)?);
         }
-        run.session.insert_many(&self.table, out).map_err(SqlError::from)
+        run.session()?.insert_many(&self.table, out).map_err(SqlError::from)
     }
 }
 
@@ -393,15 +396,18 @@ impl ModifyPlan {
     }
 
     /// Runs the UPDATE (or DELETE when there are no assignments): rows affected.
-    pub fn run(&self, run: &mut Run<'_, '_>, delete: bool) -> Result<u64, SqlError> {
+    pub fn run(&self, run: &mut Run<'_>, delete: bool) -> Result<u64, SqlError> {
         let mut eparams = Vec::with_capacity(self.pushed.len());
         for (x, ty) in &self.pushed {
             eparams.push(x.eval(&[], &mut run.env)?.to_engine(*ty)?);
         }
         let mut failure: Option<SqlError> = None;
+        // The engine session is lent to the scan; the callback's
+        // expressions run without it (a subquery there is refused).
+        let session = run.env.session.take().ok_or_else(super::no_session)?;
         let env = &mut run.env;
         let result = if delete {
-            run.session.delete_rows(&self.query, &eparams, &mut |row| match self.decide(row, env) {
+            session.delete_rows(&self.query, &eparams, &mut |row| match self.decide(row, env) {
                 Ok(d) => Ok(d.is_some()),
                 Err(e) => {
                     failure = Some(e);
@@ -409,7 +415,7 @@ impl ModifyPlan {
                 }
             })
         } else {
-            run.session.update_rows(&self.query, &eparams, &mut |row| {
+            session.update_rows(&self.query, &eparams, &mut |row| {
                 let out = (|| -> Result<Option<Vec<Value>>, SqlError> {
                     let Some(datums) = self.decide(row, env)? else { return Ok(None) };
                     let mut new = row.to_vec();
@@ -425,6 +431,7 @@ impl ModifyPlan {
                 })
             })
         };
+        run.env.session = Some(session);
         match (result, failure) {
             (_, Some(e)) => Err(e),
             (r, None) => r.map_err(SqlError::from),

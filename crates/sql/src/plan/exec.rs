@@ -16,7 +16,7 @@ use turnstile_lock::SqlState;
 
 impl SelectPlan {
     /// Input rows (after the residual filter).
-    pub fn input(&self, run: &mut Run<'_, '_>) -> Result<Vec<Vec<Datum>>, SqlError> {
+    pub fn input(&self, run: &mut Run<'_>) -> Result<Vec<Vec<Datum>>, SqlError> {
         let rows = match &self.source {
             Source::One => vec![Vec::new()],
             Source::Engine { query, pushed, cache } => {
@@ -30,15 +30,20 @@ impl SelectPlan {
                 let mut rows: Vec<Vec<Datum>> = vec![Vec::new()];
                 for item in items {
                     let produced = match &item.producer {
-                        Producer::View(v) => views::rows(*v, run.session, run.env.services)?,
+                        Producer::View(v) => {
+                            let session = run.env.session.as_deref_mut().ok_or_else(super::no_session)?;
+                            views::rows(*v, session, run.env.services)?
+                        }
                         Producer::Table { query, pushed } => {
                             let mut eparams = Vec::with_capacity(pushed.len());
                             for (x, ty) in pushed {
                                 eparams.push(x.eval(&[], &mut run.env)?.to_engine(*ty)?);
                             }
-                            let out = run.session.query(query, &eparams)?;
+                            let out = run.session()?.query(query, &eparams)?;
                             out.into_iter().map(|r| r.into_iter().map(Datum::from_engine_owned).collect()).collect()
                         }
+                        Producer::Query(plan) => plan.run(&mut run.nested())?,
+                        Producer::SetOp(plan) => plan.rows(run)?,
                         Producer::Series(a, b, step) => {
                             let (start, stop, step) = series_bounds(a, b, step.as_ref(), &mut run.env)?;
                             let mut v = Vec::new();
@@ -102,7 +107,7 @@ impl SelectPlan {
     /// limits) writes each value straight from the executor's stored rows
     /// into `out`: nothing is allocated per value. Any other query runs as
     /// [`SelectPlan::run`] does, its values formatted (or `send`) after.
-    pub fn run_rows(&self, run: &mut Run<'_, '_>, binary: Vec<bool>) -> Result<ResultRows, SqlError> {
+    pub fn run_rows(&self, run: &mut Run<'_>, binary: Vec<bool>) -> Result<ResultRows, SqlError> {
         let columns: Option<Vec<usize>> = self
             .outputs
             .iter()
@@ -145,7 +150,7 @@ impl SelectPlan {
     }
 
     /// Runs the query: output rows (visible columns only), typed values.
-    pub fn run(&self, run: &mut Run<'_, '_>) -> Result<Vec<Vec<Datum>>, SqlError> {
+    pub fn run(&self, run: &mut Run<'_>) -> Result<Vec<Vec<Datum>>, SqlError> {
         let input = self.input(run)?;
         let mut out = if self.grouped { self.aggregate(&input, run)? } else { self.project(input, run)? };
         if self.distinct {
@@ -179,7 +184,7 @@ impl SelectPlan {
     /// first-seen order), each group's aggregates computed, HAVING applied,
     /// and the outputs evaluated over a representative row of the group.
     /// With no GROUP BY, one group even when the input is empty.
-    fn aggregate(&self, input: &[Vec<Datum>], run: &mut Run<'_, '_>) -> Result<Vec<Vec<Datum>>, SqlError> {
+    fn aggregate(&self, input: &[Vec<Datum>], run: &mut Run<'_>) -> Result<Vec<Vec<Datum>>, SqlError> {
         let mut groups: Vec<(Vec<Datum>, Vec<AggState>)> = Vec::new();
         let mut index: HashMap<Vec<Datum>, usize> = HashMap::new();
         let mut reps: Vec<Vec<Datum>> = Vec::new();
@@ -209,7 +214,13 @@ impl SelectPlan {
         for ((_, states), rep) in groups.iter().zip(&reps) {
             let results =
                 states.iter().zip(&self.aggs).map(|(s, spec)| s.finish(spec)).collect::<Result<Vec<_>, _>>()?;
-            let mut env = EvalEnv { params: run.env.params, aggs: &results, services: &mut *run.env.services };
+            let mut env = EvalEnv {
+                params: run.env.params,
+                aggs: &results,
+                services: &mut *run.env.services,
+                outer: run.env.outer,
+                session: run.env.session.as_deref_mut(),
+            };
             if let Some(h) = &self.having {
                 if !h.test(rep, &mut env)? {
                     continue;
@@ -226,7 +237,7 @@ impl SelectPlan {
 
     /// An ungrouped query's rows: the outputs evaluated over each input
     /// row. `SELECT *` keeps the input rows as they are.
-    fn project(&self, input: Vec<Vec<Datum>>, run: &mut Run<'_, '_>) -> Result<Vec<Vec<Datum>>, SqlError> {
+    fn project(&self, input: Vec<Vec<Datum>>, run: &mut Run<'_>) -> Result<Vec<Vec<Datum>>, SqlError> {
         let identity = self.outputs.len() == self.scope.cols.len()
             && self.outputs.iter().enumerate().all(|(i, o)| matches!(o, Expr::Col(c) if *c == i));
         if identity {
@@ -262,7 +273,7 @@ impl SelectPlan {
 /// once the plan cache chooses it, with values borrowed from the
 /// execution's memory; through a custom plan otherwise.
 fn engine_rows(
-    run: &mut Run<'_, '_>,
+    run: &mut Run<'_>,
     query: &turnstile_engine::query::Query,
     pushed: &[(Expr, ColumnType)],
     cache: &Mutex<PlanCache>,
@@ -282,7 +293,7 @@ fn engine_rows(
         };
     if !generic {
         drop(cache);
-        let rows = run.session.query(query, &eparams)?;
+        let rows = run.session()?.query(query, &eparams)?;
         let mut refs = Vec::new();
         for r in &rows {
             refs.clear();
@@ -292,10 +303,10 @@ fn engine_rows(
         return Ok(());
     }
     if cache.prepared.is_none() {
-        cache.prepared = Some(run.session.prepare(query)?);
+        cache.prepared = Some(run.session()?.prepare(query)?);
     }
     if let Some(p) = cache.prepared.as_mut() {
-        run.session.execute_each(p, &eparams, emit)?;
+        run.session()?.execute_each(p, &eparams, emit)?;
     }
     Ok(())
 }

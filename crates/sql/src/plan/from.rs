@@ -9,7 +9,7 @@
 //! table is read, except on the nullable side of a LEFT JOIN.
 
 use super::predicate::{conjuncts, equi_columns, pushable};
-use super::{compiler, Catalog, Producer, RowItem, Source, TableDef};
+use super::{compile_query, compiler, Catalog, Producer, QueryCx, RowItem, SelectPlan, Source, TableDef};
 use crate::error::SqlError;
 use crate::expr::{ident_name, object_name, Scope, ScopeCol};
 use crate::value::SqlType;
@@ -20,18 +20,49 @@ use turnstile_lock::SqlState;
 
 /// A FROM item resolved.
 pub(super) enum FromItem {
-    Table { name: String, alias: String, def: TableDef },
-    View { view: View, alias: String },
-    Series { args: Vec<ast::Expr>, alias: String, col: String },
+    Table {
+        name: String,
+        alias: String,
+        def: TableDef,
+    },
+    View {
+        view: View,
+        alias: String,
+    },
+    Series {
+        args: Vec<ast::Expr>,
+        alias: String,
+        col: String,
+    },
+    /// A subquery in FROM or a common table expression: its plan, alias
+    /// and column names.
+    Derived {
+        plan: Box<SelectPlan>,
+        alias: String,
+        cols: Vec<String>,
+    },
 }
 
 /// A FROM item resolved against the catalog: a table, a system view or
 /// `generate_series(...)`.
-pub(super) fn from_item(cat: &Catalog<'_>, f: &ast::TableFactor) -> Result<FromItem, SqlError> {
+pub(super) fn from_item(
+    cat: &Catalog<'_>,
+    f: &ast::TableFactor,
+    params: &mut Vec<SqlType>,
+    cx: &QueryCx,
+) -> Result<FromItem, SqlError> {
     match f {
         ast::TableFactor::Table { name, alias, args, .. } => {
             let n = object_name(name)?;
             let alias_name = alias.as_ref().map(|a| ident_name(&a.name));
+            if let (Some((cte, cols, q)), None, 1) = (cx.cte(&n), args, name.0.len()) {
+                // A common table expression sees those defined before it.
+                let mut before = cx.clone();
+                let at = before.ctes.iter().rposition(|(c, _, _)| c == cte).unwrap_or(0);
+                before.ctes.truncate(at);
+                let plan = compile_query(cat, q, params, &before)?;
+                return derived(plan, alias_name.unwrap_or(n), cols, alias.as_ref());
+            }
             if let Some(args) = args {
                 if n != "generate_series" {
                     return Err(SqlError::new(SqlState::UNDEFINED_FUNCTION, format!("function {n} does not exist")));
@@ -66,9 +97,42 @@ pub(super) fn from_item(cat: &Catalog<'_>, f: &ast::TableFactor) -> Result<FromI
             let def = cat.table(&n)?;
             Ok(FromItem::Table { alias: alias_name.unwrap_or_else(|| n.clone()), name: n, def })
         }
-        ast::TableFactor::Derived { .. } => Err(SqlError::unsupported("a subquery in FROM")),
+        ast::TableFactor::Derived { lateral: true, .. } => Err(SqlError::unsupported("LATERAL")),
+        ast::TableFactor::Derived { subquery, alias, .. } => {
+            let Some(a) = alias else {
+                return Err(SqlError::new(SqlState::SYNTAX_ERROR, "subquery in FROM must have an alias"));
+            };
+            let plan = compile_query(cat, subquery, params, cx)?;
+            derived(plan, ident_name(&a.name), &[], Some(a))
+        }
+        ast::TableFactor::NestedJoin { .. } => Err(SqlError::unsupported("a parenthesised join in FROM")),
         other => Err(SqlError::unsupported(&format!("the FROM item {other}"))),
     }
+}
+
+/// A derived table: `plan`'s rows under `alias`, its columns named by the
+/// alias's column list, else `cols`, else the plan's output names.
+fn derived(
+    plan: SelectPlan,
+    alias: String,
+    cols: &[String],
+    table_alias: Option<&ast::TableAlias>,
+) -> Result<FromItem, SqlError> {
+    let mut names: Vec<String> = plan.fields.iter().map(|f| f.name.clone()).collect();
+    let given: Vec<String> = match table_alias {
+        Some(a) if !a.columns.is_empty() => a.columns.iter().map(|c| ident_name(&c.name)).collect(),
+        _ => cols.to_vec(),
+    };
+    if given.len() > names.len() {
+        return Err(SqlError::new(
+            SqlState::INVALID_COLUMN_REFERENCE,
+            format!("table \"{alias}\" has {} columns available but {} columns specified", names.len(), given.len()),
+        ));
+    }
+    for (n, g) in names.iter_mut().zip(given) {
+        *n = g;
+    }
+    Ok(FromItem::Derived { plan: Box::new(plan), alias, cols: names })
 }
 
 /// A FROM item and how it joins the ones before it: its ON condition and
@@ -100,11 +164,16 @@ fn join_name(op: &ast::JoinOperator) -> String {
 }
 
 /// The FROM list, resolved: one item, then its joins.
-pub(super) fn from_list(cat: &Catalog<'_>, sel: &ast::Select) -> Result<Vec<Joined>, SqlError> {
+pub(super) fn from_list(
+    cat: &Catalog<'_>,
+    sel: &ast::Select,
+    params: &mut Vec<SqlType>,
+    cx: &QueryCx,
+) -> Result<Vec<Joined>, SqlError> {
     let mut items = Vec::new();
     // `FROM a, b` is a cross join, filtered by WHERE.
     for twj in &sel.from {
-        items.push((from_item(cat, &twj.relation)?, None));
+        items.push((from_item(cat, &twj.relation, params, cx)?, None));
         for j in &twj.joins {
             let (cond, left) = match &j.join_operator {
                 ast::JoinOperator::Join(ast::JoinConstraint::On(e))
@@ -114,7 +183,7 @@ pub(super) fn from_list(cat: &Catalog<'_>, sel: &ast::Select) -> Result<Vec<Join
                 ast::JoinOperator::CrossJoin(ast::JoinConstraint::None) => (None, false),
                 other => return Err(SqlError::unsupported(&join_name(other))),
             };
-            items.push((from_item(cat, &j.relation)?, cond.map(|c| (c, left))));
+            items.push((from_item(cat, &j.relation, params, cx)?, cond.map(|c| (c, left))));
         }
     }
     Ok(items)
@@ -124,16 +193,19 @@ pub(super) fn from_list(cat: &Catalog<'_>, sel: &ast::Select) -> Result<Vec<Join
 /// empty row. Fills `scope` with the input's columns; returns the source
 /// and the WHERE/ON parts left to evaluate here.
 pub(super) fn bind_from(
-    items: &[Joined],
+    items: Vec<Joined>,
     scope: &mut Scope,
     where_parts: Vec<ast::Expr>,
     params: &mut Vec<SqlType>,
 ) -> Result<(Source, Vec<ast::Expr>), SqlError> {
     let all_tables = !items.is_empty() && items.iter().all(|(i, _)| matches!(i, FromItem::Table { .. }));
     let mut aliases: Vec<&str> = Vec::new();
-    for (item, _) in items {
+    for (item, _) in &items {
         let alias = match item {
-            FromItem::Table { alias, .. } | FromItem::View { alias, .. } | FromItem::Series { alias, .. } => alias,
+            FromItem::Table { alias, .. }
+            | FromItem::View { alias, .. }
+            | FromItem::Series { alias, .. }
+            | FromItem::Derived { alias, .. } => alias,
         };
         if aliases.contains(&alias.as_str()) {
             return Err(SqlError::new(
@@ -145,8 +217,8 @@ pub(super) fn bind_from(
     }
     if items.is_empty() {
         Ok((Source::One, where_parts))
-    } else if all_tables && engine_joinable(items) {
-        bind_tables(items, scope, where_parts, params)
+    } else if all_tables && engine_joinable(&items) {
+        bind_tables(&items, scope, where_parts, params)
     } else {
         bind_rows(items, scope, where_parts, params)
     }
@@ -281,7 +353,7 @@ fn join_columns(
 /// unless it is the nullable side of a LEFT JOIN). Returns the source and
 /// the WHERE conjuncts left to evaluate.
 fn bind_rows(
-    items: &[Joined],
+    items: Vec<Joined>,
     scope: &mut Scope,
     where_parts: Vec<ast::Expr>,
     params: &mut Vec<SqlType>,
@@ -293,8 +365,8 @@ fn bind_rows(
         starts.push(start);
         let producer = match item {
             FromItem::Table { name, alias, def } => {
-                push_table(scope, alias, def);
-                Producer::Table { query: Query::from(name.clone()), pushed: Vec::new() }
+                push_table(scope, &alias, &def);
+                Producer::Table { query: Query::from(name), pushed: Vec::new() }
             }
             FromItem::View { view, alias } => {
                 for (n, t) in view.columns() {
@@ -306,7 +378,7 @@ fn bind_rows(
                         attnum: 0,
                     });
                 }
-                Producer::View(*view)
+                Producer::View(view)
             }
             FromItem::Series { args, alias, col } => {
                 let empty = Scope::default();
@@ -318,13 +390,19 @@ fn bind_rows(
                 if !(ta.is_integer() || ta == SqlType::Unknown) || !(tb.is_integer() || tb == SqlType::Unknown) {
                     return Err(SqlError::unsupported("generate_series over non-integers"));
                 }
-                scope.cols.push(ScopeCol { qual: alias.clone(), name: col.clone(), ty, table_oid: 0, attnum: 0 });
+                scope.cols.push(ScopeCol { qual: alias, name: col, ty, table_oid: 0, attnum: 0 });
                 Producer::Series(a, b, step)
+            }
+            FromItem::Derived { plan, alias, cols } => {
+                for (n, t) in cols.iter().zip(&plan.out_types) {
+                    scope.cols.push(ScopeCol { qual: alias.clone(), name: n.clone(), ty: *t, table_oid: 0, attnum: 0 });
+                }
+                Producer::Query(plan)
             }
         };
         let width = scope.cols.len() - start;
         let (on, left) = match cond {
-            Some((e, left)) => (Some(compiler(scope, params, None).boolean(e)?), *left),
+            Some((e, left)) => (Some(compiler(scope, params, None).boolean(&e)?), left),
             None => (None, false),
         };
         row_items.push(RowItem { producer, width, on, left });

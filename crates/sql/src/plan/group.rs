@@ -101,7 +101,9 @@ pub(super) fn check_grouped(x: &Expr, keys: &[Expr], scope: &Scope, dependent: &
                 ),
             ))
         }
-        Expr::Const(_) | Expr::Param(_) | Expr::Agg(_) => Ok(()),
+        Expr::Const(_) | Expr::Param(_) | Expr::Agg(_) | Expr::Outer(_) => Ok(()),
+        // A subquery reads the group's row through its captures and operand.
+        Expr::SubLink(link) => link.lhs.iter().chain(&link.captures).try_for_each(|a| check_grouped(a, keys, scope)),
         Expr::Bin(_, _, a, b) | Expr::And(a, b) | Expr::Or(a, b) | Expr::Like(a, b, _) => {
             check_grouped(a, keys, scope)?;
             check_grouped(b, keys, scope)
@@ -109,7 +111,15 @@ pub(super) fn check_grouped(x: &Expr, keys: &[Expr], scope: &Scope, dependent: &
         Expr::Not(a) | Expr::Neg(a, _) | Expr::IsNull(a, _) | Expr::IsBool(a, _, _) | Expr::Cast(a, _, _) => {
             check_grouped(a, keys, scope)
         }
-        Expr::Func(_, args) => args.iter().try_for_each(|a| check_grouped(a, keys, scope)),
+        Expr::Func(_, args) | Expr::Array(args) => args.iter().try_for_each(|a| check_grouped(a, keys, scope)),
+        Expr::Regex(m) => {
+            check_grouped(&m.x, keys, scope)?;
+            check_grouped(&m.pattern, keys, scope)
+        }
+        Expr::Quantified(_, _, _, a, b, _) => {
+            check_grouped(a, keys, scope)?;
+            check_grouped(b, keys, scope)
+        }
         Expr::InList(a, list, _) => {
             check_grouped(a, keys, scope)?;
             list.iter().try_for_each(|a| check_grouped(a, keys, scope))

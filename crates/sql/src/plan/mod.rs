@@ -15,6 +15,9 @@ mod from;
 mod group;
 mod order;
 mod predicate;
+mod query;
+mod setop;
+mod sublink;
 mod target;
 pub(crate) use exec::count_arg;
 pub(crate) use order::compare_key;
@@ -22,7 +25,7 @@ pub(crate) use order::compare_key;
 use exec::series_bounds;
 
 use crate::error::SqlError;
-use crate::expr::{AggSpec, Compiler, EvalEnv, Expr, Scope, Services};
+use crate::expr::{AggSpec, Compiler, EvalEnv, Expr, OuterScope, Scope, Services};
 use crate::value::SqlType;
 use crate::views::View;
 use crate::FieldInfo;
@@ -33,8 +36,9 @@ use turnstile_engine::types::ColumnType;
 use turnstile_engine::Session;
 use turnstile_lock::SqlState;
 
-pub use bind::compile_select;
 pub use dml::{check_assignable, compile_delete, compile_insert, compile_update, InsertPlan, InsertSource, ModifyPlan};
+pub use query::{compile_query, compile_select};
+pub use setop::{SetOpKind, SetOpPlan};
 
 /// How many custom plans before a generic one (`plan_cache_mode = auto`).
 const CUSTOM_PLANS: u32 = 5;
@@ -78,6 +82,10 @@ pub enum Producer {
     View(View),
     /// `generate_series(start, stop [, step])`.
     Series(Expr, Expr, Option<Expr>),
+    /// A subquery in FROM or a common table expression: its rows.
+    Query(Box<SelectPlan>),
+    /// A set operation's combined rows.
+    SetOp(Box<SetOpPlan>),
     /// A table the engine scans on its own (a join the engine does not
     /// run): its query, with pushed-down `column = $k` filters.
     Table {
@@ -86,6 +94,24 @@ pub enum Producer {
         /// Engine parameter `$k+1` = this expression, coerced to the column type.
         pushed: Vec<(Expr, ColumnType)>,
     },
+}
+
+/// What a query level passes to the queries nested in it.
+#[derive(Clone, Debug, Default)]
+pub struct QueryCx {
+    /// Common table expressions in view, innermost last: (name, column
+    /// aliases, query).
+    pub ctes: Vec<(String, Vec<String>, std::sync::Arc<sqlparser::ast::Query>)>,
+    /// The enclosing query level, when this one is a subquery in an
+    /// expression.
+    pub outer: Option<std::sync::Arc<OuterScope>>,
+}
+
+impl QueryCx {
+    /// The common table expression `name`, innermost first.
+    pub fn cte(&self, name: &str) -> Option<&(String, Vec<String>, std::sync::Arc<sqlparser::ast::Query>)> {
+        self.ctes.iter().rev().find(|(n, _, _)| n == name)
+    }
 }
 
 /// A prepared statement's engine plan and how often it ran.
@@ -187,15 +213,43 @@ impl Catalog<'_> {
 }
 
 /// Input to a SELECT's execution.
-pub struct Run<'a, 'b> {
-    /// The engine session.
-    pub session: &'a mut Session,
-    /// Evaluation environment (parameters, services).
-    pub env: EvalEnv<'b>,
+pub struct Run<'a> {
+    /// Evaluation environment (parameters, services, and the engine
+    /// session, which subqueries run on too).
+    pub env: EvalEnv<'a>,
     /// The plan cache mode.
     pub cache_mode: CacheMode,
     /// Force a fresh (custom) plan: the statement is not a saved one.
     pub one_shot: bool,
+}
+
+impl Run<'_> {
+    /// The engine session (`XX000` if a caller lent it elsewhere).
+    pub fn session(&mut self) -> Result<&mut Session, SqlError> {
+        self.env.session.as_deref_mut().ok_or_else(no_session)
+    }
+
+    /// A run of a nested query (a subquery in FROM, a set operation's
+    /// branch): the same parameters, outer values, services and session,
+    /// always a fresh plan.
+    pub fn nested(&mut self) -> Run<'_> {
+        Run {
+            env: EvalEnv {
+                params: self.env.params,
+                aggs: &[],
+                services: &mut *self.env.services,
+                outer: self.env.outer,
+                session: self.env.session.as_deref_mut(),
+            },
+            cache_mode: self.cache_mode,
+            one_shot: true,
+        }
+    }
+}
+
+/// `XX000`: the engine session is not at hand (an engine callback holds it).
+pub(crate) fn no_session() -> SqlError {
+    SqlError::new(SqlState::INTERNAL_ERROR, "no engine session for this evaluation")
 }
 
 /// Parameter types and an expression compiler over a scope.

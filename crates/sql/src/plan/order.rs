@@ -63,6 +63,27 @@ pub(super) fn limit_offset(
     params: &mut Vec<SqlType>,
 ) -> Result<(Option<Expr>, Option<Expr>), SqlError> {
     let empty = Scope::default();
+    if let Some(f) = &q.fetch {
+        if f.percent || f.with_ties {
+            return Err(SqlError::unsupported("FETCH FIRST … PERCENT or WITH TIES"));
+        }
+        if matches!(q.limit_clause, Some(ast::LimitClause::LimitOffset { limit: Some(_), .. })) {
+            return Err(SqlError::new(SqlState::SYNTAX_ERROR, "multiple LIMIT clauses not allowed"));
+        }
+        let mut c = compiler(&empty, params, None);
+        // FETCH FIRST ROW ONLY (no count) is one row.
+        let l = match &f.quantity {
+            Some(n) => c.compile(n, Some(SqlType::Int8))?.0,
+            None => Expr::Const(Datum::Int(1)),
+        };
+        let o = match &q.limit_clause {
+            Some(ast::LimitClause::LimitOffset { offset: Some(o), .. }) => {
+                Some(c.compile(&o.value, Some(SqlType::Int8))?.0)
+            }
+            _ => None,
+        };
+        return Ok((Some(l), o));
+    }
     match &q.limit_clause {
         None => Ok((None, None)),
         Some(ast::LimitClause::LimitOffset { limit, offset, limit_by }) => {

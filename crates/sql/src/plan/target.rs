@@ -33,9 +33,12 @@ pub(super) fn figure_colname(e: &ast::Expr) -> String {
 /// 2 for a column or function name, 1 for a cast's type or `case` (an
 /// outer cast's type replaces it), 0 for `?column?`.
 fn figure_colname_strength(e: &ast::Expr) -> (String, u8) {
+    // A cast is named by its type's last name, an array's by its element's.
     let type_name = |t: &ast::DataType| {
-        crate::expr::parse_type_name(&t.to_string())
-            .map_or_else(|_| t.to_string().to_ascii_lowercase(), |t| t.internal_name().to_owned())
+        crate::expr::parse_type_name(&t.to_string()).map_or_else(
+            |_| t.to_string().to_ascii_lowercase(),
+            |t| t.element().unwrap_or(t).internal_name().to_owned(),
+        )
     };
     match e {
         ast::Expr::Identifier(i) => (ident_name(i), 2),
@@ -51,6 +54,27 @@ fn figure_colname_strength(e: &ast::Expr) -> (String, u8) {
         ast::Expr::TypedString(ts) => (type_name(&ts.data_type), 1),
         ast::Expr::Substring { shorthand, .. } => (if *shorthand { "substr" } else { "substring" }.into(), 2),
         ast::Expr::Nested(x) => figure_colname_strength(x),
+        ast::Expr::Array(_) => ("array".into(), 2),
+        ast::Expr::Trim { trim_where, .. } => (
+            match trim_where {
+                Some(ast::TrimWhereField::Leading) => "ltrim",
+                Some(ast::TrimWhereField::Trailing) => "rtrim",
+                _ => "btrim",
+            }
+            .into(),
+            2,
+        ),
+        ast::Expr::Position { .. } => ("position".into(), 2),
+        ast::Expr::Exists { .. } => ("exists".into(), 2),
+        ast::Expr::Subquery(q) => match q.body.as_ref() {
+            // A scalar subquery is named by its one output's name.
+            ast::SetExpr::Select(s) => match s.projection.as_slice() {
+                [ast::SelectItem::ExprWithAlias { alias, .. }] => (ident_name(alias), 2),
+                [ast::SelectItem::UnnamedExpr(e)] => figure_colname_strength(e),
+                _ => ("?column?".into(), 0),
+            },
+            _ => ("?column?".into(), 0),
+        },
         // FigureColnameInternal: the ELSE branch's name if it is a strong one.
         ast::Expr::Case { else_result, .. } => match else_result.as_deref().map(figure_colname_strength) {
             Some((name, 2)) => (name, 2),

@@ -47,6 +47,9 @@ impl Datum {
         Ok(match (self, ty) {
             (Datum::Null, _) => Datum::Null,
             (Datum::Text(s), t) => Datum::parse(&s, t)?,
+            (Datum::Array(items), SqlType::Array(e)) => {
+                Datum::Array(items.into_iter().map(|d| d.cast(*e)).collect::<Result<_, _>>()?)
+            }
             (Datum::Bool(b), SqlType::Text | SqlType::Name | SqlType::Unknown) => {
                 Datum::Text(if b { "true" } else { "false" }.to_owned())
             }

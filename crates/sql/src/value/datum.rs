@@ -45,6 +45,9 @@ pub enum Datum {
     Timestamp(i64),
     /// Days since 2000-01-01.
     Date(i32),
+    /// A one-dimensional array (`text[]`, `int4[]`, …): its elements,
+    /// NULLs included; the static type names the element type.
+    Array(Vec<Datum>),
 }
 
 impl PartialEq for Datum {
@@ -81,6 +84,7 @@ impl Hash for Datum {
             Datum::Bytea(b) => b.hash(h),
             Datum::Timestamp(t) => t.hash(h),
             Datum::Date(d) => d.hash(h),
+            Datum::Array(items) => items.hash(h),
         }
     }
 }
@@ -128,6 +132,10 @@ impl Datum {
             (Datum::Numeric(a), Datum::Numeric(b)) => numeric::cmp(a, b),
             (Datum::Int(a), Datum::Numeric(b)) => numeric::cmp(&numeric::from_i128((*a).into()), b),
             (Datum::Numeric(a), Datum::Int(b)) => numeric::cmp(a, &numeric::from_i128((*b).into())),
+            // Element by element (NULL elements last), then the shorter first.
+            (Datum::Array(a), Datum::Array(b)) => {
+                a.iter().zip(b).map(|(x, y)| x.cmp_sql(y)).find(|o| o.is_ne()).unwrap_or(a.len().cmp(&b.len()))
+            }
             (a, b) => match (a.as_f64(), b.as_f64()) {
                 (Some(x), Some(y)) => turnstile_engine::types::float_cmp(x, y),
                 _ => a.rank().cmp(&b.rank()),
@@ -143,6 +151,7 @@ impl Datum {
             Datum::Text(_) => 2,
             Datum::Bytea(_) => 4,
             Datum::Timestamp(_) | Datum::Date(_) => 3,
+            Datum::Array(_) => 5,
         }
     }
 

@@ -20,11 +20,13 @@
 //! | [`sql_type`] | [`SqlType`]: OIDs, names, modifiers, the engine column type |
 //! | [`datum`] | [`Datum`]: the representation of each type, equality, hashing, SQL order |
 //! | [`text`] | text input and output (PostgreSQL's `*in`/`*out` functions) |
+//! | [`array`] | one-dimensional arrays: types, OIDs, text and binary forms |
 //! | [`bytea`] | `bytea`'s text forms, read into and printed from bytes |
 //! | [`cast`] | assignment, implicit and explicit casts |
 //! | [`range`] | range checks (`22003`) shared by input, casts and arithmetic |
 //! | [`engine`] | the bridge to the engine's [`Value`](turnstile_engine::types::Value) |
 
+mod array;
 mod bytea;
 mod cast;
 mod datum;
@@ -33,6 +35,8 @@ mod range;
 mod sql_type;
 mod text;
 
+pub(crate) use array::send_array;
+pub use array::ARRAY_ELEMENTS_MAX;
 pub(crate) use bytea::bytea_from_text;
 pub use bytea::write_bytea_hex;
 pub use datum::{now_timestamp, timestamp_from_unix_micros, Datum};

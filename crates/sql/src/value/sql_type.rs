@@ -47,6 +47,9 @@ pub enum SqlType {
     QChar,
     /// A literal or parameter whose type is not known yet.
     Unknown,
+    /// A one-dimensional array of the element type (one of the basic
+    /// types without modifier: see [`SqlType::array_of`]).
+    Array(&'static SqlType),
 }
 
 /// Unconstrained `numeric`.
@@ -74,6 +77,7 @@ impl SqlType {
             SqlType::Bytea => 17,
             SqlType::Xid => 28,
             SqlType::QChar => 18,
+            SqlType::Array(e) => array_oid(*e),
         }
     }
 
@@ -118,7 +122,7 @@ impl SqlType {
             1114 => SqlType::Timestamp,
             1184 => SqlType::TimestampTz,
             1700 => NUMERIC,
-            _ => return None,
+            other => return SqlType::array_from_oid(other),
         })
     }
 
@@ -172,6 +176,25 @@ impl SqlType {
             SqlType::Xid => "xid",
             SqlType::QChar => "\"char\"",
             SqlType::Unknown => "unknown",
+            SqlType::Array(e) => match e {
+                SqlType::Bool => "boolean[]",
+                SqlType::Bytea => "bytea[]",
+                SqlType::QChar => "\"char\"[]",
+                SqlType::Name => "name[]",
+                SqlType::Int2 => "smallint[]",
+                SqlType::Int4 => "integer[]",
+                SqlType::Bpchar(_) => "character[]",
+                SqlType::Varchar(_) => "character varying[]",
+                SqlType::Int8 => "bigint[]",
+                SqlType::Float4 => "real[]",
+                SqlType::Float8 => "double precision[]",
+                SqlType::Oid => "oid[]",
+                SqlType::Timestamp => "timestamp without time zone[]",
+                SqlType::Date => "date[]",
+                SqlType::TimestampTz => "timestamp with time zone[]",
+                SqlType::Numeric(_) => "numeric[]",
+                _ => "text[]",
+            },
         }
     }
 
@@ -198,6 +221,25 @@ impl SqlType {
             SqlType::Xid => "xid",
             SqlType::QChar => "char",
             SqlType::Unknown => "unknown",
+            SqlType::Array(e) => match e {
+                SqlType::Bool => "_bool",
+                SqlType::Bytea => "_bytea",
+                SqlType::QChar => "_char",
+                SqlType::Name => "_name",
+                SqlType::Int2 => "_int2",
+                SqlType::Int4 => "_int4",
+                SqlType::Bpchar(_) => "_bpchar",
+                SqlType::Varchar(_) => "_varchar",
+                SqlType::Int8 => "_int8",
+                SqlType::Float4 => "_float4",
+                SqlType::Float8 => "_float8",
+                SqlType::Oid => "_oid",
+                SqlType::Timestamp => "_timestamp",
+                SqlType::Date => "_date",
+                SqlType::TimestampTz => "_timestamptz",
+                SqlType::Numeric(_) => "_numeric",
+                _ => "_text",
+            },
         }
     }
 
@@ -242,5 +284,29 @@ impl SqlType {
             SqlType::Bytea => Ok(ColumnType::Bytea),
             other => Err(SqlError::unsupported(&format!("a table column of type {}", other.name()))),
         }
+    }
+}
+
+/// The OID of the array type of `elem` (`pg_type.typarray`; 0 if none).
+pub(super) const fn array_oid(elem: SqlType) -> u32 {
+    match elem {
+        SqlType::Bool => 1000,
+        SqlType::Bytea => 1001,
+        SqlType::QChar => 1002,
+        SqlType::Name => 1003,
+        SqlType::Int2 => 1005,
+        SqlType::Int4 => 1007,
+        SqlType::Text => 1009,
+        SqlType::Bpchar(_) => 1014,
+        SqlType::Varchar(_) => 1015,
+        SqlType::Int8 => 1016,
+        SqlType::Float4 => 1021,
+        SqlType::Float8 => 1022,
+        SqlType::Oid => 1028,
+        SqlType::Timestamp => 1115,
+        SqlType::Date => 1182,
+        SqlType::TimestampTz => 1185,
+        SqlType::Numeric(_) => 1231,
+        _ => 0,
     }
 }

@@ -44,6 +44,7 @@ impl Datum {
             Datum::Bytea(b) => write_bytea_hex(b, out),
             Datum::Timestamp(t) => format_timestamp(*t, out, ty == SqlType::TimestampTz),
             Datum::Date(d) => out.push_str(&datetime::format_date(*d)),
+            Datum::Array(items) => super::array::write_array(items, ty.element().unwrap_or(SqlType::Text), out),
         }
         true
     }
@@ -54,6 +55,7 @@ impl Datum {
     pub fn parse(s: &str, ty: SqlType) -> Result<Datum, SqlError> {
         let t = s.trim();
         Ok(match ty {
+            SqlType::Array(e) => super::array::parse_array(s, *e)?,
             SqlType::Bool => Datum::Bool(parse_bool(s).ok_or_else(|| bad_input(ty, s))?),
             SqlType::Int2 => Datum::Int(t.parse::<i16>().map_err(|_| int_error(ty, s))?.into()),
             SqlType::Int4 => Datum::Int(t.parse::<i32>().map_err(|_| int_error(ty, s))?.into()),

@@ -1,4 +1,5 @@
-//! Mathematical functions: `abs`, `round`, `random`.
+//! Mathematical functions: `abs`, `round`, `random`, `power` (the `^`
+//! operator on `double precision`).
 //!
 //! `abs` and `round` are polymorphic, as their `pg_proc` rows are: each
 //! resolves its argument's type by its own rule
@@ -20,6 +21,32 @@ pub static ROUND: FuncDef = FuncDef::custom("round", resolve_round, Eval::Values
 pub static RANDOM: FuncDef =
     FuncDef::fixed("random", &[], SqlType::Float8, |_, env| Ok(Datum::Float(env.services.random())))
         .volatility(Volatility::Volatile);
+
+/// `power(float8, float8)`, `pow`, and the operator `^` on them.
+pub static POWER: FuncDef =
+    FuncDef::fixed("power", &[SqlType::Float8, SqlType::Float8], SqlType::Float8, power).aliases(&["pow"]);
+
+/// `invalid_argument_for_power_function`.
+const INVALID_ARGUMENT_FOR_POWER: turnstile_lock::SqlState = turnstile_lock::SqlState::from_code("2201F");
+
+/// `dpow`'s checks: zero to a negative power and a negative number to a
+/// non-integer one are `2201F`, an infinite result from finite inputs
+/// `22003`, a zero one from a non-zero base `22003` (underflow).
+fn power(args: &[Datum], _: &mut EvalEnv<'_>) -> Result<Datum, SqlError> {
+    let (x, y) = (args[0].as_f64().unwrap_or(f64::NAN), args[1].as_f64().unwrap_or(f64::NAN));
+    if x == 0.0 && y < 0.0 {
+        return Err(SqlError::new(INVALID_ARGUMENT_FOR_POWER, "zero raised to a negative power is undefined"));
+    }
+    if x < 0.0 && y.is_finite() && y.fract() != 0.0 {
+        return Err(SqlError::new(
+            INVALID_ARGUMENT_FOR_POWER,
+            "a negative number raised to a non-integer power yields a complex result",
+        ));
+    }
+    let v = x.powf(y);
+    crate::value::float_check(v, x.is_finite() && y.is_finite(), x == 0.0)?;
+    Ok(Datum::Float(v))
+}
 
 /// `abs`: the argument's number type (`numeric` for an untyped literal).
 /// `abs(-2147483648)` does not fit `int4`: a `smallint`/`integer` result

@@ -10,11 +10,14 @@ mod info;
 mod math;
 pub mod registry;
 mod resolve;
+mod strings;
 mod text;
 
 pub(crate) use datetime::NOW;
 pub use def::{FuncDef, Nulls, Signature, Volatility, MAX_ARGS};
 pub(crate) use info::CURRENT_USER;
 pub use info::VERSION;
+pub(crate) use math::POWER;
 pub use registry::lookup;
-pub(crate) use text::SUBSTR;
+pub(crate) use strings::{BTRIM, LTRIM, RTRIM, STRPOS};
+pub(crate) use text::{LOWER, SUBSTR};

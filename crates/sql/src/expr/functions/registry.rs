@@ -2,14 +2,14 @@
 //! [`FuncDef`] each, and the aggregates by name.
 //!
 //! Adding a function is writing its definition in the file of its family
-//! (`text.rs`, `math.rs`, `datetime.rs`, `info.rs`, `admin.rs`,
+//! (`text.rs`, `strings.rs`, `math.rs`, `datetime.rs`, `info.rs`, `admin.rs`,
 //! `conditional.rs`) and one line in [`FUNCTIONS`]. The compiler finds a
 //! call's definition with [`lookup`], once per call site; the tests below
 //! check that names are unique, that every name is one of PostgreSQL's, and
 //! that fixed signatures fit [`MAX_ARGS`](super::def::MAX_ARGS).
 
 use super::def::FuncDef;
-use super::{admin, conditional, datetime, info, math, text};
+use super::{admin, conditional, datetime, info, math, strings, text};
 use crate::expr::AggKind;
 
 /// Every function, in no particular order.
@@ -20,6 +20,9 @@ pub static FUNCTIONS: &[&FuncDef] = &[
     &admin::SET_CONFIG,
     &admin::TERMINATE_BACKEND,
     &conditional::COALESCE,
+    &conditional::GREATEST,
+    &conditional::LEAST,
+    &conditional::NULLIF,
     &datetime::CURRENT_DATE,
     &datetime::NOW,
     &datetime::PG_SLEEP,
@@ -28,8 +31,20 @@ pub static FUNCTIONS: &[&FuncDef] = &[
     &info::CURRENT_USER,
     &info::VERSION_FN,
     &math::ABS,
+    &math::POWER,
     &math::RANDOM,
     &math::ROUND,
+    &strings::BTRIM,
+    &strings::CONCAT,
+    &strings::CONCAT_WS,
+    &strings::INITCAP,
+    &strings::LPAD,
+    &strings::LTRIM,
+    &strings::REPLACE,
+    &strings::RPAD,
+    &strings::RTRIM,
+    &strings::SPLIT_PART,
+    &strings::STRPOS,
     &text::LEFT,
     &text::LENGTH,
     &text::LOWER,
@@ -69,7 +84,7 @@ mod tests {
 
     /// Names PostgreSQL's grammar reads as expressions of their own, not
     /// `pg_proc` functions.
-    const SQL_FORMS: &[&str] = &["coalesce", "current_date", "current_timestamp"];
+    const SQL_FORMS: &[&str] = &["coalesce", "current_date", "current_timestamp", "greatest", "least", "nullif"];
 
     fn fits_max_args(f: &FuncDef) -> bool {
         match f.signature {

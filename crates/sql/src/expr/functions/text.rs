@@ -1,8 +1,11 @@
 //! String functions: `repeat`, `md5`, `length`, `lower`, `upper`, `left`,
 //! `right`, `substr` (and `SUBSTRING(… FROM … FOR …)`), `quote_literal`.
 //!
-//! The database's collation is C: only ASCII letters change case, and
-//! lengths and positions count characters.
+//! Lengths and positions count characters. `lower` and `upper` map case
+//! character by character with Unicode's mappings, as PostgreSQL does in
+//! a UTF-8 database under a libc or ICU locale (`towlower`/`towupper`): a
+//! character whose full mapping is several characters keeps its simple
+//! one (`ß` stays `ß` in upper case, `İ` becomes `i`).
 
 use super::def::FuncDef;
 use crate::error::SqlError;
@@ -41,7 +44,7 @@ pub(super) fn text_arg(d: &Datum) -> String {
 }
 
 /// An integer argument (the compiler has cast it; a text form is read).
-fn int_arg(d: &Datum) -> Result<i64, SqlError> {
+pub(super) fn int_arg(d: &Datum) -> Result<i64, SqlError> {
     match d {
         Datum::Int(v) => Ok(*v),
         other => text_arg(other)
@@ -74,12 +77,30 @@ fn length(args: &[Datum], _: &mut EvalEnv<'_>) -> Result<Datum, SqlError> {
     }))
 }
 
+/// `c` in upper (`upper`) or lower case, one character for one: a
+/// mapping to several characters keeps `c` in upper case (`ß`) and its
+/// first character in lower case (`İ` → `i`), as `towupper`/`towlower`.
+pub(super) fn map_case(c: char, upper: bool) -> char {
+    if c.is_ascii() {
+        return if upper { c.to_ascii_uppercase() } else { c.to_ascii_lowercase() };
+    }
+    if upper {
+        let mut m = c.to_uppercase();
+        match (m.next(), m.next()) {
+            (Some(u), None) => u,
+            _ => c,
+        }
+    } else {
+        c.to_lowercase().next().unwrap_or(c)
+    }
+}
+
 fn lower(args: &[Datum], _: &mut EvalEnv<'_>) -> Result<Datum, SqlError> {
-    Ok(Datum::Text(text_arg(&args[0]).to_ascii_lowercase()))
+    Ok(Datum::Text(text_arg(&args[0]).chars().map(|c| map_case(c, false)).collect()))
 }
 
 fn upper(args: &[Datum], _: &mut EvalEnv<'_>) -> Result<Datum, SqlError> {
-    Ok(Datum::Text(text_arg(&args[0]).to_ascii_uppercase()))
+    Ok(Datum::Text(text_arg(&args[0]).chars().map(|c| map_case(c, true)).collect()))
 }
 
 /// The characters `from..to` of `s` (positions clamped to it).
