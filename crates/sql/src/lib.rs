@@ -97,6 +97,7 @@
 mod advisory;
 pub mod binary;
 mod binary_datum;
+pub mod catalog;
 mod command;
 mod context;
 mod copy;

@@ -210,6 +210,8 @@ pub trait Services {
     fn user(&self) -> &str;
     /// What every session shares (views read it).
     fn shared(&self) -> &crate::Shared;
+    /// Every setting's name and value, as `SHOW` prints it (`pg_settings`).
+    fn settings(&self) -> Vec<(String, String)>;
 }
 
 /// Compile-time context.

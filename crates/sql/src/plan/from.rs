@@ -30,6 +30,10 @@ pub(super) enum FromItem {
 pub(super) fn from_item(cat: &Catalog<'_>, f: &ast::TableFactor) -> Result<FromItem, SqlError> {
     match f {
         ast::TableFactor::Table { name, alias, args, .. } => {
+            if let Some(view) = qualified_view(name) {
+                let alias = alias.as_ref().map_or_else(|| view.name().to_owned(), |a| ident_name(&a.name));
+                return Ok(FromItem::View { view, alias });
+            }
             let n = object_name(name)?;
             let alias_name = alias.as_ref().map(|a| ident_name(&a.name));
             if let Some(args) = args {
@@ -68,6 +72,16 @@ pub(super) fn from_item(cat: &Catalog<'_>, f: &ast::TableFactor) -> Result<FromI
         }
         ast::TableFactor::Derived { .. } => Err(SqlError::unsupported("a subquery in FROM")),
         other => Err(SqlError::unsupported(&format!("the FROM item {other}"))),
+    }
+}
+
+/// The system relation a schema-qualified name names
+/// (`information_schema.columns`, `pg_catalog.pg_class`).
+fn qualified_view(name: &ast::ObjectName) -> Option<View> {
+    let parts: Vec<String> = name.0.iter().filter_map(|p| p.as_ident().map(ident_name)).collect();
+    match parts.as_slice() {
+        [schema, rel] => View::qualified(schema, rel),
+        _ => None,
     }
 }
 
