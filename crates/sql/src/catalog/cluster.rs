@@ -1,7 +1,7 @@
 //! The cluster-wide catalogs: `pg_database` (every database of the
 //! cluster), the roles (`pg_authid` and its views `pg_roles` and
 //! `pg_user`; turnstile has one login role, the bootstrap superuser
-//! `postgres`, and PostgreSQL's predefined `pg_database_owner`),
+//! `postgres`, and PostgreSQL 15's predefined roles),
 //! `pg_auth_members` and `pg_tablespace`.
 
 use super::datum::{boolean, ch, int, oid, text, NULL};
@@ -94,8 +94,21 @@ pub const UTF8_ENCODING: i64 = 6;
 
 /// A role: OID, name, whether it is the superuser (who has every
 /// attribute and can log in).
-const ROLE_LIST: &[(u32, &str, bool)] =
-    &[(SUPERUSER, "postgres", true), (DATABASE_OWNER_ROLE, "pg_database_owner", false)];
+const ROLE_LIST: &[(u32, &str, bool)] = &[
+    (SUPERUSER, "postgres", true),
+    (DATABASE_OWNER_ROLE, "pg_database_owner", false),
+    (3373, "pg_monitor", false),
+    (3374, "pg_read_all_settings", false),
+    (3375, "pg_read_all_stats", false),
+    (3377, "pg_stat_scan_tables", false),
+    (4200, "pg_signal_backend", false),
+    (4544, "pg_checkpoint", false),
+    (4569, "pg_read_server_files", false),
+    (4570, "pg_write_server_files", false),
+    (4571, "pg_execute_server_program", false),
+    (6181, "pg_read_all_data", false),
+    (6182, "pg_write_all_data", false),
+];
 
 /// The name of role `id`.
 pub fn role_name(id: u32) -> Option<&'static str> {

@@ -36,7 +36,7 @@ pub fn index_def(cat: &CatalogData, index: &Relation, column: usize) -> Option<S
     }
     let cols: Vec<String> = names.iter().map(|n| quote_ident(n)).collect();
     Some(format!(
-        "CREATE {}INDEX {} ON {}public.{} USING btree ({})",
+        "CREATE {}INDEX {} ON {}{} USING btree ({})",
         if def.unique { "UNIQUE " } else { "" },
         quote_ident(&index.name),
         if index.kind == RelKind::PartitionedIndex { "ONLY " } else { "" },

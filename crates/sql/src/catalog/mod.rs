@@ -14,6 +14,7 @@
 //!   [`settings`] (`pg_settings`, `pg_proc`), [`empty`] (catalogs of
 //!   objects turnstile lacks), [`info_tables`] and [`info_constraints`]
 //!   (`information_schema`);
+//! * [`reg`]: `regclass` and its kin, names read and printed as OIDs;
 //! * [`deparse`]: the SQL text of indexes, constraints, defaults and
 //!   partition bounds, shared with the catalog functions
 //!   (`pg_get_indexdef`, …) so that both agree.
@@ -33,6 +34,7 @@ pub mod empty;
 pub mod info_constraints;
 pub mod info_tables;
 pub mod oid;
+pub mod reg;
 pub mod relation;
 pub mod schema;
 pub mod settings;

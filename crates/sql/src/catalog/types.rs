@@ -88,6 +88,9 @@ pub struct BuiltinType {
     pub btree_opclass: u32,
 }
 
+// One argument per column of the table below: a row reads as the
+// catalog's row does.
+#[allow(clippy::too_many_arguments)]
 const fn base(
     oid: u32,
     name: &'static str,

@@ -12,7 +12,7 @@ pub use functions::FuncDef;
 
 use crate::error::SqlError;
 use crate::sync::atomic::AtomicBool;
-use crate::value::{Datum, SqlType};
+use crate::value::{Datum, RegKind, SqlType};
 use sqlparser::ast;
 use turnstile_lock::SqlState;
 
@@ -305,7 +305,12 @@ pub fn parse_type_name(text: &str) -> Result<SqlType, SqlError> {
         "name" => SqlType::Name,
         "timestamp" | "timestamp without time zone" => SqlType::Timestamp,
         "timestamptz" | "timestamp with time zone" => SqlType::TimestampTz,
-        "oid" | "regclass" => SqlType::Oid,
+        "oid" => SqlType::Oid,
+        "regclass" => SqlType::Reg(RegKind::Class),
+        "regtype" => SqlType::Reg(RegKind::Type),
+        "regproc" => SqlType::Reg(RegKind::Proc),
+        "regnamespace" => SqlType::Reg(RegKind::Namespace),
+        "regrole" => SqlType::Reg(RegKind::Role),
         "xid" => SqlType::Xid,
         "bytea" => SqlType::Bytea,
         _ if builtin::is_postgres_type(base) => return Err(SqlError::unsupported(&format!("type {base}"))),
@@ -340,7 +345,7 @@ fn number_rank(t: SqlType) -> Option<u8> {
     Some(match t {
         SqlType::Int2 => 0,
         SqlType::Int4 => 1,
-        SqlType::Int8 | SqlType::Oid | SqlType::Xid => 2,
+        SqlType::Int8 | SqlType::Oid | SqlType::Xid | SqlType::Reg(_) => 2,
         SqlType::Numeric(_) => 3,
         SqlType::Float4 => 4,
         SqlType::Float8 => 5,
@@ -385,7 +390,9 @@ pub(super) fn arith_type(a: SqlType, b: SqlType) -> Option<SqlType> {
         (SqlType::Float4, SqlType::Float4) => SqlType::Float4,
         _ if ra.max(rb) >= 4 => SqlType::Float8,
         _ if ra.max(rb) == 3 => SqlType::Numeric(None),
-        (SqlType::Oid | SqlType::Xid, _) | (_, SqlType::Oid | SqlType::Xid) => SqlType::Int8,
+        (SqlType::Oid | SqlType::Xid | SqlType::Reg(_), _) | (_, SqlType::Oid | SqlType::Xid | SqlType::Reg(_)) => {
+            SqlType::Int8
+        }
         _ => {
             if ra >= rb {
                 a

@@ -37,5 +37,5 @@ pub(crate) use bytea::bytea_from_text;
 pub use bytea::write_bytea_hex;
 pub use datum::{now_timestamp, timestamp_from_unix_micros, Datum};
 pub use range::{float_check, int_in_range, out_of_range};
-pub use sql_type::{SqlType, NUMERIC};
+pub use sql_type::{RegKind, SqlType, NUMERIC};
 pub use text::pad_char;

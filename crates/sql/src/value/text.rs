@@ -59,6 +59,13 @@ impl Datum {
             SqlType::Int4 => Datum::Int(t.parse::<i32>().map_err(|_| int_error(ty, s))?.into()),
             SqlType::Int8 | SqlType::Xid => Datum::Int(t.parse::<i64>().map_err(|_| int_error(ty, s))?),
             SqlType::Oid => Datum::Int(parse_oid(t).ok_or_else(|| bad_input(ty, s))?),
+            // A name is read against the catalog (`catalog::reg`) where the
+            // compiler sees the cast; here only the numeric form is.
+            SqlType::Reg(_) => {
+                Datum::Int(parse_oid(t).ok_or_else(|| {
+                    SqlError::unsupported(&format!("reading \"{s}\" as {} outside a cast", ty.name()))
+                })?)
+            }
             SqlType::Bytea => Datum::Bytea(parse_bytea(s).ok_or_else(|| bad_input(ty, s))?),
             SqlType::Numeric(m) => {
                 let lower = t.to_ascii_lowercase();

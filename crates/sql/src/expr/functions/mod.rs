@@ -3,12 +3,15 @@
 //! ([`resolve`]) and called through its definition.
 
 mod admin;
+mod catalog;
 mod conditional;
 mod datetime;
 pub mod def;
 mod info;
 mod math;
+mod privilege;
 pub mod registry;
+mod regtype;
 mod resolve;
 mod text;
 
@@ -17,4 +20,5 @@ pub use def::{FuncDef, Nulls, Signature, Volatility, MAX_ARGS};
 pub(crate) use info::CURRENT_USER;
 pub use info::VERSION;
 pub use registry::lookup;
+pub(crate) use regtype::{reg_cast_in, reg_cast_out};
 pub(crate) use text::SUBSTR;
