@@ -118,6 +118,23 @@ impl Ctx {
                     format!("parameter \"{lower}\" cannot be changed"),
                 ));
             }
+            "default_transaction_read_only"
+            | "transaction_read_only"
+            | "default_transaction_deferrable"
+            | "transaction_deferrable" => match value.to_ascii_lowercase().as_str() {
+                "on" | "true" | "yes" | "1" => "on".to_owned(),
+                "off" | "false" | "no" | "0" => "off".to_owned(),
+                _ => return Err(invalid_value(lower, value)),
+            },
+            "default_table_access_method" => match value {
+                "heap" => "heap".to_owned(),
+                _ => {
+                    return Err(SqlError::new(
+                        SqlState::INVALID_PARAMETER_VALUE,
+                        format!("invalid value for parameter \"default_table_access_method\": \"{value}\""),
+                    ))
+                }
+            },
             "standard_conforming_strings" => match value.to_ascii_lowercase().as_str() {
                 "on" | "true" | "1" => "on".to_owned(),
                 _ => return Err(SqlError::unsupported("standard_conforming_strings = off")),

@@ -112,6 +112,8 @@ mod param;
 pub mod parse;
 pub mod plan;
 mod prepare;
+mod read_only;
+mod reindex;
 mod result_format;
 mod rows;
 mod run_advisory;

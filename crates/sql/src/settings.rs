@@ -121,8 +121,11 @@ impl SqlSession {
                 self.set_command("timezone", &v, *local)
             }
             ast::Set::SetTransaction { modes, session: false, .. } => {
-                self.set_transaction_isolation(crate::command::isolation_of(modes)?)
+                let out = self.set_transaction_isolation(crate::command::isolation_of(modes)?)?;
+                self.set_transaction_access_mode(crate::read_only::access_mode_of(modes))?;
+                Ok(out)
             }
+            ast::Set::SetTransaction { modes, session: true, .. } => self.set_session_characteristics(modes),
             ast::Set::SetNames { charset_name, .. } => {
                 self.set_command("client_encoding", &charset_name.to_string(), false)
             }
@@ -149,10 +152,10 @@ impl SqlSession {
                 tag: format!("SHOW {n}"),
             });
         }
-        if name == "transaction_isolation" {
+        if name == "transaction_isolation" || name == "transaction isolation level" {
             let v = self.transaction_isolation();
             return Ok(Outcome::Rows {
-                fields: vec![text_field(&name)].into(),
+                fields: vec![text_field("transaction_isolation")].into(),
                 rows: vec![vec![Some(v)]].into(),
                 tag: "SHOW".into(),
             });

@@ -40,4 +40,4 @@ pub mod schema;
 pub mod settings;
 pub mod types;
 
-pub use relation::{by_oid, lookup, Reader, Schema, SystemRelation, SYSTEM_RELATIONS};
+pub use relation::{by_oid, is_system_name, lookup, Reader, Schema, SystemRelation, SYSTEM_RELATIONS};

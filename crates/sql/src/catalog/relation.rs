@@ -190,6 +190,18 @@ pub fn lookup(schema: Schema, name: &str) -> Option<&'static SystemRelation> {
     SYSTEM_RELATIONS.iter().find(|r| r.schema == schema && r.name == name)
 }
 
+/// Whether `name` (`pg_proc`, `pg_catalog.pg_proc`,
+/// `information_schema.tables`) names a system relation, computed rather
+/// than stored (`VACUUM` and `REINDEX` have nothing to do for one).
+pub fn is_system_name(name: &str) -> bool {
+    match name.split_once('.') {
+        Some(("pg_catalog", n)) => lookup(Schema::Catalog, n).is_some() || crate::views::View::named(n).is_some(),
+        Some(("information_schema", n)) => lookup(Schema::InformationSchema, n).is_some(),
+        Some(_) => false,
+        None => lookup(Schema::Catalog, name).is_some() || crate::views::View::named(name).is_some(),
+    }
+}
+
 /// The system relation with OID `oid`.
 pub fn by_oid(oid: u32) -> Option<&'static SystemRelation> {
     SYSTEM_RELATIONS.iter().find(|r| r.oid == oid)
