@@ -15,6 +15,27 @@ impl SqlSession {
         REPORTED.iter().filter_map(|k| self.ctx.gucs.get(k).map(|v| (display_name(k).to_owned(), v.text()))).collect()
     }
 
+    /// Applies the settings a startup packet carries (`TimeZone`,
+    /// `DateStyle`, `extra_float_digits`, …): each a known setting's
+    /// value, which `RESET` then returns to. Names that are not settings
+    /// (`user`, `database`, `options`, `replication`, a driver's own
+    /// extras) are left alone; a bad value is the connection's error.
+    pub fn apply_startup_settings(&mut self, params: &[(&str, &str)]) -> Result<(), SqlError> {
+        crate::value::zone::set_session_zone("UTC")?;
+        for (name, value) in params {
+            let lower = name.to_ascii_lowercase();
+            if matches!(lower.as_str(), "user" | "database" | "application_name" | "options" | "replication") {
+                continue;
+            }
+            if self.ctx.get(&lower).is_some() && !self.ctx.shared.knobs.contains_key(*name) {
+                self.ctx.set(name, value)?;
+            }
+        }
+        self.ctx.param_changes.clear();
+        self.ctx.reset_values = self.ctx.gucs.clone();
+        Ok(())
+    }
+
     /// ParameterStatus messages owed after a SET of a reported parameter.
     pub fn set_parameter_changes(&mut self) -> Vec<(String, String)> {
         let changes = std::mem::take(&mut self.ctx.param_changes);

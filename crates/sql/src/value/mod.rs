@@ -24,6 +24,7 @@
 //! | [`cast`] | assignment, implicit and explicit casts |
 //! | [`range`] | range checks (`22003`) shared by input, casts and arithmetic |
 //! | [`engine`] | the bridge to the engine's [`Value`](turnstile_engine::types::Value) |
+//! | [`zone`] | the session's time zone, for `timestamptz` input, output and casts |
 
 mod bytea;
 mod cast;
@@ -32,6 +33,7 @@ mod engine;
 mod range;
 mod sql_type;
 mod text;
+pub mod zone;
 
 pub(crate) use bytea::bytea_from_text;
 pub use bytea::write_bytea_hex;
