@@ -216,6 +216,7 @@ mod lmgr;
 pub mod memory;
 pub mod mvcc;
 pub mod query;
+mod reindex;
 mod rollback;
 pub mod session;
 pub mod subxact;

@@ -60,7 +60,14 @@ pub(crate) fn run(mut stream: Stream, shared: &Shared) {
     let user = params.get("user").cloned().unwrap_or_default();
     let database = params.get("database").filter(|d| !d.is_empty()).cloned().unwrap_or_else(|| user.clone());
     let application_name = params.get("application_name").cloned().unwrap_or_default();
-    let session = match SqlSession::connect(&shared.engine, &database, &user, &application_name, stream.client_addr()) {
+    let connected = SqlSession::connect(&shared.engine, &database, &user, &application_name, stream.client_addr());
+    // The startup packet's settings (`TimeZone`, `DateStyle`, …), as
+    // PostgreSQL applies them: a bad value ends the connection.
+    let connected = connected.and_then(|mut s| {
+        let settings: Vec<(&str, &str)> = params.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        s.apply_startup_settings(&settings).map(|()| s)
+    });
+    let session = match connected {
         Ok(s) => s,
         Err(e) => {
             push_error(&mut out, &e, true);

@@ -27,7 +27,7 @@ pub(crate) fn recv_datum(ty: SqlType, data: &[u8], index: usize) -> Result<Datum
         SqlType::Int2 => Datum::Int(i16::from_be_bytes(fixed(data, index)?).into()),
         SqlType::Int4 => Datum::Int(i32::from_be_bytes(fixed(data, index)?).into()),
         SqlType::Int8 => Datum::Int(i64::from_be_bytes(fixed(data, index)?)),
-        SqlType::Oid | SqlType::Xid => Datum::Int(u32::from_be_bytes(fixed(data, index)?).into()),
+        SqlType::Oid | SqlType::Xid | SqlType::Reg(_) => Datum::Int(u32::from_be_bytes(fixed(data, index)?).into()),
         SqlType::Float4 => Datum::Float(f32::from_be_bytes(fixed(data, index)?).into()),
         SqlType::Float8 => Datum::Float(f64::from_be_bytes(fixed(data, index)?)),
         SqlType::Bytea => Datum::Bytea(data.to_vec()),
@@ -48,7 +48,7 @@ pub(crate) fn send_datum(ty: SqlType, d: &Datum, out: &mut BytesMut) -> Result<(
         (Datum::Int(v), SqlType::Int2) => out.put_i16(int(*v)? as i16),
         (Datum::Int(v), SqlType::Int4) => out.put_i32(int(*v)? as i32),
         (Datum::Int(v), SqlType::Int8) => out.put_i64(*v),
-        (Datum::Int(v), SqlType::Oid | SqlType::Xid) => {
+        (Datum::Int(v), SqlType::Oid | SqlType::Xid | SqlType::Reg(_)) => {
             out.put_u32(u32::try_from(*v).map_err(|_| crate::value::out_of_range(ty))?)
         }
         // NaN is sent as the canonical NaN, as its text `NaN` reads back.

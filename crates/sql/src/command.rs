@@ -61,6 +61,8 @@ pub(crate) enum Command {
         start: bool,
         /// An `ISOLATION LEVEL` given with it.
         isolation: Option<IsolationLevel>,
+        /// `READ ONLY` (true) or `READ WRITE` (false) given with it.
+        read_only: Option<bool>,
     },
     /// `COMMIT`/`END` (`commit`) or `ROLLBACK`/`ABORT`.
     End { commit: bool },
@@ -116,7 +118,11 @@ impl Command {
                 if !statements.is_empty() || exception.is_some() {
                     return Err(SqlError::unsupported("BEGIN … END blocks"));
                 }
-                Command::Begin { start: !begin, isolation: isolation_of(&modes)? }
+                Command::Begin {
+                    start: !begin,
+                    isolation: isolation_of(&modes)?,
+                    read_only: crate::read_only::access_mode_of(&modes),
+                }
             }
             S::Commit { chain: false, .. } => Command::End { commit: true },
             S::Rollback { chain: false, savepoint: None } => Command::End { commit: false },
@@ -157,6 +163,7 @@ impl Command {
                 PreStmt::Vacuum { .. } => "VACUUM",
                 PreStmt::Analyze(_) => "ANALYZE",
                 PreStmt::Checkpoint => "CHECKPOINT",
+                PreStmt::Reindex { .. } => "REINDEX",
                 PreStmt::CopyFrom { .. } | PreStmt::CopyTo { .. } => "COPY",
             }
             .into(),

@@ -137,6 +137,13 @@ impl Services for Ctx {
     fn shared(&self) -> &Shared {
         &self.shared
     }
+
+    fn settings(&self) -> Vec<(String, String)> {
+        let mut names: Vec<String> = self.gucs.names().map(str::to_owned).collect();
+        names.extend(self.shared.knobs.keys().cloned());
+        names.dedup();
+        names.into_iter().filter_map(|n| self.get(&n).map(|v| (n, v))).collect()
+    }
 }
 
 /// One setting changed inside a transaction block: PostgreSQL's GUC stack

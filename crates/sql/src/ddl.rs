@@ -157,15 +157,66 @@ impl SqlSession {
                     let cols: Vec<String> =
                         p.columns.iter().map(|c| c.to_string().trim_matches('"').to_ascii_lowercase()).collect();
                     let refs: Vec<&str> = cols.iter().map(String::as_str).collect();
-                    if p.name.is_some() {
-                        return Err(SqlError::unsupported("a named primary key constraint"));
+                    let given = p.name.as_ref().map(expr::ident_name);
+                    if given.as_ref().is_some_and(|n| *n != format!("{table}_pkey")) {
+                        return Err(SqlError::unsupported("a primary key constraint not named <table>_pkey"));
                     }
                     self.es.add_primary_key(&table, &refs)?;
+                }
+                ast::AlterTableOperation::AddConstraint { constraint: ast::TableConstraint::Unique(u), .. }
+                    if plain_unique(u) =>
+                {
+                    let cols: Vec<String> =
+                        u.columns.iter().map(|c| c.to_string().trim_matches('"').to_ascii_lowercase()).collect();
+                    let given = u.name.as_ref().map(expr::ident_name);
+                    if self.has_key(&table, &cols, given.as_deref(), false) {
+                        continue;
+                    }
+                    let refs: Vec<&str> = cols.iter().map(String::as_str).collect();
+                    let index = match given {
+                        Some(n) => n,
+                        None => self.free_relation_name(&format!("{table}_{}_key", cols.join("_"))),
+                    };
+                    self.es.create_index(&table, &index, &refs, true)?;
+                }
+                // turnstile has one role, which owns every table (as the
+                // dumps of a single-role PostgreSQL say).
+                ast::AlterTableOperation::OwnerTo { new_owner } => {
+                    let owner = new_owner.to_string();
+                    let owner = owner.trim_matches('"');
+                    if !matches!(owner, "postgres" | "CURRENT_USER" | "CURRENT_ROLE" | "SESSION_USER") {
+                        return Err(SqlError::new(
+                            SqlState::UNDEFINED_OBJECT,
+                            format!("role \"{owner}\" does not exist"),
+                        ));
+                    }
+                    self.es.engine().catalog().relation(self.es.database(), &table).map_err(|_| {
+                        SqlError::new(SqlState::UNDEFINED_TABLE, format!("relation \"{table}\" does not exist"))
+                    })?;
                 }
                 other => return Err(SqlError::unsupported(&format!("ALTER TABLE … {other}"))),
             }
         }
         Self::command("ALTER TABLE")
+    }
+}
+
+impl SqlSession {
+    /// Whether `table` has a unique index on exactly `cols`, named `name`
+    /// when a name is given (a partition's, made by its parent's
+    /// constraint), or its primary key when `primary`.
+    fn has_key(&self, table: &str, cols: &[String], name: Option<&str>, primary: bool) -> bool {
+        let cat = self.es.engine().catalog().snapshot();
+        let Some(t) = cat.find(self.es.database(), table) else { return false };
+        let found = cat.indexes_of(t.id).any(|ix| {
+            ix.index.as_ref().is_some_and(|d| {
+                d.unique
+                    && d.primary == primary
+                    && t.column_names(&d.columns) == cols
+                    && name.is_none_or(|n| n == ix.name)
+            })
+        });
+        found
     }
 }
 

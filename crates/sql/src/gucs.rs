@@ -60,6 +60,9 @@ impl Ctx {
         }
         self.timeouts_dirty |= TIMEOUTS.contains(&lower.as_str());
         self.gucs.put(&lower, Some(parsed));
+        if lower == "timezone" {
+            crate::value::zone::set_session_zone(&text)?;
+        }
         Ok(text)
     }
 
@@ -89,6 +92,8 @@ impl Ctx {
             "transaction_isolation" => Isolation::parse(lower, value)?.name().to_owned(),
             "client_encoding" => match value.to_ascii_uppercase().replace(['-', '_'], "").as_str() {
                 "UTF8" | "UNICODE" => "UTF8".to_owned(),
+                // SQL_ASCII converts nothing: the bytes pass as they are.
+                "SQLASCII" => "SQL_ASCII".to_owned(),
                 _ => {
                     return Err(SqlError::new(
                         SqlState::FEATURE_NOT_SUPPORTED,
@@ -108,16 +113,30 @@ impl Ctx {
                 }
                 "ISO, MDY".to_owned()
             }
-            "timezone" => match value.to_ascii_uppercase().as_str() {
-                "UTC" | "GMT" | "ETC/UTC" | "Z" | "0" | "+00" => "UTC".to_owned(),
-                _ => return Err(SqlError::unsupported(&format!("time zone {value} (turnstile runs in UTC)"))),
-            },
+            "timezone" => crate::value::zone::canonical(value)?,
             l if FIXED.contains(&l) => {
                 return Err(SqlError::new(
                     SqlState::CANT_CHANGE_RUNTIME_PARAM,
                     format!("parameter \"{lower}\" cannot be changed"),
                 ));
             }
+            "default_transaction_read_only"
+            | "transaction_read_only"
+            | "default_transaction_deferrable"
+            | "transaction_deferrable" => match value.to_ascii_lowercase().as_str() {
+                "on" | "true" | "yes" | "1" => "on".to_owned(),
+                "off" | "false" | "no" | "0" => "off".to_owned(),
+                _ => return Err(invalid_value(lower, value)),
+            },
+            "default_table_access_method" => match value {
+                "heap" => "heap".to_owned(),
+                _ => {
+                    return Err(SqlError::new(
+                        SqlState::INVALID_PARAMETER_VALUE,
+                        format!("invalid value for parameter \"default_table_access_method\": \"{value}\""),
+                    ))
+                }
+            },
             "standard_conforming_strings" => match value.to_ascii_lowercase().as_str() {
                 "on" | "true" | "1" => "on".to_owned(),
                 _ => return Err(SqlError::unsupported("standard_conforming_strings = off")),
@@ -167,6 +186,11 @@ impl Ctx {
         }
         self.gucs.put(lower, value);
         self.timeouts_dirty |= TIMEOUTS.contains(&lower);
+        if lower == "timezone" {
+            let name = self.get("timezone").unwrap_or_else(|| "UTC".into());
+            // The value was valid when it was set.
+            let _ = crate::value::zone::set_session_zone(&name);
+        }
     }
 
     /// The end of a transaction block: a commit keeps plain `SET`s and

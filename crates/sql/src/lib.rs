@@ -97,6 +97,7 @@
 mod advisory;
 pub mod binary;
 mod binary_datum;
+pub mod catalog;
 mod command;
 mod context;
 mod copy;
@@ -112,6 +113,8 @@ mod param;
 pub mod parse;
 pub mod plan;
 mod prepare;
+mod read_only;
+mod reindex;
 mod result_format;
 mod rows;
 mod run_advisory;

@@ -25,6 +25,14 @@ pub enum PreStmt {
     Analyze(Vec<String>),
     /// `CHECKPOINT`.
     Checkpoint,
+    /// `REINDEX [(options)] {INDEX | TABLE | SCHEMA | DATABASE | SYSTEM}
+    /// [CONCURRENTLY] name`.
+    Reindex {
+        /// What `name` is.
+        target: ReindexTarget,
+        /// The object (always given in PostgreSQL 15's grammar).
+        name: Option<String>,
+    },
     /// `COPY table [(cols)] FROM STDIN|'file' [options]`.
     CopyFrom {
         /// Target table.
@@ -45,6 +53,21 @@ pub enum PreStmt {
         /// Format and options.
         options: crate::copy::CopyOptions,
     },
+}
+
+/// What a `REINDEX` rebuilds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReindexTarget {
+    /// One index.
+    Index,
+    /// A table's indexes.
+    Table,
+    /// The indexes of every table of a schema.
+    Schema,
+    /// The indexes of every table of the current database.
+    Database,
+    /// The system catalogs' indexes.
+    System,
 }
 
 /// One parsed statement.
@@ -294,7 +317,7 @@ pub fn parse_one(sql: &str, piece: &str, offset: usize) -> Result<Parsed, SqlErr
         // PostgreSQL's `TABLE name` (short for `SELECT * FROM name`), which
         // sqlparser does not read.
         "table" => return Err(SqlError::unsupported("the TABLE command")),
-        "vacuum" | "analyze" | "analyse" | "checkpoint" | "copy" => {
+        "vacuum" | "analyze" | "analyse" | "checkpoint" | "copy" | "reindex" => {
             return preparse(&word, piece).map(Parsed::Pre).map_err(|mut e| {
                 if e.code == SqlState::SYNTAX_ERROR && e.position.is_none() {
                     e.position = Some(char_pos(sql, offset + piece.len() - piece.trim_start().len()));
@@ -480,6 +503,7 @@ fn preparse(word: &str, piece: &str) -> Result<PreStmt, SqlError> {
             }
             Ok(PreStmt::Checkpoint)
         }
+        "reindex" => preparse_reindex(rest),
         "analyze" | "analyse" => {
             let rest: Vec<Tok> = rest.iter().filter(|t| **t != Tok::Word("verbose".into())).cloned().collect();
             Ok(PreStmt::Analyze(name_list(&rest)?))
@@ -532,6 +556,39 @@ fn preparse(word: &str, piece: &str) -> Result<PreStmt, SqlError> {
             (other, _) => Ok(other),
         },
     }
+}
+
+fn preparse_reindex(rest: &[Tok]) -> Result<PreStmt, SqlError> {
+    let mut i = 0;
+    if rest.first() == Some(&Tok::Punct('(')) {
+        // Options (`VERBOSE`, `CONCURRENTLY`, `TABLESPACE x`) change nothing
+        // turnstile does.
+        i = rest.iter().position(|t| *t == Tok::Punct(')')).ok_or_else(|| syntax_near(None))? + 1;
+    }
+    let target = match rest.get(i) {
+        Some(Tok::Word(w)) => match w.as_str() {
+            "index" => ReindexTarget::Index,
+            "table" => ReindexTarget::Table,
+            "schema" => ReindexTarget::Schema,
+            "database" => ReindexTarget::Database,
+            "system" => ReindexTarget::System,
+            _ => return Err(syntax_near(rest.get(i))),
+        },
+        t => return Err(syntax_near(t)),
+    };
+    i += 1;
+    if rest.get(i) == Some(&Tok::Word("concurrently".into())) {
+        i += 1;
+    }
+    let name = rest.get(i).map(|t| name_of(t).ok_or_else(|| syntax_near(Some(t)))).transpose()?;
+    if let Some(t) = rest.get(i + 1) {
+        return Err(syntax_near(Some(t)));
+    }
+    // PostgreSQL 15 requires the name for every kind.
+    if name.is_none() {
+        return Err(syntax_near(None));
+    }
+    Ok(PreStmt::Reindex { target, name })
 }
 
 fn preparse_copy(rest: &[Tok]) -> Result<PreStmt, SqlError> {
@@ -740,6 +797,16 @@ mod tests {
             PreStmt::CopyTo { file: Some(_), .. }
         ));
         assert_eq!(preparse("checkpoint", "checkpoint x").unwrap_err().code, "42601");
+        assert_eq!(
+            preparse("reindex", "REINDEX (VERBOSE) TABLE CONCURRENTLY public.t").unwrap(),
+            PreStmt::Reindex { target: ReindexTarget::Table, name: Some("t".into()) }
+        );
+        assert_eq!(
+            preparse("reindex", "reindex database postgres").unwrap(),
+            PreStmt::Reindex { target: ReindexTarget::Database, name: Some("postgres".into()) }
+        );
+        assert_eq!(preparse("reindex", "REINDEX SYSTEM").unwrap_err().code, "42601");
+        assert_eq!(preparse("reindex", "REINDEX TABLE").unwrap_err().code, "42601");
     }
 
     #[test]

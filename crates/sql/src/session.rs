@@ -240,6 +240,7 @@ impl SqlSession {
         formats: &[i16],
     ) -> Result<Outcome, SqlError> {
         let st = &stmt.inner;
+        self.check_read_only(&st.command)?;
         match &st.command {
             Command::Empty => Ok(Outcome::Empty),
             Command::Select { query, plan: slot, locking } => {
@@ -274,7 +275,11 @@ impl SqlSession {
                 let plan = self.planned(st, slot, |c, ps| plan::compile_delete(c, delete, ps))?;
                 self.modify(&plan, st, params, true)
             }
-            Command::Begin { start, isolation } => self.begin(*start, *isolation),
+            Command::Begin { start, isolation, read_only } => {
+                let out = self.begin(*start, *isolation)?;
+                self.begin_access_mode(*read_only)?;
+                Ok(out)
+            }
             Command::End { commit } => self.end_transaction(*commit),
             Command::Savepoint { name } => self.savepoint(name),
             Command::Release { name } => self.release_savepoint(name),

@@ -15,6 +15,27 @@ impl SqlSession {
         REPORTED.iter().filter_map(|k| self.ctx.gucs.get(k).map(|v| (display_name(k).to_owned(), v.text()))).collect()
     }
 
+    /// Applies the settings a startup packet carries (`TimeZone`,
+    /// `DateStyle`, `extra_float_digits`, …): each a known setting's
+    /// value, which `RESET` then returns to. Names that are not settings
+    /// (`user`, `database`, `options`, `replication`, a driver's own
+    /// extras) are left alone; a bad value is the connection's error.
+    pub fn apply_startup_settings(&mut self, params: &[(&str, &str)]) -> Result<(), SqlError> {
+        crate::value::zone::set_session_zone("UTC")?;
+        for (name, value) in params {
+            let lower = name.to_ascii_lowercase();
+            if matches!(lower.as_str(), "user" | "database" | "application_name" | "options" | "replication") {
+                continue;
+            }
+            if self.ctx.get(&lower).is_some() && !self.ctx.shared.knobs.contains_key(*name) {
+                self.ctx.set(name, value)?;
+            }
+        }
+        self.ctx.param_changes.clear();
+        self.ctx.reset_values = self.ctx.gucs.clone();
+        Ok(())
+    }
+
     /// ParameterStatus messages owed after a SET of a reported parameter.
     pub fn set_parameter_changes(&mut self) -> Vec<(String, String)> {
         let changes = std::mem::take(&mut self.ctx.param_changes);
@@ -121,8 +142,11 @@ impl SqlSession {
                 self.set_command("timezone", &v, *local)
             }
             ast::Set::SetTransaction { modes, session: false, .. } => {
-                self.set_transaction_isolation(crate::command::isolation_of(modes)?)
+                let out = self.set_transaction_isolation(crate::command::isolation_of(modes)?)?;
+                self.set_transaction_access_mode(crate::read_only::access_mode_of(modes))?;
+                Ok(out)
             }
+            ast::Set::SetTransaction { modes, session: true, .. } => self.set_session_characteristics(modes),
             ast::Set::SetNames { charset_name, .. } => {
                 self.set_command("client_encoding", &charset_name.to_string(), false)
             }
@@ -149,10 +173,10 @@ impl SqlSession {
                 tag: format!("SHOW {n}"),
             });
         }
-        if name == "transaction_isolation" {
+        if name == "transaction_isolation" || name == "transaction isolation level" {
             let v = self.transaction_isolation();
             return Ok(Outcome::Rows {
-                fields: vec![text_field(&name)].into(),
+                fields: vec![text_field("transaction_isolation")].into(),
                 rows: vec![vec![Some(v)]].into(),
                 tag: "SHOW".into(),
             });

@@ -193,6 +193,11 @@ pub(crate) fn default_settings(user: &str, application_name: &str, max_backends:
         ("synchronous_commit", "on"),
         ("max_locks_per_transaction", "64"),
         ("client_min_messages", "notice"),
+        ("default_transaction_read_only", "off"),
+        ("transaction_read_only", "off"),
+        ("default_transaction_deferrable", "off"),
+        ("transaction_deferrable", "off"),
+        ("default_table_access_method", "heap"),
     ] {
         text.insert(k.to_owned(), v.to_owned());
     }

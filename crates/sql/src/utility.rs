@@ -64,8 +64,14 @@ impl SqlSession {
                         "VACUUM cannot run inside a transaction block",
                     ));
                 }
+                // The system catalogs are computed, not stored: nothing to
+                // vacuum (vacuumdb names each of them).
+                let stored: Vec<&String> = tables.iter().filter(|t| !crate::catalog::is_system_name(t)).collect();
+                if !tables.is_empty() && stored.is_empty() {
+                    return Self::command("VACUUM");
+                }
                 let targets: Vec<Option<&str>> =
-                    if tables.is_empty() { vec![None] } else { tables.iter().map(|t| Some(t.as_str())).collect() };
+                    if stored.is_empty() { vec![None] } else { stored.iter().map(|t| Some(t.as_str())).collect() };
                 for t in targets {
                     self.es.vacuum(t, *full)?;
                     if *analyze {
@@ -82,6 +88,7 @@ impl SqlSession {
                 }
                 Self::command("ANALYZE")
             }
+            PreStmt::Reindex { target, name } => self.reindex(*target, name.as_deref()),
             PreStmt::CopyFrom { table, columns, file, options } => {
                 self.copy_from(table, columns, file.as_deref(), options)
             }

@@ -1,15 +1,16 @@
 //! System views with PostgreSQL 15's column names and type OIDs:
 //! `pg_locks`, `pg_stat_activity`, `pg_stat_lock` (modelled on PostgreSQL
-//! 19's, with `fastpath_exceeded`), `pg_class`, `pg_namespace`,
-//! `pg_database`; and two of turnstile's own, `pg_stat_xact_log` (the
+//! 19's, with `fastpath_exceeded`), computed from the engine's live state
+//! when a query reads them; turnstile's own `pg_stat_xact_log` (the
 //! transaction status log and the 64-bit id counter) and
-//! `pg_stat_version_store` ([`crate::mvcc_views`]). Each is computed from
-//! the engine's live state when a query reads it.
+//! `pg_stat_version_store` ([`crate::mvcc_views`]); and the catalog
+//! relations of [`crate::catalog`] (`pg_class`,
+//! `information_schema.columns`, …), computed from its catalog.
 
+use crate::catalog::{self, Reader, Schema, SystemRelation};
 use crate::error::SqlError;
 use crate::expr::Services;
 use crate::value::{Datum, SqlType};
-use turnstile_engine::catalog::RelKind;
 use turnstile_engine::Session;
 use turnstile_lock::LockTagKind;
 
@@ -22,22 +23,17 @@ pub enum View {
     Activity,
     /// `pg_stat_lock`.
     LockStats,
-    /// `pg_class`.
-    Class,
-    /// `pg_namespace`.
-    Namespace,
-    /// `pg_database`.
-    Database,
     /// `pg_stat_xact_log`.
     XactLog,
     /// `pg_stat_version_store`.
     VersionStore,
+    /// A relation of `pg_catalog` or `information_schema`.
+    Catalog(&'static SystemRelation),
 }
 
-/// `public`'s OID.
-pub const PUBLIC_NAMESPACE: u32 = 2200;
-/// `pg_catalog`'s OID.
-pub const CATALOG_NAMESPACE: u32 = 11;
+/// The views of the engine's live state (listed in `pg_class` too).
+pub const STATUS_VIEWS: &[View] =
+    &[View::Locks, View::Activity, View::LockStats, View::XactLog, View::VersionStore];
 /// pg_backend_pid() = this + the lock-manager backend number.
 pub const PID_BASE: i32 = 10_000;
 
@@ -97,26 +93,52 @@ const LOCK_STATS: &[(&str, SqlType)] = &[
     ("stats_reset", TimestampTz),
 ];
 
-const CLASS: &[(&str, SqlType)] =
-    &[("oid", Oid), ("relname", Name), ("relnamespace", Oid), ("relkind", QChar), ("relispartition", Bool)];
-
-const NAMESPACE: &[(&str, SqlType)] = &[("oid", Oid), ("nspname", Name)];
-const DATABASE: &[(&str, SqlType)] = &[("oid", Oid), ("datname", Name)];
-
 impl View {
-    /// The view called `name`, if any.
+    /// The view called `name` (unqualified, or in `pg_catalog`), if any.
     pub fn named(name: &str) -> Option<View> {
         Some(match name {
             "pg_locks" => View::Locks,
             "pg_stat_activity" => View::Activity,
             "pg_stat_lock" => View::LockStats,
-            "pg_class" => View::Class,
-            "pg_namespace" => View::Namespace,
-            "pg_database" => View::Database,
             "pg_stat_xact_log" => View::XactLog,
             "pg_stat_version_store" => View::VersionStore,
-            _ => return None,
+            _ => return catalog::lookup(Schema::Catalog, name).map(View::Catalog),
         })
+    }
+
+    /// The view a qualified name (`information_schema.columns`,
+    /// `pg_catalog.pg_class`) names; `None` for any other name.
+    pub fn qualified(schema: &str, name: &str) -> Option<View> {
+        match schema {
+            "pg_catalog" => View::named(name),
+            "information_schema" => catalog::lookup(Schema::InformationSchema, name).map(View::Catalog),
+            _ => None,
+        }
+    }
+
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        match self {
+            View::Locks => "pg_locks",
+            View::Activity => "pg_stat_activity",
+            View::LockStats => "pg_stat_lock",
+            View::XactLog => "pg_stat_xact_log",
+            View::VersionStore => "pg_stat_version_store",
+            View::Catalog(r) => r.name,
+        }
+    }
+
+    /// Its OID (PostgreSQL 15's; `pg_stat_lock`, which PostgreSQL 15
+    /// lacks, one past `pg_stat_activity`'s neighbours).
+    pub fn oid(self) -> u32 {
+        match self {
+            View::Locks => 12073,
+            View::Activity => 12222,
+            View::LockStats => 12400,
+            View::XactLog => 12401,
+            View::VersionStore => 12402,
+            View::Catalog(r) => r.oid,
+        }
     }
 
     /// Its columns.
@@ -125,11 +147,9 @@ impl View {
             View::Locks => LOCKS,
             View::Activity => ACTIVITY,
             View::LockStats => LOCK_STATS,
-            View::Class => CLASS,
-            View::Namespace => NAMESPACE,
-            View::Database => DATABASE,
             View::XactLog => crate::mvcc_views::XACT_LOG,
             View::VersionStore => crate::mvcc_views::VERSION_STORE,
+            View::Catalog(r) => r.columns,
         }
     }
 }
@@ -206,39 +226,11 @@ pub fn rows(view: View, session: &mut Session, services: &mut dyn Services) -> R
                 })
                 .collect()
         }
-        View::Class => {
+        View::Catalog(rel) => {
             let cat = engine.catalog().snapshot();
-            cat.relations
-                .values()
-                .filter(|r| r.db == session.database())
-                .map(|r| {
-                    let kind = match r.kind {
-                        RelKind::Table => "r",
-                        RelKind::PartitionedTable => "p",
-                        RelKind::Index => "i",
-                        RelKind::PartitionedIndex => "I",
-                    };
-                    vec![
-                        Datum::Int(r.id.into()),
-                        text(r.name.clone()),
-                        Datum::Int(PUBLIC_NAMESPACE.into()),
-                        text(kind),
-                        Datum::Bool(r.parent.is_some() && r.index.is_none()),
-                    ]
-                })
-                .collect()
+            let reader = Reader { cat: &cat, db: session.database(), services: &*services };
+            (rel.rows)(&reader)
         }
-        View::Namespace => vec![
-            vec![Datum::Int(CATALOG_NAMESPACE.into()), text("pg_catalog")],
-            vec![Datum::Int(PUBLIC_NAMESPACE.into()), text("public")],
-        ],
-        View::Database => engine
-            .catalog()
-            .snapshot()
-            .databases
-            .values()
-            .map(|d| vec![Datum::Int(d.id.into()), text(d.name.clone())])
-            .collect(),
         View::XactLog => vec![crate::mvcc_views::xact_log_row(&engine)],
         View::VersionStore => vec![crate::mvcc_views::version_store_row(&engine)],
     })

@@ -328,10 +328,7 @@ impl Catalog {
             let mut created = Vec::new();
             for pi in parent_indexes {
                 let Some(def) = pi.index.clone() else { continue };
-                let index_name = format!("{name}_{}", pi.name);
-                if c.find(db, &index_name).is_some() {
-                    return Err(CatalogError::DuplicateRelation(index_name));
-                }
+                let index_name = partition_index_name(c, &part, &def)?;
                 created.push(add_index(c, &part, &index_name, def.columns, def.unique, def.primary, Some(pi.id))?);
             }
             Ok((part, created))
@@ -340,7 +337,7 @@ impl Catalog {
 
     /// `CREATE [UNIQUE] INDEX name ON table (columns…)`. On a partitioned
     /// table this creates a partitioned index and one index per partition
-    /// (named `<partition>_<name>`). Returns every index created, the one
+    /// (named as PostgreSQL names them: [`partition_index_name`]). Returns every index created, the one
     /// on `table` first.
     pub fn create_index(
         &self,
@@ -374,12 +371,8 @@ impl Catalog {
             let mut created = vec![top.clone()];
             let parts: Vec<Relation> = c.partitions_of(t.id).cloned().collect();
             for part in parts {
-                let index_name = format!("{}_{name}", part.name);
-                // Names made here are distinct (partition names are), so only
-                // clashes with existing relations need checking.
-                if c.find(db, &index_name).is_some() {
-                    return Err(CatalogError::DuplicateRelation(index_name));
-                }
+                let def = IndexDef { table: part.id, columns: numbers.clone(), unique, primary, parent: Some(top.id) };
+                let index_name = partition_index_name(c, &part, &def)?;
                 created.push(add_index(c, &part, &index_name, numbers.clone(), unique, primary, Some(top.id))?);
             }
             Ok(created)
@@ -567,6 +560,32 @@ fn dependents(c: &CatalogData, id: RelId) -> Vec<RelId> {
     let mut seen = std::collections::HashSet::new();
     out.retain(|id| seen.insert(*id));
     out
+}
+
+/// The name PostgreSQL's `ChooseIndexName` gives the index a partition
+/// inherits: `<partition>_pkey` for a primary key, else
+/// `<partition>_<key columns>_key` (unique) or `_idx`; when that name is
+/// taken, a number is appended (`trips_1_pkey1`), as `ChooseRelationName`
+/// does. The table part is cut to fit [`NAME_MAX`].
+fn partition_index_name(c: &CatalogData, part: &Relation, def: &IndexDef) -> Result<String, CatalogError> {
+    let (middle, label) = if def.primary {
+        (String::new(), "pkey")
+    } else {
+        (part.column_names(&def.columns).join("_"), if def.unique { "key" } else { "idx" })
+    };
+    let base = if middle.is_empty() { part.name.clone() } else { format!("{}_{middle}", part.name) };
+    for n in 0..=u32::MAX {
+        let suffix = if n == 0 { format!("_{label}") } else { format!("_{label}{n}") };
+        let mut head = base.clone();
+        while head.len() + suffix.len() > NAME_MAX {
+            head.pop();
+        }
+        let name = format!("{head}{suffix}");
+        if c.find(part.db, &name).is_none() {
+            return Ok(name);
+        }
+    }
+    Err(CatalogError::DuplicateRelation(base))
 }
 
 fn add_index(

@@ -1,7 +1,7 @@
 //! Compiling sqlparser's expressions to [`Expr`]: names resolved against
 //! the scope, literals and parameters typed, functions and operators chosen.
 
-use super::functions::{self, def::Call};
+use super::functions::{self, def::Call, reg_cast_in, reg_cast_out};
 use super::{
     arith_type, ident_name, implicit_cast, is_ts, numeric, parse_type_name, syntax, AggKind, AggSpec, BinOp, Compiler,
     Expr, SubLinkKind,
@@ -171,10 +171,17 @@ impl Compiler<'_> {
         let ty = parse_type_name(&data_type.to_string())?;
         // A parameter takes the cast's type; a string literal stays
         // `unknown` so that the explicit cast (which may cut it) converts
-        // it.
+        // it. A name cast to `regclass` and its kin is read against the
+        // catalog, a parameter included.
         let param = matches!(expr, ast::Expr::Value(v) if matches!(v.value, ast::Value::Placeholder(_)))
             || matches!(expr, ast::Expr::Array(_));
-        let (x, from) = self.compile(expr, param.then_some(ty))?;
+        let reg = matches!(ty, SqlType::Reg(_));
+        let (x, from) = self.compile(expr, (param && !reg).then_some(ty))?;
+        match (from, ty) {
+            (f, SqlType::Reg(kind)) if f.is_string() => return Ok((Expr::Func(reg_cast_in(kind), vec![x]), ty)),
+            (SqlType::Reg(kind), t) if t.is_string() => return Ok((Expr::Func(reg_cast_out(kind), vec![x]), t)),
+            _ => {}
+        }
         Ok(match x {
             Expr::Const(d) => (Expr::Const(cast_const(d, from, ty)?), ty),
             x if from == ty => (x, ty),

@@ -3,7 +3,7 @@
 use super::functions::Volatility;
 use super::{numeric, AggKind, AggSpec, BinOp, EvalEnv, Expr};
 use crate::error::SqlError;
-use crate::value::{float_check, int_in_range, out_of_range, Datum, SqlType, NUMERIC};
+use crate::value::{float_check, int_in_range, out_of_range, zone, Datum, SqlType, NUMERIC};
 use turnstile_lock::SqlState;
 
 pub(super) fn truth(d: &Datum) -> Option<bool> {
@@ -117,6 +117,23 @@ pub(crate) fn cast_value(d: Datum, from: SqlType, to: SqlType) -> Result<Datum, 
         // A real prints with its own shortest form, not its double's.
         (d @ Datum::Float(_), SqlType::Float4) if to.is_string() => {
             Datum::Text(d.to_text(SqlType::Float4).unwrap_or_default()).cast_explicit(to)
+        }
+        // timestamptz ↔ timestamp and date convert through the session's
+        // zone; its text carries the zone's offset.
+        (Datum::Timestamp(t), SqlType::TimestampTz) if to.is_string() => {
+            Datum::Text(Datum::Timestamp(t).to_text(SqlType::TimestampTz).unwrap_or_default()).cast_explicit(to)
+        }
+        (Datum::Timestamp(t), SqlType::TimestampTz) if matches!(to, SqlType::Timestamp | SqlType::Date) => {
+            Datum::Timestamp(t + i64::from(zone::offset_secs(t)) * 1_000_000).cast_explicit(to)
+        }
+        (Datum::Timestamp(t), SqlType::Timestamp) if to == SqlType::TimestampTz => {
+            Ok(Datum::Timestamp(zone::local_to_utc(t)))
+        }
+        (d @ Datum::Date(_), SqlType::Date) if to == SqlType::TimestampTz => {
+            match d.cast_explicit(SqlType::Timestamp)? {
+                Datum::Timestamp(t) => Ok(Datum::Timestamp(zone::local_to_utc(t))),
+                other => Ok(other),
+            }
         }
         (d, _) => d.cast_explicit(to),
     }

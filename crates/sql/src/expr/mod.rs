@@ -19,7 +19,7 @@ pub use subquery::{OuterScope, PlannedSubquery, SubLink, SubLinkKind, SubqueryPl
 
 use crate::error::SqlError;
 use crate::sync::atomic::AtomicBool;
-use crate::value::{Datum, SqlType};
+use crate::value::{Datum, RegKind, SqlType};
 use sqlparser::ast;
 use turnstile_lock::SqlState;
 
@@ -249,6 +249,8 @@ pub trait Services {
     fn user(&self) -> &str;
     /// What every session shares (views read it).
     fn shared(&self) -> &crate::Shared;
+    /// Every setting's name and value, as `SHOW` prints it (`pg_settings`).
+    fn settings(&self) -> Vec<(String, String)>;
 }
 
 /// Compile-time context.
@@ -353,7 +355,12 @@ pub fn parse_type_name(text: &str) -> Result<SqlType, SqlError> {
         "name" => SqlType::Name,
         "timestamp" | "timestamp without time zone" => SqlType::Timestamp,
         "timestamptz" | "timestamp with time zone" => SqlType::TimestampTz,
-        "oid" | "regclass" => SqlType::Oid,
+        "oid" => SqlType::Oid,
+        "regclass" => SqlType::Reg(RegKind::Class),
+        "regtype" => SqlType::Reg(RegKind::Type),
+        "regproc" => SqlType::Reg(RegKind::Proc),
+        "regnamespace" => SqlType::Reg(RegKind::Namespace),
+        "regrole" => SqlType::Reg(RegKind::Role),
         "xid" => SqlType::Xid,
         "bytea" => SqlType::Bytea,
         _ if builtin::is_postgres_type(base) => return Err(SqlError::unsupported(&format!("type {base}"))),
@@ -405,7 +412,7 @@ fn number_rank(t: SqlType) -> Option<u8> {
     Some(match t {
         SqlType::Int2 => 0,
         SqlType::Int4 => 1,
-        SqlType::Int8 | SqlType::Oid | SqlType::Xid => 2,
+        SqlType::Int8 | SqlType::Oid | SqlType::Xid | SqlType::Reg(_) => 2,
         SqlType::Numeric(_) => 3,
         SqlType::Float4 => 4,
         SqlType::Float8 => 5,
@@ -450,7 +457,9 @@ pub(crate) fn arith_type(a: SqlType, b: SqlType) -> Option<SqlType> {
         (SqlType::Float4, SqlType::Float4) => SqlType::Float4,
         _ if ra.max(rb) >= 4 => SqlType::Float8,
         _ if ra.max(rb) == 3 => SqlType::Numeric(None),
-        (SqlType::Oid | SqlType::Xid, _) | (_, SqlType::Oid | SqlType::Xid) => SqlType::Int8,
+        (SqlType::Oid | SqlType::Xid | SqlType::Reg(_), _) | (_, SqlType::Oid | SqlType::Xid | SqlType::Reg(_)) => {
+            SqlType::Int8
+        }
         _ => {
             if ra >= rb {
                 a

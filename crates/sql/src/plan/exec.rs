@@ -177,6 +177,8 @@ impl SelectPlan {
                 r.truncate(visible);
             }
         }
+        // `regclass` and its kin leave as names (their output function).
+        crate::catalog::reg::render_rows(&mut out, &self.out_types, &*run.env.services)?;
         Ok(out)
     }
 

@@ -53,6 +53,10 @@ pub(super) fn from_item(
 ) -> Result<FromItem, SqlError> {
     match f {
         ast::TableFactor::Table { name, alias, args, .. } => {
+            if let Some(view) = qualified_view(name) {
+                let alias = alias.as_ref().map_or_else(|| view.name().to_owned(), |a| ident_name(&a.name));
+                return Ok(FromItem::View { view, alias });
+            }
             let n = object_name(name)?;
             let alias_name = alias.as_ref().map(|a| ident_name(&a.name));
             if let (Some((cte, cols, q)), None, 1) = (cx.cte(&n), args, name.0.len()) {
@@ -133,6 +137,16 @@ fn derived(
         *n = g;
     }
     Ok(FromItem::Derived { plan: Box::new(plan), alias, cols: names })
+}
+
+/// The system relation a schema-qualified name names
+/// (`information_schema.columns`, `pg_catalog.pg_class`).
+fn qualified_view(name: &ast::ObjectName) -> Option<View> {
+    let parts: Vec<String> = name.0.iter().filter_map(|p| p.as_ident().map(ident_name)).collect();
+    match parts.as_slice() {
+        [schema, rel] => View::qualified(schema, rel),
+        _ => None,
+    }
 }
 
 /// A FROM item and how it joins the ones before it: its ON condition and

@@ -25,6 +25,7 @@
 //! | [`cast`] | assignment, implicit and explicit casts |
 //! | [`range`] | range checks (`22003`) shared by input, casts and arithmetic |
 //! | [`engine`] | the bridge to the engine's [`Value`](turnstile_engine::types::Value) |
+//! | [`zone`] | the session's time zone, for `timestamptz` input, output and casts |
 
 mod array;
 mod bytea;
@@ -34,6 +35,7 @@ mod engine;
 mod range;
 mod sql_type;
 mod text;
+pub mod zone;
 
 pub(crate) use array::send_array;
 pub use array::ARRAY_ELEMENTS_MAX;
@@ -41,5 +43,5 @@ pub(crate) use bytea::bytea_from_text;
 pub use bytea::write_bytea_hex;
 pub use datum::{now_timestamp, timestamp_from_unix_micros, Datum};
 pub use range::{float_check, int_in_range, out_of_range};
-pub use sql_type::{SqlType, NUMERIC};
+pub use sql_type::{RegKind, SqlType, NUMERIC};
 pub use text::pad_char;

@@ -35,7 +35,7 @@ pub fn int_in_range(v: i64, ty: SqlType) -> Result<i64, SqlError> {
     let ok = match ty {
         SqlType::Int2 => i16::try_from(v).is_ok(),
         SqlType::Int4 => i32::try_from(v).is_ok(),
-        SqlType::Oid | SqlType::Xid => u32::try_from(v).is_ok() || i32::try_from(v).is_ok(),
+        SqlType::Oid | SqlType::Xid | SqlType::Reg(_) => u32::try_from(v).is_ok() || i32::try_from(v).is_ok(),
         _ => true,
     };
     if ok {

@@ -45,11 +45,54 @@ pub enum SqlType {
     Xid,
     /// `"char"` (one byte, `relkind`).
     QChar,
+    /// An object-identifier alias type (`regclass`, `regtype`, …): an OID
+    /// ([`Datum::Int`](super::Datum::Int)) that reads and prints as the
+    /// object's name.
+    Reg(RegKind),
     /// A literal or parameter whose type is not known yet.
     Unknown,
     /// A one-dimensional array of the element type (one of the basic
     /// types without modifier: see [`SqlType::array_of`]).
     Array(&'static SqlType),
+}
+
+/// What kind of object a [`SqlType::Reg`] value names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RegKind {
+    /// `regclass`: a relation.
+    Class,
+    /// `regtype`: a type.
+    Type,
+    /// `regproc`: a function.
+    Proc,
+    /// `regnamespace`: a schema.
+    Namespace,
+    /// `regrole`: a role.
+    Role,
+}
+
+impl RegKind {
+    /// The type's OID.
+    pub const fn oid(self) -> u32 {
+        match self {
+            RegKind::Class => 2205,
+            RegKind::Type => 2206,
+            RegKind::Proc => 24,
+            RegKind::Namespace => 4089,
+            RegKind::Role => 4096,
+        }
+    }
+
+    /// The type's name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            RegKind::Class => "regclass",
+            RegKind::Type => "regtype",
+            RegKind::Proc => "regproc",
+            RegKind::Namespace => "regnamespace",
+            RegKind::Role => "regrole",
+        }
+    }
 }
 
 /// Unconstrained `numeric`.
@@ -78,6 +121,7 @@ impl SqlType {
             SqlType::Xid => 28,
             SqlType::QChar => 18,
             SqlType::Array(e) => array_oid(*e),
+            SqlType::Reg(k) => k.oid(),
         }
     }
 
@@ -86,7 +130,7 @@ impl SqlType {
         match self {
             SqlType::Bool | SqlType::QChar => 1,
             SqlType::Int2 => 2,
-            SqlType::Int4 | SqlType::Oid | SqlType::Xid | SqlType::Float4 | SqlType::Date => 4,
+            SqlType::Int4 | SqlType::Oid | SqlType::Xid | SqlType::Float4 | SqlType::Date | SqlType::Reg(_) => 4,
             SqlType::Int8 | SqlType::Float8 | SqlType::Timestamp | SqlType::TimestampTz => 8,
             SqlType::Name => 64,
             _ => -1,
@@ -122,13 +166,18 @@ impl SqlType {
             1114 => SqlType::Timestamp,
             1184 => SqlType::TimestampTz,
             1700 => NUMERIC,
+            2205 => SqlType::Reg(RegKind::Class),
+            2206 => SqlType::Reg(RegKind::Type),
+            24 => SqlType::Reg(RegKind::Proc),
+            4089 => SqlType::Reg(RegKind::Namespace),
+            4096 => SqlType::Reg(RegKind::Role),
             other => return SqlType::array_from_oid(other),
         })
     }
 
     /// Whether values of the type are integers.
     pub fn is_integer(self) -> bool {
-        matches!(self, SqlType::Int2 | SqlType::Int4 | SqlType::Int8 | SqlType::Oid | SqlType::Xid)
+        matches!(self, SqlType::Int2 | SqlType::Int4 | SqlType::Int8 | SqlType::Oid | SqlType::Xid | SqlType::Reg(_))
     }
 
     /// Whether the type is a number type (integers, `numeric`, floats).
@@ -175,6 +224,7 @@ impl SqlType {
             SqlType::Bytea => "bytea",
             SqlType::Xid => "xid",
             SqlType::QChar => "\"char\"",
+            SqlType::Reg(k) => k.name(),
             SqlType::Unknown => "unknown",
             SqlType::Array(e) => match e {
                 SqlType::Bool => "boolean[]",
@@ -220,6 +270,7 @@ impl SqlType {
             SqlType::Bytea => "bytea",
             SqlType::Xid => "xid",
             SqlType::QChar => "char",
+            SqlType::Reg(k) => k.name(),
             SqlType::Unknown => "unknown",
             SqlType::Array(e) => match e {
                 SqlType::Bool => "_bool",

@@ -61,6 +61,13 @@ impl Datum {
             SqlType::Int4 => Datum::Int(t.parse::<i32>().map_err(|_| int_error(ty, s))?.into()),
             SqlType::Int8 | SqlType::Xid => Datum::Int(t.parse::<i64>().map_err(|_| int_error(ty, s))?),
             SqlType::Oid => Datum::Int(parse_oid(t).ok_or_else(|| bad_input(ty, s))?),
+            // A name is read against the catalog (`catalog::reg`) where the
+            // compiler sees the cast; here only the numeric form is.
+            SqlType::Reg(_) => {
+                Datum::Int(parse_oid(t).ok_or_else(|| {
+                    SqlError::unsupported(&format!("reading \"{s}\" as {} outside a cast", ty.name()))
+                })?)
+            }
             SqlType::Bytea => Datum::Bytea(parse_bytea(s).ok_or_else(|| bad_input(ty, s))?),
             SqlType::Numeric(m) => {
                 let lower = t.to_ascii_lowercase();
@@ -75,8 +82,11 @@ impl Datum {
             SqlType::Timestamp | SqlType::TimestampTz => {
                 if t.eq_ignore_ascii_case("now") {
                     Datum::Timestamp(now_timestamp())
-                } else if ty == SqlType::TimestampTz {
+                } else if ty == SqlType::TimestampTz && has_zone(t) {
                     Datum::Timestamp(datetime::parse_timestamptz_checked(t).map_err(|e| datetime_error(e, ty, s))?)
+                } else if ty == SqlType::TimestampTz {
+                    let local = datetime::parse_timestamp_checked(t).map_err(|e| datetime_error(e, ty, s))?;
+                    Datum::Timestamp(super::zone::local_to_utc(local))
                 } else {
                     Datum::Timestamp(datetime::parse_timestamp_checked(t).map_err(|e| datetime_error(e, ty, s))?)
                 }
@@ -100,11 +110,27 @@ impl Datum {
     }
 }
 
+/// A `timestamp`, or a `timestamptz` in the session's zone with its
+/// offset (`2024-07-01 14:00:00+02`).
 fn format_timestamp(t: i64, out: &mut String, tz: bool) {
-    out.push_str(&datetime::format_timestamp(t));
-    if tz {
-        out.push_str("+00");
+    if !tz {
+        out.push_str(&datetime::format_timestamp(t));
+        return;
     }
+    let offset = super::zone::offset_secs(t);
+    out.push_str(&datetime::format_timestamp(t + i64::from(offset) * 1_000_000));
+    super::zone::write_offset(offset, out);
+}
+
+/// Whether a `timestamptz` literal gives its own zone (`+02`, `-05:30`,
+/// `Z`, `UTC`); one without is read in the session's zone.
+fn has_zone(t: &str) -> bool {
+    let upper = t.trim_end().to_ascii_uppercase();
+    if upper.ends_with('Z') || upper.ends_with(" UTC") || upper.ends_with(" GMT") {
+        return true;
+    }
+    let time_starts = upper.find([' ', 'T']).map_or(upper.len(), |at| at + 1);
+    upper[time_starts..].contains(['+', '-'])
 }
 
 /// Formats a float as PostgreSQL 12+ does (`extra_float_digits = 1`): the

@@ -1,12 +1,13 @@
 //! System administration functions: `set_config`, `current_setting`,
 //! `pg_cancel_backend`, `pg_terminate_backend`, `pg_relation_size`
-//! (`pg_table_size`).
+//! (`pg_table_size`), `pg_total_relation_size`.
 
 use super::def::{FuncDef, Volatility};
 use super::text::text_arg;
+use crate::catalog::reg::catalog_of;
 use crate::error::SqlError;
 use crate::expr::EvalEnv;
-use crate::value::{Datum, SqlType};
+use crate::value::{Datum, RegKind, SqlType};
 use turnstile_lock::SqlState;
 
 /// `set_config(name, value, is_local)`: not strict — a NULL name is an
@@ -37,12 +38,38 @@ pub static TERMINATE_BACKEND: FuncDef =
     .volatility(Volatility::Volatile);
 
 /// `pg_relation_size(rel)`, `pg_table_size(rel)`: bytes of the relation's
-/// main fork.
-pub static RELATION_SIZE: FuncDef = FuncDef::fixed("pg_relation_size", &[SqlType::Text], SqlType::Int8, |args, env| {
-    Ok(Datum::Int(env.services.relation_size(&text_arg(&args[0]))?))
-})
-.aliases(&["pg_table_size"])
-.volatility(Volatility::Volatile);
+/// main fork (0 for a relation without storage).
+pub static RELATION_SIZE: FuncDef =
+    FuncDef::fixed("pg_relation_size", &[SqlType::Reg(RegKind::Class)], SqlType::Int8, |args, env| {
+        Ok(relation_sizes(&args[0], env, false)?.map_or(Datum::Null, Datum::Int))
+    })
+    .aliases(&["pg_table_size"])
+    .volatility(Volatility::Volatile);
+
+/// `pg_total_relation_size(rel)`: the relation's bytes and its indexes'.
+pub static TOTAL_RELATION_SIZE: FuncDef =
+    FuncDef::fixed("pg_total_relation_size", &[SqlType::Reg(RegKind::Class)], SqlType::Int8, |args, env| {
+        Ok(relation_sizes(&args[0], env, true)?.map_or(Datum::Null, Datum::Int))
+    })
+    .volatility(Volatility::Volatile);
+
+/// The size of relation `rel` (an OID), with its indexes' when
+/// `with_indexes`; `None` for no such relation, 0 for a system relation
+/// (computed, never stored).
+fn relation_sizes(rel: &Datum, env: &mut EvalEnv<'_>, with_indexes: bool) -> Result<Option<i64>, SqlError> {
+    let Datum::Int(id) = rel else { return Ok(None) };
+    let (cat, db) = catalog_of(&*env.services)?;
+    let Some(r) = u32::try_from(*id).ok().and_then(|id| cat.relations.get(&id)).filter(|r| r.db == db) else {
+        return Ok(crate::catalog::by_oid(u32::try_from(*id).unwrap_or(0)).map(|_| 0));
+    };
+    let mut total = env.services.relation_size(&r.name)?;
+    if with_indexes {
+        for ix in cat.indexes_of(r.id) {
+            total += env.services.relation_size(&ix.name)?;
+        }
+    }
+    Ok(Some(total))
+}
 
 fn set_config(args: &[Datum], env: &mut EvalEnv<'_>) -> Result<Datum, SqlError> {
     if args[0].is_null() {

@@ -3,12 +3,15 @@
 //! ([`resolve`]) and called through its definition.
 
 mod admin;
+mod catalog;
 mod conditional;
 mod datetime;
 pub mod def;
 mod info;
 mod math;
+mod privilege;
 pub mod registry;
+mod regtype;
 mod resolve;
 mod strings;
 mod text;
@@ -19,5 +22,6 @@ pub(crate) use info::CURRENT_USER;
 pub use info::VERSION;
 pub(crate) use math::POWER;
 pub use registry::lookup;
+pub(crate) use regtype::{reg_cast_in, reg_cast_out};
 pub(crate) use strings::{BTRIM, LTRIM, RTRIM, STRPOS};
 pub(crate) use text::{LOWER, SUBSTR};

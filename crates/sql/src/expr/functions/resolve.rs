@@ -9,6 +9,7 @@
 
 use super::def::{no_such_function, Call, FuncDef, Signature};
 use super::registry::{aggregate, lookup};
+use super::regtype::reg_cast_in;
 use crate::error::SqlError;
 use crate::expr::{builtin, implicit_cast, object_name, syntax, Compiler, Expr};
 use crate::value::SqlType;
@@ -90,7 +91,16 @@ impl Compiler<'_> {
         call.arity(required, params.len())?;
         let mut compiled = Vec::with_capacity(call.args.len());
         for (a, t) in call.args.iter().zip(params) {
-            compiled.push(self.compile(a, Some(*t))?);
+            // An untyped literal for a `regclass` (or kin) parameter is a
+            // name, read against the catalog when the call runs.
+            let SqlType::Reg(kind) = *t else {
+                compiled.push(self.compile(a, Some(*t))?);
+                continue;
+            };
+            compiled.push(match self.compile(a, None)? {
+                (x, SqlType::Unknown) => (Expr::Func(reg_cast_in(kind), vec![x]), *t),
+                other => other,
+            });
         }
         if compiled.iter().zip(params).any(|((_, at), pt)| !implicit_cast(*at, *pt)) {
             let types: Vec<SqlType> = compiled.iter().map(|(_, t)| *t).collect();

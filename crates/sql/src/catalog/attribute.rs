@@ -1,0 +1,175 @@
+//! Columns and their defaults: `pg_attribute` (user relations with their
+//! system columns, indexes, and the system relations' own columns) and
+//! `pg_attrdef` (each column DEFAULT, its expression in `adbin` as
+//! [`default_expr`] prints it).
+
+use super::datum::{boolean, ch, int, oid, text, NULL};
+use super::deparse::default_expr;
+use super::oid::{attrdef_oid, C_COLLATION, DEFAULT_COLLATION};
+use super::relation::{Reader, SYSTEM_RELATIONS};
+use super::types::{self, BuiltinType};
+use crate::value::{Datum, SqlType};
+use turnstile_engine::catalog::RelKind;
+use SqlType::*;
+
+/// `pg_catalog.pg_attribute`'s columns.
+pub(super) const ATTRIBUTE: &[(&str, SqlType)] = &[
+    ("attrelid", Oid),
+    ("attname", Name),
+    ("atttypid", Oid),
+    ("attstattarget", Int4),
+    ("attlen", Int2),
+    ("attnum", Int2),
+    ("attndims", Int4),
+    ("attcacheoff", Int4),
+    ("atttypmod", Int4),
+    ("attbyval", Bool),
+    ("attalign", QChar),
+    ("attstorage", QChar),
+    ("attcompression", QChar),
+    ("attnotnull", Bool),
+    ("atthasdef", Bool),
+    ("atthasmissing", Bool),
+    ("attidentity", QChar),
+    ("attgenerated", QChar),
+    ("attisdropped", Bool),
+    ("attislocal", Bool),
+    ("attinhcount", Int4),
+    ("attcollation", Oid),
+    ("attacl", Text),        /* _aclitem */
+    ("attoptions", Text),    /* _text */
+    ("attfdwoptions", Text), /* _text */
+    ("attmissingval", Text), /* anyarray */
+];
+
+/// `pg_catalog.pg_attrdef`'s columns.
+pub(super) const ATTRDEF: &[(&str, SqlType)] =
+    &[("oid", Oid), ("adrelid", Oid), ("adnum", Int2), ("adbin", Text) /* pg_node_tree */];
+
+/// The system columns every table has: name, number, type OID.
+const SYSTEM_COLUMNS: &[(&str, i64, u32)] =
+    &[("tableoid", -6, 26), ("cmax", -5, 29), ("xmax", -4, 28), ("cmin", -3, 29), ("xmin", -2, 28), ("ctid", -1, 27)];
+
+/// One `pg_attribute` row.
+struct Attr<'a> {
+    rel: u32,
+    name: &'a str,
+    num: i64,
+    ty: Option<&'static BuiltinType>,
+    type_oid: u32,
+    typmod: i32,
+    not_null: bool,
+    has_default: bool,
+    inherited: bool,
+}
+
+impl Attr<'_> {
+    fn row(&self) -> Vec<Datum> {
+        let t = self.ty;
+        let collation = match t {
+            Some(t) if t.collatable && t.oid == 19 => C_COLLATION,
+            Some(t) if t.collatable => DEFAULT_COLLATION,
+            _ => 0,
+        };
+        vec![
+            oid(self.rel),
+            text(self.name),
+            oid(self.type_oid),
+            int(if self.num > 0 { -1 } else { 0 }),
+            int(t.map_or(-1, |t| t.len.into())),
+            int(self.num),
+            int(0),
+            int(-1),
+            int(self.typmod.into()),
+            boolean(t.is_some_and(|t| t.by_value)),
+            ch(t.map_or('i', |t| t.align)),
+            ch(t.map_or('p', |t| t.storage)),
+            text(""),
+            boolean(self.not_null),
+            boolean(self.has_default),
+            boolean(false),
+            text(""),
+            text(""),
+            boolean(false),
+            boolean(!self.inherited),
+            int(self.inherited.into()),
+            oid(collation),
+            NULL,
+            NULL,
+            NULL,
+            NULL,
+        ]
+    }
+}
+
+/// `pg_attribute`.
+pub(super) fn attribute_rows(r: &Reader<'_>) -> Vec<Vec<Datum>> {
+    let mut rows = Vec::new();
+    for rel in r.relations() {
+        let table = matches!(rel.kind, RelKind::Table | RelKind::PartitionedTable);
+        for (i, c) in rel.columns.iter().enumerate() {
+            let st = SqlType::of_column(c.ty);
+            rows.push(
+                Attr {
+                    rel: rel.id,
+                    name: &c.name,
+                    num: i as i64 + 1,
+                    ty: types::of(st),
+                    type_oid: st.oid(),
+                    typmod: st.modifier(),
+                    not_null: table && c.not_null,
+                    has_default: table && c.default.is_some(),
+                    inherited: table && rel.parent.is_some(),
+                }
+                .row(),
+            );
+        }
+        if table {
+            for &(name, num, type_oid) in SYSTEM_COLUMNS {
+                let ty = types::builtin(type_oid);
+                let a = Attr {
+                    rel: rel.id,
+                    name,
+                    num,
+                    ty,
+                    type_oid,
+                    typmod: -1,
+                    not_null: true,
+                    has_default: false,
+                    inherited: false,
+                };
+                rows.push(a.row());
+            }
+        }
+    }
+    for s in SYSTEM_RELATIONS {
+        for (i, (name, st)) in s.columns.iter().enumerate() {
+            let a = Attr {
+                rel: s.oid,
+                name,
+                num: i as i64 + 1,
+                ty: types::of(*st),
+                type_oid: st.oid(),
+                typmod: st.modifier(),
+                not_null: false,
+                has_default: false,
+                inherited: false,
+            };
+            rows.push(a.row());
+        }
+    }
+    rows
+}
+
+/// `pg_attrdef`: one row per column DEFAULT of a table.
+pub(super) fn attrdef_rows(r: &Reader<'_>) -> Vec<Vec<Datum>> {
+    let mut rows = Vec::new();
+    for rel in r.relations().filter(|x| matches!(x.kind, RelKind::Table | RelKind::PartitionedTable)) {
+        for (i, c) in rel.columns.iter().enumerate() {
+            let Some(d) = &c.default else { continue };
+            let Some(id) = attrdef_oid(rel.id, i as u32 + 1) else { continue };
+            rows.push(vec![oid(id), oid(rel.id), int(i as i64 + 1), text(default_expr(d, c.ty))]);
+        }
+    }
+    rows
+}

@@ -1,0 +1,157 @@
+//! The SQL text of catalog objects, as PostgreSQL's `ruleutils.c` writes
+//! it: index definitions (`pg_get_indexdef`), constraint definitions
+//! (`pg_get_constraintdef`), column defaults and partition bounds
+//! (`pg_get_expr` of `adbin` and `relpartbound`) and partition keys
+//! (`pg_get_partkeydef`). The catalog relations store these texts in their
+//! node-tree columns and the functions return them, so both agree.
+//!
+//! ```
+//! use turnstile_engine::catalog::PartitionBound;
+//! use turnstile_engine::types::ColumnType;
+//! use turnstile_sql::catalog::deparse::{default_expr, partition_bound};
+//! assert_eq!(default_expr("'unnamed'", ColumnType::Text), "'unnamed'::text");
+//! assert_eq!(default_expr("0", ColumnType::Int8), "0");
+//! assert_eq!(default_expr("-7", ColumnType::Int4), "'-7'::integer");
+//! assert_eq!(
+//!     partition_bound(&PartitionBound::range(None, Some(100))),
+//!     "FOR VALUES FROM (MINVALUE) TO ('100')"
+//! );
+//! ```
+
+use super::types::format_type;
+use crate::value::SqlType;
+use sqlparser::ast;
+use turnstile_engine::catalog::{CatalogData, PartitionBound, PartitionKey, PartitionStrategy, RelKind, Relation};
+use turnstile_engine::types::ColumnType;
+
+/// `pg_get_indexdef(index)`: `CREATE [UNIQUE] INDEX name ON [ONLY]
+/// public.table USING btree (columns)`; with `column > 0`, that key
+/// column's name only. `None` if `index` is not an index of `cat`.
+pub fn index_def(cat: &CatalogData, index: &Relation, column: usize) -> Option<String> {
+    let def = index.index.as_ref()?;
+    let table = cat.relations.get(&def.table)?;
+    let names = table.column_names(&def.columns);
+    if column > 0 {
+        return names.get(column - 1).map(|n| quote_ident(n));
+    }
+    let cols: Vec<String> = names.iter().map(|n| quote_ident(n)).collect();
+    Some(format!(
+        "CREATE {}INDEX {} ON {}{} USING btree ({})",
+        if def.unique { "UNIQUE " } else { "" },
+        quote_ident(&index.name),
+        if index.kind == RelKind::PartitionedIndex { "ONLY " } else { "" },
+        quote_ident(&table.name),
+        cols.join(", ")
+    ))
+}
+
+/// `pg_get_constraintdef` of the constraint index `index` implements:
+/// `PRIMARY KEY (id)`, `UNIQUE (code)`.
+pub fn constraint_def(cat: &CatalogData, index: &Relation) -> Option<String> {
+    let def = index.index.as_ref()?;
+    let table = cat.relations.get(&def.table)?;
+    let cols: Vec<String> = table.column_names(&def.columns).iter().map(|n| quote_ident(n)).collect();
+    let kind = if def.primary { "PRIMARY KEY" } else { "UNIQUE" };
+    Some(format!("{kind} ({})", cols.join(", ")))
+}
+
+/// `pg_get_expr(relpartbound)`: `FOR VALUES FROM ('1') TO (MAXVALUE)` or
+/// `FOR VALUES WITH (modulus 4, remainder 0)`.
+pub fn partition_bound(bound: &PartitionBound) -> String {
+    match *bound {
+        PartitionBound::Range { from, to } => {
+            let side = |v: i64, inf: i64, word: &str| {
+                if v == inf {
+                    word.to_owned()
+                } else {
+                    format!("'{v}'")
+                }
+            };
+            format!(
+                "FOR VALUES FROM ({}) TO ({})",
+                side(from, PartitionBound::MINVALUE, "MINVALUE"),
+                side(to, PartitionBound::MAXVALUE, "MAXVALUE")
+            )
+        }
+        PartitionBound::Hash { modulus, remainder } => {
+            format!("FOR VALUES WITH (modulus {modulus}, remainder {remainder})")
+        }
+    }
+}
+
+/// `pg_get_partkeydef(table)`: `RANGE (id)`, `HASH (id)`.
+pub fn partition_key(table: &Relation, key: &PartitionKey) -> String {
+    let strategy = match key.strategy {
+        PartitionStrategy::Range => "RANGE",
+        PartitionStrategy::Hash => "HASH",
+    };
+    let col = table.columns.get(key.column).map_or_else(|| format!("#{}", key.column), |c| quote_ident(&c.name));
+    format!("{strategy} ({col})")
+}
+
+/// `pg_get_expr(adbin)` of a column default stored as SQL text: constants
+/// as PostgreSQL shows them after coercion to the column's type (a string
+/// or negative number gets the type's cast: `'unnamed'::text`,
+/// `'-7'::integer`; `'x'::varchar(9)` becomes `'x'::character varying`),
+/// other expressions as written.
+pub fn default_expr(stored: &str, ty: ColumnType) -> String {
+    let Ok(e) = crate::parse::parse_expr(stored) else { return stored.to_owned() };
+    let type_name = |t: SqlType| format_type(t.oid(), -1);
+    let column = type_name(SqlType::of_column(ty));
+    match &e {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::SingleQuotedString(s) => format!("{}::{column}", quote_literal(s)),
+            _ => stored.to_owned(),
+        },
+        ast::Expr::UnaryOp { op: ast::UnaryOperator::Minus, expr } if matches!(**expr, ast::Expr::Value(_)) => {
+            format!("'-{expr}'::{column}")
+        }
+        ast::Expr::Cast { expr, data_type, .. } => {
+            match (&**expr, crate::expr::parse_type_name(&data_type.to_string())) {
+                (ast::Expr::Value(v), Ok(t)) => match &v.value {
+                    ast::Value::SingleQuotedString(s) => format!("{}::{}", quote_literal(s), type_name(t)),
+                    _ => stored.to_owned(),
+                },
+                _ => stored.to_owned(),
+            }
+        }
+        _ => stored.to_owned(),
+    }
+}
+
+/// `quote_ident`: the name, double-quoted when it is not a plain lower-case
+/// identifier.
+pub fn quote_ident(name: &str) -> String {
+    let plain = name.chars().next().is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if plain {
+        name.to_owned()
+    } else {
+        format!("\"{}\"", name.replace('"', "\"\""))
+    }
+}
+
+/// A string literal (`'it''s'`).
+pub fn quote_literal(s: &str) -> String {
+    if s.contains('\\') {
+        format!("E'{}'", s.replace('\\', "\\\\").replace('\'', "''"))
+    } else {
+        format!("'{}'", s.replace('\'', "''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_read_as_postgresql_prints_them() {
+        assert_eq!(default_expr("9.99", ColumnType::Numeric(Some((10, 2)))), "9.99");
+        assert_eq!(default_expr("true", ColumnType::Bool), "true");
+        assert_eq!(default_expr("'x'", ColumnType::Varchar(Some(9))), "'x'::character varying");
+        assert_eq!(default_expr("'unnamed'::text", ColumnType::Text), "'unnamed'::text");
+        assert_eq!(default_expr("now()", ColumnType::Timestamptz), "now()");
+        assert_eq!(quote_ident("Mixed"), "\"Mixed\"");
+        assert_eq!(quote_literal("it's"), "'it''s'");
+    }
+}

@@ -1,0 +1,155 @@
+//! `pg_settings` (the session's settings and the server's knobs, as `SHOW`
+//! prints them) and `pg_proc` (turnstile's functions, one row per name
+//! a call can use, from the function registry).
+
+use super::datum::{boolean, ch, int, oid, oidvector, text, NULL};
+use super::oid::{CATALOG_NAMESPACE, INTERNAL_LANGUAGE, PROC_OID_BASE, SUPERUSER};
+use super::relation::Reader;
+use crate::expr::functions::registry::FUNCTIONS;
+use crate::expr::functions::{FuncDef, Nulls, Signature, Volatility};
+use crate::value::{Datum, SqlType};
+use SqlType::*;
+
+/// `pg_catalog.pg_settings`'s columns.
+pub(super) const SETTINGS: &[(&str, SqlType)] = &[
+    ("name", Text),
+    ("setting", Text),
+    ("unit", Text),
+    ("category", Text),
+    ("short_desc", Text),
+    ("extra_desc", Text),
+    ("context", Text),
+    ("vartype", Text),
+    ("source", Text),
+    ("min_val", Text),
+    ("max_val", Text),
+    ("enumvals", Text), /* _text */
+    ("boot_val", Text),
+    ("reset_val", Text),
+    ("sourcefile", Text),
+    ("sourceline", Int4),
+    ("pending_restart", Bool),
+];
+
+/// `pg_catalog.pg_proc`'s columns.
+pub(super) const PROC: &[(&str, SqlType)] = &[
+    ("oid", Oid),
+    ("proname", Name),
+    ("pronamespace", Oid),
+    ("proowner", Oid),
+    ("prolang", Oid),
+    ("procost", Float4),
+    ("prorows", Float4),
+    ("provariadic", Oid),
+    ("prosupport", Text),
+    ("prokind", QChar),
+    ("prosecdef", Bool),
+    ("proleakproof", Bool),
+    ("proisstrict", Bool),
+    ("proretset", Bool),
+    ("provolatile", QChar),
+    ("proparallel", QChar),
+    ("pronargs", Int2),
+    ("pronargdefaults", Int2),
+    ("prorettype", Oid),
+    ("proargtypes", Text),    /* oidvector */
+    ("proallargtypes", Text), /* _oid */
+    ("proargmodes", Text),    /* _char */
+    ("proargnames", Text),    /* _text */
+    ("proargdefaults", Text), /* pg_node_tree */
+    ("protrftypes", Text),    /* _oid */
+    ("prosrc", Text),
+    ("probin", Text),
+    ("prosqlbody", Text), /* pg_node_tree */
+    ("proconfig", Text),  /* _text */
+    ("proacl", Text),     /* _aclitem */
+];
+
+/// `pg_settings`: one row per setting, in name order.
+pub(super) fn settings_rows(r: &Reader<'_>) -> Vec<Vec<Datum>> {
+    let mut all = r.services.settings();
+    all.sort();
+    all.into_iter()
+        .map(|(name, value)| {
+            vec![
+                text(name),
+                text(value.clone()),
+                NULL,
+                text("Ungrouped"),
+                NULL,
+                NULL,
+                text("user"),
+                text("string"),
+                text("session"),
+                NULL,
+                NULL,
+                NULL,
+                NULL,
+                text(value),
+                NULL,
+                NULL,
+                boolean(false),
+            ]
+        })
+        .collect()
+}
+
+/// Every function name with its definition: canonical names, then
+/// aliases, in registry order; the position gives the OID.
+pub fn proc_entries() -> impl Iterator<Item = (u32, &'static str, &'static FuncDef)> {
+    let names =
+        FUNCTIONS.iter().flat_map(|f| std::iter::once(f.name).chain(f.aliases.iter().copied()).map(move |n| (n, *f)));
+    names.enumerate().map(|(i, (n, f))| (PROC_OID_BASE + i as u32, n, f))
+}
+
+/// The polymorphic pseudo-type `anyelement`: the result of a function whose
+/// own rule picks its types.
+const ANYELEMENT: u32 = 2283;
+
+fn proc_row(id: u32, name: &str, f: &FuncDef) -> Vec<Datum> {
+    let (args, required, result): (&[SqlType], usize, u32) = match f.signature {
+        Signature::Fixed { params, required, result } => (params, required, result.oid()),
+        Signature::Custom(_) => (&[], 0, ANYELEMENT),
+    };
+    vec![
+        oid(id),
+        text(name),
+        oid(CATALOG_NAMESPACE),
+        oid(SUPERUSER),
+        oid(INTERNAL_LANGUAGE),
+        Datum::Float(1.0),
+        Datum::Float(0.0),
+        oid(0),
+        text("-"),
+        ch('f'),
+        boolean(false),
+        boolean(false),
+        boolean(f.nulls == Nulls::Strict),
+        boolean(false),
+        ch(match f.volatility {
+            Volatility::Immutable => 'i',
+            Volatility::Stable => 's',
+            Volatility::Volatile => 'v',
+        }),
+        ch('s'),
+        int(args.len() as i64),
+        int((args.len() - required) as i64),
+        oid(result),
+        oidvector(args.iter().map(|t| t.oid())),
+        NULL,
+        NULL,
+        NULL,
+        NULL,
+        NULL,
+        text(f.name),
+        NULL,
+        NULL,
+        NULL,
+        NULL,
+    ]
+}
+
+/// `pg_proc`.
+pub(super) fn proc_rows(_: &Reader<'_>) -> Vec<Vec<Datum>> {
+    proc_entries().map(|(id, name, f)| proc_row(id, name, f)).collect()
+}
