@@ -1,0 +1,128 @@
+//! What the soak reads from pgbench's output: the transactions a run
+//! actually processed, in total and per script.
+//!
+//! pgbench 15 prints `number of transactions actually processed: 2000/2000`
+//! in its summary (read by the lab's [`Bench`]), and, when a run has more
+//! than one script (`-b tpcb-like@1 -b select-only@1`), one section per
+//! script:
+//!
+//! ```text
+//! SQL script 1: <builtin: TPC-B (sort of)>
+//!  - weight: 1 (targets 50.0% of total)
+//!  - 1013 transactions (50.6% of total, tps = 721.504612)
+//! ```
+//!
+//! A run of one script has no such section; its script is named by the
+//! summary's `transaction type:` line and ran every transaction.
+
+use crate::compare::client::Bench;
+
+/// How pgbench names its built-in `tpcb-like` script.
+pub const TPCB_LIKE: &str = "<builtin: TPC-B (sort of)>";
+/// How pgbench names its built-in `select-only` script.
+pub const SELECT_ONLY: &str = "<builtin: select only>";
+
+/// The transactions one pgbench run processed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Processed {
+    /// `number of transactions actually processed`.
+    pub total: u64,
+    /// Per script, in pgbench's order: its name (`<builtin: select only>`)
+    /// and the transactions it ran.
+    pub by_script: Vec<(String, u64)>,
+}
+
+impl Processed {
+    /// Reads pgbench's output; `None` when it has no summary, or when the
+    /// per-script counts do not add up to the total.
+    pub fn parse(text: &str) -> Option<Processed> {
+        let total = Bench::parse(text)?.transactions;
+        let mut by_script: Vec<(String, u64)> = Vec::new();
+        let mut current: Option<String> = None;
+        for line in text.lines() {
+            if let Some(rest) = line.strip_prefix("SQL script ") {
+                current = rest.split_once(": ").map(|(_, name)| name.trim().to_owned());
+            } else if let (Some(name), Some(rest)) = (&current, line.trim_start().strip_prefix("- ")) {
+                let mut words = rest.split_whitespace();
+                if let (Some(n), Some("transactions")) = (words.next(), words.next()) {
+                    by_script.push((name.clone(), n.parse().ok()?));
+                    current = None;
+                }
+            }
+        }
+        if by_script.is_empty() {
+            let name = text.lines().find_map(|l| l.strip_prefix("transaction type: "))?;
+            by_script.push((name.trim().to_owned(), total));
+        }
+        (by_script.iter().map(|s| s.1).sum::<u64>() == total).then_some(Processed { total, by_script })
+    }
+
+    /// The transactions that script `name` ran (0 when it did not run).
+    pub fn of(&self, name: &str) -> u64 {
+        self.by_script.iter().filter(|s| s.0 == name).map(|s| s.1).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `pgbench -n -b tpcb-like@1 -b select-only@1 -c 2 -j 2 -t 1000`,
+    /// in pgbench 15's format.
+    const MIX: &str = "\
+pgbench (15.14 (Debian 15.14-0+deb12u1), server 15.0)
+transaction type: multiple scripts
+scaling factor: 1
+query mode: simple
+number of clients: 2
+number of threads: 2
+maximum number of tries: 1
+number of transactions per client: 1000
+number of transactions actually processed: 2000/2000
+number of failed transactions: 0 (0.000%)
+latency average = 0.933 ms
+initial connection time = 3.279 ms
+tps = 2143.223404 (without initial connection time)
+SQL script 1: <builtin: TPC-B (sort of)>
+ - weight: 1 (targets 50.0% of total)
+ - 1013 transactions (50.6% of total, tps = 1085.542654)
+ - number of failed transactions: 0 (0.000%)
+ - latency average = 1.383 ms
+ - latency stddev = 0.553 ms
+SQL script 2: <builtin: select only>
+ - weight: 1 (targets 50.0% of total)
+ - 987 transactions (49.4% of total, tps = 1057.680751)
+ - number of failed transactions: 0 (0.000%)
+ - latency average = 0.472 ms
+ - latency stddev = 0.205 ms
+";
+
+    #[test]
+    fn a_mix_is_counted_per_script() {
+        let p = Processed::parse(MIX).unwrap();
+        assert_eq!(p.total, 2000);
+        assert_eq!(p.by_script, vec![(TPCB_LIKE.to_owned(), 1013), (SELECT_ONLY.to_owned(), 987)]);
+        assert_eq!(p.of(TPCB_LIKE) + p.of(SELECT_ONLY), p.total);
+        assert_eq!(p.of("<builtin: simple update>"), 0);
+    }
+
+    #[test]
+    fn one_script_ran_every_transaction() {
+        let text = "transaction type: <builtin: select only>\nscaling factor: 1\nquery mode: simple\n\
+number of clients: 2\nnumber of threads: 2\nmaximum number of tries: 1\nnumber of transactions per client: 250\n\
+number of transactions actually processed: 500/500\nnumber of failed transactions: 0 (0.000%)\n\
+latency average = 0.412 ms\ninitial connection time = 2.901 ms\ntps = 4851.121212 (without initial connection time)\n";
+        let p = Processed::parse(text).unwrap();
+        assert_eq!(p.total, 500);
+        assert_eq!(p.by_script, vec![(SELECT_ONLY.to_owned(), 500)]);
+    }
+
+    #[test]
+    fn output_without_a_summary_or_with_counts_that_disagree_is_refused() {
+        assert_eq!(Processed::parse("pgbench: error: connection to server failed"), None);
+        let wrong = MIX.replace(" - 987 transactions", " - 986 transactions");
+        assert_eq!(Processed::parse(&wrong), None, "1013 + 986 is not the 2000 processed");
+        let garbled = MIX.replace(" - 987 transactions", " - many transactions");
+        assert_eq!(Processed::parse(&garbled), None);
+    }
+}
