@@ -9,7 +9,7 @@
 //! ```text
 //! SQL script 1: <builtin: TPC-B (sort of)>
 //!  - weight: 1 (targets 50.0% of total)
-//!  - 1013 transactions (50.6% of total, tps = 721.504612)
+//!  - 976 transactions (48.8% of total, tps = 844.375387)
 //! ```
 //!
 //! A run of one script has no such section; its script is named by the
@@ -67,10 +67,10 @@ impl Processed {
 mod tests {
     use super::*;
 
-    /// `pgbench -n -b tpcb-like@1 -b select-only@1 -c 2 -j 2 -t 1000`,
-    /// in pgbench 15's format.
+    /// `pgbench -n -b tpcb-like@1 -b select-only@1 -c 2 -j 2 -t 1000`
+    /// (pgbench 15.18) against `turnstile serve --profile scalable`.
     const MIX: &str = "\
-pgbench (15.14 (Debian 15.14-0+deb12u1), server 15.0)
+pgbench (15.18 (Debian 15.18-0+deb12u1), server 15.0 (turnstile))
 transaction type: multiple scripts
 scaling factor: 1
 query mode: simple
@@ -80,39 +80,52 @@ maximum number of tries: 1
 number of transactions per client: 1000
 number of transactions actually processed: 2000/2000
 number of failed transactions: 0 (0.000%)
-latency average = 0.933 ms
-initial connection time = 3.279 ms
-tps = 2143.223404 (without initial connection time)
+latency average = 1.156 ms
+initial connection time = 0.607 ms
+tps = 1730.277433 (without initial connection time)
 SQL script 1: <builtin: TPC-B (sort of)>
  - weight: 1 (targets 50.0% of total)
- - 1013 transactions (50.6% of total, tps = 1085.542654)
+ - 976 transactions (48.8% of total, tps = 844.375387)
  - number of failed transactions: 0 (0.000%)
- - latency average = 1.383 ms
- - latency stddev = 0.553 ms
+ - latency average = 1.572 ms
+ - latency stddev = 1.933 ms
 SQL script 2: <builtin: select only>
  - weight: 1 (targets 50.0% of total)
- - 987 transactions (49.4% of total, tps = 1057.680751)
+ - 1024 transactions (51.2% of total, tps = 885.902046)
  - number of failed transactions: 0 (0.000%)
- - latency average = 0.472 ms
- - latency stddev = 0.205 ms
+ - latency average = 0.269 ms
+ - latency stddev = 0.723 ms
+";
+
+    /// `pgbench -n -b select-only -c 2 -j 2 -t 250`, the same server.
+    const ONE_SCRIPT: &str = "\
+pgbench (15.18 (Debian 15.18-0+deb12u1), server 15.0 (turnstile))
+transaction type: <builtin: select only>
+scaling factor: 1
+query mode: simple
+number of clients: 2
+number of threads: 2
+maximum number of tries: 1
+number of transactions per client: 250
+number of transactions actually processed: 500/500
+number of failed transactions: 0 (0.000%)
+latency average = 0.175 ms
+initial connection time = 0.773 ms
+tps = 11402.248523 (without initial connection time)
 ";
 
     #[test]
     fn a_mix_is_counted_per_script() {
         let p = Processed::parse(MIX).unwrap();
         assert_eq!(p.total, 2000);
-        assert_eq!(p.by_script, vec![(TPCB_LIKE.to_owned(), 1013), (SELECT_ONLY.to_owned(), 987)]);
+        assert_eq!(p.by_script, vec![(TPCB_LIKE.to_owned(), 976), (SELECT_ONLY.to_owned(), 1024)]);
         assert_eq!(p.of(TPCB_LIKE) + p.of(SELECT_ONLY), p.total);
         assert_eq!(p.of("<builtin: simple update>"), 0);
     }
 
     #[test]
     fn one_script_ran_every_transaction() {
-        let text = "transaction type: <builtin: select only>\nscaling factor: 1\nquery mode: simple\n\
-number of clients: 2\nnumber of threads: 2\nmaximum number of tries: 1\nnumber of transactions per client: 250\n\
-number of transactions actually processed: 500/500\nnumber of failed transactions: 0 (0.000%)\n\
-latency average = 0.412 ms\ninitial connection time = 2.901 ms\ntps = 4851.121212 (without initial connection time)\n";
-        let p = Processed::parse(text).unwrap();
+        let p = Processed::parse(ONE_SCRIPT).unwrap();
         assert_eq!(p.total, 500);
         assert_eq!(p.by_script, vec![(SELECT_ONLY.to_owned(), 500)]);
     }
@@ -120,9 +133,9 @@ latency average = 0.412 ms\ninitial connection time = 2.901 ms\ntps = 4851.12121
     #[test]
     fn output_without_a_summary_or_with_counts_that_disagree_is_refused() {
         assert_eq!(Processed::parse("pgbench: error: connection to server failed"), None);
-        let wrong = MIX.replace(" - 987 transactions", " - 986 transactions");
-        assert_eq!(Processed::parse(&wrong), None, "1013 + 986 is not the 2000 processed");
-        let garbled = MIX.replace(" - 987 transactions", " - many transactions");
+        let wrong = MIX.replace(" - 1024 transactions", " - 1023 transactions");
+        assert_eq!(Processed::parse(&wrong), None, "976 + 1023 is not the 2000 processed");
+        let garbled = MIX.replace(" - 1024 transactions", " - many transactions");
         assert_eq!(Processed::parse(&garbled), None);
     }
 }
