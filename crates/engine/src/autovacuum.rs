@@ -1,6 +1,7 @@
 //! The background vacuum: a thread per engine, started with its first
 //! session, that every `txn.autovacuum_naptime_ms` prunes the version
-//! store at the current horizon and vacuums each table in which more than
+//! store at the current horizon, shrinks the transaction status log
+//! ([`crate::mvcc::Snapshots::compact_log`]) and vacuums each table in which more than
 //! `txn.autovacuum_vacuum_threshold` + `txn.autovacuum_vacuum_scale_factor`
 //! × its live rows (50 + 20% by default, PostgreSQL's names and defaults)
 //! were deleted or moved away since it was last vacuumed, skipping a
@@ -54,6 +55,7 @@ fn due(config: &turnstile_sync::config::TxnConfig, dead: u64, live: u64) -> bool
 fn pass(engine: &Arc<Engine>, pending: &mut HashMap<RelFileId, u64>, live: &mut HashMap<RelFileId, u64>) {
     let txns = engine.txns();
     txns.versions().prune(txns.snapshots(), txns.refresh_horizon());
+    txns.snapshots().compact_log();
     for (file, n) in txns.take_dead() {
         *pending.entry(file).or_default() += n;
     }

@@ -36,7 +36,7 @@ use crate::constraints::check_not_null;
 use crate::error::{EngineError, Internal, Result};
 use crate::heap::{self, HeapError, HeapScan, VersionSink};
 use crate::mvcc::visibility::{self, UpdateVerdict};
-use crate::mvcc::{IsolationLevel, Snapshot};
+use crate::mvcc::{IsolationLevel, Snapshot, Xid};
 use crate::query::plan::operand_value;
 use crate::query::{Col, Query, QueryError};
 use crate::session::Session;
@@ -109,7 +109,7 @@ impl Session {
 
     /// This transaction's id, assigned (and its transaction-id lock taken
     /// exclusive, as PostgreSQL's `AssignTransactionId`) on first use.
-    pub(crate) fn ensure_xid(&mut self) -> Result<u32> {
+    pub(crate) fn ensure_xid(&mut self) -> Result<Xid> {
         if let Some(x) = self.txn.xid {
             return Ok(x);
         }
@@ -359,7 +359,7 @@ impl Session {
         tid: Tid,
         seen: &[Value],
         snapshot: &Snapshot,
-        xid: u32,
+        xid: Xid,
         locking: RowLocking,
         filter: &mut dyn LockingFilter,
     ) -> Result<Option<Vec<Value>>> {
@@ -510,7 +510,7 @@ impl Session {
         leaf: &RelEntry,
         filters: &[(usize, Value)],
         snapshot: &Snapshot,
-        xid: u32,
+        xid: Xid,
         mut rows: Option<&mut Vec<Vec<Value>>>,
     ) -> Result<Vec<Tid>> {
         let engine = Arc::clone(&self.engine);

@@ -65,6 +65,7 @@ impl Engine {
     pub fn open_with_io(dir: impl AsRef<Path>, config: Config, io: Arc<dyn StorageIo>) -> Result<Arc<Engine>> {
         config.validate()?;
         let dir = dir.as_ref().to_path_buf();
+        check_format(&dir).map_err(|e| crate::error::EngineError::XidLimit(e.to_string()))?;
         let smgr = Smgr::open_with(&dir, SmgrOptions::from_config(&config), io)?;
         let pool = BufferPool::new(&config, smgr.clone())?;
         let locks = LockManager::new(&config)?;
@@ -76,9 +77,10 @@ impl Engine {
             config.lwlock.policy,
             config.lock.max_backends as usize,
             &dir.join("xid_limit"),
+            config.txn.start_xid,
         )
         .map_err(|e| crate::error::EngineError::XidLimit(e.to_string()))?;
-        let txns = crate::txn::Transactions::new(snapshots);
+        let txns = crate::txn::Transactions::new(snapshots, config.txn.version_store_limit_bytes);
         let db_users = Mutex::new(std::collections::HashMap::new());
         let autovacuum = std::sync::Once::new();
         Ok(Arc::new(Engine { dir, config, smgr, pool, locks, catalog, activity, txns, db_users, totals, autovacuum }))
@@ -260,5 +262,38 @@ impl Engine {
         if let Ok(mut t) = self.totals.lock() {
             t.1.add(s);
         }
+    }
+}
+
+/// The on-disk format this engine writes, in the data directory's `format`
+/// file: heap tuples with 64-bit transaction ids ([`crate::heap::tuple`]).
+const FORMAT: &str = "turnstile data format 2: 64-bit transaction ids";
+
+/// Refuses a data directory written by an engine whose tuples carried
+/// 32-bit transaction ids (it has an id limit file but no `format`), and
+/// marks a new one.
+fn check_format(dir: &Path) -> std::io::Result<()> {
+    let path = dir.join("format");
+    match std::fs::read_to_string(&path) {
+        Ok(text) if text.trim() == FORMAT => Ok(()),
+        Ok(text) => Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("{}: unknown data format {:?} (this engine writes {FORMAT:?})", path.display(), text.trim()),
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if dir.join("xid_limit").exists() {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!(
+                        "{} was written by an earlier turnstile, whose tuples carry 32-bit transaction ids; \
+                         re-create it (or load a dump of it)",
+                        dir.display()
+                    ),
+                ));
+            }
+            std::fs::create_dir_all(dir)?;
+            std::fs::write(&path, format!("{FORMAT}\n"))
+        }
+        Err(e) => Err(e),
     }
 }

@@ -117,8 +117,9 @@ pub enum EngineError {
     /// transaction its snapshot does not see changed (SQLSTATE `40001`).
     #[error("could not serialize access due to concurrent {0}")]
     SerializationFailure(&'static str),
-    /// The transaction-id limit file could not be written (SQLSTATE `58030`).
-    #[error("could not record the transaction-id limit: {0}")]
+    /// A transaction-id file of the data directory (the id limit, the ids
+    /// kept aborted) could not be read or written (SQLSTATE `58030`).
+    #[error("could not record transaction ids: {0}")]
     XidLimit(String),
 }
 

@@ -20,6 +20,11 @@
 //!   crosses it is still logged (so it can be taken back), then the
 //!   statement fails with [`EngineError::UndoLimit`] (`54000`). The
 //!   transaction can be rolled back; nothing is ever kept without undo.
+//! * **An undo that left writes in place** (a failure, or a version that
+//!   no longer fits its page) marks the transaction: when it aborts, its
+//!   id is recorded on disk as aborted for ever
+//!   ([`crate::mvcc::Snapshots::mark_failed`]), so its writes stay
+//!   invisible across a restart too.
 //! * **Ending** fails only if the status log has no word for the
 //!   transaction's id ([`crate::mvcc::clog::NoStatusWord`], `XX000`); its
 //!   row locks are released all the same.
@@ -124,6 +129,16 @@ impl Session {
                     }
                 }
             } else {
+                if self.txn.undo_incomplete {
+                    // Writes were left in place: the id must never count as
+                    // committed, in this run or after a restart.
+                    if let Err(e) = txns.snapshots().mark_failed(xid) {
+                        log_error(
+                            &format!("recording transaction {xid} as aborted on disk"),
+                            &EngineError::XidLimit(e.to_string()),
+                        );
+                    }
+                }
                 ended = txns.snapshots().abort(slot, xid);
             }
             txns.unlock_rows(self.txn.row_locks.iter().map(|(k, _)| k), xid);
@@ -159,6 +174,9 @@ impl Session {
                     first_error.get_or_insert(e);
                 }
             }
+        }
+        if report.kept_writes > 0 {
+            self.txn.undo_incomplete = true;
         }
         match first_error {
             Some(e) => Err(EngineError::UndoFailed { kept: report.kept_writes, source: Box::new(e) }),

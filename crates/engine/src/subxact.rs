@@ -31,7 +31,7 @@ use crate::error::{InvalidTransactionState, Result};
 use crate::session::Session;
 use crate::txn::{RollbackReport, TxnMark};
 use std::collections::HashMap;
-use turnstile_lock::{LockMode, LockTag, LockTagKind};
+use turnstile_lock::{LockMode, LockTag};
 
 /// Where a transaction stood when a savepoint was set.
 #[derive(Clone, Debug)]
@@ -78,7 +78,7 @@ impl Session {
             let then = sp.locks.get(&(tag, mode)).copied().unwrap_or(0);
             let session = self.session_advisory_count(&tag, mode);
             let excess = n.saturating_sub(then.max(session));
-            let own = tag.kind() == LockTagKind::TransactionId && Some(tag.fields().0) == own_xid;
+            let own = own_xid.is_some_and(|x| tag == LockTag::transaction_id(crate::txn::XID_DATABASE, x));
             if own {
                 continue;
             }

@@ -54,7 +54,7 @@
 //!   transaction in [`RollbackReport::kept_ddl`].
 
 use crate::catalog::RelId;
-use crate::mvcc::{visibility, Horizon, Snapshots, VersionStore};
+use crate::mvcc::{visibility, Horizon, Snapshots, VersionStore, Xid};
 use crate::tid::Tid;
 use std::collections::HashMap;
 use turnstile_lock::LockMode;
@@ -159,12 +159,12 @@ pub enum RowGrant {
 /// allocation).
 #[derive(Clone, Debug)]
 enum Holders {
-    One((u32, RowLockMode)),
-    Many(Vec<(u32, RowLockMode)>),
+    One((Xid, RowLockMode)),
+    Many(Vec<(Xid, RowLockMode)>),
 }
 
 impl Holders {
-    fn as_slice(&self) -> &[(u32, RowLockMode)] {
+    fn as_slice(&self) -> &[(Xid, RowLockMode)] {
         match self {
             Holders::One(h) => std::slice::from_ref(h),
             Holders::Many(v) => v,
@@ -172,7 +172,7 @@ impl Holders {
     }
 
     /// Sets `xid`'s mode (adding it if absent).
-    fn set(&mut self, xid: u32, mode: RowLockMode) {
+    fn set(&mut self, xid: Xid, mode: RowLockMode) {
         match self {
             Holders::One(h) if h.0 == xid => h.1 = mode,
             Holders::One(h) => *self = Holders::Many(vec![*h, (xid, mode)]),
@@ -184,7 +184,7 @@ impl Holders {
     }
 
     /// Removes `xid`; whether nobody holds the row any more.
-    fn remove(&mut self, xid: u32) -> bool {
+    fn remove(&mut self, xid: Xid) -> bool {
         match self {
             Holders::One(h) => h.0 == xid,
             Holders::Many(v) => {
@@ -220,14 +220,14 @@ impl Default for Transactions {
             64,
             crate::mvcc::FIRST_XID,
         );
-        Transactions::new(snapshots)
+        Transactions::new(snapshots, u64::MAX)
     }
 }
 
 fn encode_horizon(h: Horizon) -> u64 {
     match h {
-        Horizon::Xid(x) => (1 << 32) | u64::from(x),
-        Horizon::Csn(c) => (2 << 32) | u64::from(c),
+        Horizon::Xid(x) => x << 1,
+        Horizon::Csn(c) => (c << 1) | 1,
     }
 }
 
@@ -240,10 +240,10 @@ fn shard(key: &RowKey) -> usize {
 
 impl Transactions {
     /// The shared transaction state over `snapshots`.
-    pub fn new(snapshots: Snapshots) -> Transactions {
+    pub fn new(snapshots: Snapshots, version_store_limit: u64) -> Transactions {
         Transactions {
             snapshots,
-            versions: VersionStore::default(),
+            versions: VersionStore::new(version_store_limit),
             rows: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
             horizon: AtomicU64::new(0),
             dead: Mutex::new(HashMap::new()),
@@ -261,7 +261,7 @@ impl Transactions {
     }
 
     /// What a reader with `snapshot`, in transaction `own` (0: none), sees.
-    pub fn visibility<'a>(&'a self, snapshot: &'a crate::mvcc::Snapshot, own: u32) -> crate::mvcc::Visibility<'a> {
+    pub fn visibility<'a>(&'a self, snapshot: &'a crate::mvcc::Snapshot, own: Xid) -> crate::mvcc::Visibility<'a> {
         crate::mvcc::Visibility { snapshot, own, snapshots: &self.snapshots, versions: &self.versions }
     }
 
@@ -275,10 +275,10 @@ impl Transactions {
     /// The horizon last computed (an older horizon is always safe to use).
     pub fn last_horizon(&self) -> Option<Horizon> {
         let v = self.horizon.load(Ordering::Relaxed);
-        match v >> 32 {
-            1 => Some(Horizon::Xid(v as u32)),
-            2 => Some(Horizon::Csn(v as u32)),
-            _ => None,
+        match (v, v & 1) {
+            (0, _) => None,
+            (_, 0) => Some(Horizon::Xid(v >> 1)),
+            _ => Some(Horizon::Csn(v >> 1)),
         }
     }
 
@@ -304,7 +304,7 @@ impl Transactions {
     /// Takes the lock of row `key` in `mode` for `xid`, unless another
     /// transaction holds it in a conflicting mode: `Err(holder)` names one
     /// such transaction (the one to wait for).
-    pub fn try_lock_row(&self, key: RowKey, xid: u32, mode: RowLockMode) -> Result<RowGrant, u32> {
+    pub fn try_lock_row(&self, key: RowKey, xid: Xid, mode: RowLockMode) -> Result<RowGrant, Xid> {
         let mut map = self.shard(&key);
         let Some(holders) = map.get_mut(&key) else {
             map.insert(key, Holders::One((xid, mode)));
@@ -322,12 +322,12 @@ impl Transactions {
     }
 
     /// The transactions holding a lock on `key`, with their modes.
-    pub fn row_holders(&self, key: RowKey) -> Vec<(u32, RowLockMode)> {
+    pub fn row_holders(&self, key: RowKey) -> Vec<(Xid, RowLockMode)> {
         self.shard(&key).get(&key).map(|h| h.as_slice().to_vec()).unwrap_or_default()
     }
 
     /// Releases `xid`'s locks on the rows `keys`.
-    pub fn unlock_rows<'k>(&self, keys: impl IntoIterator<Item = &'k RowKey>, xid: u32) {
+    pub fn unlock_rows<'k>(&self, keys: impl IntoIterator<Item = &'k RowKey>, xid: Xid) {
         for key in keys {
             let mut map = self.shard(key);
             if map.get_mut(key).is_some_and(|h| h.remove(xid)) {
@@ -338,7 +338,7 @@ impl Transactions {
 
     /// Puts `xid`'s lock on `key` back to `mode` (a savepoint's rollback
     /// undoing an upgrade); `None` releases it.
-    pub(crate) fn restore_row_lock(&self, key: RowKey, xid: u32, mode: Option<RowLockMode>) {
+    pub(crate) fn restore_row_lock(&self, key: RowKey, xid: Xid, mode: Option<RowLockMode>) {
         let mut map = self.shard(&key);
         match (mode, map.get_mut(&key)) {
             (Some(m), Some(h)) => h.set(xid, m),
@@ -409,7 +409,7 @@ impl RollbackReport {
 /// row locks.
 #[derive(Debug, Default)]
 pub(crate) struct Txn {
-    pub(crate) xid: Option<u32>,
+    pub(crate) xid: Option<Xid>,
     pub(crate) undo: Vec<Undo>,
     undo_bytes: u64,
     pub(crate) ddl: Vec<String>,
@@ -423,6 +423,9 @@ pub(crate) struct Txn {
     pub(crate) escalated: HashMap<RelId, LockMode>,
     /// Rows deleted or moved away per relation (counted at commit).
     pub(crate) dead: HashMap<RelId, u64>,
+    /// An undo of this transaction left writes in place: if it aborts, its
+    /// id stays aborted for ever ([`crate::mvcc::Snapshots::mark_failed`]).
+    pub(crate) undo_incomplete: bool,
 }
 
 impl Txn {
@@ -496,6 +499,7 @@ impl Txn {
         self.xid = None;
         self.undo.clear();
         self.undo_bytes = 0;
+        self.undo_incomplete = false;
         self.ddl.clear();
         self.row_locks.clear();
         if !self.per_rel.is_empty() {
@@ -531,7 +535,7 @@ pub(crate) fn unique_conflict(
     pool: &turnstile_storage::BufferPool,
     txns: &Transactions,
     file: turnstile_storage::RelFileId,
-    my_xid: Option<u32>,
+    my_xid: Option<Xid>,
     tid: Tid,
 ) -> Result<bool, turnstile_storage::StorageError> {
     Ok(crate::heap::latest_header(pool, file, tid)?

@@ -103,6 +103,7 @@ impl Session {
             }
             let txns = s.engine.txns();
             report.versions_pruned += txns.versions().prune(txns.snapshots(), txns.refresh_horizon());
+            txns.snapshots().compact_log();
             Ok(report)
         })
     }

@@ -122,9 +122,17 @@ impl LockTag {
         LockTag { database, field1: relation, field2: block, field3: offset, kind: LockTagKind::Tuple }
     }
 
-    /// A transaction-id lock.
-    pub const fn transaction_id(database: u32, xid: u32) -> LockTag {
-        LockTag { database, field1: xid, field2: 0, field3: 0, kind: LockTagKind::TransactionId }
+    /// A transaction-id lock on a 64-bit id: its low half is the first
+    /// field (what `pg_locks.transactionid`, a 32-bit `xid`, shows), its
+    /// high half (PostgreSQL's epoch) the second.
+    pub const fn transaction_id(database: u32, xid: u64) -> LockTag {
+        LockTag {
+            database,
+            field1: xid as u32,
+            field2: (xid >> 32) as u32,
+            field3: 0,
+            kind: LockTagKind::TransactionId,
+        }
     }
 
     /// An object lock (`pg_class`-style class id, object id, sub-id).
@@ -207,7 +215,9 @@ impl fmt::Display for LockTag {
             LockTagKind::RelationExtend => write!(f, "extension of relation {db}/{f1}"),
             LockTagKind::Page => write!(f, "page {f2} of relation {db}/{f1}"),
             LockTagKind::Tuple => write!(f, "tuple ({f2},{f3}) of relation {db}/{f1}"),
-            LockTagKind::TransactionId => write!(f, "transaction {f1} in database {db}"),
+            LockTagKind::TransactionId => {
+                write!(f, "transaction {} in database {db}", (u64::from(f2) << 32) | u64::from(f1))
+            }
             LockTagKind::Object => write!(f, "object {f1}/{f2}/{f3} of database {db}"),
             LockTagKind::Advisory if f3 == 2 => write!(f, "advisory lock [{db},{f1},{f2},2]"),
             LockTagKind::Advisory => {
@@ -247,6 +257,9 @@ mod tests {
             LockTag::object(1, 2, 0, 0),
             LockTag::advisory(1, 2),
         ];
+        let past_2_32 = LockTag::transaction_id(1, (1 << 32) + 2);
+        assert_ne!(past_2_32, LockTag::transaction_id(1, 2), "the high half of a 64-bit id counts");
+        assert_eq!(past_2_32.to_string(), "transaction 4294967298 in database 1");
         for (i, a) in tags.iter().enumerate() {
             for b in &tags[i + 1..] {
                 assert_ne!(a, b);

@@ -107,6 +107,7 @@ pub mod expr;
 mod gucs;
 mod interrupt;
 mod locking;
+pub mod mvcc_views;
 mod param;
 pub mod parse;
 pub mod plan;

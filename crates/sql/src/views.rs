@@ -1,8 +1,10 @@
 //! System views with PostgreSQL 15's column names and type OIDs:
 //! `pg_locks`, `pg_stat_activity`, `pg_stat_lock` (modelled on PostgreSQL
 //! 19's, with `fastpath_exceeded`), `pg_class`, `pg_namespace`,
-//! `pg_database`. Each is computed from the engine's live state when a
-//! query reads it.
+//! `pg_database`; and two of turnstile's own, `pg_stat_xact_log` (the
+//! transaction status log and the 64-bit id counter) and
+//! `pg_stat_version_store` ([`crate::mvcc_views`]). Each is computed from
+//! the engine's live state when a query reads it.
 
 use crate::error::SqlError;
 use crate::expr::Services;
@@ -26,6 +28,10 @@ pub enum View {
     Namespace,
     /// `pg_database`.
     Database,
+    /// `pg_stat_xact_log`.
+    XactLog,
+    /// `pg_stat_version_store`.
+    VersionStore,
 }
 
 /// `public`'s OID.
@@ -107,6 +113,8 @@ impl View {
             "pg_class" => View::Class,
             "pg_namespace" => View::Namespace,
             "pg_database" => View::Database,
+            "pg_stat_xact_log" => View::XactLog,
+            "pg_stat_version_store" => View::VersionStore,
             _ => return None,
         })
     }
@@ -120,6 +128,8 @@ impl View {
             View::Class => CLASS,
             View::Namespace => NAMESPACE,
             View::Database => DATABASE,
+            View::XactLog => crate::mvcc_views::XACT_LOG,
+            View::VersionStore => crate::mvcc_views::VERSION_STORE,
         }
     }
 }
@@ -229,6 +239,8 @@ pub fn rows(view: View, session: &mut Session, services: &mut dyn Services) -> R
             .values()
             .map(|d| vec![Datum::Int(d.id.into()), text(d.name.clone())])
             .collect(),
+        View::XactLog => vec![crate::mvcc_views::xact_log_row(&engine)],
+        View::VersionStore => vec![crate::mvcc_views::version_store_row(&engine)],
     })
 }
 

@@ -167,6 +167,14 @@ pub struct TxnConfig {
     /// Bytes a transaction's undo log may hold; the write that crosses the
     /// limit fails its statement with `54000` (256 MiB).
     pub undo_limit_bytes: u64,
+    /// Bytes of older row versions the version store may hold; past it an
+    /// `UPDATE` writes a new tuple version instead of updating in place
+    /// (16 MiB).
+    pub version_store_limit_bytes: u64,
+    /// The first transaction id of a fresh data directory (a test knob:
+    /// start near 2^32 to run through it; 3, PostgreSQL's
+    /// `FirstNormalTransactionId`). Ignored once the directory has ids.
+    pub start_xid: u64,
     /// Rows (or pages, for VACUUM's heap scan) a long engine loop handles
     /// between two checks for a cancel (PostgreSQL's
     /// `CHECK_FOR_INTERRUPTS` sites; 1024).
@@ -392,7 +400,9 @@ pub const KNOBS: &[Knob] = &[
     Knob { key: "txn.autovacuum_naptime_ms", allowed: "0 (off) or an integer up to 3600000" },
     Knob { key: "txn.autovacuum_vacuum_threshold", allowed: "an integer from 0 to 2147483647" },
     Knob { key: "txn.autovacuum_vacuum_scale_factor", allowed: "a number from 0 to 100, e.g. 0.2" },
-    Knob { key: "txn.undo_limit_bytes", allowed: "an integer from 1024 to 1099511627776" },
+    Knob { key: "txn.undo_limit_bytes", allowed: "an integer from 1 to 1099511627776" },
+    Knob { key: "txn.version_store_limit_bytes", allowed: "an integer from 0 to 1099511627776" },
+    Knob { key: "txn.start_xid", allowed: "an integer from 3 to 4611686018427387903" },
     Knob { key: "txn.interrupt_check_rows", allowed: "an integer from 1 to 1048576" },
     Knob { key: "executor.hash_rows_estimate", allowed: "an integer from 1 to 16777216" },
     Knob { key: "server.poll_us", allowed: "0 (sleep at once) or an integer up to 10000" },
@@ -484,6 +494,8 @@ impl Config {
                 autovacuum_vacuum_threshold: 50,
                 autovacuum_vacuum_scale_factor: 0.2,
                 undo_limit_bytes: 256 << 20,
+                version_store_limit_bytes: 16 << 20,
+                start_xid: 3,
                 interrupt_check_rows: 1024,
             },
             executor: ExecutorConfig { hash_rows_estimate: 128 },
@@ -637,7 +649,9 @@ impl Config {
             "txn.autovacuum_vacuum_scale_factor",
             t.autovacuum_vacuum_scale_factor,
         )?;
-        check((1024..=1 << 40).contains(&t.undo_limit_bytes), "txn.undo_limit_bytes", t.undo_limit_bytes)?;
+        check((1..=1 << 40).contains(&t.undo_limit_bytes), "txn.undo_limit_bytes", t.undo_limit_bytes)?;
+        check(t.version_store_limit_bytes <= 1 << 40, "txn.version_store_limit_bytes", t.version_store_limit_bytes)?;
+        check((3..=1 << 62).contains(&t.start_xid), "txn.start_xid", t.start_xid)?;
         check((1..=1 << 20).contains(&t.interrupt_check_rows), "txn.interrupt_check_rows", t.interrupt_check_rows)?;
         let e = &self.executor;
         check((1..=1 << 24).contains(&e.hash_rows_estimate), "executor.hash_rows_estimate", e.hash_rows_estimate)?;
@@ -746,11 +760,22 @@ mod tests {
             let err = c.set("txn.autovacuum_vacuum_scale_factor", bad).unwrap_err();
             assert!(err.to_string().contains("autovacuum_vacuum_scale_factor"), "{bad}: {err}");
         }
-        assert!(c.set("txn.undo_limit_bytes", "10").is_err());
+        assert!(c.set("txn.undo_limit_bytes", "0").is_err());
+        c.set("txn.undo_limit_bytes", "1").unwrap();
+        assert!(c.set("txn.start_xid", "2").is_err(), "below FirstNormalTransactionId");
+        c.set("txn.start_xid", "4294966296").unwrap();
+        assert!(c.set("txn.version_store_limit_bytes", "-1").is_err());
         assert!(c.set("txn.interrupt_check_rows", "0").is_err());
         assert!(c.set("executor.hash_rows_estimate", "0").is_err());
         let toml = c.to_toml_string();
-        for key in ["undo_limit_bytes", "autovacuum_vacuum_threshold", "hash_rows_estimate", "interrupt_check_rows"] {
+        for key in [
+            "undo_limit_bytes",
+            "version_store_limit_bytes",
+            "start_xid",
+            "autovacuum_vacuum_threshold",
+            "hash_rows_estimate",
+            "interrupt_check_rows",
+        ] {
             assert!(toml.contains(key), "`turnstile config` does not show {key}:\n{toml}");
         }
         assert_eq!(Config::from_toml_str(&toml).unwrap(), c, "the TOML reads back");

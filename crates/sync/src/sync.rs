@@ -23,7 +23,7 @@ pub mod std_atomic;
 mod imp {
     /// std's atomics, as the facade's own types (see `std_atomic.rs`: why).
     pub use super::std_atomic as atomic;
-    pub use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+    pub use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
     pub use std::thread;
 
     /// `std::cell::UnsafeCell` with loom's closure API.
@@ -135,7 +135,7 @@ mod imp {
 #[cfg(loom)]
 mod imp {
     pub use loom::sync::atomic;
-    pub use loom::sync::{Arc, Condvar, Mutex, MutexGuard};
+    pub use loom::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
     pub use loom::thread;
 
     /// loom's `UnsafeCell`, with the same API as the std build's wrapper.

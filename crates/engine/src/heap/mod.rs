@@ -40,7 +40,7 @@ pub mod tuple;
 
 use crate::mvcc::visibility;
 pub use crate::mvcc::visibility::{seen, Seen};
-use crate::mvcc::{Horizon, OldVersion, Snapshots, VersionStore, Visibility};
+use crate::mvcc::{Horizon, OldVersion, Snapshots, VersionStore, Visibility, Xid};
 use crate::tid::Tid;
 use crate::types::{encode_row, fixed_column_span, CodecError, ColumnType, Value};
 use std::sync::Arc;
@@ -94,7 +94,7 @@ pub fn insert<L: ExtensionLocker>(
     ext: &mut Extender<'_, L>,
     rel: RelFileId,
     row: &[u8],
-    xmin: u32,
+    xmin: Xid,
 ) -> Result<Tid, HeapError> {
     insert_reserving(pool, ext, rel, row, xmin, 0)
 }
@@ -113,7 +113,7 @@ pub fn insert_reserving<L: ExtensionLocker>(
     ext: &mut Extender<'_, L>,
     rel: RelFileId,
     row: &[u8],
-    xmin: u32,
+    xmin: Xid,
     reserve: usize,
 ) -> Result<Tid, HeapError> {
     if row.len() > MAX_ROW_SIZE {
@@ -157,12 +157,12 @@ pub struct BulkInserter<'p> {
     rel: RelFileId,
     current: Option<PinnedBuffer<'p>>,
     reserve: usize,
-    xmin: u32,
+    xmin: Xid,
 }
 
 impl<'p> BulkInserter<'p> {
     /// A bulk inserter into `rel` of `pool` for transaction `xmin`.
-    pub fn new(pool: &'p BufferPool, rel: RelFileId, xmin: u32) -> BulkInserter<'p> {
+    pub fn new(pool: &'p BufferPool, rel: RelFileId, xmin: Xid) -> BulkInserter<'p> {
         BulkInserter { pool, rel, current: None, reserve: 0, xmin }
     }
 
@@ -304,7 +304,7 @@ pub fn set_xmax(
     pool: &BufferPool,
     rel: RelFileId,
     tid: Tid,
-    xmax: u32,
+    xmax: Xid,
     moved_to: Option<Tid>,
 ) -> Result<(), HeapError> {
     change_header(pool, rel, tid, |h| {
@@ -336,13 +336,14 @@ pub struct VersionSink<'a> {
 /// Replaces the row at `tid` with `row`, written by `xid`, on its page,
 /// keeping its TID (the row may grow into the page's free space); the
 /// replaced version goes to the version store. Returns `false`, changing
-/// nothing, when the page has no room: the caller moves the row.
+/// nothing, when the page has no room or the version store is at its
+/// limit: the caller moves the row.
 pub fn update_in_place(
     pool: &BufferPool,
     rel: RelFileId,
     tid: Tid,
     row: &[u8],
-    xid: u32,
+    xid: Xid,
     sink: VersionSink<'_>,
 ) -> Result<bool, HeapError> {
     if row.len() > MAX_ROW_SIZE {
@@ -356,6 +357,10 @@ pub fn update_in_place(
     let old_header = TupleHeader::read(old).ok_or(HeapError::NoSuchTuple { rel, tid })?;
     if old_header.is_dead() {
         return Err(HeapError::NoSuchTuple { rel, tid });
+    }
+    // The version store is full: the caller writes a new tuple version.
+    if !sink.versions.admit(old.len() - TUPLE_HEADER) {
+        return Ok(false);
     }
     let old_row: Arc<[u8]> = Arc::from(&old[TUPLE_HEADER..]);
     let header = TupleHeader { flags: HAS_VERSIONS, xmin: xid, xmax: 0, ctid: Tid::default() };
@@ -376,7 +381,7 @@ pub fn restore_in_place(
     pool: &BufferPool,
     rel: RelFileId,
     tid: Tid,
-    xid: u32,
+    xid: Xid,
     versions: &VersionStore,
 ) -> Result<bool, HeapError> {
     let buf = pool.read_buffer(BufferTag::new(rel, Fork::Main, tid.block))?;
@@ -560,7 +565,7 @@ pub fn insert_row<L: ExtensionLocker>(
     rel: RelFileId,
     types: &[ColumnType],
     row: &[Value],
-    xmin: u32,
+    xmin: Xid,
 ) -> Result<Tid, HeapError> {
     insert(pool, ext, rel, &encode_row(types, row)?, xmin)
 }

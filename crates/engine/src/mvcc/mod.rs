@@ -35,8 +35,11 @@
 //! finished. The visibility rules ignore an aborted transaction's writes
 //! all the same (PostgreSQL's rule), so an undo that failed — reported
 //! with its cause, never silently — still leaves no aborted write visible
-//! while the engine runs; a restart therefore treats every id of an earlier run as
-//! committed ([`clog::XactLog::base`]), and the id counter resumes from a
+//! while the engine runs. The log keeps a word only for ids that can still
+//! be asked about and summarises the rest ([`clog`]); a rollback whose undo
+//! did not complete is kept aborted for ever, on disk (`xact_failed`). A
+//! restart treats every other id of an earlier run as committed
+//! ([`clog::XactLog::base`]), and the 64-bit id counter resumes from a
 //! limit kept on disk (`xid_limit` in the data directory).
 //!
 //! # Writing: PostgreSQL's `READ COMMITTED` rule
@@ -61,11 +64,12 @@ pub mod snapshot;
 pub mod versions;
 pub mod visibility;
 
+pub use clog::Xid;
 pub use snapshot::{Horizon, Snapshot, SnapshotStats, Snapshots};
-pub use versions::{OldVersion, VersionStore};
+pub use versions::{OldVersion, VersionStore, VersionStoreStats};
 
 /// The first transaction id handed out (PostgreSQL's `FirstNormalTransactionId`).
-pub const FIRST_XID: u32 = 3;
+pub const FIRST_XID: Xid = 3;
 
 /// A transaction's isolation level.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -94,7 +98,7 @@ pub struct Visibility<'a> {
     /// The reader's snapshot.
     pub snapshot: &'a Snapshot,
     /// The reader's own transaction id (0: none assigned yet).
-    pub own: u32,
+    pub own: Xid,
     /// The snapshot protocol and transaction status.
     pub snapshots: &'a Snapshots,
     /// The older versions of rows updated in place.
@@ -104,7 +108,7 @@ pub struct Visibility<'a> {
 impl Visibility<'_> {
     /// Whether the reader sees the writes of `xid`.
     #[inline]
-    pub fn sees(&self, xid: u32) -> bool {
+    pub fn sees(&self, xid: Xid) -> bool {
         self.snapshots.sees(self.snapshot, xid, self.own)
     }
 }

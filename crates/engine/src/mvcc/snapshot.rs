@@ -49,9 +49,9 @@
 //! horizon computed concurrently is never newer than the snapshot that
 //! results (the second read is later than the horizon's scan of the slot).
 
-use super::clog::{NoStatusWord, XactLog, ABORTED, COMMITTED, COMMITTING, FIRST_CSN};
+use super::clog::{LogSize, NoStatusWord, Word, XactLog, Xid, ABORTED, COMMITTED, COMMITTING, FIRST_CSN};
 use turnstile_sync::config::SnapshotProtocol;
-use turnstile_sync::sync::atomic::{AtomicU32, Ordering};
+use turnstile_sync::sync::atomic::{AtomicU64 as AtomicWord, Ordering};
 use turnstile_sync::sync::counter::AtomicU64;
 use turnstile_sync::sync::Mutex;
 use turnstile_sync::{CachePadded, LwLock, LwLockPolicy, Tranche};
@@ -63,16 +63,16 @@ pub enum Snapshot {
     /// invisible.
     Xip {
         /// The oldest id running when the snapshot was taken (or `xmax`).
-        xmin: u32,
+        xmin: Xid,
         /// One past the latest completed id.
-        xmax: u32,
+        xmax: Xid,
         /// The ids running below `xmax`, sorted.
-        xip: Box<[u32]>,
+        xip: Box<[Xid]>,
     },
     /// `csn`: commits numbered up to `csn` are visible.
     Csn {
         /// The last commit number when the snapshot was taken.
-        csn: u32,
+        csn: u64,
     },
 }
 
@@ -80,9 +80,9 @@ pub enum Snapshot {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Horizon {
     /// `procarray`: committed ids below this one.
-    Xid(u32),
+    Xid(Xid),
     /// `csn`: commits numbered up to this one.
-    Csn(u32),
+    Csn(u64),
 }
 
 /// Counters of the snapshot protocol (the lab's per-transaction figures).
@@ -101,7 +101,7 @@ pub struct SnapshotStats {
 #[derive(Debug)]
 struct ProcState {
     /// The latest id that committed or aborted.
-    latest_completed: u32,
+    latest_completed: Xid,
     /// The slots of connected backends (PostgreSQL's dense `pgprocnos`).
     procs: Vec<u32>,
 }
@@ -111,18 +111,20 @@ struct ProcState {
 pub struct Snapshots {
     protocol: SnapshotProtocol,
     clog: XactLog,
-    next_xid: AtomicU32,
+    next_xid: AtomicWord,
     xid_gen: LwLock<()>,
     proc_array: LwLock<ProcState>,
     /// Per backend slot: its running id (`procarray`), 0 when none.
-    slot_xid: Box<[AtomicU32]>,
+    slot_xid: Box<[AtomicWord]>,
     /// Per backend slot, each on its own cache line: its published
     /// snapshot and its counters (a `csn` snapshot writes only its own line).
     slots: Box<[CachePadded<Slot>]>,
-    last_csn: AtomicU32,
+    last_csn: AtomicWord,
     /// Ids handed out below this one are on disk in the limit file.
-    xid_limit: AtomicU32,
+    xid_limit: AtomicWord,
     persist: Mutex<Option<std::path::PathBuf>>,
+    /// Where [`Snapshots::mark_failed`] records ids.
+    failed_path: Mutex<Option<std::path::PathBuf>>,
     /// `ProcArray` acquisitions of horizon computations (VACUUM, no slot).
     horizon_shared: AtomicU64,
 }
@@ -133,7 +135,7 @@ struct Slot {
     /// Its snapshot's `xmin` (`procarray`) or number (`csn`), 0 when it
     /// holds none. A backend publishes one snapshot at a time (the session
     /// keeps one: the statement's, or its `REPEATABLE READ` transaction's).
-    snap: AtomicU32,
+    snap: AtomicWord,
     snapshots: AtomicU64,
     shared: AtomicU64,
     xids: AtomicU64,
@@ -143,7 +145,7 @@ struct Slot {
 impl Slot {
     fn new() -> CachePadded<Slot> {
         CachePadded::new(Slot {
-            snap: AtomicU32::new(0),
+            snap: AtomicWord::new(0),
             snapshots: AtomicU64::new(0),
             shared: AtomicU64::new(0),
             xids: AtomicU64::new(0),
@@ -153,12 +155,12 @@ impl Slot {
 }
 
 /// Ids reserved in the limit file at a time.
-const XID_RESERVE: u32 = 1 << 20;
+const XID_RESERVE: u64 = 1 << 20;
 
 impl Snapshots {
     /// The state for `slots` backends, handing out ids from `first_xid`.
-    pub fn new(protocol: SnapshotProtocol, policy: LwLockPolicy, slots: usize, first_xid: u32) -> Snapshots {
-        Snapshots::with_segment_bits(protocol, policy, slots, first_xid, 16)
+    pub fn new(protocol: SnapshotProtocol, policy: LwLockPolicy, slots: usize, first_xid: Xid) -> Snapshots {
+        Snapshots::with_segment_bits(protocol, policy, slots, first_xid, 12)
     }
 
     /// As [`Snapshots::new`], with a status log of `2^segment_bits`-id
@@ -169,14 +171,14 @@ impl Snapshots {
         protocol: SnapshotProtocol,
         policy: LwLockPolicy,
         slots: usize,
-        first_xid: u32,
+        first_xid: Xid,
         segment_bits: u32,
     ) -> Snapshots {
-        let atomics = |n: usize| (0..n).map(|_| AtomicU32::new(0)).collect::<Box<[AtomicU32]>>();
+        let atomics = |n: usize| (0..n).map(|_| AtomicWord::new(0)).collect::<Box<[AtomicWord]>>();
         Snapshots {
             protocol,
             clog: XactLog::with_segment_bits(first_xid, segment_bits),
-            next_xid: AtomicU32::new(first_xid),
+            next_xid: AtomicWord::new(first_xid),
             xid_gen: LwLock::new(Tranche::XidGen, policy, ()),
             proc_array: LwLock::new(
                 Tranche::ProcArray,
@@ -185,35 +187,103 @@ impl Snapshots {
             ),
             slot_xid: atomics(slots),
             slots: (0..slots).map(|_| Slot::new()).collect(),
-            last_csn: AtomicU32::new(FIRST_CSN - 1),
-            xid_limit: AtomicU32::new(u32::MAX),
+            last_csn: AtomicWord::new(FIRST_CSN - 1),
+            xid_limit: AtomicWord::new(u64::MAX),
+            failed_path: Mutex::new(None),
             persist: Mutex::new(None),
             horizon_shared: AtomicU64::new(0),
         }
     }
 
     /// Opens the id limit file `path` (creating it): ids start at the limit
-    /// recorded there by the previous run, and every id handed out stays
-    /// below the limit on disk, so a restart — clean or not — never reuses
-    /// one that a tuple may carry.
+    /// recorded there by the previous run (or at `start_xid` in a fresh data
+    /// directory: the `txn.start_xid` test knob), and every id handed out
+    /// stays below the limit on disk, so a restart — clean or not — never
+    /// reuses one that a tuple may carry. The ids whose rollback left
+    /// writes in place are read from `failed_path` and stay aborted.
     pub fn open(
         protocol: SnapshotProtocol,
         policy: LwLockPolicy,
         slots: usize,
         path: &std::path::Path,
+        start_xid: Xid,
     ) -> std::io::Result<Snapshots> {
-        let first = match std::fs::read_to_string(path) {
-            Ok(text) => text.trim().parse::<u32>().map_err(|e| {
-                std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{}: {e}", path.display()))
-            })?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => super::FIRST_XID,
-            Err(e) => return Err(e),
+        let bad = |e: std::num::ParseIntError| {
+            std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{}: {e}", path.display()))
         };
-        let s = Snapshots::new(protocol, policy, slots, first.max(super::FIRST_XID));
-        write_limit(path, first.max(super::FIRST_XID).saturating_add(XID_RESERVE))?;
-        s.xid_limit.store(first.max(super::FIRST_XID).saturating_add(XID_RESERVE), Ordering::SeqCst);
+        let first = match std::fs::read_to_string(path) {
+            Ok(text) => text.trim().parse::<Xid>().map_err(bad)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => start_xid,
+            Err(e) => return Err(e),
+        }
+        .max(super::FIRST_XID);
+        let s = Snapshots::new(protocol, policy, slots, first);
+        let failed_path = path.with_file_name("xact_failed");
+        match std::fs::read_to_string(&failed_path) {
+            Ok(text) => {
+                for line in text.lines().filter(|l| !l.trim().is_empty()) {
+                    s.clog.mark_failed(line.trim().parse::<Xid>().map_err(bad)?);
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+        write_limit(path, first.saturating_add(XID_RESERVE))?;
+        s.xid_limit.store(first.saturating_add(XID_RESERVE), Ordering::SeqCst);
         *s.persist.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(path.to_path_buf());
+        *s.failed_path.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(failed_path);
         Ok(s)
+    }
+
+    /// Keeps `xid` aborted for ever, also across a restart: its rollback
+    /// left writes in place ([`XactLog::mark_failed`]; the id is appended
+    /// to `xact_failed` in the data directory and synced).
+    pub fn mark_failed(&self, xid: Xid) -> std::io::Result<()> {
+        use std::io::Write;
+        self.clog.mark_failed(xid);
+        let path = self.failed_path.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(path) = path.as_ref() {
+            let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+            writeln!(f, "{xid}")?;
+            f.sync_all()?;
+        }
+        Ok(())
+    }
+
+    /// The next id to be handed out.
+    pub fn next_xid(&self) -> Xid {
+        self.next_xid.load(Ordering::SeqCst)
+    }
+
+    /// Shrinks the status log to what can still be asked
+    /// ([`XactLog::summarise`], [`XactLog::advance_base`]) and returns its
+    /// size. Run by every VACUUM and background vacuum pass.
+    pub fn compact_log(&self) -> LogSize {
+        let next = self.next_xid.load(Ordering::SeqCst);
+        match self.protocol {
+            SnapshotProtocol::Procarray => {
+                // Words say committed or aborted only; the snapshot's own
+                // `xmax` and `xip` decide visibility, so any ended segment
+                // can be summarised.
+                self.clog.summarise(next, |_, _| true);
+                if let Horizon::Xid(h) = self.horizon() {
+                    self.clog.advance_base(|end, _| end <= h);
+                }
+            }
+            SnapshotProtocol::Csn => {
+                // Read before the slots: a snapshot published after the scan
+                // of its slot holds a number at least this large.
+                let last = self.last_csn.load(Ordering::SeqCst);
+                loom_seq_cst();
+                let published: Vec<u64> =
+                    self.slots.iter().map(|s| s.snap.load(Ordering::SeqCst)).filter(|&c| c != 0).collect();
+                self.clog.summarise(next, |lo, hi| hi <= last && published.iter().all(|&c| hi <= c || lo > c));
+                if let Horizon::Csn(h) = self.horizon() {
+                    self.clog.advance_base(|_, hi| hi <= h);
+                }
+            }
+        }
+        self.clog.size()
     }
 
     /// The protocol in use.
@@ -249,26 +319,40 @@ impl Snapshots {
     }
 
     /// A new transaction id for the backend on `slot`.
-    pub fn assign_xid(&self, slot: usize) -> std::io::Result<u32> {
+    pub fn assign_xid(&self, slot: usize) -> std::io::Result<Xid> {
         self.slots[slot].xids.fetch_add(1, turnstile_sync::sync::counter::Ordering::Relaxed);
         let xid = match self.protocol {
             SnapshotProtocol::Procarray => {
                 let _gen = self.xid_gen.lock_exclusive();
                 self.slots[slot].shared.fetch_add(1, turnstile_sync::sync::counter::Ordering::Relaxed);
                 let x = self.next_xid.fetch_add(1, Ordering::SeqCst);
+                self.clog.claim(x);
                 self.slot_xid[slot].store(x, Ordering::SeqCst);
                 x
             }
-            SnapshotProtocol::Csn => self.next_xid.fetch_add(1, Ordering::SeqCst),
+            SnapshotProtocol::Csn => {
+                let x = self.next_xid.fetch_add(1, Ordering::SeqCst);
+                self.clog.claim(x);
+                x
+            }
         };
+        if self.clog.starts_segment(xid) {
+            // As PostgreSQL extends and truncates `pg_xact` at page
+            // boundaries: the log never waits for a VACUUM to shrink.
+            self.compact_log();
+        }
         if xid >= self.xid_limit.load(Ordering::SeqCst) {
-            self.extend_limit(xid)?;
+            if let Err(e) = self.extend_limit(xid) {
+                // The id ends here, so that its segment can still be summarised.
+                let _ended = self.abort(slot, xid);
+                return Err(e);
+            }
         }
         Ok(xid)
     }
 
     /// Moves the limit on disk past `xid` (one backend at a time).
-    fn extend_limit(&self, xid: u32) -> std::io::Result<()> {
+    fn extend_limit(&self, xid: Xid) -> std::io::Result<()> {
         let path = self.persist.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if xid < self.xid_limit.load(Ordering::SeqCst) {
             return Ok(());
@@ -319,7 +403,7 @@ impl Snapshots {
 
     /// Commits `xid` of the backend on `slot`. Fails (ending nothing) if
     /// the status log has no word for `xid`.
-    pub fn commit(&self, slot: usize, xid: u32) -> Result<(), NoStatusWord> {
+    pub fn commit(&self, slot: usize, xid: Xid) -> Result<(), NoStatusWord> {
         self.slots[slot].commits.fetch_add(1, turnstile_sync::sync::counter::Ordering::Relaxed);
         match self.protocol {
             SnapshotProtocol::Procarray => {
@@ -338,7 +422,7 @@ impl Snapshots {
     /// Ends `xid` of the backend on `slot` as rolled back. Its writes no
     /// longer count for anyone ([`super::visibility`]), undone or not. The
     /// slot is cleared even if the status log has no word for `xid`.
-    pub fn abort(&self, slot: usize, xid: u32) -> Result<(), NoStatusWord> {
+    pub fn abort(&self, slot: usize, xid: Xid) -> Result<(), NoStatusWord> {
         let set = self.clog.set(xid, ABORTED);
         if self.protocol == SnapshotProtocol::Procarray {
             self.end_in_proc_array(slot, xid);
@@ -346,7 +430,7 @@ impl Snapshots {
         set
     }
 
-    fn end_in_proc_array(&self, slot: usize, xid: u32) {
+    fn end_in_proc_array(&self, slot: usize, xid: Xid) {
         let mut p = self.proc_array.lock_exclusive();
         self.slots[slot].shared.fetch_add(1, turnstile_sync::sync::counter::Ordering::Relaxed);
         self.slot_xid[slot].store(0, Ordering::SeqCst);
@@ -356,18 +440,21 @@ impl Snapshots {
     /// Whether `xid`'s writes are visible to `snap` taken by a transaction
     /// whose id is `own` (0: none yet).
     #[inline]
-    pub fn sees(&self, snap: &Snapshot, xid: u32, own: u32) -> bool {
-        if xid == own || xid < self.clog.base() {
+    pub fn sees(&self, snap: &Snapshot, xid: Xid, own: Xid) -> bool {
+        if xid == own {
             return true;
         }
         match snap {
             Snapshot::Xip { xmax, xip, .. } => {
                 xid < *xmax && xip.binary_search(&xid).is_err() && self.clog.status(xid) >= COMMITTED
             }
-            Snapshot::Csn { csn } => {
-                let s = self.clog.settled(xid);
-                s >= FIRST_CSN && s <= *csn
-            }
+            Snapshot::Csn { csn } => match self.clog.settled(xid) {
+                Word::Settled => true,
+                Word::Exact(s) => s >= FIRST_CSN && s <= *csn,
+                // A summarised segment: every published snapshot sees all of
+                // its commits or none (`clog`'s module documentation).
+                Word::Range { hi, .. } => hi <= *csn,
+            },
         }
     }
 
@@ -407,26 +494,23 @@ impl Snapshots {
     /// Whether `xid` committed and is visible to every snapshot, present
     /// and future, at `horizon`.
     #[inline]
-    pub fn all_visible(&self, horizon: Horizon, xid: u32) -> bool {
-        if xid < self.clog.base() {
-            return true;
-        }
-        match horizon {
-            Horizon::Xid(h) => xid < h && self.clog.status(xid) >= COMMITTED,
-            Horizon::Csn(h) => {
-                let s = self.clog.settled(xid);
-                s >= FIRST_CSN && s <= h
-            }
+    pub fn all_visible(&self, horizon: Horizon, xid: Xid) -> bool {
+        match (horizon, self.clog.settled(xid)) {
+            (_, Word::Settled) => true,
+            (Horizon::Xid(h), Word::Exact(s)) => xid < h && s >= COMMITTED,
+            (Horizon::Xid(h), Word::Range { .. }) => xid < h,
+            (Horizon::Csn(h), Word::Exact(s)) => s >= FIRST_CSN && s <= h,
+            (Horizon::Csn(h), Word::Range { hi, .. }) => hi <= h,
         }
     }
 
     /// Whether `xid` committed (waiting out a commit under way).
-    pub fn committed(&self, xid: u32) -> bool {
+    pub fn committed(&self, xid: Xid) -> bool {
         self.clog.committed(xid)
     }
 
     /// Whether `xid` rolled back.
-    pub fn aborted(&self, xid: u32) -> bool {
+    pub fn aborted(&self, xid: Xid) -> bool {
         self.clog.aborted(xid)
     }
 
@@ -457,7 +541,7 @@ fn loom_seq_cst() {
     turnstile_sync::sync::atomic::fence(Ordering::SeqCst);
 }
 
-fn write_limit(path: &std::path::Path, limit: u32) -> std::io::Result<()> {
+fn write_limit(path: &std::path::Path, limit: Xid) -> std::io::Result<()> {
     use std::io::Write;
     let tmp = path.with_extension("tmp");
     let mut f = std::fs::File::create(&tmp)?;

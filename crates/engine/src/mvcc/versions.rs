@@ -15,6 +15,17 @@
 //! version of the chain go ([`VersionStore::prune`]); chains are pruned
 //! when pushed to and by every VACUUM and background vacuum pass.
 //!
+//! # A bounded store
+//!
+//! The store holds at most `txn.version_store_limit_bytes` of older
+//! versions (each counted as its row plus [`VERSION_OVERHEAD`]). Past the
+//! limit, [`VersionStore::admit`] refuses, and the `UPDATE` writes a new
+//! tuple version instead (PostgreSQL's non-HOT path, which this engine has
+//! for updates that change a key): memory stays bounded however long a
+//! snapshot lives, and the heap grows instead, as PostgreSQL's does. Its
+//! size, the refusals and the pruned versions are counted
+//! ([`VersionStoreStats`], the `pg_stat_version_store` view).
+//!
 //! # Locks
 //!
 //! Each shard is a mutex. A tuple's chain is pushed to and popped from
@@ -23,11 +34,17 @@
 //! order is always page content lock, then shard.
 
 use super::snapshot::{Horizon, Snapshots};
+use super::Xid;
 use crate::tid::Tid;
 use std::collections::HashMap;
 use std::sync::{Arc, PoisonError};
 use turnstile_storage::RelFileId;
+use turnstile_sync::sync::counter::{AtomicU64, Ordering};
 use turnstile_sync::sync::{Mutex, MutexGuard};
+
+/// Bytes counted per version besides its row: the version's record, its
+/// place in the chain and the row's reference count.
+pub const VERSION_OVERHEAD: u64 = 64;
 
 const SHARDS: usize = 64;
 
@@ -35,9 +52,9 @@ const SHARDS: usize = 64;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OldVersion {
     /// The transaction that wrote this version.
-    pub xmin: u32,
+    pub xmin: Xid,
     /// The transaction that replaced it with the next newer one.
-    pub replaced_by: u32,
+    pub replaced_by: Xid,
     /// The encoded row.
     pub row: Arc<[u8]>,
 }
@@ -48,12 +65,36 @@ type Key = (RelFileId, Tid);
 #[derive(Debug)]
 pub struct VersionStore {
     shards: Vec<Mutex<HashMap<Key, Vec<OldVersion>>>>,
+    limit: u64,
+    bytes: AtomicU64,
+    versions: AtomicU64,
+    refused: AtomicU64,
+    pruned: AtomicU64,
+}
+
+/// The store's size and counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct VersionStoreStats {
+    /// Versions held.
+    pub versions: u64,
+    /// Bytes held (rows plus [`VERSION_OVERHEAD`] each).
+    pub bytes: u64,
+    /// `txn.version_store_limit_bytes`.
+    pub limit_bytes: u64,
+    /// In-place updates refused at the limit (written as new tuple versions).
+    pub fallbacks: u64,
+    /// Versions dropped because no snapshot could need them.
+    pub pruned: u64,
 }
 
 impl Default for VersionStore {
     fn default() -> Self {
-        VersionStore { shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect() }
+        VersionStore::new(u64::MAX)
     }
+}
+
+fn cost(v: &OldVersion) -> u64 {
+    v.row.len() as u64 + VERSION_OVERHEAD
 }
 
 fn shard_of(key: &Key) -> usize {
@@ -64,6 +105,51 @@ fn shard_of(key: &Key) -> usize {
 }
 
 impl VersionStore {
+    /// A store that holds at most `limit` bytes of versions.
+    pub fn new(limit: u64) -> VersionStore {
+        VersionStore {
+            shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
+            limit,
+            bytes: AtomicU64::new(0),
+            versions: AtomicU64::new(0),
+            refused: AtomicU64::new(0),
+            pruned: AtomicU64::new(0),
+        }
+    }
+
+    /// Whether a version of `row_len` bytes may be pushed; counts a refusal
+    /// (the caller writes a new tuple version instead).
+    pub fn admit(&self, row_len: usize) -> bool {
+        let fits = self.bytes.load(Ordering::Relaxed).saturating_add(row_len as u64 + VERSION_OVERHEAD) <= self.limit;
+        if !fits {
+            self.refused.fetch_add(1, Ordering::Relaxed);
+        }
+        fits
+    }
+
+    /// Its size and counters.
+    pub fn stats(&self) -> VersionStoreStats {
+        VersionStoreStats {
+            versions: self.versions.load(Ordering::Relaxed),
+            bytes: self.bytes.load(Ordering::Relaxed),
+            limit_bytes: self.limit,
+            fallbacks: self.refused.load(Ordering::Relaxed),
+            pruned: self.pruned.load(Ordering::Relaxed),
+        }
+    }
+
+    fn added(&self, v: &OldVersion) {
+        self.bytes.fetch_add(cost(v), Ordering::Relaxed);
+        self.versions.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn removed<'v>(&self, gone: impl IntoIterator<Item = &'v OldVersion>) {
+        for v in gone {
+            self.bytes.fetch_sub(cost(v), Ordering::Relaxed);
+            self.versions.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
     fn shard(&self, key: &Key) -> MutexGuard<'_, HashMap<Key, Vec<OldVersion>>> {
         self.shards[shard_of(key)].lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -77,21 +163,26 @@ impl VersionStore {
         let mut shard = self.shard(&(rel, tid));
         let chain = shard.entry((rel, tid)).or_default();
         if fresh {
+            self.removed(chain.iter());
             chain.clear();
         }
         if let Some((snapshots, h)) = prune {
-            prune_chain(chain, snapshots, h);
+            let cut = prune_chain(chain, snapshots, h);
+            self.pruned.fetch_add(cut.len() as u64, Ordering::Relaxed);
+            self.removed(cut.iter());
         }
+        self.added(&old);
         chain.insert(0, old);
     }
 
     /// Takes back the newest version of the row at `tid` if `xid` replaced
     /// it (the undo of an in-place update, under the page's exclusive lock).
-    pub fn pop(&self, rel: RelFileId, tid: Tid, xid: u32) -> Option<OldVersion> {
+    pub fn pop(&self, rel: RelFileId, tid: Tid, xid: Xid) -> Option<OldVersion> {
         let mut shard = self.shard(&(rel, tid));
         let chain = shard.get_mut(&(rel, tid))?;
         if chain.first().is_some_and(|v| v.replaced_by == xid) {
             let v = chain.remove(0);
+            self.removed([&v]);
             if chain.is_empty() {
                 shard.remove(&(rel, tid));
             }
@@ -103,14 +194,16 @@ impl VersionStore {
     /// The newest version of the row at `tid` whose `xmin` passes `sees`
     /// (under the page's content lock); `None` if the row did not exist for
     /// that reader.
-    pub fn find(&self, rel: RelFileId, tid: Tid, mut sees: impl FnMut(u32) -> bool) -> Option<Arc<[u8]>> {
+    pub fn find(&self, rel: RelFileId, tid: Tid, mut sees: impl FnMut(Xid) -> bool) -> Option<Arc<[u8]>> {
         let shard = self.shard(&(rel, tid));
         shard.get(&(rel, tid))?.iter().find(|v| sees(v.xmin)).map(|v| Arc::clone(&v.row))
     }
 
     /// Forgets the chain of the row at `tid` (its tuple was reclaimed).
     pub fn forget(&self, rel: RelFileId, tid: Tid) {
-        self.shard(&(rel, tid)).remove(&(rel, tid));
+        if let Some(chain) = self.shard(&(rel, tid)).remove(&(rel, tid)) {
+            self.removed(chain.iter());
+        }
     }
 
     /// Drops every version no snapshot can need any more; returns how many.
@@ -119,12 +212,13 @@ impl VersionStore {
         for shard in &self.shards {
             let mut shard = shard.lock().unwrap_or_else(PoisonError::into_inner);
             shard.retain(|_, chain| {
-                let before = chain.len();
-                prune_chain(chain, snapshots, horizon);
-                dropped += (before - chain.len()) as u64;
+                let cut = prune_chain(chain, snapshots, horizon);
+                self.removed(cut.iter());
+                dropped += cut.len() as u64;
                 !chain.is_empty()
             });
         }
+        self.pruned.fetch_add(dropped, Ordering::Relaxed);
         dropped
     }
 
@@ -140,9 +234,11 @@ impl VersionStore {
 }
 
 /// Cuts `chain` (newest first) at the first version whose replacer every
-/// snapshot sees: no reader can need it or anything older.
-fn prune_chain(chain: &mut Vec<OldVersion>, snapshots: &Snapshots, horizon: Horizon) {
-    if let Some(cut) = chain.iter().position(|v| snapshots.all_visible(horizon, v.replaced_by)) {
-        chain.truncate(cut);
+/// snapshot sees: no reader can need it or anything older. Returns what
+/// was cut.
+fn prune_chain(chain: &mut Vec<OldVersion>, snapshots: &Snapshots, horizon: Horizon) -> Vec<OldVersion> {
+    match chain.iter().position(|v| snapshots.all_visible(horizon, v.replaced_by)) {
+        Some(cut) => chain.split_off(cut),
+        None => Vec::new(),
     }
 }

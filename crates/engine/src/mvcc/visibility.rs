@@ -61,7 +61,7 @@
 //! [`for_snapshot`] once per tuple.
 
 use super::snapshot::{Horizon, Snapshot, Snapshots};
-use super::Visibility;
+use super::{Visibility, Xid};
 use crate::heap::tuple::{TupleHeader, DEAD, HAS_VERSIONS, MOVED, TUPLE_HEADER};
 use crate::tid::Tid;
 use std::sync::Arc;
@@ -174,7 +174,7 @@ pub fn for_snapshot(h: &TupleHeader, vis: &Visibility<'_>) -> SnapshotVerdict {
 pub fn for_update(
     snaps: &Snapshots,
     snapshot: &Snapshot,
-    own: u32,
+    own: Xid,
     h: &TupleHeader,
     repeatable: bool,
 ) -> UpdateVerdict {
@@ -201,7 +201,7 @@ pub fn for_update(
 /// heap tuple has header `h` conflicts with a new key of transaction
 /// `own` (`None`: none assigned).
 #[inline]
-pub fn unique_conflict(snaps: &Snapshots, h: &TupleHeader, own: Option<u32>) -> bool {
+pub fn unique_conflict(snaps: &Snapshots, h: &TupleHeader, own: Option<Xid>) -> bool {
     if h.flags & DEAD != 0 || never_existed(snaps, h) {
         return false;
     }
@@ -235,7 +235,7 @@ pub fn for_build(snaps: &Snapshots, h: &TupleHeader) -> bool {
 /// locker meeting it beside a compatible row lock keeps the version its
 /// snapshot saw).
 #[inline]
-pub fn in_progress(snaps: &Snapshots, xid: u32, own: u32) -> bool {
+pub fn in_progress(snaps: &Snapshots, xid: Xid, own: Xid) -> bool {
     xid != 0 && xid != own && !snaps.committed(xid) && !snaps.aborted(xid)
 }
 
@@ -251,11 +251,11 @@ mod tests {
     /// and the asker's own, under both protocols.
     struct World {
         snaps: Snapshots,
-        committed: u32,
-        aborted: u32,
-        running: u32,
-        late: u32,
-        own: u32,
+        committed: Xid,
+        aborted: Xid,
+        running: Xid,
+        late: Xid,
+        own: Xid,
         snapshot: Snapshot,
     }
 
@@ -276,7 +276,7 @@ mod tests {
         World { snaps, committed, aborted, running, late, own, snapshot }
     }
 
-    fn header(xmin: u32, xmax: u32, flags: u8) -> TupleHeader {
+    fn header(xmin: Xid, xmax: Xid, flags: u8) -> TupleHeader {
         TupleHeader { flags, xmin, xmax, ctid: Tid::new(9, 9) }
     }
 
