@@ -568,6 +568,31 @@ impl Session {
         Ok(out)
     }
 
+    /// Rewrites the row at `tid` in place with `row` (its write lock is
+    /// held), its replaced version in the version store — or, when the store
+    /// is full, in the heap ([`heap::spill`]). `false`: the page has no room.
+    fn update_in_place(&mut self, file: RelFileId, tid: Tid, row: &[u8], xid: Xid) -> Result<bool> {
+        let engine = Arc::clone(&self.engine);
+        let (pool, txns, config) = (engine.pool(), engine.txns(), engine.config());
+        let sink = VersionSink { snapshots: txns.snapshots(), versions: txns.versions(), horizon: txns.last_horizon() };
+        let old = match heap::update_in_place(pool, file, tid, row, xid, sink)? {
+            heap::InPlace::Done => return Ok(true),
+            heap::InPlace::NoRoom => return Ok(false),
+            heap::InPlace::StoreFull(old) => old,
+        };
+        if old.header.flags & heap::HAS_VERSIONS == 0 {
+            // A chain left under this TID by an earlier tuple (a truncated
+            // relation) is not this row's.
+            txns.versions().forget(file, tid);
+        }
+        let mut ext = Extender::new(pool, &mut self.backend, config.storage.extend, config.storage.extend_max_blocks);
+        let done = heap::spill::update_spilling(pool, &mut ext, file, tid, row, xid, &old);
+        let stats = ext.stats();
+        drop(ext);
+        self.extension.add(&stats);
+        Ok(done?)
+    }
+
     /// Writes `new` over the row at `tid` (whose newest version is `old`;
     /// its write lock is held). Returns where the row is now.
     fn write_update(&mut self, leaf: &RelEntry, tid: Tid, old: &[Value], new: Vec<Value>) -> Result<Tid> {
@@ -593,13 +618,16 @@ impl Session {
         let file = RelFileId::new(self.db, leaf.rel.id);
         let key_of = |row: &[Value], cols: &[usize]| cols.iter().map(|&c| row[c].clone()).collect::<Vec<_>>();
         let keys_changed = leaf.indexes.iter().any(|ix| key_of(old, &ix.columns) != key_of(&new, &ix.columns));
-        let sink = VersionSink { snapshots: txns.snapshots(), versions: txns.versions(), horizon: txns.last_horizon() };
-        if !keys_changed && heap::update_in_place(pool, file, tid, &new_bytes, xid, sink)? {
+        if !keys_changed && self.update_in_place(file, tid, &new_bytes, xid)? {
             self.log_undo(Undo::Update { rel: leaf.rel.id, tid })?;
             return Ok(tid);
         }
         // A non-HOT update: a new tuple, the old one's xmax and ctid set,
-        // new index entries.
+        // new index entries. Older versions spilled to the heap go to the
+        // version store first: `ctid` will name the new place.
+        if let Some(h) = heap::latest_header(pool, file, tid)? {
+            heap::spill::unspill(pool, file, tid, &h, txns.versions())?;
+        }
         let reserve = heap::fillfactor_reserve(leaf.rel.fillfactor);
         let mut ext = Extender::new(pool, &mut self.backend, config.storage.extend, config.storage.extend_max_blocks);
         let placed = heap::insert_reserving(pool, &mut ext, file, &new_bytes, xid, reserve);

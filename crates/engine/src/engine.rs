@@ -65,8 +65,8 @@ impl Engine {
     pub fn open_with_io(dir: impl AsRef<Path>, config: Config, io: Arc<dyn StorageIo>) -> Result<Arc<Engine>> {
         config.validate()?;
         let dir = dir.as_ref().to_path_buf();
-        check_format(&dir).map_err(|e| crate::error::EngineError::XidLimit(e.to_string()))?;
         let smgr = Smgr::open_with(&dir, SmgrOptions::from_config(&config), io)?;
+        check_format(&dir).map_err(|e| crate::error::EngineError::XidLimit(e.to_string()))?;
         let pool = BufferPool::new(&config, smgr.clone())?;
         let locks = LockManager::new(&config)?;
         let catalog = Catalog::open(&dir, config.lwlock.policy)?;

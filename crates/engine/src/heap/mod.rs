@@ -36,6 +36,7 @@
 //! (PostgreSQL's page-at-a-time mode), so a slow consumer never blocks
 //! inserters.
 
+pub mod spill;
 pub mod tuple;
 
 use crate::mvcc::visibility;
@@ -44,7 +45,7 @@ use crate::mvcc::{Horizon, OldVersion, Snapshots, VersionStore, Visibility, Xid}
 use crate::tid::Tid;
 use crate::types::{encode_row, fixed_column_span, CodecError, ColumnType, Value};
 use std::sync::Arc;
-pub use tuple::{make_tuple, TupleHeader, DEAD, HAS_VERSIONS, MOVED, TUPLE_HEADER};
+pub use tuple::{make_tuple, TupleHeader, DEAD, HAS_VERSIONS, MOVED, SPILLED, TUPLE_HEADER, VERSION};
 use turnstile_storage::page::{self, MAX_ITEM_SIZE};
 use turnstile_storage::rel::{BufferTag, Fork, RelFileId};
 use turnstile_storage::{BufferPool, Extender, ExtensionLocker, PinnedBuffer, StorageError};
@@ -116,10 +117,22 @@ pub fn insert_reserving<L: ExtensionLocker>(
     xmin: Xid,
     reserve: usize,
 ) -> Result<Tid, HeapError> {
+    insert_with_header(pool, ext, rel, &TupleHeader::new(xmin), row, reserve)
+}
+
+/// As [`insert_reserving`], with the whole header given.
+pub(crate) fn insert_with_header<L: ExtensionLocker>(
+    pool: &BufferPool,
+    ext: &mut Extender<'_, L>,
+    rel: RelFileId,
+    header: &TupleHeader,
+    row: &[u8],
+    reserve: usize,
+) -> Result<Tid, HeapError> {
     if row.len() > MAX_ROW_SIZE {
         return Err(HeapError::TupleTooLarge { size: row.len() });
     }
-    let tuple = &make_tuple(&TupleHeader::new(xmin), row);
+    let tuple = &make_tuple(header, row);
     let want = (tuple.len() + page::ITEM_ID_SIZE + reserve).min(MAX_ROW_SIZE + TUPLE_HEADER + page::ITEM_ID_SIZE);
     loop {
         let buf = ext.get_page(rel, want)?;
@@ -271,11 +284,16 @@ pub fn with_visible<R>(
     let buf = pool.read_buffer(BufferTag::new(rel, Fork::Main, tid.block))?;
     let content = buf.lock_shared();
     let Some(tuple) = page::item(&content, usize::from(tid.slot)) else { return Ok(None) };
-    Ok(seen(tuple, rel, tid, vis).row().map(f))
+    let (head, xmin) = match seen(tuple, rel, tid, vis) {
+        Seen::Spilled { head, xmin } => (head, xmin),
+        other => return Ok(other.row().map(f)),
+    };
+    drop(content);
+    Ok(spill::older_spilled(pool, rel, tid, head, xmin, vis)?.map(|row| f(&row)))
 }
 
 /// Changes the header of the tuple at `tid` under its page's exclusive lock.
-fn change_header(
+pub(crate) fn change_header(
     pool: &BufferPool,
     rel: RelFileId,
     tid: Tid,
@@ -310,14 +328,17 @@ pub fn set_xmax(
     change_header(pool, rel, tid, |h| {
         h.xmax = xmax;
         match moved_to {
+            // A spilled row was unspilled first ([`spill::unspill`]).
             Some(to) if xmax != 0 => {
-                h.flags |= MOVED;
+                h.flags = (h.flags | MOVED) & !SPILLED;
                 h.ctid = to;
             }
-            _ => {
+            _ if h.flags & MOVED != 0 => {
                 h.flags &= !MOVED;
                 h.ctid = Tid::default();
             }
+            // A delete keeps a spilled row's chain.
+            _ => {}
         }
     })
 }
@@ -333,11 +354,22 @@ pub struct VersionSink<'a> {
     pub horizon: Option<Horizon>,
 }
 
+/// What [`update_in_place`] did.
+#[derive(Debug)]
+pub enum InPlace {
+    /// The row was rewritten in place; the replaced version is in the store.
+    Done,
+    /// The page has no room for the new row: the caller moves the row.
+    NoRoom,
+    /// The version store is at its limit (or the row's older versions are
+    /// in the heap already): nothing changed; the caller spills the
+    /// displaced version ([`spill::update_spilling`]).
+    StoreFull(spill::Displaced),
+}
+
 /// Replaces the row at `tid` with `row`, written by `xid`, on its page,
 /// keeping its TID (the row may grow into the page's free space); the
-/// replaced version goes to the version store. Returns `false`, changing
-/// nothing, when the page has no room or the version store is at its
-/// limit: the caller moves the row.
+/// replaced version goes to the version store.
 pub fn update_in_place(
     pool: &BufferPool,
     rel: RelFileId,
@@ -345,7 +377,7 @@ pub fn update_in_place(
     row: &[u8],
     xid: Xid,
     sink: VersionSink<'_>,
-) -> Result<bool, HeapError> {
+) -> Result<InPlace, HeapError> {
     if row.len() > MAX_ROW_SIZE {
         return Err(HeapError::TupleTooLarge { size: row.len() });
     }
@@ -358,20 +390,20 @@ pub fn update_in_place(
     if old_header.is_dead() {
         return Err(HeapError::NoSuchTuple { rel, tid });
     }
-    // The version store is full: the caller writes a new tuple version.
-    if !sink.versions.admit(old.len() - TUPLE_HEADER) {
-        return Ok(false);
+    if old_header.flags & SPILLED != 0 || !sink.versions.admit(old.len() - TUPLE_HEADER) {
+        sink.versions.note_fallback();
+        return Ok(InPlace::StoreFull(spill::Displaced { header: old_header, row: old[TUPLE_HEADER..].to_vec() }));
     }
     let old_row: Arc<[u8]> = Arc::from(&old[TUPLE_HEADER..]);
     let header = TupleHeader { flags: HAS_VERSIONS, xmin: xid, xmax: 0, ctid: Tid::default() };
     if !page::replace_item(&mut content, slot, &make_tuple(&header, row)) {
-        return Ok(false);
+        return Ok(InPlace::NoRoom);
     }
     content.mark_dirty();
     let old = OldVersion { xmin: old_header.xmin, replaced_by: xid, row: old_row };
     let fresh = old_header.flags & HAS_VERSIONS == 0;
     sink.versions.push(rel, tid, old, sink.horizon.map(|h| (sink.snapshots, h)), fresh);
-    Ok(true)
+    Ok(InPlace::Done)
 }
 
 /// Takes back `xid`'s in-place update of the row at `tid`: the version it
@@ -384,6 +416,9 @@ pub fn restore_in_place(
     xid: Xid,
     versions: &VersionStore,
 ) -> Result<bool, HeapError> {
+    if latest_header(pool, rel, tid)?.is_some_and(|h| h.xmin == xid && h.flags & SPILLED != 0) {
+        return spill::restore_spilled(pool, rel, tid, xid);
+    }
     let buf = pool.read_buffer(BufferTag::new(rel, Fork::Main, tid.block))?;
     let mut content = buf.lock_exclusive();
     let slot = usize::from(tid.slot);
@@ -478,6 +513,7 @@ impl<'p> HeapScan<'p> {
             if page::is_new(&content) {
                 continue;
             }
+            let mut spilled = Vec::new();
             for slot in 0..page::item_count(&content) {
                 let Some(tuple) = page::item(&content, slot) else { continue };
                 let tid = Tid::new(block, slot as u16);
@@ -485,18 +521,28 @@ impl<'p> HeapScan<'p> {
                     None => {
                         let wanted = |h: TupleHeader| match self.current {
                             Some(s) => visibility::for_build(s, &h),
-                            None => !h.is_dead(),
+                            None => !h.is_dead() && h.flags & VERSION == 0,
                         };
                         if TupleHeader::read(tuple).is_some_and(wanted) {
                             self.batch.push((tid, tuple[TUPLE_HEADER..].to_vec()));
                         }
                     }
-                    Some(vis) => {
-                        if let Some(row) = visibility::seen(tuple, self.rel, tid, vis).row() {
-                            self.batch.push((tid, row.to_vec()));
+                    Some(vis) => match visibility::seen(tuple, self.rel, tid, vis) {
+                        Seen::Spilled { head, xmin } => {
+                            spilled.push((self.batch.len(), head, xmin));
+                            self.batch.push((tid, Vec::new()));
                         }
-                    }
+                        other => {
+                            if let Some(row) = other.row() {
+                                self.batch.push((tid, row.to_vec()));
+                            }
+                        }
+                    },
                 }
+            }
+            drop(content);
+            if let (Some(vis), false) = (&self.vis, spilled.is_empty()) {
+                resolve_spilled(self.pool, self.rel, vis, &mut self.batch, &spilled)?;
             }
             if !self.batch.is_empty() {
                 return Ok(true);
@@ -548,12 +594,50 @@ pub fn scan_visible<E: From<HeapError>>(
         if page::is_new(&content) {
             continue;
         }
+        let mut spilled = Vec::new();
         for slot in 0..page::item_count(&content) {
             let Some(tuple) = page::item(&content, slot) else { continue };
-            if let Some(row) = visibility::seen(tuple, rel, Tid::new(block, slot as u16), vis).row() {
-                f(row)?;
+            let tid = Tid::new(block, slot as u16);
+            match visibility::seen(tuple, rel, tid, vis) {
+                Seen::Spilled { head, xmin } => spilled.push((tid, head, xmin)),
+                other => {
+                    if let Some(row) = other.row() {
+                        f(row)?;
+                    }
+                }
             }
         }
+        drop(content);
+        // Spilled rows come after the page's others (no page lock is held
+        // while their chains are walked).
+        for (tid, head, xmin) in spilled {
+            if let Some(row) = spill::older_spilled(pool, rel, tid, head, xmin, vis).map_err(E::from)? {
+                f(&row)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Fills the placeholders of spilled rows in a scan's `batch` (index,
+/// chain head, tuple `xmin`), and drops those whose row the reader does
+/// not see.
+fn resolve_spilled(
+    pool: &BufferPool,
+    rel: RelFileId,
+    vis: &Visibility<'_>,
+    batch: &mut Vec<(Tid, Vec<u8>)>,
+    spilled: &[(usize, Tid, Xid)],
+) -> Result<(), HeapError> {
+    let mut unseen = Vec::new();
+    for &(i, head, xmin) in spilled {
+        match spill::older_spilled(pool, rel, batch[i].0, head, xmin, vis)? {
+            Some(row) => batch[i].1 = row,
+            None => unseen.push(i),
+        }
+    }
+    for i in unseen.into_iter().rev() {
+        batch.remove(i);
     }
     Ok(())
 }

@@ -4,10 +4,10 @@
 //!
 //! | bytes | field | meaning |
 //! |---|---|---|
-//! | 0 | flags | [`DEAD`]: no snapshot sees it (a rolled-back or failed insert); [`HAS_VERSIONS`]: older versions may be in the version store; [`MOVED`]: an update wrote the next version at `ctid` |
+//! | 0 | flags | [`DEAD`]: no snapshot sees it (a rolled-back or failed insert); [`HAS_VERSIONS`]: older versions may be in the version store; [`MOVED`]: an update wrote the next version at `ctid`; [`SPILLED`]: older versions continue in the heap at `ctid`; [`VERSION`]: this tuple is such an older version |
 //! | 1..9 | `xmin` | the transaction that wrote this version (64-bit) |
 //! | 9..17 | `xmax` | the transaction that deleted it or moved it away; 0 if none (64-bit) |
-//! | 17..23 | `ctid` | block (4 bytes) and slot (2) of the next version, when [`MOVED`] |
+//! | 17..23 | `ctid` | block (4 bytes) and slot (2) of the next version, when [`MOVED`]; of the newest older version, when [`SPILLED`] |
 //!
 //! # What 64-bit ids cost per row
 //!
@@ -35,6 +35,13 @@ pub const DEAD: u8 = 0x01;
 pub const HAS_VERSIONS: u8 = 0x02;
 /// Flag: `xmax` moved the row; its next version is at `ctid`.
 pub const MOVED: u8 = 0x04;
+/// Flag: the row's older versions continue in the heap, newest first,
+/// starting at `ctid` ([`crate::heap::spill`]: the version store was full).
+pub const SPILLED: u8 = 0x08;
+/// Flag: a copy of an older version of a row, reached only from the row's
+/// tuple through `ctid` links; never a row of its own, never indexed. Its
+/// `xmax` is the transaction that replaced it.
+pub const VERSION: u8 = 0x10;
 /// Bytes before the row in a tuple.
 pub const TUPLE_HEADER: usize = 23;
 

@@ -215,14 +215,25 @@ impl XactLog {
         }
         if tag == 0 {
             let words = slot.words.get_or_init(|| self.fresh_words());
-            for w in words.iter() {
-                w.store(IN_PROGRESS, Ordering::SeqCst);
-            }
+            self.reset(seg, words);
             slot.tag.store(seg + 1, Ordering::SeqCst);
         } else {
+            let words = self.fresh_words();
+            self.reset(seg, &words);
             let mut o = self.overflow.write().unwrap_or_else(std::sync::PoisonError::into_inner);
-            o.insert(seg, Arc::new(self.fresh_words()));
+            o.insert(seg, Arc::new(words));
             self.overflow_any.store(true, Ordering::SeqCst);
+        }
+    }
+
+    /// Readies `words` for segment `seg`: in progress, except the ids below
+    /// the base (never assigned in this log: the first segment of a run),
+    /// which count as ended so that the segment can be summarised.
+    fn reset(&self, seg: u64, words: &[AtomicU64]) {
+        let start = seg << self.segment_bits;
+        let base = self.base.load(Ordering::SeqCst);
+        for (i, w) in words.iter().enumerate() {
+            w.store(if start + (i as u64) < base { ABORTED } else { IN_PROGRESS }, Ordering::SeqCst);
         }
     }
 

@@ -19,11 +19,11 @@
 //!
 //! The store holds at most `txn.version_store_limit_bytes` of older
 //! versions (each counted as its row plus [`VERSION_OVERHEAD`]). Past the
-//! limit, [`VersionStore::admit`] refuses, and the `UPDATE` writes a new
-//! tuple version instead (PostgreSQL's non-HOT path, which this engine has
-//! for updates that change a key): memory stays bounded however long a
-//! snapshot lives, and the heap grows instead, as PostgreSQL's does. Its
-//! size, the refusals and the pruned versions are counted
+//! limit, [`VersionStore::admit`] refuses, and the `UPDATE` writes the
+//! replaced version to the heap as a new tuple version instead
+//! ([`crate::heap::spill`]): memory stays bounded however long a snapshot
+//! lives, and the heap grows instead, as PostgreSQL's does. Its size, the
+//! fallbacks and the pruned versions are counted
 //! ([`VersionStoreStats`], the `pg_stat_version_store` view).
 //!
 //! # Locks
@@ -81,7 +81,8 @@ pub struct VersionStoreStats {
     pub bytes: u64,
     /// `txn.version_store_limit_bytes`.
     pub limit_bytes: u64,
-    /// In-place updates refused at the limit (written as new tuple versions).
+    /// Updates whose replaced version went to the heap (at the limit, or
+    /// for a row whose older versions are there already).
     pub fallbacks: u64,
     /// Versions dropped because no snapshot could need them.
     pub pruned: u64,
@@ -117,14 +118,14 @@ impl VersionStore {
         }
     }
 
-    /// Whether a version of `row_len` bytes may be pushed; counts a refusal
-    /// (the caller writes a new tuple version instead).
+    /// Whether a version of `row_len` bytes may be pushed.
     pub fn admit(&self, row_len: usize) -> bool {
-        let fits = self.bytes.load(Ordering::Relaxed).saturating_add(row_len as u64 + VERSION_OVERHEAD) <= self.limit;
-        if !fits {
-            self.refused.fetch_add(1, Ordering::Relaxed);
-        }
-        fits
+        self.bytes.load(Ordering::Relaxed).saturating_add(row_len as u64 + VERSION_OVERHEAD) <= self.limit
+    }
+
+    /// Counts an update whose replaced version went to the heap instead.
+    pub fn note_fallback(&self) {
+        self.refused.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Its size and counters.

@@ -62,7 +62,7 @@
 
 use super::snapshot::{Horizon, Snapshot, Snapshots};
 use super::{Visibility, Xid};
-use crate::heap::tuple::{TupleHeader, DEAD, HAS_VERSIONS, MOVED, TUPLE_HEADER};
+use crate::heap::tuple::{TupleHeader, DEAD, HAS_VERSIONS, MOVED, SPILLED, TUPLE_HEADER, VERSION};
 use crate::tid::Tid;
 use std::sync::Arc;
 use turnstile_storage::RelFileId;
@@ -87,13 +87,21 @@ pub enum Seen<'t> {
     Here(&'t [u8]),
     /// An older version from the version store.
     Older(Arc<[u8]>),
+    /// An older version, in the heap ([`crate::heap::spill`]): the caller
+    /// walks the chain from `head` after releasing the page lock.
+    Spilled {
+        /// The newest spilled copy (the tuple's `ctid`).
+        head: Tid,
+        /// The tuple's `xmin` (the replacer of that copy).
+        xmin: Xid,
+    },
 }
 
 impl Seen<'_> {
     /// The row's bytes, if a version is seen.
     pub fn row(&self) -> Option<&[u8]> {
         match self {
-            Seen::Nothing => None,
+            Seen::Nothing | Seen::Spilled { .. } => None,
             Seen::Here(r) => Some(r),
             Seen::Older(r) => Some(r),
         }
@@ -109,6 +117,7 @@ pub fn seen<'t>(tuple: &'t [u8], rel: RelFileId, tid: Tid, vis: &Visibility<'_>)
     match for_snapshot(&h, vis) {
         SnapshotVerdict::Invisible => Seen::Nothing,
         SnapshotVerdict::This => Seen::Here(&tuple[TUPLE_HEADER..]),
+        SnapshotVerdict::Older if h.flags & SPILLED != 0 => Seen::Spilled { head: h.ctid, xmin: h.xmin },
         SnapshotVerdict::Older => match vis.versions.find(rel, tid, |x| vis.sees(x)) {
             Some(row) => Seen::Older(row),
             None => Seen::Nothing,
@@ -152,7 +161,7 @@ fn never_existed(snaps: &Snapshots, h: &TupleHeader) -> bool {
 /// The snapshot rule (see the table).
 #[inline]
 pub fn for_snapshot(h: &TupleHeader, vis: &Visibility<'_>) -> SnapshotVerdict {
-    if h.flags & DEAD != 0 {
+    if h.flags & (DEAD | VERSION) != 0 {
         return SnapshotVerdict::Invisible;
     }
     if vis.sees(h.xmin) {
@@ -178,7 +187,7 @@ pub fn for_update(
     h: &TupleHeader,
     repeatable: bool,
 ) -> UpdateVerdict {
-    if h.flags & DEAD != 0 || (h.xmin != own && snaps.aborted(h.xmin)) {
+    if h.flags & (DEAD | VERSION) != 0 || (h.xmin != own && snaps.aborted(h.xmin)) {
         return UpdateVerdict::Skip;
     }
     if h.xmax != 0 && !snaps.aborted(h.xmax) {
@@ -202,7 +211,7 @@ pub fn for_update(
 /// `own` (`None`: none assigned).
 #[inline]
 pub fn unique_conflict(snaps: &Snapshots, h: &TupleHeader, own: Option<Xid>) -> bool {
-    if h.flags & DEAD != 0 || never_existed(snaps, h) {
+    if h.flags & (DEAD | VERSION) != 0 || never_existed(snaps, h) {
         return false;
     }
     !(h.xmax != 0 && (Some(h.xmax) == own || snaps.committed(h.xmax)))
@@ -213,6 +222,15 @@ pub fn unique_conflict(snaps: &Snapshots, h: &TupleHeader, own: Option<Xid>) -> 
 pub fn for_vacuum(snaps: &Snapshots, horizon: Horizon, h: &TupleHeader) -> VacuumVerdict {
     if h.flags & DEAD != 0 || never_existed(snaps, h) {
         return VacuumVerdict::Remove;
+    }
+    if h.flags & VERSION != 0 {
+        // A spilled older version: needed while a snapshot does not see
+        // the transaction that replaced it.
+        return if snaps.aborted(h.xmax) || snaps.all_visible(horizon, h.xmax) {
+            VacuumVerdict::Remove
+        } else {
+            VacuumVerdict::RecentlyDead
+        };
     }
     if h.xmax == 0 || snaps.aborted(h.xmax) {
         return VacuumVerdict::Live;
@@ -228,7 +246,7 @@ pub fn for_vacuum(snaps: &Snapshots, horizon: Horizon, h: &TupleHeader) -> Vacuu
 /// belongs in an index built now.
 #[inline]
 pub fn for_build(snaps: &Snapshots, h: &TupleHeader) -> bool {
-    h.flags & DEAD == 0 && !never_existed(snaps, h) && !(h.xmax != 0 && snaps.committed(h.xmax))
+    h.flags & (DEAD | VERSION) == 0 && !never_existed(snaps, h) && !(h.xmax != 0 && snaps.committed(h.xmax))
 }
 
 /// Whether `xid` is another transaction than `own`, still running (a

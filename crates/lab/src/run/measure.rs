@@ -215,6 +215,7 @@ fn per_transaction(t: &ClientTotals, b: &Counters, a: &Counters, mapping: Tranch
         snapshot_shared_acquires: a.snapshots.shared_acquisitions.saturating_sub(b.snapshots.shared_acquisitions)
             as f64
             / n,
+        xids: a.snapshots.xids.saturating_sub(b.snapshots.xids) as f64 / n,
     }
 }
 

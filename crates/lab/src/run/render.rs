@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use turnstile_sync::Profile;
 
 /// The CSV columns, in order.
-const CSV_HEADER: [&str; 20] = [
+const CSV_HEADER: [&str; 21] = [
     "profile",
     "params",
     "clients",
@@ -33,6 +33,7 @@ const CSV_HEADER: [&str; 20] = [
     "minor_faults",
     "snapshots",
     "snapshot_shared_acquires",
+    "xids",
     "per_partition_us",
     "extra",
 ];
@@ -82,6 +83,7 @@ impl RunReport {
                 f(p.minor_faults, 2),
                 f(p.snapshots, 2),
                 f(p.snapshot_shared_acquires, 2),
+                f(p.xids, 2),
                 r.per_partition_us.map_or(String::new(), |v| f(v, 3)),
                 serde_json::to_value(&r.extra)?.to_string(),
             ])?;

@@ -38,6 +38,9 @@ pub struct PerTxn {
     /// Shared work of the snapshot protocol: `ProcArray` and `XidGen`
     /// lock acquisitions (all sessions, measured phase; 0 under `csn`).
     pub snapshot_shared_acquires: f64,
+    /// Transaction ids assigned (all sessions, measured phase): 0 for a
+    /// read-only transaction, 1 for one that writes, as in PostgreSQL.
+    pub xids: f64,
 }
 
 /// One measured point.
