@@ -11,6 +11,8 @@
 //! turnstile stress locks [--threads 16] [--seconds 10] [--seed N] [--json]   lock-manager torture test
 //! turnstile serve --data-dir DIR [--listen 127.0.0.1] [--port 5432] [--socket-dir DIR] [--profile P] [--set k=v]…
 //!                                        PostgreSQL's wire protocol for the real pgbench and psql
+//! turnstile soak --transactions N [--clients 8] [--profile P] [--json]
+//!                                        RSS, table and transaction-id growth over a long pgbench mix
 //! turnstile config [--profile P] [--config FILE] [--set k=v]…   print the effective configuration
 //! ```
 
@@ -27,6 +29,7 @@ mod report;
 mod reproduce;
 mod run;
 mod serve;
+mod soak;
 mod stress;
 mod workload;
 
@@ -70,6 +73,11 @@ enum Command {
     /// Serve PostgreSQL's wire protocol for the real pgbench and psql
     /// (`turnstile serve --data-dir DIR --port 5432 --socket-dir /tmp`).
     Serve(serve::Args),
+    /// Run pgbench's tpcb-like + select-only mix for many transactions
+    /// against `turnstile serve` (both runs per profile: plain and beside a
+    /// long REPEATABLE READ session) and report memory, table and
+    /// transaction-id growth.
+    Soak(soak::Args),
     /// Print the effective configuration as TOML.
     Config(cli::ConfigArgs),
 }
@@ -97,6 +105,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Stress { test } => stress::run(test),
         Command::Run(args) => run::print(&args),
         Command::Serve(args) => serve::run(&args),
+        Command::Soak(args) => soak::run(&args),
         Command::Config(args) => {
             print!("{}", args.build()?.to_toml_string());
             Ok(())

@@ -123,7 +123,7 @@ fn signal_thread(set: libc::sigset_t) {
             break;
         }
     }
-    eprintln!("turnstile compare: signal {sig}: stopping the servers and removing the temporary files");
+    eprintln!("turnstile: signal {sig}: stopping the servers and removing the temporary files");
     teardown();
     std::process::exit(128 + sig);
 }

@@ -25,7 +25,8 @@ pub struct Conn<'a> {
 }
 
 impl Conn<'_> {
-    fn target(&self, cmd: &mut Command) {
+    /// Adds `-h <socket dir> -p <port> -U postgres` to a client's command.
+    pub fn target(&self, cmd: &mut Command) {
         cmd.arg("-h").arg(self.socket_dir).args(["-p", &self.port.to_string(), "-U", "postgres"]);
     }
 
@@ -65,20 +66,31 @@ impl Conn<'_> {
     /// One pgbench point: `pgbench -n -M <mode> -c <clients> -j
     /// min(clients, 2) -T <seconds> <args> <db>`.
     pub fn pgbench(&self, mode: Mode, clients: usize, seconds: u32, args: &[String]) -> Result<Bench, CliError> {
-        let mut cmd = Command::new(self.clients.program("pgbench"));
         let threads = clients.min(2);
-        cmd.args(["-n", "-M", mode.name(), "-c", &clients.to_string(), "-j", &threads.to_string()]);
-        cmd.args(["-T", &seconds.to_string()]);
+        let mut all: Vec<String> = ["-n", "-M", mode.name(), "-c", &clients.to_string(), "-j", &threads.to_string()]
+            .map(str::to_owned)
+            .to_vec();
+        all.extend(["-T".to_owned(), seconds.to_string()]);
+        all.extend_from_slice(args);
+        let (bench, _) = self.pgbench_with(&all, Duration::from_secs(u64::from(seconds) * 3 + 120))?;
+        Ok(bench)
+    }
+
+    /// `pgbench <args> <db>` within `limit`: its summary and its whole
+    /// standard output (per-script counts follow the summary). An exit
+    /// status other than success, an unreadable summary or a failed
+    /// transaction is an error.
+    pub fn pgbench_with(&self, args: &[String], limit: Duration) -> Result<(Bench, String), CliError> {
+        let mut cmd = Command::new(self.clients.program("pgbench"));
         self.target(&mut cmd);
         cmd.args(args).arg(self.db);
-        let out = run(&mut cmd, None, Duration::from_secs(u64::from(seconds) * 3 + 120))?;
-        let text = String::from_utf8_lossy(&out.stdout);
+        let out = run(&mut cmd, None, limit)?;
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
         let bench = Bench::parse(&text);
         match bench {
-            Some(b) if out.status.success() && b.failed == 0 => Ok(b),
+            Some(b) if out.status.success() && b.failed == 0 => Ok((b, text)),
             _ => Err(format!(
-                "pgbench -M {} -c {clients} {} on {} failed ({}): {}{}",
-                mode.name(),
+                "pgbench {} on {} failed ({}): {}{}",
                 args.join(" "),
                 self.db,
                 out.status,

@@ -20,6 +20,9 @@ use std::time::{Duration, Instant};
 /// everything else), and a unix socket only.
 const POSTGRES_CONF: &str = include_str!("../../../../workloads/postgresql.conf");
 
+/// The data directory's name inside a server's directory.
+const DATA_DIR: &str = "data";
+
 /// How long a server may take to accept connections.
 const START_LIMIT: Duration = Duration::from_secs(120);
 
@@ -146,6 +149,17 @@ impl Server {
         Conn { clients, socket_dir: &self.socket_dir, port: self.port, db }
     }
 
+    /// The server's process id (`turnstile serve` is one process: its
+    /// threads are the backends, so `/proc/<pid>/status` covers them all).
+    pub fn pid(&mut self) -> u32 {
+        self.process.child().id()
+    }
+
+    /// Its data directory (both kinds keep it in `data` beside the socket).
+    pub fn data_dir(&self) -> PathBuf {
+        self.socket_dir.join(DATA_DIR)
+    }
+
     /// Whether the process still runs.
     pub fn alive(&mut self) -> bool {
         matches!(self.process.child().try_wait(), Ok(None))
@@ -188,7 +202,7 @@ fn start_postgres(
     run_as: RunAs,
 ) -> Result<Server, CliError> {
     run_as.chown(dir)?;
-    let data = dir.join("data");
+    let data = dir.join(DATA_DIR);
     let log = dir.join("server.log");
     let mut initdb = Command::new(pg.program("initdb"));
     initdb
@@ -239,7 +253,7 @@ fn start_turnstile(
     max_clients: usize,
 ) -> Result<Server, CliError> {
     let profile = id.key();
-    let data = dir.join("data");
+    let data = dir.join(DATA_DIR);
     let log = dir.join("server.log");
     let mut cmd = Command::new(&spec.exe);
     cmd.arg("serve")
