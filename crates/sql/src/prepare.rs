@@ -59,13 +59,16 @@ impl SqlSession {
                 (params, Some(p.fields.clone()))
             }
             Command::Insert { insert, plan: slot } => {
-                (self.compile_into(st, slot, |c, ps| plan::compile_insert(c, insert, ps))?.1, None)
+                let (p, params) = self.compile_into(st, slot, |c, ps| plan::compile_insert(c, insert, ps))?;
+                (params, p.returning.as_ref().map(|r| r.fields.clone()))
             }
             Command::Update { update, plan: slot } => {
-                (self.compile_into(st, slot, |c, ps| plan::compile_update(c, update, ps))?.1, None)
+                let (p, params) = self.compile_into(st, slot, |c, ps| plan::compile_update(c, update, ps))?;
+                (params, p.returning.as_ref().map(|r| r.fields.clone()))
             }
             Command::Delete { delete, plan: slot } => {
-                (self.compile_into(st, slot, |c, ps| plan::compile_delete(c, delete, ps))?.1, None)
+                let (p, params) = self.compile_into(st, slot, |c, ps| plan::compile_delete(c, delete, ps))?;
+                (params, p.returning.as_ref().map(|r| r.fields.clone()))
             }
             Command::Advisory { call, args } => {
                 let mut params = st.declared.clone();

@@ -15,6 +15,7 @@ mod from;
 mod group;
 mod order;
 mod predicate;
+mod returning;
 mod target;
 pub(crate) use exec::count_arg;
 pub(crate) use order::compare_key;
@@ -35,6 +36,7 @@ use turnstile_lock::SqlState;
 
 pub use bind::compile_select;
 pub use dml::{check_assignable, compile_delete, compile_insert, compile_update, InsertPlan, InsertSource, ModifyPlan};
+pub use returning::{Affected, Returning};
 
 /// How many custom plans before a generic one (`plan_cache_mode = auto`).
 const CUSTOM_PLANS: u32 = 5;
