@@ -158,6 +158,7 @@ impl Command {
                 PreStmt::Analyze(_) => "ANALYZE",
                 PreStmt::Checkpoint => "CHECKPOINT",
                 PreStmt::CopyFrom { .. } | PreStmt::CopyTo { .. } => "COPY",
+                PreStmt::AlterSequence { .. } => "ALTER SEQUENCE",
             }
             .into(),
             Command::Utility(a) => stmt_kind(a).split_whitespace().next().unwrap_or("").to_owned(),

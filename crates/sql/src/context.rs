@@ -33,6 +33,10 @@ pub(crate) struct Ctx {
     pub(crate) xact: Option<HashMap<String, XactSetting>>,
     /// Notices of the current call.
     pub(crate) notices: Vec<Notice>,
+    /// The database's OID.
+    pub(crate) db_oid: u32,
+    /// This session's sequence blocks, `currval` and `lastval`.
+    pub(crate) sequences: crate::sequence::SeqSession,
 }
 
 impl Services for Ctx {
@@ -136,6 +140,10 @@ impl Services for Ctx {
 
     fn shared(&self) -> &Shared {
         &self.shared
+    }
+
+    fn sequences(&mut self) -> (&crate::sequence::Sequences, &mut crate::sequence::SeqSession, u32) {
+        (&self.shared.sequences, &mut self.sequences, self.db_oid)
     }
 }
 

@@ -98,7 +98,8 @@ impl SqlSession {
     ) -> Result<(Arc<T>, Vec<SqlType>), SqlError> {
         let generation = self.es.engine().catalog().published_generation();
         let mut params = st.declared.clone();
-        let plan = Arc::new(compile(&Catalog { session: &self.es }, &mut params)?);
+        let plan =
+            Arc::new(compile(&Catalog { session: &self.es, sequences: &self.ctx.shared.sequences }, &mut params)?);
         slot.put(generation, Arc::clone(&plan));
         Ok((plan, params))
     }

@@ -107,6 +107,8 @@ impl SqlSession {
             timeouts_dirty: false,
             xact: None,
             notices: Vec::new(),
+            db_oid: es.database(),
+            sequences: crate::sequence::SeqSession::default(),
         };
         Ok(SqlSession {
             ctx,

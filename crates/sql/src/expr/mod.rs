@@ -210,6 +210,9 @@ pub trait Services {
     fn user(&self) -> &str;
     /// What every session shares (views read it).
     fn shared(&self) -> &crate::Shared;
+    /// The engine's sequences, this session's side of them, and the
+    /// session's database (`nextval` and the other sequence functions).
+    fn sequences(&mut self) -> (&crate::sequence::Sequences, &mut crate::sequence::SeqSession, u32);
 }
 
 /// Compile-time context.

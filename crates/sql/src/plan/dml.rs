@@ -78,6 +78,23 @@ pub fn compile_insert(cat: &Catalog<'_>, ins: &ast::Insert, params: &mut Vec<Sql
         t
     };
     let src = ins.source.as_ref().ok_or_else(|| SqlError::unsupported("INSERT … DEFAULT VALUES"))?;
+    let always = cat.always_identity(&table);
+    let given_always = |r: &[ast::Expr]| {
+        r.iter().zip(&targets).find(|(e, &t)| !is_default_keyword(e) && always.contains(&def.names[t])).map(|(_, &t)| t)
+    };
+    let named = match src.body.as_ref() {
+        ast::SetExpr::Values(v) => v.rows.iter().find_map(|r| given_always(r)),
+        _ => targets.iter().copied().find(|&t| always.contains(&def.names[t])),
+    };
+    if let Some(t) = named {
+        let mut e = SqlError::new(
+            SqlState::GENERATED_ALWAYS,
+            format!("cannot insert a non-DEFAULT value into column \"{}\"", def.names[t]),
+        );
+        e.detail = Some(format!("Column \"{}\" is an identity column defined as GENERATED ALWAYS.", def.names[t]));
+        e.hint = Some("Use OVERRIDING SYSTEM VALUE to override.".into());
+        return Err(e);
+    }
     let source = match src.body.as_ref() {
         ast::SetExpr::Values(v) => {
             let empty = Scope::default();

@@ -145,6 +145,8 @@ pub struct SelectPlan {
 pub struct Catalog<'a> {
     /// The engine session (catalog look-ups only; no locks).
     pub session: &'a Session,
+    /// The sequences (which columns are identity columns).
+    pub sequences: &'a crate::sequence::Sequences,
 }
 
 /// A table's definition as the front end sees it.
@@ -163,6 +165,14 @@ pub struct TableDef {
 }
 
 impl Catalog<'_> {
+    /// The `GENERATED ALWAYS AS IDENTITY` columns of `table`.
+    pub fn always_identity(&self, table: &str) -> Vec<String> {
+        let owned = self.sequences.owned_by(self.session.database(), table);
+        let always =
+            owned.iter().filter_map(|s| s.owner.as_ref().filter(|o| o.identity == crate::sequence::Identity::Always));
+        always.map(|o| o.column.clone()).collect()
+    }
+
     /// The attribute numbers (from 1) of table `oid`'s primary key, empty
     /// when it has none.
     pub fn primary_key(&self, oid: u32) -> Vec<i16> {

@@ -10,6 +10,7 @@ mod info;
 mod math;
 pub mod registry;
 mod resolve;
+mod sequence;
 mod text;
 
 pub(crate) use datetime::NOW;

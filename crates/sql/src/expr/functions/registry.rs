@@ -9,7 +9,7 @@
 //! that fixed signatures fit [`MAX_ARGS`](super::def::MAX_ARGS).
 
 use super::def::FuncDef;
-use super::{admin, conditional, datetime, info, math, text};
+use super::{admin, conditional, datetime, info, math, sequence, text};
 use crate::expr::AggKind;
 
 /// Every function, in no particular order.
@@ -30,6 +30,10 @@ pub static FUNCTIONS: &[&FuncDef] = &[
     &math::ABS,
     &math::RANDOM,
     &math::ROUND,
+    &sequence::CURRVAL,
+    &sequence::LASTVAL,
+    &sequence::NEXTVAL,
+    &sequence::SETVAL,
     &text::LEFT,
     &text::LENGTH,
     &text::LOWER,
