@@ -215,3 +215,35 @@ fn cache_is_per_session_and_a_restart_never_repeats_a_value() {
         assert!(seen.iter().all(|v| *v < next), "after a restart nextval gave {next}, at or below one of {seen:?}");
     }
 }
+
+/// An insert meeting a key that an open transaction inserted waits for it,
+/// then fails with `23505` if it committed and succeeds if it rolled back
+/// (PostgreSQL's `XactLockTableWait` in the unique check).
+#[test]
+fn a_unique_check_waits_for_the_open_transaction_then_decides() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine_with(dir.path(), turnstile_sync::Config::default());
+    let mut a = session(&e);
+    run(&mut a, "CREATE TABLE uw (k int PRIMARY KEY, v int)").unwrap();
+    for (end, want) in [("ROLLBACK", None), ("COMMIT", Some("23505"))] {
+        run(&mut a, "DELETE FROM uw").unwrap();
+        run(&mut a, "BEGIN").unwrap();
+        run(&mut a, "INSERT INTO uw VALUES (1, 1)").unwrap();
+        let e2 = e.clone();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let b = std::thread::spawn(move || {
+            let mut b = session(&e2);
+            let r = run(&mut b, "INSERT INTO uw VALUES (1, 2)").map(|_| ()).map_err(|e| e.code.to_string());
+            tx.send(r).unwrap();
+        });
+        assert!(
+            rx.recv_timeout(std::time::Duration::from_millis(500)).is_err(),
+            "B answered while A's insert of the key was open"
+        );
+        run(&mut a, end).unwrap();
+        let got = rx.recv_timeout(std::time::Duration::from_secs(10)).expect("B still waits after A ended");
+        b.join().unwrap();
+        assert_eq!(got.err().as_deref(), want, "after A's {end}");
+        assert_eq!(rows(&mut a, "SELECT count(*) FROM uw"), "1");
+    }
+}
