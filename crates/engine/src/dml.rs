@@ -651,13 +651,19 @@ impl Session {
             let opts = BtreeOptions::new(ix.name.clone(), key_types, ix.unique, config);
             let root = self.relcache.amcache(engine.catalog()).root(ix.id);
             let tree = BTree::attach(pool, RelFileId::new(self.db, ix.id), opts)?.with_cached_root(root);
-            let inserted = tree.insert_checked(&mut ext, &key, at, &mut |t| {
-                crate::txn::unique_conflict(pool, txns, file, Some(xid), t)
-            });
+            let mut check = crate::unique_wait::UniqueCheck::new(pool, txns, file, xid);
+            let inserted = crate::unique_wait::insert_waiting(&tree, &mut ext, &key, at, &mut check);
             self.relcache.amcache(engine.catalog()).remember(ix.id, &tree);
-            if let Err(e) = inserted {
-                result = Err(EngineError::from_index(e, &leaf.rel.name, || leaf.rel.column_names(&ix.columns)));
-                break;
+            match inserted {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    result = Err(EngineError::from_index(e, &leaf.rel.name, || leaf.rel.column_names(&ix.columns)));
+                    break;
+                }
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
             }
         }
         let stats = ext.stats();

@@ -223,6 +223,7 @@ pub mod subxact;
 pub mod tid;
 pub mod txn;
 pub mod types;
+mod unique_wait;
 pub mod vacuum;
 
 pub use engine::Engine;

@@ -51,6 +51,7 @@ use crate::query::plan::{Plan, Planner};
 use crate::query::{Query, QueryMode};
 use crate::tid::Tid;
 use crate::types::{decode_row, encode_row_into, ColumnType, Value, ValueRef};
+use crate::unique_wait::{insert_waiting, UniqueCheck};
 use std::collections::HashMap;
 use std::sync::Arc;
 use turnstile_lock::{Backend, LockMode, LockTag, Wait};
@@ -655,7 +656,6 @@ impl Session {
                 ext = ext.with_ring(Ring::bulk_write(pool.shared_buffers()));
             }
             let mut bulk_heap: Option<BulkInserter<'_>> = None;
-            let my_xid = Some(xid);
             let mut buf = Vec::new();
             let result = (|| -> Result<()> {
                 for (n, row) in rows.into_iter().enumerate() {
@@ -687,10 +687,16 @@ impl Session {
                         let opts = BtreeOptions::new(ix.name.clone(), key_types, ix.unique, config);
                         let root = s.relcache.amcache(engine.catalog()).root(ix.id);
                         let tree = BTree::attach(pool, RelFileId::new(db, ix.id), opts)?.with_cached_root(root);
-                        let inserted = tree.insert_checked(&mut ext, &key, tid, &mut |t| {
-                            crate::txn::unique_conflict(pool, engine.txns(), file, my_xid, t)
-                        });
+                        let mut check = UniqueCheck::new(pool, engine.txns(), file, xid);
+                        let inserted = insert_waiting(&tree, &mut ext, &key, tid, &mut check);
                         s.relcache.amcache(engine.catalog()).remember(ix.id, &tree);
+                        let inserted = match inserted {
+                            Ok(r) => r,
+                            Err(e) => {
+                                heap::mark_dead(pool, file, tid)?;
+                                return Err(e);
+                            }
+                        };
                         if let Err(e) = inserted {
                             heap::mark_dead(pool, file, tid)?;
                             return Err(EngineError::from_index(e, &leaf.rel.name, || {

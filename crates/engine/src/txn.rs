@@ -54,7 +54,7 @@
 //!   transaction in [`RollbackReport::kept_ddl`].
 
 use crate::catalog::RelId;
-use crate::mvcc::{visibility, Horizon, Snapshots, VersionStore, Xid};
+use crate::mvcc::{Horizon, Snapshots, VersionStore, Xid};
 use crate::tid::Tid;
 use std::collections::HashMap;
 use turnstile_lock::LockMode;
@@ -523,23 +523,6 @@ pub(crate) struct TxnMark {
     pub(crate) ddl: usize,
     pub(crate) row_locks: usize,
     pub(crate) escalated: HashMap<RelId, LockMode>,
-}
-
-/// Whether an index entry pointing at `tid` of relation file `file`
-/// conflicts with a new unique key of transaction `my_xid`: the rule of
-/// [`visibility::unique_conflict`] on the tuple's newest version; a
-/// missing tuple does not. An error reading the heap (an I/O error, a
-/// checksum failure) is returned as it is: a storage fault (`58030`,
-/// `XX001`), never a duplicate key.
-pub(crate) fn unique_conflict(
-    pool: &turnstile_storage::BufferPool,
-    txns: &Transactions,
-    file: turnstile_storage::RelFileId,
-    my_xid: Option<Xid>,
-    tid: Tid,
-) -> Result<bool, turnstile_storage::StorageError> {
-    Ok(crate::heap::latest_header(pool, file, tid)?
-        .is_some_and(|h| visibility::unique_conflict(&txns.snapshots, &h, my_xid)))
 }
 
 #[cfg(test)]

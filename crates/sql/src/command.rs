@@ -165,6 +165,7 @@ impl Command {
                 PreStmt::Checkpoint => "CHECKPOINT",
                 PreStmt::Reindex { .. } => "REINDEX",
                 PreStmt::CopyFrom { .. } | PreStmt::CopyTo { .. } => "COPY",
+                PreStmt::AlterSequence { .. } => "ALTER SEQUENCE",
             }
             .into(),
             Command::Utility(a) => stmt_kind(a).split_whitespace().next().unwrap_or("").to_owned(),

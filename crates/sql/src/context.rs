@@ -33,6 +33,10 @@ pub(crate) struct Ctx {
     pub(crate) xact: Option<HashMap<String, XactSetting>>,
     /// Notices of the current call.
     pub(crate) notices: Vec<Notice>,
+    /// The database's OID.
+    pub(crate) db_oid: u32,
+    /// This session's sequence blocks, `currval` and `lastval`.
+    pub(crate) sequences: crate::sequence::SeqSession,
 }
 
 impl Services for Ctx {
@@ -143,6 +147,10 @@ impl Services for Ctx {
         names.extend(self.shared.knobs.keys().cloned());
         names.dedup();
         names.into_iter().filter_map(|n| self.get(&n).map(|v| (n, v))).collect()
+    }
+
+    fn sequences(&mut self) -> (&crate::sequence::Sequences, &mut crate::sequence::SeqSession, u32) {
+        (&self.shared.sequences, &mut self.sequences, self.db_oid)
     }
 }
 

@@ -3,6 +3,8 @@
 use crate::error::{Severity, SqlError};
 use crate::expr;
 use crate::expr::{object_name, parse_type_name, Compiler, Scope};
+use crate::sequence::ddl::{seq_options, serial_type, KeySequence};
+use crate::sequence::{Identity, SeqType};
 use crate::session::SqlSession;
 use crate::statement::Outcome;
 use crate::value::{Datum, SqlType};
@@ -56,7 +58,7 @@ impl SqlSession {
             }
             return Self::command("CREATE TABLE");
         }
-        let spec = TableSpec::of(ct)?;
+        let mut spec = TableSpec::of(ct)?;
         let partition_by = match &ct.partition_by {
             None => None,
             Some(e) => Some(partition_spec(e)?),
@@ -67,6 +69,8 @@ impl SqlSession {
         if fillfactor.is_some() {
             self.es.set_fillfactor(&name, fillfactor)?;
         }
+        let keys = std::mem::take(&mut spec.keys);
+        spec.defaults.extend(self.key_sequences(&name, keys)?);
         self.add_constraints(&name, spec)?;
         Self::command("CREATE TABLE")
     }
@@ -233,13 +237,21 @@ struct TableSpec {
     defaults: Vec<(String, String)>,
     /// UNIQUE constraints: (constraint name if given, columns).
     unique: Vec<(Option<String>, Vec<String>)>,
+    /// The `SERIAL` and identity columns' sequences.
+    keys: Vec<crate::sequence::ddl::KeySequence>,
 }
 
 impl TableSpec {
     /// Reads the columns, column options and table constraints of `ct`.
     fn of(ct: &ast::CreateTable) -> Result<TableSpec, SqlError> {
-        let mut spec =
-            TableSpec { cols: Vec::new(), pk: None, not_null: Vec::new(), defaults: Vec::new(), unique: Vec::new() };
+        let mut spec = TableSpec {
+            cols: Vec::new(),
+            pk: None,
+            not_null: Vec::new(),
+            defaults: Vec::new(),
+            unique: Vec::new(),
+            keys: Vec::new(),
+        };
         for c in &ct.columns {
             spec.column(c)?;
         }
@@ -268,11 +280,42 @@ impl TableSpec {
     /// One column and its options (NULL, NOT NULL, PRIMARY KEY, DEFAULT,
     /// UNIQUE).
     fn column(&mut self, c: &ast::ColumnDef) -> Result<(), SqlError> {
-        let sql_ty = parse_type_name(&c.data_type.to_string())?;
-        let ty = sql_ty.to_column()?;
         let cname = expr::ident_name(&c.name);
+        let serial = serial_type(&c.data_type.to_string());
+        let sql_ty = match serial {
+            Some(t) => parse_type_name(t.name())?,
+            None => parse_type_name(&c.data_type.to_string())?,
+        };
+        let ty = sql_ty.to_column()?;
+        if let Some(t) = serial {
+            self.keys.push(KeySequence {
+                column: cname.clone(),
+                ty: t,
+                options: Vec::new(),
+                identity: Identity::Serial,
+            });
+            self.not_null.push(cname.clone());
+        }
         for o in &c.options {
             match &o.option {
+                ast::ColumnOption::Generated {
+                    generated_as: g @ (ast::GeneratedAs::Always | ast::GeneratedAs::ByDefault),
+                    sequence_options,
+                    generation_expr: None,
+                    ..
+                } => {
+                    let ty = SeqType::named(sql_ty.internal_name()).ok_or_else(|| {
+                        SqlError::new(
+                            SqlState::INVALID_PARAMETER_VALUE,
+                            "identity column type must be smallint, integer, or bigint",
+                        )
+                    })?;
+                    let options = seq_options(sequence_options.as_deref().unwrap_or_default())?;
+                    let identity =
+                        if matches!(g, ast::GeneratedAs::Always) { Identity::Always } else { Identity::ByDefault };
+                    self.keys.push(KeySequence { column: cname.clone(), ty, options, identity });
+                    self.not_null.push(cname.clone());
+                }
                 ast::ColumnOption::Null => {}
                 ast::ColumnOption::NotNull => self.not_null.push(cname.clone()),
                 ast::ColumnOption::PrimaryKey(_) => self.pk = Some(vec![cname.clone()]),

@@ -13,7 +13,11 @@ impl SqlSession {
     /// form (the planning time counts the binding and the engine's plan).
     pub(crate) fn explain(&mut self, analyze: bool, query: &ast::Query) -> Result<Outcome, SqlError> {
         let started = std::time::Instant::now();
-        let plan = plan::compile_select(&plan::Catalog { session: &self.es }, query, &mut Vec::new())?;
+        let plan = plan::compile_select(
+            &plan::Catalog { session: &self.es, sequences: &self.ctx.shared.sequences },
+            query,
+            &mut Vec::new(),
+        )?;
         let mut lines: Vec<String> = Vec::new();
         let planning;
         match &plan.source {

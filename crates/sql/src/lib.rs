@@ -119,6 +119,7 @@ mod result_format;
 mod rows;
 mod run_advisory;
 mod run_copy;
+pub mod sequence;
 mod session;
 mod settings;
 mod shared;

@@ -53,6 +53,15 @@ pub enum PreStmt {
         /// Format and options.
         options: crate::copy::CopyOptions,
     },
+    /// `ALTER SEQUENCE [IF EXISTS] name options` (`sequence/ddl.rs`).
+    AlterSequence {
+        /// The sequence.
+        name: String,
+        /// `IF EXISTS`.
+        if_exists: bool,
+        /// Its options, `RESTART` among them.
+        options: Vec<crate::sequence::SeqOption>,
+    },
 }
 
 /// What a `REINDEX` rebuilds.
@@ -307,6 +316,11 @@ fn first_word(s: &str) -> String {
         .to_ascii_lowercase()
 }
 
+/// The second word of `s`, lower case.
+fn second_word(s: &str) -> String {
+    strip_comments(s).split_whitespace().nth(1).unwrap_or("").to_ascii_lowercase()
+}
+
 /// Parses one statement (`offset` = its byte position in the whole string,
 /// for error positions).
 pub fn parse_one(sql: &str, piece: &str, offset: usize) -> Result<Parsed, SqlError> {
@@ -324,6 +338,10 @@ pub fn parse_one(sql: &str, piece: &str, offset: usize) -> Result<Parsed, SqlErr
                 }
                 e
             })
+        }
+        "alter" if second_word(piece) == "sequence" => {
+            let (name, if_exists, options) = crate::sequence::syntax::parse_alter(piece.trim())?;
+            return Ok(Parsed::Pre(PreStmt::AlterSequence { name, if_exists, options }));
         }
         _ => {}
     }

@@ -59,13 +59,16 @@ impl SqlSession {
                 (params, Some(p.fields.clone()))
             }
             Command::Insert { insert, plan: slot } => {
-                (self.compile_into(st, slot, |c, ps| plan::compile_insert(c, insert, ps))?.1, None)
+                let (p, params) = self.compile_into(st, slot, |c, ps| plan::compile_insert(c, insert, ps))?;
+                (params, p.returning.as_ref().map(|r| r.fields.clone()))
             }
             Command::Update { update, plan: slot } => {
-                (self.compile_into(st, slot, |c, ps| plan::compile_update(c, update, ps))?.1, None)
+                let (p, params) = self.compile_into(st, slot, |c, ps| plan::compile_update(c, update, ps))?;
+                (params, p.returning.as_ref().map(|r| r.fields.clone()))
             }
             Command::Delete { delete, plan: slot } => {
-                (self.compile_into(st, slot, |c, ps| plan::compile_delete(c, delete, ps))?.1, None)
+                let (p, params) = self.compile_into(st, slot, |c, ps| plan::compile_delete(c, delete, ps))?;
+                (params, p.returning.as_ref().map(|r| r.fields.clone()))
             }
             Command::Advisory { call, args } => {
                 let mut params = st.declared.clone();
@@ -95,7 +98,8 @@ impl SqlSession {
     ) -> Result<(Arc<T>, Vec<SqlType>), SqlError> {
         let generation = self.es.engine().catalog().published_generation();
         let mut params = st.declared.clone();
-        let plan = Arc::new(compile(&Catalog { session: &self.es }, &mut params)?);
+        let plan =
+            Arc::new(compile(&Catalog { session: &self.es, sequences: &self.ctx.shared.sequences }, &mut params)?);
         slot.put(generation, Arc::clone(&plan));
         Ok((plan, params))
     }

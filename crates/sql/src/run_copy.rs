@@ -32,7 +32,7 @@ impl SqlSession {
         file: Option<&str>,
         options: &CopyOptions,
     ) -> Result<Outcome, SqlError> {
-        let cat = plan::Catalog { session: &self.es };
+        let cat = plan::Catalog { session: &self.es, sequences: &self.ctx.shared.sequences };
         let def = cat.table(table)?;
         let targets: Vec<usize> = if columns.is_empty() {
             (0..def.names.len()).collect()

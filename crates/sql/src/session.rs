@@ -107,6 +107,8 @@ impl SqlSession {
             timeouts_dirty: false,
             xact: None,
             notices: Vec::new(),
+            db_oid: es.database(),
+            sequences: crate::sequence::SeqSession::default(),
         };
         Ok(SqlSession {
             ctx,
@@ -264,16 +266,16 @@ impl SqlSession {
             Command::Insert { insert, plan: slot } => {
                 let plan = self.planned(st, slot, |c, ps| plan::compile_insert(c, insert, ps))?;
                 let values = typed_params(&st.param_types, params)?;
-                let n = plan.run(&mut self.run(&values, !st.saved))?;
-                Ok(Outcome::Command { tag: format!("INSERT 0 {n}") })
+                let done = plan.run(&mut self.run(&values, !st.saved))?;
+                affected(done, plan.returning.as_ref(), "INSERT 0 ".to_owned(), formats)
             }
             Command::Update { update, plan: slot } => {
                 let plan = self.planned(st, slot, |c, ps| plan::compile_update(c, update, ps))?;
-                self.modify(&plan, st, params, false)
+                self.modify(&plan, st, params, false, formats)
             }
             Command::Delete { delete, plan: slot } => {
                 let plan = self.planned(st, slot, |c, ps| plan::compile_delete(c, delete, ps))?;
-                self.modify(&plan, st, params, true)
+                self.modify(&plan, st, params, true, formats)
             }
             Command::Begin { start, isolation, read_only } => {
                 let out = self.begin(*start, *isolation)?;
@@ -303,10 +305,12 @@ impl SqlSession {
         st: &StatementInner,
         params: &[Param],
         delete: bool,
+        formats: &[i16],
     ) -> Result<Outcome, SqlError> {
         let values = typed_params(&st.param_types, params)?;
-        let n = plan.run(&mut self.run(&values, !st.saved), delete)?;
-        Ok(Outcome::Command { tag: format!("{} {n}", if delete { "DELETE" } else { "UPDATE" }) })
+        let done = plan.run(&mut self.run(&values, !st.saved), delete)?;
+        let tag = format!("{} ", if delete { "DELETE" } else { "UPDATE" });
+        affected(done, plan.returning.as_ref(), tag, formats)
     }
 
     /// What a plan runs with: the engine session, the parameters, the
@@ -347,6 +351,24 @@ impl SqlSession {
     pub fn take_notices(&mut self) -> Vec<Notice> {
         std::mem::take(&mut self.ctx.notices)
     }
+}
+
+/// A data-modifying statement's outcome: its tag (`prefix` and the count)
+/// alone, or with `RETURNING` its rows in the result formats `formats`.
+fn affected(
+    done: plan::Affected,
+    returning: Option<&plan::Returning>,
+    prefix: String,
+    formats: &[i16],
+) -> Result<Outcome, SqlError> {
+    let tag = format!("{prefix}{}", done.count);
+    let Some(ret) = returning else { return Ok(Outcome::Command { tag }) };
+    let binary = binary_columns(formats, &ret.fields)?;
+    let mut rows = ResultRows::with_capacity(ret.fields.len(), done.rows.len(), 0, binary);
+    for r in &done.rows {
+        rows.push_datums(r, &ret.out_types)?;
+    }
+    Ok(Outcome::Rows { fields: ret.fields.clone(), rows, tag })
 }
 
 impl Drop for SqlSession {

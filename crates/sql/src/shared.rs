@@ -21,6 +21,8 @@ pub struct Shared {
     pub(crate) knobs: BTreeMap<String, String>,
     /// Fires `statement_timeout`s.
     pub(crate) timer: Timer,
+    /// Every sequence.
+    pub(crate) sequences: crate::sequence::Sequences,
 }
 
 impl Shared {
@@ -108,7 +110,9 @@ impl SqlEngine {
     /// Opens (creating if needed) `data_dir`; a new directory holds the
     /// database `postgres`.
     pub fn open(data_dir: &Path, config: turnstile_sync::Config) -> Result<SqlEngine, SqlError> {
+        let block = config.txn.sequence_block;
         let engine = Engine::open(data_dir, config)?;
+        let sequences = crate::sequence::Sequences::open(data_dir, block)?;
         let started = now_timestamp();
         let mut knobs = BTreeMap::new();
         if let Ok(v) = engine.config().to_toml_string().parse::<toml::Table>() {
@@ -121,6 +125,7 @@ impl SqlEngine {
                 started,
                 knobs,
                 timer: Timer::default(),
+                sequences,
             }),
         })
     }

@@ -93,6 +93,7 @@ impl SqlSession {
                 self.copy_from(table, columns, file.as_deref(), options)
             }
             PreStmt::CopyTo { query, file, options } => self.copy_to(query, file.as_deref(), options),
+            PreStmt::AlterSequence { name, if_exists, options } => self.alter_sequence(name, *if_exists, options),
         }
     }
 
@@ -103,6 +104,9 @@ impl SqlSession {
             S::Reset(r) => self.run_reset(&r.reset),
             S::CreateTable(ct) => self.create_table(ct),
             S::CreateIndex(ci) => self.create_index(ci),
+            S::CreateSequence { temporary: false, if_not_exists, name, sequence_options } => {
+                self.create_sequence(name, *if_not_exists, sequence_options)
+            }
             S::AlterTable(at) => self.alter_table(at),
             S::Drop { object_type, if_exists, names, .. } => self.drop_objects(object_type, *if_exists, names),
             S::CreateDatabase { db_name, if_not_exists, .. } => self.create_database(db_name, *if_not_exists),
@@ -201,9 +205,13 @@ impl SqlSession {
                         ));
                     }
                     self.es.drop_relation(&name)?;
+                    if kind == "table" {
+                        self.drop_owned_sequences(&name)?;
+                    }
                 }
                 Self::command(if kind == "table" { "DROP TABLE" } else { "DROP INDEX" })
             }
+            ast::ObjectType::Sequence => self.drop_sequences(names, if_exists),
             ast::ObjectType::Database => {
                 if self.tx != TxStatus::Idle {
                     return Err(SqlError::new(

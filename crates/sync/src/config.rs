@@ -179,6 +179,11 @@ pub struct TxnConfig {
     /// between two checks for a cancel (PostgreSQL's
     /// `CHECK_FOR_INTERRUPTS` sites; 1024).
     pub interrupt_check_rows: u64,
+    /// Values of a sequence a session takes at once without the
+    /// sequence's lock (at least its `CACHE`); 0 is PostgreSQL 15's
+    /// allocation: the lock around the sequence's state on every `nextval`
+    /// that finds no cached value.
+    pub sequence_block: u64,
 }
 
 // `scale_factor` is a float; `validate` refuses NaN (and everything
@@ -404,6 +409,7 @@ pub const KNOBS: &[Knob] = &[
     Knob { key: "txn.version_store_limit_bytes", allowed: "an integer from 0 to 1099511627776" },
     Knob { key: "txn.start_xid", allowed: "an integer from 3 to 4611686018427387903" },
     Knob { key: "txn.interrupt_check_rows", allowed: "an integer from 1 to 1048576" },
+    Knob { key: "txn.sequence_block", allowed: "0 (PostgreSQL's allocation) or an integer up to 1048576" },
     Knob { key: "executor.hash_rows_estimate", allowed: "an integer from 1 to 16777216" },
     Knob { key: "server.poll_us", allowed: "0 (sleep at once) or an integer up to 10000" },
 ];
@@ -497,6 +503,7 @@ impl Config {
                 version_store_limit_bytes: 16 << 20,
                 start_xid: 3,
                 interrupt_check_rows: 1024,
+                sequence_block: if classic { 0 } else { 1024 },
             },
             executor: ExecutorConfig { hash_rows_estimate: 128 },
             server: ServerConfig { poll_us: if classic { 0 } else { 50 } },
@@ -653,6 +660,7 @@ impl Config {
         check(t.version_store_limit_bytes <= 1 << 40, "txn.version_store_limit_bytes", t.version_store_limit_bytes)?;
         check((3..=1 << 62).contains(&t.start_xid), "txn.start_xid", t.start_xid)?;
         check((1..=1 << 20).contains(&t.interrupt_check_rows), "txn.interrupt_check_rows", t.interrupt_check_rows)?;
+        check(t.sequence_block <= 1 << 20, "txn.sequence_block", t.sequence_block)?;
         let e = &self.executor;
         check((1..=1 << 24).contains(&e.hash_rows_estimate), "executor.hash_rows_estimate", e.hash_rows_estimate)?;
         check(self.server.poll_us <= 10_000, "server.poll_us", self.server.poll_us)?;

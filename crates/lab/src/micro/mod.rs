@@ -11,6 +11,7 @@ pub mod extend;
 pub mod lock;
 pub mod lwlock;
 pub mod memory;
+pub mod nextval;
 pub mod plan;
 pub mod snapshot;
 
@@ -56,6 +57,10 @@ pub enum MicroBench {
     /// `csn` (scalable) with 1 to 256 idle sessions connected, and with
     /// sessions committing meanwhile; ratios to the one-session cost.
     Snapshot(snapshot::Args),
+    /// Sequences: T sessions calling `nextval` on one sequence under both
+    /// profiles; calls/s and shared-lock acquisitions per call (classic's
+    /// lock per call against scalable's blocks of values).
+    Nextval(nextval::Args),
 }
 
 /// Runs one micro-benchmark and prints its report.
@@ -93,6 +98,10 @@ pub fn run(bench: MicroBench) -> Result<(), CliError> {
             let json = args.output.json;
             (snapshot::run(&args)?, json)
         }
+        MicroBench::Nextval(args) => {
+            let json = args.output.json;
+            (nextval::run(&args)?, json)
+        }
     };
     section.0.print(section.1)
 }
@@ -107,6 +116,7 @@ pub fn reproduce_sections() -> Result<Vec<Section>, CliError> {
         btree::run(&btree::Args::reproduce())?,
         memory::run(&memory::Args::reproduce())?,
         snapshot::run(&snapshot::Args::reproduce())?,
+        nextval::run(&nextval::Args::reproduce())?,
         alloc::run(&alloc::Args::reproduce())?,
     ])
 }

@@ -251,6 +251,9 @@ pub trait Services {
     fn shared(&self) -> &crate::Shared;
     /// Every setting's name and value, as `SHOW` prints it (`pg_settings`).
     fn settings(&self) -> Vec<(String, String)>;
+    /// The engine's sequences, this session's side of them, and the
+    /// session's database (`nextval` and the other sequence functions).
+    fn sequences(&mut self) -> (&crate::sequence::Sequences, &mut crate::sequence::SeqSession, u32);
 }
 
 /// Compile-time context.

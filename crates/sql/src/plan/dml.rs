@@ -2,6 +2,7 @@
 
 use super::from::push_table;
 use super::predicate::{and_all, conjuncts, pushable};
+use super::returning::{compile_returning, Affected, Returning};
 use super::{
     check_cancel, compile_select, compiler, series_bounds, Catalog, Producer, RowItem, Run, SelectPlan, Source,
     TableDef,
@@ -31,6 +32,8 @@ pub struct InsertPlan {
     pub defaults: Vec<(usize, Expr)>,
     /// The rows.
     pub source: InsertSource,
+    /// `RETURNING`, over the inserted rows.
+    pub returning: Option<Returning>,
 }
 
 /// Where an INSERT's rows come from.
@@ -50,9 +53,6 @@ pub fn compile_insert(cat: &Catalog<'_>, ins: &ast::Insert, params: &mut Vec<Sql
     };
     if ins.on.is_some() {
         return Err(SqlError::unsupported("INSERT … ON CONFLICT"));
-    }
-    if ins.returning.is_some() {
-        return Err(SqlError::unsupported("INSERT … RETURNING"));
     }
     let def = cat.table(&table)?;
     let targets = if ins.columns.is_empty() {
@@ -78,6 +78,23 @@ pub fn compile_insert(cat: &Catalog<'_>, ins: &ast::Insert, params: &mut Vec<Sql
         t
     };
     let src = ins.source.as_ref().ok_or_else(|| SqlError::unsupported("INSERT … DEFAULT VALUES"))?;
+    let always = cat.always_identity(&table);
+    let given_always = |r: &[ast::Expr]| {
+        r.iter().zip(&targets).find(|(e, &t)| !is_default_keyword(e) && always.contains(&def.names[t])).map(|(_, &t)| t)
+    };
+    let named = match src.body.as_ref() {
+        ast::SetExpr::Values(v) => v.rows.iter().find_map(|r| given_always(r)),
+        _ => targets.iter().copied().find(|&t| always.contains(&def.names[t])),
+    };
+    if let Some(t) = named {
+        let mut e = SqlError::new(
+            SqlState::GENERATED_ALWAYS,
+            format!("cannot insert a non-DEFAULT value into column \"{}\"", def.names[t]),
+        );
+        e.detail = Some(format!("Column \"{}\" is an identity column defined as GENERATED ALWAYS.", def.names[t]));
+        e.hint = Some("Use OVERRIDING SYSTEM VALUE to override.".into());
+        return Err(e);
+    }
     let source = match src.body.as_ref() {
         ast::SetExpr::Values(v) => {
             let empty = Scope::default();
@@ -121,7 +138,11 @@ pub fn compile_insert(cat: &Catalog<'_>, ins: &ast::Insert, params: &mut Vec<Sql
             defaults.push((k, default_expr(&def, k, params)?));
         }
     }
-    Ok(InsertPlan { table, types: def.types, sql_types: def.sql_types, targets, defaults, source })
+    let mut scope = Scope::default();
+    let qual = ins.table_alias.as_ref().map_or_else(|| table.clone(), |a| ident_name(&a.alias));
+    push_table(&mut scope, &qual, &def);
+    let returning = compile_returning(ins.returning.as_ref(), &scope, params)?;
+    Ok(InsertPlan { table, types: def.types, sql_types: def.sql_types, targets, defaults, source, returning })
 }
 
 /// `DEFAULT` in an INSERT's VALUES (sqlparser reads it as a bare word).
@@ -175,8 +196,45 @@ impl InsertPlan {
         Ok(row)
     }
 
-    /// Runs the insert: rows inserted.
-    pub fn run(&self, run: &mut Run<'_>) -> Result<u64, SqlError> {
+    /// Runs the insert: rows inserted and the `RETURNING` rows.
+    pub fn run(&self, run: &mut Run<'_>) -> Result<Affected, SqlError> {
+        if let Some(ret) = &self.returning {
+            return self.run_returning(ret, run);
+        }
+        let count = self.run_plain(run)?;
+        Ok(Affected { count, rows: Vec::new() })
+    }
+
+    /// The rows this INSERT inserts, each complete (defaults evaluated).
+    fn rows(&self, run: &mut Run<'_>) -> Result<Vec<Vec<Value>>, SqlError> {
+        let provided = match &self.source {
+            InsertSource::Values(rows) => {
+                let mut out = Vec::with_capacity(rows.len());
+                for r in rows {
+                    out.push(r.iter().map(|x| x.eval(&[], &mut run.env)).collect::<Result<Vec<_>, _>>()?);
+                }
+                out
+            }
+            InsertSource::Select(plan) => plan.run(run)?,
+        };
+        provided.into_iter().map(|r| self.engine_row(r, &mut run.env)).collect()
+    }
+
+    /// An INSERT with `RETURNING`: the rows are built first (their keys
+    /// generated), inserted one by one, and projected.
+    fn run_returning(&self, ret: &Returning, run: &mut Run<'_>) -> Result<Affected, SqlError> {
+        let rows = self.rows(run)?;
+        let mut out = Affected { count: 0, rows: Vec::with_capacity(rows.len()) };
+        for row in rows {
+            run.session()?.insert(&self.table, &row)?;
+            out.count += 1;
+            out.rows.push(ret.project(&row, &mut run.env)?);
+        }
+        Ok(out)
+    }
+
+    /// Runs an insert without `RETURNING`: rows inserted.
+    fn run_plain(&self, run: &mut Run<'_>) -> Result<u64, SqlError> {
         match &self.source {
             InsertSource::Values(rows) if rows.len() == 1 => {
                 let mut vals = Vec::with_capacity(rows[0].len());
@@ -288,6 +346,8 @@ pub struct ModifyPlan {
     pub types: Vec<ColumnType>,
     /// Front-end column types.
     pub sql_types: Vec<SqlType>,
+    /// `RETURNING`, over the new rows (UPDATE) or the deleted ones.
+    pub returning: Option<Returning>,
 }
 
 /// What `modify_target` resolves: scope, table, query, pushed filters, residual.
@@ -332,9 +392,6 @@ pub fn compile_update(cat: &Catalog<'_>, u: &ast::Update, params: &mut Vec<SqlTy
     if u.from.is_some() || !u.table.joins.is_empty() {
         return Err(SqlError::unsupported("UPDATE … FROM"));
     }
-    if u.returning.is_some() {
-        return Err(SqlError::unsupported("UPDATE … RETURNING"));
-    }
     let (name, alias) = match &u.table.relation {
         ast::TableFactor::Table { name, alias, args: None, .. } => (name, alias.as_ref().map(|a| ident_name(&a.name))),
         other => return Err(SqlError::unsupported(&format!("UPDATE of {other}"))),
@@ -361,13 +418,14 @@ pub fn compile_update(cat: &Catalog<'_>, u: &ast::Update, params: &mut Vec<SqlTy
         check_assignable(t, def.sql_types[k], &col)?;
         assignments.push((k, x));
     }
-    Ok(ModifyPlan { query, pushed, residual, assignments, types: def.types, sql_types: def.sql_types })
+    let returning = compile_returning(u.returning.as_ref(), &scope, params)?;
+    Ok(ModifyPlan { query, pushed, residual, assignments, types: def.types, sql_types: def.sql_types, returning })
 }
 
 /// Compiles a DELETE.
 pub fn compile_delete(cat: &Catalog<'_>, d: &ast::Delete, params: &mut Vec<SqlType>) -> Result<ModifyPlan, SqlError> {
-    if d.using.is_some() || d.returning.is_some() || !d.tables.is_empty() {
-        return Err(SqlError::unsupported("DELETE … USING/RETURNING"));
+    if d.using.is_some() || !d.tables.is_empty() {
+        return Err(SqlError::unsupported("DELETE … USING"));
     }
     let from = match &d.from {
         ast::FromTable::WithFromKeyword(f) | ast::FromTable::WithoutKeyword(f) => f,
@@ -380,8 +438,17 @@ pub fn compile_delete(cat: &Catalog<'_>, d: &ast::Delete, params: &mut Vec<SqlTy
         ast::TableFactor::Table { name, alias, args: None, .. } => (name, alias.as_ref().map(|a| ident_name(&a.name))),
         other => return Err(SqlError::unsupported(&format!("DELETE from {other}"))),
     };
-    let (_, def, query, pushed, residual) = modify_target(cat, name, alias, d.selection.as_ref(), params)?;
-    Ok(ModifyPlan { query, pushed, residual, assignments: Vec::new(), types: def.types, sql_types: def.sql_types })
+    let (scope, def, query, pushed, residual) = modify_target(cat, name, alias, d.selection.as_ref(), params)?;
+    let returning = compile_returning(d.returning.as_ref(), &scope, params)?;
+    Ok(ModifyPlan {
+        query,
+        pushed,
+        residual,
+        assignments: Vec::new(),
+        types: def.types,
+        sql_types: def.sql_types,
+        returning,
+    })
 }
 
 impl ModifyPlan {
@@ -395,24 +462,32 @@ impl ModifyPlan {
         Ok(Some(datums))
     }
 
-    /// Runs the UPDATE (or DELETE when there are no assignments): rows affected.
-    pub fn run(&self, run: &mut Run<'_>, delete: bool) -> Result<u64, SqlError> {
+    /// Runs the UPDATE (or DELETE when there are no assignments): rows
+    /// affected and the `RETURNING` rows.
+    pub fn run(&self, run: &mut Run<'_>, delete: bool) -> Result<Affected, SqlError> {
         let mut eparams = Vec::with_capacity(self.pushed.len());
         for (x, ty) in &self.pushed {
             eparams.push(x.eval(&[], &mut run.env)?.to_engine(*ty)?);
         }
         let mut failure: Option<SqlError> = None;
+        let mut returned = Vec::new();
         // The engine session is lent to the scan; the callback's
         // expressions run without it (a subquery there is refused).
         let session = run.env.session.take().ok_or_else(super::no_session)?;
         let env = &mut run.env;
         let result = if delete {
-            session.delete_rows(&self.query, &eparams, &mut |row| match self.decide(row, env) {
-                Ok(d) => Ok(d.is_some()),
-                Err(e) => {
+            session.delete_rows(&self.query, &eparams, &mut |row| {
+                let out = (|| -> Result<bool, SqlError> {
+                    let Some(datums) = self.decide(row, env)? else { return Ok(false) };
+                    if let Some(ret) = &self.returning {
+                        returned.push(ret.project_datums(&datums, env)?);
+                    }
+                    Ok(true)
+                })();
+                out.map_err(|e| {
                     failure = Some(e);
-                    Err(turnstile_engine::EngineError::CallbackFailed)
-                }
+                    turnstile_engine::EngineError::CallbackFailed
+                })
             })
         } else {
             session.update_rows(&self.query, &eparams, &mut |row| {
@@ -422,6 +497,9 @@ impl ModifyPlan {
                     for (k, x) in &self.assignments {
                         let v = x.eval(&datums, env)?.cast(self.sql_types[*k])?;
                         new[*k] = v.to_engine(self.types[*k])?;
+                    }
+                    if let Some(ret) = &self.returning {
+                        returned.push(ret.project(&new, env)?);
                     }
                     Ok(Some(new))
                 })();
@@ -434,7 +512,7 @@ impl ModifyPlan {
         run.env.session = Some(session);
         match (result, failure) {
             (_, Some(e)) => Err(e),
-            (r, None) => r.map_err(SqlError::from),
+            (r, None) => Ok(Affected { count: r.map_err(SqlError::from)?, rows: returned }),
         }
     }
 }

@@ -18,6 +18,7 @@ mod predicate;
 mod query;
 mod setop;
 mod sublink;
+mod returning;
 mod target;
 pub(crate) use exec::count_arg;
 pub(crate) use order::compare_key;
@@ -39,6 +40,7 @@ use turnstile_lock::SqlState;
 pub use dml::{check_assignable, compile_delete, compile_insert, compile_update, InsertPlan, InsertSource, ModifyPlan};
 pub use query::{compile_query, compile_select};
 pub use setop::{SetOpKind, SetOpPlan};
+pub use returning::{Affected, Returning};
 
 /// How many custom plans before a generic one (`plan_cache_mode = auto`).
 const CUSTOM_PLANS: u32 = 5;
@@ -169,6 +171,8 @@ pub struct SelectPlan {
 pub struct Catalog<'a> {
     /// The engine session (catalog look-ups only; no locks).
     pub session: &'a Session,
+    /// The sequences (which columns are identity columns).
+    pub sequences: &'a crate::sequence::Sequences,
 }
 
 /// A table's definition as the front end sees it.
@@ -187,6 +191,14 @@ pub struct TableDef {
 }
 
 impl Catalog<'_> {
+    /// The `GENERATED ALWAYS AS IDENTITY` columns of `table`.
+    pub fn always_identity(&self, table: &str) -> Vec<String> {
+        let owned = self.sequences.owned_by(self.session.database(), table);
+        let always =
+            owned.iter().filter_map(|s| s.owner.as_ref().filter(|o| o.identity == crate::sequence::Identity::Always));
+        always.map(|o| o.column.clone()).collect()
+    }
+
     /// The attribute numbers (from 1) of table `oid`'s primary key, empty
     /// when it has none.
     pub fn primary_key(&self, oid: u32) -> Vec<i16> {

@@ -115,8 +115,19 @@ pub(super) fn select_list(
     params: &mut Vec<SqlType>,
     aggs: &mut Vec<AggSpec>,
 ) -> Result<Outputs, SqlError> {
+    item_list(&sel.projection, scope, params, aggs)
+}
+
+/// A list of select items (a select list, or a `RETURNING` list),
+/// compiled against `scope`.
+pub(super) fn item_list(
+    items: &[ast::SelectItem],
+    scope: &Scope,
+    params: &mut Vec<SqlType>,
+    aggs: &mut Vec<AggSpec>,
+) -> Result<Outputs, SqlError> {
     let mut out = Outputs { outputs: Vec::new(), out_types: Vec::new(), fields: Vec::new(), proj_ast: Vec::new() };
-    for item in &sel.projection {
+    for item in items {
         match item {
             ast::SelectItem::Wildcard(_) => {
                 if scope.cols.is_empty() {

@@ -14,6 +14,7 @@ pub mod registry;
 mod regtype;
 mod resolve;
 mod strings;
+mod sequence;
 mod text;
 
 pub(crate) use datetime::NOW;

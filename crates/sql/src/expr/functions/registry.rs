@@ -9,7 +9,7 @@
 //! that fixed signatures fit [`MAX_ARGS`](super::def::MAX_ARGS).
 
 use super::def::FuncDef;
-use super::{admin, catalog, conditional, datetime, info, math, privilege, strings, text};
+use super::{admin, catalog, conditional, datetime, info, math, privilege, sequence, strings, text};
 use crate::expr::AggKind;
 
 /// Every function, in no particular order.
@@ -58,6 +58,10 @@ pub static FUNCTIONS: &[&FuncDef] = &[
     &privilege::HAS_TABLE,
     &math::RANDOM,
     &math::ROUND,
+    &sequence::CURRVAL,
+    &sequence::LASTVAL,
+    &sequence::NEXTVAL,
+    &sequence::SETVAL,
     &strings::BTRIM,
     &strings::CONCAT,
     &strings::CONCAT_WS,

@@ -1,0 +1,249 @@
+//! The writes applications make: `RETURNING`, sequences and generated
+//! keys, in process (PostgreSQL 15's answers; the wire-level checks are the
+//! server's conformance cases).
+
+use turnstile_sql::{Outcome, Param, SqlEngine, SqlError, SqlSession};
+
+fn engine_with(dir: &std::path::Path, config: turnstile_sync::Config) -> SqlEngine {
+    SqlEngine::open(dir, config).unwrap()
+}
+
+fn session(e: &SqlEngine) -> SqlSession {
+    SqlSession::connect(e, "postgres", "tester", "writes", None).unwrap()
+}
+
+fn run(s: &mut SqlSession, sql: &str) -> Result<Outcome, SqlError> {
+    let mut last = Outcome::Empty;
+    for st in s.parse_batch(sql)? {
+        last = s.execute(&st, &[])?;
+    }
+    Ok(last)
+}
+
+/// The rows (columns joined by `|`, rows by `,`), the column names and the tag.
+fn answer(s: &mut SqlSession, sql: &str) -> (String, String, String) {
+    match run(s, sql).unwrap_or_else(|e| panic!("{sql}: {e:?}")) {
+        Outcome::Rows { fields, rows, tag } => {
+            let names = fields.iter().map(|f| f.name.as_str()).collect::<Vec<_>>().join("|");
+            let rows = rows
+                .to_vec()
+                .into_iter()
+                .map(|r| r.into_iter().map(|v| v.unwrap_or_default()).collect::<Vec<_>>().join("|"))
+                .collect::<Vec<_>>()
+                .join(",");
+            (rows, names, tag)
+        }
+        Outcome::Command { tag } => (String::new(), String::new(), tag),
+        other => panic!("{sql}: {other:?}"),
+    }
+}
+
+fn rows(s: &mut SqlSession, sql: &str) -> String {
+    answer(s, sql).0
+}
+
+fn error(s: &mut SqlSession, sql: &str) -> (String, String) {
+    match run(s, sql) {
+        Ok(o) => panic!("{sql}: expected an error, got {o:?}"),
+        Err(e) => (e.code.to_string(), e.message),
+    }
+}
+
+#[test]
+fn returning_projects_inserted_updated_and_deleted_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine_with(dir.path(), turnstile_sync::Config::default());
+    let mut s = session(&e);
+    run(&mut s, "CREATE TABLE va (id int PRIMARY KEY, v text NOT NULL, n int)").unwrap();
+    let a = answer(&mut s, "INSERT INTO va VALUES (1, 'a', 10), (2, 'b', 20) RETURNING id, v || '!' AS x, n * 2");
+    assert_eq!(a, ("1|a!|20,2|b!|40".into(), "id|x|?column?".into(), "INSERT 0 2".into()));
+    let a = answer(&mut s, "INSERT INTO va SELECT g, 'g' || g, g * 100 FROM generate_series(3, 4) g RETURNING id, n");
+    assert_eq!(a, ("3|300,4|400".into(), "id|n".into(), "INSERT 0 2".into()));
+    let a = answer(&mut s, "UPDATE va SET n = n + 1 WHERE id = 2 RETURNING id, n, upper(v)");
+    assert_eq!(a, ("2|21|B".into(), "id|n|upper".into(), "UPDATE 1".into()));
+    let a = answer(&mut s, "DELETE FROM va WHERE id = 1 RETURNING *, n + 1 AS next");
+    assert_eq!(a, ("1|a|10|11".into(), "id|v|n|next".into(), "DELETE 1".into()));
+    let a = answer(&mut s, "DELETE FROM va WHERE id = 99 RETURNING id");
+    assert_eq!(a, (String::new(), "id".into(), "DELETE 0".into()));
+    assert_eq!(error(&mut s, "DELETE FROM va RETURNING count(*)").0, "42803");
+    // Extended protocol: Describe gives the RETURNING columns.
+    let st = s.prepare("UPDATE va SET n = n * $1 WHERE id = $2 RETURNING id, n, v", &[]).unwrap();
+    let f: Vec<(String, u32)> = st.fields().unwrap().iter().map(|f| (f.name.clone(), f.type_oid)).collect();
+    assert_eq!(f, vec![("id".into(), 23), ("n".into(), 23), ("v".into(), 25)]);
+    match s.execute(&st, &[Param::text("3"), Param::text("2")]).unwrap() {
+        Outcome::Rows { rows, tag, .. } => {
+            assert_eq!(rows.to_vec(), vec![vec![Some("2".into()), Some("63".into()), Some("b".into())]]);
+            assert_eq!(tag, "UPDATE 1");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(rows(&mut s, "SELECT id, v, n FROM va ORDER BY id"), "2|b|63,3|g3|300,4|g4|400");
+}
+
+fn profiles() -> [turnstile_sync::Config; 2] {
+    [
+        turnstile_sync::Config::preset(turnstile_sync::Profile::Classic),
+        turnstile_sync::Config::preset(turnstile_sync::Profile::Scalable),
+    ]
+}
+
+#[test]
+fn serial_bigserial_and_identity_columns_take_their_sequences_values() {
+    for config in profiles() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = engine_with(dir.path(), config);
+        let mut s = session(&e);
+        run(&mut s, "CREATE TABLE vs1 (id serial PRIMARY KEY, v text)").unwrap();
+        assert_eq!(rows(&mut s, "INSERT INTO vs1 (v) VALUES ('a'), ('b') RETURNING id"), "1,2");
+        assert_eq!(rows(&mut s, "INSERT INTO vs1 (id, v) VALUES (DEFAULT, 'c') RETURNING id, v"), "3|c");
+        assert_eq!(rows(&mut s, "SELECT currval('vs1_id_seq'), lastval()"), "3|3");
+        let (code, msg) = error(&mut s, "SELECT setval('vs1_id_seq', 3000000000)");
+        assert_eq!(
+            (code.as_str(), msg.as_str()),
+            ("22003", "setval: value 3000000000 is out of bounds for sequence \"vs1_id_seq\" (1..2147483647)")
+        );
+        run(&mut s, "CREATE TABLE vs2 (id bigserial PRIMARY KEY, v text)").unwrap();
+        assert_eq!(rows(&mut s, "INSERT INTO vs2 (v) VALUES ('a') RETURNING id"), "1");
+        assert_eq!(rows(&mut s, "SELECT setval('vs2_id_seq', 3000000000)"), "3000000000");
+        assert_eq!(rows(&mut s, "INSERT INTO vs2 (v) VALUES ('b') RETURNING id"), "3000000001");
+        run(&mut s, "CREATE TABLE vs3 (id int GENERATED ALWAYS AS IDENTITY PRIMARY KEY, v text)").unwrap();
+        assert_eq!(rows(&mut s, "INSERT INTO vs3 (v) VALUES ('a'), ('b') RETURNING id"), "1,2");
+        let (code, msg) = error(&mut s, "INSERT INTO vs3 (id, v) VALUES (5, 'x')");
+        assert_eq!((code.as_str(), msg.as_str()), ("428C9", "cannot insert a non-DEFAULT value into column \"id\""));
+        assert_eq!(rows(&mut s, "INSERT INTO vs3 (v) VALUES ('c') RETURNING id"), "3");
+        run(&mut s, "CREATE TABLE vs4 (id bigint GENERATED BY DEFAULT AS IDENTITY (START WITH 100 INCREMENT BY 10) PRIMARY KEY, v text)").unwrap();
+        assert_eq!(rows(&mut s, "INSERT INTO vs4 (v) VALUES ('a'), ('b') RETURNING id"), "100,110");
+        assert_eq!(rows(&mut s, "INSERT INTO vs4 (id, v) VALUES (7, 'c') RETURNING id"), "7");
+        assert_eq!(rows(&mut s, "INSERT INTO vs4 (v) VALUES ('d') RETURNING id"), "120");
+        run(&mut s, "DROP TABLE vs4").unwrap();
+        assert_eq!(error(&mut s, "SELECT nextval('vs4_id_seq')").0, "42P01");
+    }
+}
+
+#[test]
+fn sequence_statements_and_functions_answer_as_postgresql() {
+    for config in profiles() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = engine_with(dir.path(), config);
+        let mut s = session(&e);
+        run(&mut s, "CREATE SEQUENCE vq1 INCREMENT BY 5 START WITH 10").unwrap();
+        let (code, msg) = error(&mut s, "SELECT currval('vq1')");
+        assert_eq!(
+            (code.as_str(), msg.as_str()),
+            ("55000", "currval of sequence \"vq1\" is not yet defined in this session")
+        );
+        assert_eq!(rows(&mut s, "SELECT nextval('vq1')"), "10");
+        assert_eq!(rows(&mut s, "SELECT nextval('vq1')"), "15");
+        assert_eq!(rows(&mut s, "SELECT currval('vq1'), lastval()"), "15|15");
+        assert_eq!(rows(&mut s, "SELECT setval('vq1', 100)"), "100");
+        assert_eq!(rows(&mut s, "SELECT nextval('vq1')"), "105");
+        assert_eq!(rows(&mut s, "SELECT setval('vq1', 200, false)"), "200");
+        assert_eq!(rows(&mut s, "SELECT nextval('vq1')"), "200");
+        assert_eq!(rows(&mut s, "SELECT nextval('vq1')"), "205");
+        assert_eq!(
+            error(&mut s, "SELECT nextval('vq_missing')"),
+            ("42P01".into(), "relation \"vq_missing\" does not exist".into())
+        );
+        run(&mut s, "CREATE SEQUENCE vq2 MINVALUE 1 MAXVALUE 3 CYCLE").unwrap();
+        let got: Vec<String> = (0..4).map(|_| rows(&mut s, "SELECT nextval('vq2')")).collect();
+        assert_eq!(got, ["1", "2", "3", "1"]);
+        run(&mut s, "CREATE SEQUENCE vq3 MAXVALUE 2").unwrap();
+        assert_eq!(rows(&mut s, "SELECT nextval('vq3')"), "1");
+        assert_eq!(rows(&mut s, "SELECT nextval('vq3')"), "2");
+        assert_eq!(
+            error(&mut s, "SELECT nextval('vq3')"),
+            ("2200H".into(), "nextval: reached maximum value of sequence \"vq3\" (2)".into())
+        );
+        run(&mut s, "CREATE SEQUENCE vq4 INCREMENT BY -2").unwrap();
+        assert_eq!(rows(&mut s, "SELECT nextval('vq4')"), "-1");
+        assert_eq!(rows(&mut s, "SELECT nextval('vq4')"), "-3");
+        run(&mut s, "CREATE SEQUENCE vq5").unwrap();
+        assert_eq!(rows(&mut s, "SELECT nextval('vq5')"), "1");
+        run(&mut s, "ALTER SEQUENCE vq5 RESTART WITH 1000").unwrap();
+        assert_eq!(rows(&mut s, "SELECT nextval('vq5')"), "1000");
+        run(&mut s, "ALTER SEQUENCE vq5 INCREMENT BY 3").unwrap();
+        assert_eq!(rows(&mut s, "SELECT nextval('vq5')"), "1003");
+        run(&mut s, "DROP SEQUENCE vq5").unwrap();
+        assert_eq!(error(&mut s, "SELECT nextval('vq5')").0, "42P01");
+        run(&mut s, "CREATE SEQUENCE vq6").unwrap();
+        run(&mut s, "BEGIN").unwrap();
+        assert_eq!(rows(&mut s, "SELECT nextval('vq6')"), "1");
+        run(&mut s, "ROLLBACK").unwrap();
+        assert_eq!(rows(&mut s, "SELECT nextval('vq6')"), "2");
+        let mut fresh = session(&e);
+        assert_eq!(
+            error(&mut fresh, "SELECT lastval()"),
+            ("55000".into(), "lastval is not yet defined in this session".into())
+        );
+    }
+}
+
+#[test]
+fn cache_is_per_session_and_a_restart_never_repeats_a_value() {
+    for config in profiles() {
+        let classic = config.txn.sequence_block == 0;
+        let dir = tempfile::tempdir().unwrap();
+        let mut seen = Vec::new();
+        {
+            let e = engine_with(dir.path(), config.clone());
+            let (mut a, mut b) = (session(&e), session(&e));
+            run(&mut a, "CREATE SEQUENCE vq7 CACHE 10").unwrap();
+            let mut got = Vec::new();
+            for k in 0..4 {
+                let s = if k % 2 == 0 { &mut a } else { &mut b };
+                got.push(rows(s, "SELECT nextval('vq7')").parse::<i64>().unwrap());
+            }
+            if classic {
+                assert_eq!(got, [1, 11, 2, 12]);
+            } else {
+                assert!(
+                    got[0] < got[2]
+                        && got[1] < got[3]
+                        && got.iter().collect::<std::collections::HashSet<_>>().len() == 4
+                );
+            }
+            run(&mut a, "CREATE SEQUENCE vq8").unwrap();
+            for _ in 0..40 {
+                seen.push(rows(&mut a, "SELECT nextval('vq8')").parse::<i64>().unwrap());
+                seen.push(rows(&mut b, "SELECT nextval('vq8')").parse::<i64>().unwrap());
+            }
+            e.flush().unwrap();
+        }
+        let e = engine_with(dir.path(), config);
+        let mut c = session(&e);
+        let next: i64 = rows(&mut c, "SELECT nextval('vq8')").parse().unwrap();
+        assert!(seen.iter().all(|v| *v < next), "after a restart nextval gave {next}, at or below one of {seen:?}");
+    }
+}
+
+/// An insert meeting a key that an open transaction inserted waits for it,
+/// then fails with `23505` if it committed and succeeds if it rolled back
+/// (PostgreSQL's `XactLockTableWait` in the unique check).
+#[test]
+fn a_unique_check_waits_for_the_open_transaction_then_decides() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine_with(dir.path(), turnstile_sync::Config::default());
+    let mut a = session(&e);
+    run(&mut a, "CREATE TABLE uw (k int PRIMARY KEY, v int)").unwrap();
+    for (end, want) in [("ROLLBACK", None), ("COMMIT", Some("23505"))] {
+        run(&mut a, "DELETE FROM uw").unwrap();
+        run(&mut a, "BEGIN").unwrap();
+        run(&mut a, "INSERT INTO uw VALUES (1, 1)").unwrap();
+        let e2 = e.clone();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let b = std::thread::spawn(move || {
+            let mut b = session(&e2);
+            let r = run(&mut b, "INSERT INTO uw VALUES (1, 2)").map(|_| ()).map_err(|e| e.code.to_string());
+            tx.send(r).unwrap();
+        });
+        assert!(
+            rx.recv_timeout(std::time::Duration::from_millis(500)).is_err(),
+            "B answered while A's insert of the key was open"
+        );
+        run(&mut a, end).unwrap();
+        let got = rx.recv_timeout(std::time::Duration::from_secs(10)).expect("B still waits after A ended");
+        b.join().unwrap();
+        assert_eq!(got.err().as_deref(), want, "after A's {end}");
+        assert_eq!(rows(&mut a, "SELECT count(*) FROM uw"), "1");
+    }
+}
