@@ -50,7 +50,7 @@ fn open_with(dir: &Path, buffers: usize, policy: LwLockPolicy) -> (Arc<Smgr>, Bu
     )
     .expect("smgr");
     let options =
-        PoolOptions { shared_buffers: buffers, mapping_partitions: 16, policy, lookup_hints: true, huge_pages: false };
+        PoolOptions { shared_buffers: buffers, mapping_partitions: 16, policy, lookup_hints: true, huge_pages: false, prefault: false };
     let pool = BufferPool::with_options(options, smgr.clone()).expect("pool");
     for rel in [REL, REL2] {
         smgr.create(rel, Fork::Main).expect("create the index relations");
@@ -545,6 +545,7 @@ fn a_full_disk_during_a_split_is_an_error_and_loses_nothing() {
         policy: LwLockPolicy::Fair,
         lookup_hints: true,
         huge_pages: false,
+        prefault: false,
     };
     let pool = BufferPool::with_options(pool_options, smgr.clone()).unwrap();
     smgr.create(REL, Fork::Main).unwrap();

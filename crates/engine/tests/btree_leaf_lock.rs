@@ -32,6 +32,7 @@ fn the_classic_leaf_lock_takes_one_more_content_lock_per_insert() {
         policy: LwLockPolicy::Fair,
         lookup_hints: true,
         huge_pages: false,
+        prefault: false,
     };
     let pool = BufferPool::with_options(options, smgr.clone()).unwrap();
     let locks = LockManager::new(&Config::default()).unwrap();

@@ -50,6 +50,7 @@ fn open(dir: &Path) -> BufferPool {
         policy: LwLockPolicy::Fair,
         lookup_hints: true,
         huge_pages: false,
+        prefault: false,
     };
     let pool = BufferPool::with_options(options, smgr.clone()).expect("pool");
     smgr.create(REL, Fork::Main).expect("create the index relation");

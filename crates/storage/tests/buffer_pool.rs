@@ -23,6 +23,8 @@ fn pool(smgr: &Arc<Smgr>, buffers: usize, partitions: usize) -> BufferPool {
         policy: LwLockPolicy::Fair,
         lookup_hints: true,
         huge_pages: true,
+        // Faulted in at start: the pool works the same.
+        prefault: true,
     };
     BufferPool::with_options(options, smgr.clone()).unwrap()
 }

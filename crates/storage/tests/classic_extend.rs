@@ -30,6 +30,7 @@ fn setup(dir: &Scratch, buffers: usize) -> (Arc<Smgr>, BufferPool) {
         policy: LwLockPolicy::Fair,
         lookup_hints: false,
         huge_pages: false,
+        prefault: false,
     };
     let pool = BufferPool::with_options(options, smgr.clone()).unwrap();
     (smgr, pool)

@@ -29,6 +29,7 @@ fn setup(dir: &Scratch, io: Arc<FaultyIo>, buffers: usize) -> (Arc<Smgr>, Buffer
         policy: LwLockPolicy::Fair,
         lookup_hints: true,
         huge_pages: false,
+        prefault: false,
     };
     let pool = BufferPool::with_options(options, smgr.clone()).unwrap();
     (smgr, pool)

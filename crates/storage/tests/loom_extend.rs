@@ -65,6 +65,7 @@ fn two_buffer_pool(store: std::sync::Arc<GrowStore>) -> BufferPool {
         policy: LwLockPolicy::Fair,
         lookup_hints: false,
         huge_pages: false,
+        prefault: false,
     };
     BufferPool::with_options(options, store).unwrap()
 }

@@ -53,6 +53,7 @@ fn pool(buffers: usize, lookup_hints: bool) -> Arc<BufferPool> {
         policy: LwLockPolicy::Fair,
         lookup_hints,
         huge_pages: false,
+        prefault: false,
     };
     Arc::new(BufferPool::with_options(options, std::sync::Arc::new(StampStore)).unwrap())
 }

@@ -26,6 +26,7 @@ fn setup(dir: &Scratch, blocks: u32, buffers: usize, partitions: usize, policy: 
         policy,
         lookup_hints: false,
         huge_pages: false,
+        prefault: false,
     };
     BufferPool::with_options(options, smgr).unwrap()
 }

@@ -273,6 +273,12 @@ pub struct BufferConfig {
     /// keeps 4 kB pages. A query that touches one page of each of many
     /// indexes misses the TLB on almost every page with 4 kB pages.
     pub huge_pages: bool,
+    /// Fault every buffer's memory in when the pool is created, instead of
+    /// as each buffer is first used (PostgreSQL's way, the default): the
+    /// server is then at its full size from the start, and `turnstile soak`
+    /// sees growth that is not the pool filling.
+    #[serde(default)]
+    pub prefault: bool,
 }
 
 /// The storage manager (`turnstile-storage`).
@@ -393,6 +399,7 @@ pub const KNOBS: &[Knob] = &[
     Knob { key: "buffer.shared_buffers", allowed: "an integer from 16 to 4194304 (8 kB buffers)" },
     Knob { key: "buffer.lookup_hints", allowed: "true or false" },
     Knob { key: "buffer.huge_pages", allowed: "true or false" },
+    Knob { key: "buffer.prefault", allowed: "true or false" },
     Knob { key: "storage.extend", allowed: "classic or bulk" },
     Knob { key: "storage.extend_max_blocks", allowed: "an integer from 1 to 1024" },
     Knob { key: "storage.max_open_files", allowed: "an integer from 1 to 1000000" },
@@ -482,6 +489,7 @@ impl Config {
                 shared_buffers: 16384,
                 lookup_hints: !classic,
                 huge_pages: !classic,
+                prefault: false,
             },
             storage: StorageConfig {
                 extend: if classic { ExtendStrategy::Classic } else { ExtendStrategy::Bulk },

@@ -451,6 +451,7 @@ mod tests {
             policy: LwLockPolicy::Fair,
             lookup_hints: true,
             huge_pages: false,
+            prefault: false,
         };
         let pool = BufferPool::with_options(options, smgr.clone()).unwrap();
         let rel = RelFileId::new(1, 42);

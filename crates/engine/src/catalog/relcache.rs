@@ -217,6 +217,7 @@ mod tests {
             policy: LwLockPolicy::Fair,
             lookup_hints: true,
             huge_pages: false,
+            prefault: false,
         };
         let pool = BufferPool::with_options(options, smgr.clone()).unwrap();
         let file = RelFileId::new(db, ix);

@@ -684,6 +684,7 @@ mod tests {
             policy: LwLockPolicy::Fair,
             lookup_hints: true,
             huge_pages: false,
+            prefault: false,
         };
         (smgr.clone(), BufferPool::with_options(options, smgr).unwrap())
     }

@@ -12,6 +12,8 @@
 //! one script at a time, then runs the mix in about [`CHUNKS`] chunks and
 //! takes a [`Sample`](sample::Sample) after each; [`report`] turns the samples into
 //! the growth figures and prints them (`--json`: `{"runs":[…]}`).
+//! Every server runs with [`PREFAULT`] on: its buffer pool is resident
+//! from the start.
 //!
 //! The servers and clients are the lab's ([`crate::compare`]): every
 //! process is registered with [`cleanup`](crate::compare::cleanup), so an
@@ -36,6 +38,12 @@ use crate::{progress, CliError};
 
 /// The mix runs in about this many chunks, with a sample after each.
 pub const CHUNKS: u64 = 20;
+
+/// The knob the soak sets for every server: the buffer pool's memory is
+/// faulted in at start, so that resident memory measures growth, not the
+/// pool filling as the tables grow (PostgreSQL touches its shared buffers
+/// as it first uses them too).
+pub const PREFAULT: &str = "buffer.prefault";
 
 /// Options of `turnstile soak`.
 #[derive(clap::Args, Debug, Clone)]
@@ -104,6 +112,9 @@ impl Plan {
             .into());
         }
         let per_client_per_chunk = transactions / least;
+        // The buffer pool is resident from the start, so that its filling
+        // is not counted as growth (a `--set buffer.prefault=false` wins).
+        let set = std::iter::once(format!("{PREFAULT}=true")).chain(set).collect();
         Ok(Plan { transactions, clients, scale, probe_transactions, per_client_per_chunk, set })
     }
 

@@ -61,6 +61,8 @@ pub struct PoolOptions {
     pub lookup_hints: bool,
     /// Back the pages with transparent huge pages (`buffer.huge_pages`).
     pub huge_pages: bool,
+    /// Fault every buffer's memory in at start (`buffer.prefault`).
+    pub prefault: bool,
 }
 
 impl PoolOptions {
@@ -72,6 +74,7 @@ impl PoolOptions {
             policy: config.lwlock.policy,
             lookup_hints: config.buffer.lookup_hints,
             huge_pages: config.buffer.huge_pages,
+            prefault: config.buffer.prefault,
         }
     }
 }
@@ -163,7 +166,7 @@ impl BufferPool {
         if options.mapping_partitions == 0 {
             return Err(StorageError::Config("mapping_partitions must be at least 1".into()));
         }
-        let frames =
+        let mut frames =
             turnstile_sync::frames::frames::<PAGE_SIZE>(options.shared_buffers, options.huge_pages).map_err(|e| {
                 StorageError::Config(format!(
                     "could not map {} MB for {} shared buffers: {e}",
@@ -171,6 +174,16 @@ impl BufferPool {
                     options.shared_buffers
                 ))
             })?;
+        if options.prefault {
+            // Resident from the start (PostgreSQL touches shared buffers as
+            // it first uses them): the server's memory then stays flat
+            // while the pool fills, so that growth is what leaks.
+            for f in &mut frames {
+                for i in (0..PAGE_SIZE).step_by(4096) {
+                    f[i] = std::hint::black_box(0);
+                }
+            }
+        }
         // The descriptors, read at random by every lookup, get huge pages
         // too: 4 MB at the default size, one TLB entry per 2 MB.
         let mut frames = frames.into_iter();
@@ -392,6 +405,7 @@ mod tests {
             policy: LwLockPolicy::Fair,
             lookup_hints: true,
             huge_pages: false,
+            prefault: false,
         };
         let pool = BufferPool::with_options(options, Arc::new(EmptyPages)).unwrap();
         let rel = RelFileId::new(1, 1);
@@ -422,6 +436,7 @@ mod tests {
                 policy,
                 lookup_hints: false,
                 huge_pages: false,
+            prefault: false,
             };
             let pool = BufferPool::with_options(options, Arc::new(EmptyPages)).unwrap();
             let rel = RelFileId::new(1, 1);

@@ -68,6 +68,7 @@ pub fn assert_payloads_on_disk<'a>(
         policy: turnstile_sync::LwLockPolicy::Fair,
         lookup_hints: true,
         huge_pages: false,
+        prefault: false,
     };
     let fresh = BufferPool::with_options(options, store).unwrap();
     for (writer, blocks) in handed {
