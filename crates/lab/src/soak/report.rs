@@ -74,9 +74,11 @@ pub struct RunReport {
     pub scale: u32,
     /// Transactions before the first sample of the slope.
     pub warmup_transactions: u64,
-    /// Mix transactions that were tpcb-like.
+    /// Mix transactions that were tpcb-like, by pgbench's per-script
+    /// tally (which may lose a few between threads; see
+    /// [`pgbench_output`](super::pgbench_output)).
     pub write_transactions: u64,
-    /// Mix transactions that were select-only.
+    /// Mix transactions that were select-only, as `write_transactions`.
     pub read_only_transactions: u64,
     /// Mix transactions per second of pgbench time.
     pub tps: f64,
