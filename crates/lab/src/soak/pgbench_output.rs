@@ -14,6 +14,13 @@
 //!
 //! A run of one script has no such section; its script is named by the
 //! summary's `transaction type:` line and ran every transaction.
+//!
+//! The total is exact; the per-script counts may fall a few short of it
+//! with more than one thread (`-j 2`): pgbench 15 tallies them in one
+//! struct per script that its threads share without a lock, so an
+//! increment can be lost (seen: 2435 + 2564 of 5000). The soak takes the
+//! total as the count of the run and the per-script counts as pgbench
+//! gives them.
 
 use crate::compare::client::Bench;
 
@@ -34,7 +41,7 @@ pub struct Processed {
 
 impl Processed {
     /// Reads pgbench's output; `None` when it has no summary, or when the
-    /// per-script counts do not add up to the total.
+    /// per-script counts exceed the total (lost increments only lower them).
     pub fn parse(text: &str) -> Option<Processed> {
         let total = Bench::parse(text)?.transactions;
         let mut by_script: Vec<(String, u64)> = Vec::new();
@@ -54,7 +61,7 @@ impl Processed {
             let name = text.lines().find_map(|l| l.strip_prefix("transaction type: "))?;
             by_script.push((name.trim().to_owned(), total));
         }
-        (by_script.iter().map(|s| s.1).sum::<u64>() == total).then_some(Processed { total, by_script })
+        (by_script.iter().map(|s| s.1).sum::<u64>() <= total).then_some(Processed { total, by_script })
     }
 
     /// The transactions that script `name` ran (0 when it did not run).
@@ -131,10 +138,13 @@ tps = 11402.248523 (without initial connection time)
     }
 
     #[test]
-    fn output_without_a_summary_or_with_counts_that_disagree_is_refused() {
+    fn output_without_a_summary_or_with_counts_past_the_total_is_refused() {
         assert_eq!(Processed::parse("pgbench: error: connection to server failed"), None);
-        let wrong = MIX.replace(" - 1024 transactions", " - 1023 transactions");
-        assert_eq!(Processed::parse(&wrong), None, "976 + 1023 is not the 2000 processed");
+        let lost = MIX.replace(" - 1024 transactions", " - 1023 transactions");
+        let p = Processed::parse(&lost).expect("a per-script increment lost between threads");
+        assert_eq!((p.total, p.of(SELECT_ONLY)), (2000, 1023), "the total stays pgbench's exact count");
+        let wrong = MIX.replace(" - 1024 transactions", " - 1025 transactions");
+        assert_eq!(Processed::parse(&wrong), None, "976 + 1025 is more than the 2000 processed");
         let garbled = MIX.replace(" - 1024 transactions", " - many transactions");
         assert_eq!(Processed::parse(&garbled), None);
     }

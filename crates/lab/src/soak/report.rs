@@ -74,9 +74,11 @@ pub struct RunReport {
     pub scale: u32,
     /// Transactions before the first sample of the slope.
     pub warmup_transactions: u64,
-    /// Mix transactions that were tpcb-like.
+    /// Mix transactions that were tpcb-like, by pgbench's per-script
+    /// tally (which may lose a few between threads; see
+    /// [`pgbench_output`](super::pgbench_output)).
     pub write_transactions: u64,
-    /// Mix transactions that were select-only.
+    /// Mix transactions that were select-only, as `write_transactions`.
     pub read_only_transactions: u64,
     /// Mix transactions per second of pgbench time.
     pub tps: f64,
@@ -92,6 +94,13 @@ pub struct RunReport {
     pub history_bytes_end: u64,
     /// The data directory on disk at the end, bytes.
     pub data_dir_bytes_end: u64,
+    /// The status log's and the version store's bytes at the end, and the
+    /// version store's fallbacks (see [`Sample`]).
+    pub xact_log_bytes_end: u64,
+    /// See `xact_log_bytes_end`.
+    pub version_store_bytes_end: u64,
+    /// See `xact_log_bytes_end`.
+    pub version_store_fallbacks_end: u64,
     /// Every sample.
     pub samples: Vec<Sample>,
 }
@@ -132,6 +141,9 @@ impl RunReport {
             updated_tables_bytes_end: end_bytes,
             history_bytes_end: last.map_or(0, |s| s.history_bytes),
             data_dir_bytes_end: last.map_or(0, |s| s.data_dir_bytes),
+            xact_log_bytes_end: last.map_or(0, |s| s.xact_log_bytes),
+            version_store_bytes_end: last.map_or(0, |s| s.version_store_bytes),
+            version_store_fallbacks_end: last.map_or(0, |s| s.version_store_fallbacks),
             samples: fig.samples,
         }
     }
@@ -161,6 +173,8 @@ pub fn text(runs: &[RunReport]) -> String {
             "end/half",
             "history MB",
             "data dir MB",
+            "xact log MB",
+            "version store MB",
             "xids/read-only",
             "xids/write",
         ],
@@ -180,6 +194,8 @@ pub fn text(runs: &[RunReport]) -> String {
             opt(r.table_growth_ratio, 3),
             mb(r.history_bytes_end),
             mb(r.data_dir_bytes_end),
+            mb(r.xact_log_bytes_end),
+            mb(r.version_store_bytes_end),
             f(r.xids_per_read_only, 3),
             f(r.xids_per_write, 3),
         ]);
@@ -199,6 +215,9 @@ mod tests {
             data_dir_bytes: 2 * tables,
             updated_tables_bytes: tables,
             history_bytes: transactions * 50,
+            xact_log_bytes: 4096,
+            version_store_bytes: 0,
+            version_store_fallbacks: 0,
         }
     }
 

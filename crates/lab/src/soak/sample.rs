@@ -10,7 +10,10 @@
 //! `pg_relation_size`: the tables the mix updates (`pgbench_accounts`,
 //! `pgbench_tellers`, `pgbench_branches`) summed, and the append-only
 //! `pgbench_history` apart, since it grows by one row per write
-//! transaction by design.
+//! transaction by design. Beside them, what MVCC keeps in memory, from the
+//! server's views: the status log's bytes (`pg_stat_xact_log.bytes`) and
+//! the version store's bytes and fallbacks (`pg_stat_version_store`), so
+//! that RSS growth can be told apart from the structures issue 33 bounds.
 
 use crate::compare::client::Conn;
 use crate::CliError;
@@ -41,6 +44,13 @@ pub struct Sample {
     pub updated_tables_bytes: u64,
     /// `pg_relation_size` of `pgbench_history`, bytes.
     pub history_bytes: u64,
+    /// `pg_stat_xact_log.bytes`: the transaction status log.
+    pub xact_log_bytes: u64,
+    /// `pg_stat_version_store.bytes`: older row versions kept in memory.
+    pub version_store_bytes: u64,
+    /// `pg_stat_version_store.fallbacks`: updates that wrote a new tuple
+    /// version because the store was full.
+    pub version_store_fallbacks: u64,
 }
 
 impl Sample {
@@ -48,8 +58,18 @@ impl Sample {
     pub fn take(conn: &Conn<'_>, pid: u32, data: &Path, transactions: u64, seconds: f64) -> Result<Sample, CliError> {
         let rss_mb = rss_kb(pid)? as f64 / 1024.0;
         let data_dir_bytes = disk_usage(data)?;
-        let (updated_tables_bytes, history_bytes) = table_sizes(conn)?;
-        Ok(Sample { transactions, seconds, rss_mb, data_dir_bytes, updated_tables_bytes, history_bytes })
+        let v = server_figures(conn)?;
+        Ok(Sample {
+            transactions,
+            seconds,
+            rss_mb,
+            data_dir_bytes,
+            updated_tables_bytes: v[0] + v[1] + v[2],
+            history_bytes: v[3],
+            xact_log_bytes: v[4],
+            version_store_bytes: v[5],
+            version_store_fallbacks: v[6],
+        })
     }
 }
 
@@ -89,21 +109,22 @@ pub fn disk_usage(dir: &Path) -> Result<u64, CliError> {
     Ok(total)
 }
 
-/// `(updated tables summed, pgbench_history)`, bytes, from `pg_relation_size`.
-fn table_sizes(conn: &Conn<'_>) -> Result<(u64, u64), CliError> {
-    let columns: Vec<String> =
+/// What the server reports, in this order: `pg_relation_size` of the
+/// three updated tables and of `pgbench_history`, the status log's bytes,
+/// the version store's bytes and fallbacks.
+fn server_figures(conn: &Conn<'_>) -> Result<[u64; 7], CliError> {
+    let sizes: Vec<String> =
         UPDATED_TABLES.iter().chain([&HISTORY_TABLE]).map(|t| format!("pg_relation_size('{t}')")).collect();
-    let out = conn.psql(&format!("SELECT {};\n", columns.join(", ")), QUERY_LIMIT)?;
-    let sizes: Vec<u64> = out
-        .trim()
-        .split(',')
-        .map(|v| v.trim().parse())
-        .collect::<Result<_, _>>()
-        .map_err(|e| format!("pg_relation_size of the pgbench tables answered {:?}: {e}", out.trim()))?;
-    match sizes[..] {
-        [a, t, b, h] => Ok((a + t + b, h)),
-        _ => Err(format!("pg_relation_size of the pgbench tables answered {:?}", out.trim()).into()),
-    }
+    let sql = format!(
+        "SELECT {};\nSELECT bytes FROM pg_stat_xact_log;\nSELECT bytes, fallbacks FROM pg_stat_version_store;\n",
+        sizes.join(", ")
+    );
+    let out = conn.psql(&sql, QUERY_LIMIT)?;
+    let values: Result<Vec<u64>, _> =
+        out.lines().flat_map(|l| l.split(',')).filter(|v| !v.trim().is_empty()).map(|v| v.trim().parse()).collect();
+    values.ok().and_then(|v| <[u64; 7]>::try_from(v).ok()).ok_or_else(|| {
+        format!("the table sizes, pg_stat_xact_log and pg_stat_version_store answered {:?}", out.trim()).into()
+    })
 }
 
 /// The server's count of transaction ids assigned since it started
