@@ -123,7 +123,7 @@ impl OuterScope {
     /// that carries it into the subquery and its type, `None` when no
     /// level has it.
     pub fn resolve(&self, qual: Option<&str>, name: &str) -> Result<Option<(Expr, SqlType)>, SqlError> {
-        let (captured, ty) = match resolve_in(&self.cols, qual, name) {
+        let (captured, ty) = match resolve_in(&self.cols, qual, name, &[]) {
             Ok(c) => (Expr::Col(c), self.cols[c].ty),
             Err(e) if e.code == SqlState::AMBIGUOUS_COLUMN => return Err(e),
             Err(_) => match &self.parent {

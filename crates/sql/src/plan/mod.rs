@@ -13,12 +13,14 @@ mod dml;
 mod exec;
 mod from;
 mod group;
+mod item;
 mod order;
 mod predicate;
 mod query;
 mod setop;
 mod sublink;
 mod target;
+mod using;
 pub(crate) use exec::count_arg;
 pub(crate) use order::compare_key;
 

@@ -125,8 +125,9 @@ pub(super) fn select_list(
                         "SELECT * with no tables specified is not valid",
                     ));
                 }
-                for (i, col) in scope.cols.iter().enumerate() {
-                    out.push_column(i, col);
+                match &scope.star {
+                    Some(star) => star.iter().for_each(|&i| out.push_column(i, &scope.cols[i])),
+                    None => scope.cols.iter().enumerate().for_each(|(i, col)| out.push_column(i, col)),
                 }
             }
             ast::SelectItem::QualifiedWildcard(kind, _) => {
