@@ -567,7 +567,7 @@ cte-18 SELECT 'T' AS k, s FROM t WHERE id < 3 UNION ALL SELECT 'C', name FROM u 
 cte-19 SELECT id FROM t UNION SELECT id FROM u EXCEPT SELECT id FROM g ORDER BY id
 cte-20 SELECT x FROM (SELECT 1 AS x UNION ALL SELECT 2) AS v ORDER BY x DESC
 
-@family array Arrays: ARRAY[…] and '{…}' literals of the basic types, their text output, = ANY and <> ALL with NULLs
+@family array Arrays: ARRAY[…], ARRAY(SELECT …) and '{…}' literals of the basic types, their text output, = ANY and <> ALL with NULLs
 array-01 SELECT ARRAY[1, 2]
 array-02 SELECT 1 = ANY (ARRAY[1, 2])
 array-03 SELECT ARRAY['a', 'b c', NULL, '', 'NULL', 'x"y', 'a,b']
@@ -584,6 +584,9 @@ array-13 SELECT id FROM t WHERE id > ANY (ARRAY[5, 6]) ORDER BY id
 array-14 SELECT 'x' = ANY (ARRAY[1])
 array-15 SELECT ARRAY[i, id] FROM t ORDER BY id
 array-16 SELECT '{"a b", "c\"d"}'::text[], ' { x , y } '::varchar[]
+array-17 SELECT ARRAY(SELECT id FROM t WHERE id < 4 ORDER BY id DESC), ARRAY(SELECT s FROM t WHERE false)
+array-18 SELECT ARRAY(SELECT id, i FROM t)
+array-19 SELECT id, ARRAY(SELECT u.id FROM u WHERE u.tid = t.id ORDER BY u.id) AS us FROM t ORDER BY id
 
 @family regex Regular expressions and ILIKE: ~, ~*, !~, !~*, OPERATOR(pg_catalog.op), ILIKE with Unicode case, 2201B for a bad pattern
 regex-01 SELECT 'abc' ~ '^a'
