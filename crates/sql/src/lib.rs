@@ -95,6 +95,7 @@
 #![warn(missing_docs)]
 
 mod advisory;
+pub mod between;
 pub mod binary;
 mod binary_datum;
 pub mod catalog;

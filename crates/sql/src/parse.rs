@@ -346,8 +346,10 @@ pub fn parse_one(sql: &str, piece: &str, offset: usize) -> Result<Parsed, SqlErr
         _ => {}
     }
     let dialect = PostgreSqlDialect {};
-    let (text, modes) = key_lock_clauses(piece);
-    match Parser::parse_sql(&dialect, text.as_deref().unwrap_or(piece)) {
+    let symmetric = crate::between::rewrite(piece);
+    let source = symmetric.as_deref().unwrap_or(piece);
+    let (text, modes) = key_lock_clauses(source);
+    match Parser::parse_sql(&dialect, text.as_deref().unwrap_or(source)) {
         Ok(mut v) => match v.len() {
             0 => Ok(Parsed::Empty),
             1 if text.is_some() => Ok(Parsed::Locking(Box::new(v.remove(0)), modes)),

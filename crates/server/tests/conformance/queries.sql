@@ -567,7 +567,7 @@ cte-18 SELECT 'T' AS k, s FROM t WHERE id < 3 UNION ALL SELECT 'C', name FROM u 
 cte-19 SELECT id FROM t UNION SELECT id FROM u EXCEPT SELECT id FROM g ORDER BY id
 cte-20 SELECT x FROM (SELECT 1 AS x UNION ALL SELECT 2) AS v ORDER BY x DESC
 
-@family array Arrays: ARRAY[…] and '{…}' literals of the basic types, their text output, = ANY and <> ALL with NULLs
+@family array Arrays: ARRAY[…], ARRAY(SELECT …) and '{…}' literals of the basic types, their text output, = ANY and <> ALL with NULLs
 array-01 SELECT ARRAY[1, 2]
 array-02 SELECT 1 = ANY (ARRAY[1, 2])
 array-03 SELECT ARRAY['a', 'b c', NULL, '', 'NULL', 'x"y', 'a,b']
@@ -584,6 +584,9 @@ array-13 SELECT id FROM t WHERE id > ANY (ARRAY[5, 6]) ORDER BY id
 array-14 SELECT 'x' = ANY (ARRAY[1])
 array-15 SELECT ARRAY[i, id] FROM t ORDER BY id
 array-16 SELECT '{"a b", "c\"d"}'::text[], ' { x , y } '::varchar[]
+array-17 SELECT ARRAY(SELECT id FROM t WHERE id < 4 ORDER BY id DESC), ARRAY(SELECT s FROM t WHERE false)
+array-18 SELECT ARRAY(SELECT id, i FROM t)
+array-19 SELECT id, ARRAY(SELECT u.id FROM u WHERE u.tid = t.id ORDER BY u.id) AS us FROM t ORDER BY id
 
 @family regex Regular expressions and ILIKE: ~, ~*, !~, !~*, OPERATOR(pg_catalog.op), ILIKE with Unicode case, 2201B for a bad pattern
 regex-01 SELECT 'abc' ~ '^a'
@@ -599,7 +602,7 @@ regex-10 SELECT 1 ~ 'a'
 regex-11 SELECT 'abc' OPERATOR(pg_catalog.=) 'abc', 2 OPERATOR(pg_catalog.+) 3, 'ab' OPERATOR(pg_catalog.~~) 'a%'
 regex-12 SELECT id FROM t WHERE s ~ 'l' COLLATE pg_catalog.default ORDER BY id
 
-@family expr Everyday expressions: NULLIF, concat, concat_ws, greatest, least, trim, replace, position, lpad, rpad, split_part, strpos, initcap, upper/lower (Unicode), IS [NOT] DISTINCT FROM, ^, COLLATE "C"
+@family expr Everyday expressions: NULLIF, concat, concat_ws, greatest, least, trim, replace, position, lpad, rpad, split_part, strpos, initcap, upper/lower (Unicode), IS [NOT] DISTINCT FROM, BETWEEN SYMMETRIC, ^, COLLATE "C"
 expr-01 SELECT replace('abc', 'b', 'x')
 expr-02 SELECT trim('  x  '), ltrim('  x')
 expr-03 SELECT position('b' IN 'abc')
@@ -625,8 +628,10 @@ expr-22 SELECT strpos('héllo', 'l'), position('' IN 'abc'), replace('aaa', '', 
 expr-23 SELECT greatest('a', NULL, 'c'), least(1, 2.5), greatest(NULL, NULL)
 expr-24 SELECT nullif('a', 'a'), nullif(NULL::int, 1), nullif(2, NULL)
 expr-25 SELECT greatest(1, 'a')
+expr-26 SELECT 2 BETWEEN SYMMETRIC 3 AND 1, 2 NOT BETWEEN SYMMETRIC 3 AND 1, 5 BETWEEN ASYMMETRIC 3 AND 1
+expr-27 SELECT id FROM t WHERE i BETWEEN SYMMETRIC (20 - 10) AND -5 ORDER BY id
 
-@family ljoin Outer joins and CASE: LEFT JOIN on any condition, CASE in every position
+@family ljoin Outer joins, USING and CASE: LEFT JOIN on any condition, JOIN … USING and NATURAL JOIN (merged columns), CASE in every position
 ljoin-01 SELECT t.id, u.id FROM t LEFT JOIN u ON u.tid = t.id AND u.k LIKE 'a%' ORDER BY 1, 2
 ljoin-02 SELECT t.id, u.name FROM t LEFT JOIN u ON t.id = u.tid WHERE u.id IS NULL ORDER BY 1
 ljoin-03 SELECT t.id, x.n FROM t LEFT JOIN (SELECT tid, count(*) AS n FROM u GROUP BY tid) x ON x.tid = t.id ORDER BY 1
@@ -635,6 +640,15 @@ ljoin-05 SELECT CASE WHEN id > 2 THEN 'big' ELSE 'small' END AS sz, count(*) FRO
 ljoin-06 SELECT id FROM t ORDER BY CASE WHEN s IS NULL THEN 0 ELSE 1 END, id
 ljoin-07 SELECT id FROM t WHERE CASE WHEN i > 0 THEN true ELSE false END ORDER BY id
 ljoin-08 SELECT t.id, g.grp FROM t LEFT JOIN g ON g.id = t.id AND g.grp = 'a' LEFT JOIN u ON u.id = g.id ORDER BY 1
+ljoin-09 SELECT count(*) FROM t JOIN u USING (id)
+ljoin-10 SELECT count(*) FROM t NATURAL JOIN u
+ljoin-11 SELECT * FROM t JOIN u USING (id) ORDER BY id
+ljoin-12 SELECT id, t.s, u.k FROM t LEFT JOIN u USING (id) ORDER BY id
+ljoin-13 SELECT * FROM g NATURAL JOIN (SELECT 1 AS id, 'a' AS grp) x
+ljoin-14 SELECT * FROM u NATURAL LEFT JOIN (SELECT 2 AS id, 'banana' AS k) x ORDER BY id
+ljoin-15 SELECT count(*) FROM t JOIN u USING (nope)
+ljoin-16 SELECT id FROM t a JOIN t b USING (id) JOIN t c USING (id) ORDER BY id
+ljoin-17 SELECT count(*) FROM t JOIN t b USING (id, id)
 @family wr Writes: RETURNING on INSERT, UPDATE and DELETE; sequences, nextval/currval/setval/lastval, SERIAL and identity columns
 wr-01 INSERT INTO u VALUES (100, 1, 'x', 'y') RETURNING id
 wr-02 UPDATE u SET k = k WHERE id = 1 RETURNING id
@@ -686,8 +700,6 @@ wr-44 SELECT nextval('nosuch')
 !unsup-11 [TABLE t] TABLE t
 !unsup-13 [RIGHT/FULL JOIN] SELECT t.id, u.id FROM t RIGHT JOIN u ON t.id = u.tid ORDER BY 1, 2
 !unsup-14 [RIGHT/FULL JOIN] SELECT t.id, u.id FROM t FULL JOIN u ON t.id = u.tid ORDER BY 1, 2
-!unsup-17 [JOIN USING, NATURAL JOIN] SELECT count(*) FROM t JOIN u USING (id)
-!unsup-18 [JOIN USING, NATURAL JOIN] SELECT count(*) FROM t NATURAL JOIN u
 !unsup-20 [window functions] SELECT id, row_number() OVER (ORDER BY id) FROM t ORDER BY id
 !unsup-21 [window functions] SELECT id, sum(i) OVER () FROM t ORDER BY id
 !unsup-22 [DISTINCT ON] SELECT DISTINCT ON (grp) grp, id FROM g ORDER BY grp, id

@@ -68,9 +68,15 @@ impl Compiler<'_> {
             }
             A::In { expr, target: ast::InTarget::List(list), negated, .. } => self.in_list(expr, list, *negated)?,
             A::Between { expr, negated, low, high } => {
-                let (lo, _) = self.binary(expr, &ast::BinaryOperator::GtEq, low)?;
-                let (hi, _) = self.binary(expr, &ast::BinaryOperator::LtEq, high)?;
-                let both = Expr::And(Box::new(lo), Box::new(hi));
+                let (both, _) = match symmetric_bound(low) {
+                    // (x BETWEEN a AND b) OR (x BETWEEN b AND a)
+                    Some(low) => {
+                        let (one, _) = self.between(expr, low, high)?;
+                        let (other, _) = self.between(expr, high, low)?;
+                        (Expr::Or(Box::new(one), Box::new(other)), SqlType::Bool)
+                    }
+                    None => self.between(expr, low, high)?,
+                };
                 (if *negated { Expr::Not(Box::new(both)) } else { both }, SqlType::Bool)
             }
             A::Like { negated, expr, pattern, escape_char: None, any: false } => {
@@ -286,6 +292,13 @@ impl Compiler<'_> {
             None => None,
         };
         Ok((Expr::Case(op, pairs, els), ty))
+    }
+
+    /// `x >= low AND x <= high`.
+    fn between(&mut self, x: &ast::Expr, low: &ast::Expr, high: &ast::Expr) -> Result<(Expr, SqlType), SqlError> {
+        let (lo, _) = self.binary(x, &ast::BinaryOperator::GtEq, low)?;
+        let (hi, _) = self.binary(x, &ast::BinaryOperator::LtEq, high)?;
+        Ok((Expr::And(Box::new(lo), Box::new(hi)), SqlType::Bool))
     }
 
     /// `SUBSTRING(expr FROM start FOR count)`.
@@ -590,6 +603,23 @@ impl Compiler<'_> {
             arg_ty: arg_ty.unwrap_or(SqlType::Unknown),
         });
         Ok((Expr::Agg(aggs.len() - 1), ty))
+    }
+}
+
+/// The first bound of `BETWEEN SYMMETRIC`, which [`crate::between`]
+/// marks with a call of its marker.
+fn symmetric_bound(low: &ast::Expr) -> Option<&ast::Expr> {
+    let ast::Expr::Function(f) = low else { return None };
+    let [ast::ObjectNamePart::Identifier(name)] = f.name.0.as_slice() else { return None };
+    if name.quote_style.is_some() || name.value != crate::between::SYMMETRIC_MARK {
+        return None;
+    }
+    match &f.args {
+        ast::FunctionArguments::List(l) => match l.args.as_slice() {
+            [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e))] => Some(e),
+            _ => None,
+        },
+        _ => None,
     }
 }
 

@@ -51,21 +51,27 @@ pub struct Scope {
     /// The subqueries of this level's expressions, planned before the
     /// expressions are compiled (keyed by their text as parsed).
     pub subqueries: Vec<PlannedSubquery>,
+    /// Columns an unqualified name and `*` do not see: the right-hand
+    /// column of each `JOIN … USING` / `NATURAL JOIN` pair.
+    pub hidden: Vec<usize>,
+    /// The columns `*` lists, in order, when a USING or NATURAL join
+    /// merged some (the merged ones first); `None`: every column.
+    pub star: Option<Vec<usize>>,
 }
 
 impl Scope {
     /// Resolves `[qual.]name` to a column position.
     pub fn resolve(&self, qual: Option<&str>, name: &str) -> Result<usize, SqlError> {
-        resolve_in(&self.cols, qual, name)
+        resolve_in(&self.cols, qual, name, if qual.is_none() { &self.hidden } else { &[] })
     }
 }
 
-/// Resolves `[qual.]name` among `cols`: its position, `42702` when two
+/// Resolves `[qual.]name` among `cols` but those at `skip`: its position, `42702` when two
 /// columns match, `42P01`/`42703` when none does.
-pub(crate) fn resolve_in(cols: &[ScopeCol], qual: Option<&str>, name: &str) -> Result<usize, SqlError> {
+pub(crate) fn resolve_in(cols: &[ScopeCol], qual: Option<&str>, name: &str, skip: &[usize]) -> Result<usize, SqlError> {
     let mut found = None;
     for (i, c) in cols.iter().enumerate() {
-        if c.name == name && qual.is_none_or(|q| q == c.qual) {
+        if c.name == name && qual.is_none_or(|q| q == c.qual) && !skip.contains(&i) {
             if found.is_some() {
                 return Err(SqlError::new(
                     SqlState::AMBIGUOUS_COLUMN,

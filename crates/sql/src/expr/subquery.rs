@@ -1,6 +1,6 @@
 //! Subqueries in expressions (PostgreSQL's `SubLink`): `EXISTS (…)`, a
-//! scalar `(SELECT …)`, `x [NOT] IN (SELECT …)` and `x op ANY|ALL (SELECT
-//! …)`.
+//! scalar `(SELECT …)`, `x [NOT] IN (SELECT …)`, `x op ANY|ALL (SELECT
+//! …)` and `ARRAY(SELECT …)`.
 //!
 //! # Design
 //!
@@ -68,6 +68,8 @@ pub enum SubLinkKind {
     Any(BinOp),
     /// `x op ALL (…)` (`NOT IN` is `NOT (= ANY)`): every row does.
     All(BinOp),
+    /// `ARRAY(SELECT …)`: its one column's values as an array.
+    Array,
 }
 
 /// A subquery in an expression.
@@ -123,7 +125,7 @@ impl OuterScope {
     /// that carries it into the subquery and its type, `None` when no
     /// level has it.
     pub fn resolve(&self, qual: Option<&str>, name: &str) -> Result<Option<(Expr, SqlType)>, SqlError> {
-        let (captured, ty) = match resolve_in(&self.cols, qual, name) {
+        let (captured, ty) = match resolve_in(&self.cols, qual, name, &[]) {
             Ok(c) => (Expr::Col(c), self.cols[c].ty),
             Err(e) if e.code == SqlState::AMBIGUOUS_COLUMN => return Err(e),
             Err(_) => match &self.parent {
@@ -180,6 +182,9 @@ impl SubLink {
                 1 => Ok(rows.into_iter().next().and_then(|r| r.into_iter().next()).unwrap_or(Datum::Null)),
                 _ => Err(cardinality()),
             },
+            SubLinkKind::Array => {
+                Ok(Datum::Array(rows.into_iter().map(|r| r.into_iter().next().unwrap_or(Datum::Null)).collect()))
+            }
             SubLinkKind::Any(op) => self.quantified(op, lhs, rows, true),
             SubLinkKind::All(op) => self.quantified(op, lhs, rows, false),
         }
@@ -229,7 +234,7 @@ impl super::Compiler<'_> {
         let rhs_type = match (kind, types) {
             (SubLinkKind::Exists, _) => SqlType::Bool,
             (_, [t]) => *t,
-            (SubLinkKind::Scalar, _) => {
+            (SubLinkKind::Scalar | SubLinkKind::Array, _) => {
                 return Err(SqlError::new(SqlState::SYNTAX_ERROR, "subquery must return only one column"))
             }
             _ => {
@@ -255,7 +260,12 @@ impl super::Compiler<'_> {
             }
             None => (None, rhs_type),
         };
-        let ty = if kind == SubLinkKind::Scalar { rhs_type } else { SqlType::Bool };
+        let ty = match kind {
+            SubLinkKind::Scalar => rhs_type,
+            SubLinkKind::Array => SqlType::array_of(rhs_type)
+                .ok_or_else(|| SqlError::unsupported(&format!("arrays of type {}", rhs_type.name())))?,
+            _ => SqlType::Bool,
+        };
         let link = SubLink { kind, plan: planned.plan, captures: planned.captures, lhs, cmp_type, rhs_type };
         Ok((Expr::SubLink(Box::new(link)), ty))
     }

@@ -26,13 +26,14 @@ pub(super) fn compile_select_in(
     cx: &QueryCx,
 ) -> Result<SelectPlan, SqlError> {
     check_clauses(q)?;
-    let items = from_list(cat, sel, params, cx)?;
+    let (items, merges) = from_list(cat, sel, params, cx)?;
     let mut scope = Scope { outer: cx.outer.clone(), ..Scope::default() };
     let mut where_parts = Vec::new();
     if let Some(w) = &sel.selection {
         conjuncts(w, &mut where_parts);
     }
     let (source, residual) = bind_from(items, &mut scope, where_parts, params)?;
+    merges.apply(&mut scope)?;
     plan_subqueries(cat, level_exprs(q, sel), &mut scope, params, cx)?;
     let mut c = compiler(&scope, params, None);
     let residual = and_all(residual.iter().map(|p| c.boolean(p)).collect::<Result<Vec<_>, _>>()?);

@@ -8,7 +8,9 @@
 //! `column = value` conjuncts are pushed down as engine filters wherever a
 //! table is read, except on the nullable side of a LEFT JOIN.
 
+use super::item::{item_alias, FromItem};
 use super::predicate::{conjuncts, equi_columns, pushable};
+use super::using::Merges;
 use super::{compile_query, compiler, Catalog, Producer, QueryCx, RowItem, SelectPlan, Source, TableDef};
 use crate::error::SqlError;
 use crate::expr::{ident_name, object_name, Scope, ScopeCol};
@@ -17,31 +19,6 @@ use crate::views::View;
 use sqlparser::ast;
 use turnstile_engine::query::{Col, Operand, Query};
 use turnstile_lock::SqlState;
-
-/// A FROM item resolved.
-pub(super) enum FromItem {
-    Table {
-        name: String,
-        alias: String,
-        def: TableDef,
-    },
-    View {
-        view: View,
-        alias: String,
-    },
-    Series {
-        args: Vec<ast::Expr>,
-        alias: String,
-        col: String,
-    },
-    /// A subquery in FROM or a common table expression: its plan, alias
-    /// and column names.
-    Derived {
-        plan: Box<SelectPlan>,
-        alias: String,
-        cols: Vec<String>,
-    },
-}
 
 /// A FROM item resolved against the catalog: a table, a system view or
 /// `generate_series(...)`.
@@ -177,30 +154,53 @@ fn join_name(op: &ast::JoinOperator) -> String {
     }
 }
 
-/// The FROM list, resolved: one item, then its joins.
+/// The FROM list, resolved: one item, then its joins (a USING or NATURAL
+/// join as its ON condition, the columns it merges in `Merges`).
 pub(super) fn from_list(
     cat: &Catalog<'_>,
     sel: &ast::Select,
     params: &mut Vec<SqlType>,
     cx: &QueryCx,
-) -> Result<Vec<Joined>, SqlError> {
-    let mut items = Vec::new();
+) -> Result<(Vec<Joined>, Merges), SqlError> {
+    use ast::JoinConstraint as C;
+    use ast::JoinOperator as J;
+    let mut items: Vec<Joined> = Vec::new();
+    let mut merges = Merges::default();
     // `FROM a, b` is a cross join, filtered by WHERE.
     for twj in &sel.from {
-        items.push((from_item(cat, &twj.relation, params, cx)?, None));
+        let first = from_item(cat, &twj.relation, params, cx)?;
+        merges.start_group(item_alias(&first));
+        let group_start = items.len();
+        items.push((first, None));
         for j in &twj.joins {
-            let (cond, left) = match &j.join_operator {
-                ast::JoinOperator::Join(ast::JoinConstraint::On(e))
-                | ast::JoinOperator::Inner(ast::JoinConstraint::On(e)) => (Some(e.clone()), false),
-                ast::JoinOperator::LeftOuter(ast::JoinConstraint::On(e))
-                | ast::JoinOperator::Left(ast::JoinConstraint::On(e)) => (Some(e.clone()), true),
-                ast::JoinOperator::CrossJoin(ast::JoinConstraint::None) => (None, false),
+            let (constraint, left) = match &j.join_operator {
+                J::Join(c) | J::Inner(c) => (c, false),
+                J::Left(c) | J::LeftOuter(c) => (c, true),
+                J::CrossJoin(C::None) => (&C::None, false),
                 other => return Err(SqlError::unsupported(&join_name(other))),
             };
-            items.push((from_item(cat, &j.relation, params, cx)?, cond.map(|c| (c, left))));
+            let right = from_item(cat, &j.relation, params, cx)?;
+            let cond = match constraint {
+                C::On(e) => {
+                    merges.add(item_alias(&right));
+                    Some(e.clone())
+                }
+                C::Using(_) | C::Natural => {
+                    let before: Vec<&FromItem> = items[group_start..].iter().map(|(i, _)| i).collect();
+                    let on = merges.condition(&before, &right, constraint)?;
+                    // NATURAL JOIN without a common column is a cross join.
+                    Some(on.unwrap_or_else(|| ast::Expr::value(ast::Value::Boolean(true))))
+                }
+                C::None if matches!(j.join_operator, J::CrossJoin(_)) => {
+                    merges.add(item_alias(&right));
+                    None
+                }
+                _ => return Err(SqlError::unsupported(&join_name(&j.join_operator))),
+            };
+            items.push((right, cond.map(|c| (c, left))));
         }
     }
-    Ok(items)
+    Ok((items, merges))
 }
 
 /// The input: engine tables, or materialised views and functions, or one
@@ -215,13 +215,8 @@ pub(super) fn bind_from(
     let all_tables = !items.is_empty() && items.iter().all(|(i, _)| matches!(i, FromItem::Table { .. }));
     let mut aliases: Vec<&str> = Vec::new();
     for (item, _) in &items {
-        let alias = match item {
-            FromItem::Table { alias, .. }
-            | FromItem::View { alias, .. }
-            | FromItem::Series { alias, .. }
-            | FromItem::Derived { alias, .. } => alias,
-        };
-        if aliases.contains(&alias.as_str()) {
+        let alias = item_alias(item);
+        if aliases.contains(&alias) {
             return Err(SqlError::new(
                 SqlState::DUPLICATE_ALIAS,
                 format!("table name \"{alias}\" specified more than once"),

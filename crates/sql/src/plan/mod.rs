@@ -13,6 +13,7 @@ mod dml;
 mod exec;
 mod from;
 mod group;
+mod item;
 mod order;
 mod predicate;
 mod query;
@@ -20,6 +21,7 @@ mod setop;
 mod sublink;
 mod returning;
 mod target;
+mod using;
 pub(crate) use exec::count_arg;
 pub(crate) use order::compare_key;
 

@@ -117,6 +117,9 @@ fn collect<'e>(e: &'e ast::Expr, out: &mut Vec<&'e ast::Query>) {
             else_result.iter().for_each(|x| collect(x, out));
         }
         A::Function(f) => {
+            if let ast::FunctionArguments::Subquery(q) = &f.args {
+                out.push(q);
+            }
             if let ast::FunctionArguments::List(l) = &f.args {
                 for a in &l.args {
                     let (ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x))

@@ -43,6 +43,7 @@ fn figure_colname_strength(e: &ast::Expr) -> (String, u8) {
     match e {
         ast::Expr::Identifier(i) => (ident_name(i), 2),
         ast::Expr::CompoundIdentifier(p) => (p.last().map(ident_name).unwrap_or_default(), 2),
+        ast::Expr::Function(f) if matches!(f.args, ast::FunctionArguments::Subquery(_)) => ("array".into(), 2),
         ast::Expr::Function(f) => match object_name(&f.name) {
             Ok(n) => (n, 2),
             Err(_) => ("?column?".into(), 0),
@@ -136,8 +137,9 @@ pub(super) fn item_list(
                         "SELECT * with no tables specified is not valid",
                     ));
                 }
-                for (i, col) in scope.cols.iter().enumerate() {
-                    out.push_column(i, col);
+                match &scope.star {
+                    Some(star) => star.iter().for_each(|&i| out.push_column(i, &scope.cols[i])),
+                    None => scope.cols.iter().enumerate().for_each(|(i, col)| out.push_column(i, col)),
                 }
             }
             ast::SelectItem::QualifiedWildcard(kind, _) => {

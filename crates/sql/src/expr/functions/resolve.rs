@@ -52,6 +52,9 @@ impl Compiler<'_> {
     /// Compiles a function call (aggregates included).
     pub(crate) fn function(&mut self, f: &ast::Function) -> Result<(Expr, SqlType), SqlError> {
         let name = object_name(&f.name)?;
+        if let (ast::FunctionArguments::Subquery(q), "array") = (&f.args, name.as_str()) {
+            return self.sublink(q, crate::expr::SubLinkKind::Array, None);
+        }
         let args = call_args(&name, &f.args)?;
         if f.over.is_some() {
             return Err(SqlError::unsupported("window functions"));

@@ -1,0 +1,52 @@
+//! A FROM item as binding resolved it: a table, a system view,
+//! `generate_series`, or a derived table (a subquery in FROM or a common
+//! table expression), with the alias it is known by and its column names.
+
+use super::{SelectPlan, TableDef};
+use crate::views::View;
+use sqlparser::ast;
+
+/// A FROM item resolved.
+pub(super) enum FromItem {
+    Table {
+        name: String,
+        alias: String,
+        def: TableDef,
+    },
+    View {
+        view: View,
+        alias: String,
+    },
+    Series {
+        args: Vec<ast::Expr>,
+        alias: String,
+        col: String,
+    },
+    /// A subquery in FROM or a common table expression: its plan, alias
+    /// and column names.
+    Derived {
+        plan: Box<SelectPlan>,
+        alias: String,
+        cols: Vec<String>,
+    },
+}
+
+/// The alias an item is known by.
+pub(super) fn item_alias(item: &FromItem) -> &str {
+    match item {
+        FromItem::Table { alias, .. }
+        | FromItem::View { alias, .. }
+        | FromItem::Series { alias, .. }
+        | FromItem::Derived { alias, .. } => alias,
+    }
+}
+
+/// The column names an item brings.
+pub(super) fn item_columns(item: &FromItem) -> Vec<String> {
+    match item {
+        FromItem::Table { def, .. } => def.names.clone(),
+        FromItem::View { view, .. } => view.columns().iter().map(|(n, _)| (*n).to_owned()).collect(),
+        FromItem::Series { col, .. } => vec![col.clone()],
+        FromItem::Derived { cols, .. } => cols.clone(),
+    }
+}
