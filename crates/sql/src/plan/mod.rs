@@ -17,6 +17,7 @@ mod order;
 mod predicate;
 mod returning;
 mod target;
+mod upsert;
 pub(crate) use exec::count_arg;
 pub(crate) use order::compare_key;
 
