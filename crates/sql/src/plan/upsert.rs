@@ -81,6 +81,12 @@ pub struct OnConflict {
     pub action: ConflictAction,
 }
 
+/// The proposed row's key on `arbiter` (as text, to compare), `None` when
+/// a column of it is NULL: such a key never conflicts.
+fn key(arbiter: &Arbiter, row: &[Value]) -> Option<Vec<String>> {
+    arbiter.columns.iter().map(|&c| (!matches!(row[c], Value::Null)).then(|| row[c].to_string())).collect()
+}
+
 fn no_arbiter() -> SqlError {
     SqlError::new(
         SqlState::INVALID_COLUMN_REFERENCE,
@@ -189,11 +195,6 @@ struct Progress {
 }
 
 impl OnConflict {
-    fn key(&self, arbiter: &Arbiter, row: &[Value]) -> Option<Vec<String>> {
-        let _ = self;
-        arbiter.columns.iter().map(|&c| (!matches!(row[c], Value::Null)).then(|| row[c].to_string())).collect()
-    }
-
     fn probe_query(table: &str, arbiter: &Arbiter, row: &[Value]) -> (Query, Vec<Value>) {
         let mut q = Query::from(table.to_owned());
         let mut params = Vec::with_capacity(arbiter.columns.len());
@@ -225,7 +226,7 @@ impl OnConflict {
 
     /// One proposed row: the loop of the module header.
     fn one(&self, t: &Target<'_>, row: Vec<Value>, run: &mut Run<'_, '_>, p: &mut Progress) -> Result<(), SqlError> {
-        let keys: Vec<Option<Vec<String>>> = self.arbiters.iter().map(|a| self.key(a, &row)).collect();
+        let keys: Vec<Option<Vec<String>>> = self.arbiters.iter().map(|a| key(a, &row)).collect();
         for _ in 0..UPSERT_RETRIES_MAX {
             for (a, key) in self.arbiters.iter().zip(&keys) {
                 let Some(key) = key else { continue };
@@ -320,7 +321,7 @@ impl OnConflict {
         }
         if let (Some(new), true) = (updated, n? > 0) {
             p.count += 1;
-            p.touched.extend(self.key(a, &new));
+            p.touched.extend(key(a, &new));
             if let Some(ret) = t.returning {
                 p.returned.push(ret.project(&new, &mut run.env)?);
             }
