@@ -247,3 +247,90 @@ fn a_unique_check_waits_for_the_open_transaction_then_decides() {
         assert_eq!(rows(&mut a, "SELECT count(*) FROM uw"), "1");
     }
 }
+
+#[test]
+fn on_conflict_answers_as_postgresql() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine_with(dir.path(), turnstile_sync::Config::default());
+    let mut s = session(&e);
+    run(&mut s, "CREATE TABLE vu (k int PRIMARY KEY, v int NOT NULL, note text)").unwrap();
+    run(&mut s, "INSERT INTO vu VALUES (1, 10, 'a')").unwrap();
+    let sql = "INSERT INTO vu VALUES (1, 5, 'b') ON CONFLICT (k) DO UPDATE SET v = vu.v + EXCLUDED.v, note = EXCLUDED.note RETURNING k, v, note";
+    assert_eq!(answer(&mut s, sql), ("1|15|b".into(), "k|v|note".into(), "INSERT 0 1".into()));
+    let sql = "INSERT INTO vu VALUES (1, 99, 'c') ON CONFLICT ON CONSTRAINT vu_pkey DO NOTHING RETURNING k";
+    assert_eq!(answer(&mut s, sql), (String::new(), "k".into(), "INSERT 0 0".into()));
+    let sql = "INSERT INTO vu VALUES (1, 1, 'd') ON CONFLICT (k) DO UPDATE SET v = 0 WHERE vu.v > 100 RETURNING k";
+    assert_eq!(answer(&mut s, sql).2, "INSERT 0 0");
+    let sql = "INSERT INTO vu VALUES (2, 2, 'e'), (1, 1, 'f') ON CONFLICT DO NOTHING RETURNING k";
+    assert_eq!(answer(&mut s, sql), ("2".into(), "k".into(), "INSERT 0 1".into()));
+    let sql = "INSERT INTO vu AS t VALUES (2, 7, 'g') ON CONFLICT (k) DO UPDATE SET v = t.v * 10 + EXCLUDED.v WHERE t.note = 'e' RETURNING t.k, t.v";
+    assert_eq!(answer(&mut s, sql), ("2|27".into(), "k|v".into(), "INSERT 0 1".into()));
+    let (code, msg) = error(&mut s, "INSERT INTO vu VALUES (3, 1, 'x') ON CONFLICT (v) DO NOTHING");
+    assert_eq!(
+        (code.as_str(), msg.as_str()),
+        ("42P10", "there is no unique or exclusion constraint matching the ON CONFLICT specification")
+    );
+    let (code, msg) =
+        error(&mut s, "INSERT INTO vu VALUES (4, 1, 'x'), (4, 2, 'y') ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v");
+    assert_eq!(
+        (code.as_str(), msg.as_str()),
+        ("21000", "ON CONFLICT DO UPDATE command cannot affect row a second time")
+    );
+    assert_eq!(rows(&mut s, "SELECT k, v, note FROM vu ORDER BY k"), "1|15|b,2|27|e");
+}
+
+/// N sessions upserting random keys of a small key space: no upsert fails,
+/// no key twice, and every increment counted (no lost update). The seed is
+/// printed; `UPSERT_SEED` replays it.
+#[test]
+fn concurrent_upserts_never_fail_duplicate_or_lose_an_update() {
+    let seed: u64 = std::env::var("UPSERT_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64)
+    });
+    eprintln!("concurrent_upserts seed: {seed} (UPSERT_SEED={seed} replays it)");
+    for config in profiles() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = engine_with(dir.path(), config);
+        let mut s = session(&e);
+        run(&mut s, "CREATE TABLE kv (k int PRIMARY KEY, v int NOT NULL)").unwrap();
+        run(&mut s, "CREATE TABLE kvn (k int PRIMARY KEY, v int NOT NULL)").unwrap();
+        let (clients, per_client, keys) = (6u64, 60u64, 5u64);
+        let threads: Vec<_> = (0..clients)
+            .map(|c| {
+                let e = e.clone();
+                std::thread::spawn(move || {
+                    let mut s = session(&e);
+                    let mut x = seed ^ (c + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                    let mut drawn = std::collections::HashSet::new();
+                    for _ in 0..per_client {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        let k = x % keys + 1;
+                        drawn.insert(k);
+                        run(
+                            &mut s,
+                            &format!("INSERT INTO kv VALUES ({k}, 1) ON CONFLICT (k) DO UPDATE SET v = kv.v + 1"),
+                        )
+                        .unwrap_or_else(|e| panic!("seed {seed}: upsert of {k} failed: {e:?}"));
+                        run(&mut s, &format!("INSERT INTO kvn VALUES ({k}, 1) ON CONFLICT DO NOTHING"))
+                            .unwrap_or_else(|e| panic!("seed {seed}: DO NOTHING of {k} failed: {e:?}"));
+                    }
+                    drawn
+                })
+            })
+            .collect();
+        let mut drawn = std::collections::HashSet::new();
+        for t in threads {
+            drawn.extend(t.join().unwrap());
+        }
+        let total = (clients * per_client).to_string();
+        assert_eq!(rows(&mut s, "SELECT sum(v) FROM kv"), total, "seed {seed}: lost or doubled updates");
+        assert_eq!(
+            rows(&mut s, "SELECT count(*), count(DISTINCT k) FROM kv"),
+            format!("{0}|{0}", drawn.len()),
+            "seed {seed}"
+        );
+        assert_eq!(rows(&mut s, "SELECT count(*), sum(v) FROM kvn"), format!("{0}|{0}", drawn.len()), "seed {seed}");
+    }
+}

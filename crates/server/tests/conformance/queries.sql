@@ -650,6 +650,7 @@ ljoin-15 SELECT count(*) FROM t JOIN u USING (nope)
 ljoin-16 SELECT id FROM t a JOIN t b USING (id) JOIN t c USING (id) ORDER BY id
 ljoin-17 SELECT count(*) FROM t JOIN t b USING (id, id)
 @family wr Writes: RETURNING on INSERT, UPDATE and DELETE; sequences, nextval/currval/setval/lastval, SERIAL and identity columns
+@family wr Writes: RETURNING on INSERT, UPDATE and DELETE; INSERT … ON CONFLICT DO NOTHING / DO UPDATE with EXCLUDED; sequences, nextval/currval/setval/lastval, SERIAL and identity columns
 wr-01 INSERT INTO u VALUES (100, 1, 'x', 'y') RETURNING id
 wr-02 UPDATE u SET k = k WHERE id = 1 RETURNING id
 wr-03 CREATE TABLE wr1 (id serial PRIMARY KEY, v text, n int)
@@ -694,6 +695,18 @@ wr-41 SELECT setval('wr4_id_seq', 3000000000)
 wr-42 INSERT INTO wr4 (v) VALUES ('a') RETURNING id, v
 wr-43 DELETE FROM wr1 RETURNING count(*)
 wr-44 SELECT nextval('nosuch')
+wr-45 INSERT INTO u VALUES (1, 1, 'x', 'y') ON CONFLICT DO NOTHING
+wr-46 CREATE TABLE wr5 (k int PRIMARY KEY, v int NOT NULL, note text)
+wr-47 INSERT INTO wr5 VALUES (1, 10, 'a'), (2, 20, 'b') ON CONFLICT (k) DO NOTHING RETURNING k
+wr-48 INSERT INTO wr5 VALUES (1, 5, 'c') ON CONFLICT (k) DO UPDATE SET v = wr5.v + EXCLUDED.v, note = EXCLUDED.note RETURNING *
+wr-49 INSERT INTO wr5 VALUES (2, 5, 'd') ON CONFLICT ON CONSTRAINT wr5_pkey DO UPDATE SET v = 0 WHERE wr5.v > 100 RETURNING k
+wr-50 INSERT INTO wr5 AS w VALUES (3, 1, 'e'), (2, 2, 'f') ON CONFLICT (k) DO UPDATE SET v = w.v * 2 RETURNING w.k, w.v
+wr-51 INSERT INTO wr5 VALUES (9, 1, 'x') ON CONFLICT (v) DO NOTHING
+wr-52 INSERT INTO wr5 VALUES (9, 1, 'x'), (9, 2, 'y') ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v
+wr-53 INSERT INTO wr5 VALUES (9, 1, 'x'), (9, 2, 'y') ON CONFLICT (k) DO NOTHING RETURNING k, v
+wr-54 INSERT INTO wr5 VALUES (1, 1, 'x') ON CONFLICT DO UPDATE SET v = 1
+wr-55 INSERT INTO wr5 VALUES (1, 1, 'x') ON CONFLICT ON CONSTRAINT nosuch DO NOTHING
+wr-56 SELECT k, v, note FROM wr5 ORDER BY k
 
 @family unsup Unsupported constructs: each answers 0A000 and the connection goes on
 !unsup-10 [VALUES as a query] VALUES (1), (2)
@@ -704,7 +717,6 @@ wr-44 SELECT nextval('nosuch')
 !unsup-21 [window functions] SELECT id, sum(i) OVER () FROM t ORDER BY id
 !unsup-22 [DISTINCT ON] SELECT DISTINCT ON (grp) grp, id FROM g ORDER BY grp, id
 !unsup-24 [GROUP BY ROLLUP/CUBE/GROUPING SETS] SELECT grp, count(*) FROM g GROUP BY ROLLUP (grp)
-!unsup-27 [ON CONFLICT] INSERT INTO u VALUES (1, 1, 'x', 'y') ON CONFLICT DO NOTHING
 !unsup-28 [INSERT DEFAULT VALUES] INSERT INTO g DEFAULT VALUES
 !unsup-29 [UPDATE … FROM, DELETE … USING] UPDATE u SET k = t.s FROM t WHERE t.id = u.tid
 !unsup-30 [UPDATE … FROM, DELETE … USING] DELETE FROM u USING t WHERE t.id = u.tid

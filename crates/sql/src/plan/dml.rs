@@ -2,7 +2,8 @@
 
 use super::from::push_table;
 use super::predicate::{and_all, conjuncts, pushable};
-use super::returning::{compile_returning, Affected, Returning};
+use super::returning::{atomically, compile_returning, Affected, Returning};
+use super::upsert::{compile_on_conflict, OnConflict};
 use super::{
     check_cancel, compile_select, compiler, series_bounds, Catalog, Producer, RowItem, Run, SelectPlan, Source,
     TableDef,
@@ -34,6 +35,8 @@ pub struct InsertPlan {
     pub source: InsertSource,
     /// `RETURNING`, over the inserted rows.
     pub returning: Option<Returning>,
+    /// `ON CONFLICT`.
+    pub on_conflict: Option<OnConflict>,
 }
 
 /// Where an INSERT's rows come from.
@@ -51,9 +54,6 @@ pub fn compile_insert(cat: &Catalog<'_>, ins: &ast::Insert, params: &mut Vec<Sql
         ast::TableObject::TableName(n) => object_name(n)?,
         other => return Err(SqlError::unsupported(&format!("INSERT INTO {other}"))),
     };
-    if ins.on.is_some() {
-        return Err(SqlError::unsupported("INSERT … ON CONFLICT"));
-    }
     let def = cat.table(&table)?;
     let targets = if ins.columns.is_empty() {
         (0..def.names.len()).collect::<Vec<_>>()
@@ -78,23 +78,7 @@ pub fn compile_insert(cat: &Catalog<'_>, ins: &ast::Insert, params: &mut Vec<Sql
         t
     };
     let src = ins.source.as_ref().ok_or_else(|| SqlError::unsupported("INSERT … DEFAULT VALUES"))?;
-    let always = cat.always_identity(&table);
-    let given_always = |r: &[ast::Expr]| {
-        r.iter().zip(&targets).find(|(e, &t)| !is_default_keyword(e) && always.contains(&def.names[t])).map(|(_, &t)| t)
-    };
-    let named = match src.body.as_ref() {
-        ast::SetExpr::Values(v) => v.rows.iter().find_map(|r| given_always(r)),
-        _ => targets.iter().copied().find(|&t| always.contains(&def.names[t])),
-    };
-    if let Some(t) = named {
-        let mut e = SqlError::new(
-            SqlState::GENERATED_ALWAYS,
-            format!("cannot insert a non-DEFAULT value into column \"{}\"", def.names[t]),
-        );
-        e.detail = Some(format!("Column \"{}\" is an identity column defined as GENERATED ALWAYS.", def.names[t]));
-        e.hint = Some("Use OVERRIDING SYSTEM VALUE to override.".into());
-        return Err(e);
-    }
+    check_identity_always(cat, &table, &def, &targets, src)?;
     let source = match src.body.as_ref() {
         ast::SetExpr::Values(v) => {
             let empty = Scope::default();
@@ -142,7 +126,50 @@ pub fn compile_insert(cat: &Catalog<'_>, ins: &ast::Insert, params: &mut Vec<Sql
     let qual = ins.table_alias.as_ref().map_or_else(|| table.clone(), |a| ident_name(&a.alias));
     push_table(&mut scope, &qual, &def);
     let returning = compile_returning(ins.returning.as_ref(), &scope, params)?;
-    Ok(InsertPlan { table, types: def.types, sql_types: def.sql_types, targets, defaults, source, returning })
+    let on_conflict = match &ins.on {
+        None => None,
+        Some(ast::OnInsert::OnConflict(on)) => Some(compile_on_conflict(cat, (&table, &def, &qual), on, params)?),
+        Some(other) => return Err(SqlError::unsupported(&format!("INSERT …{other}"))),
+    };
+    Ok(InsertPlan {
+        table,
+        types: def.types,
+        sql_types: def.sql_types,
+        targets,
+        defaults,
+        source,
+        returning,
+        on_conflict,
+    })
+}
+
+/// `428C9` when an INSERT gives a `GENERATED ALWAYS AS IDENTITY` column a
+/// value other than `DEFAULT`.
+fn check_identity_always(
+    cat: &Catalog<'_>,
+    table: &str,
+    def: &TableDef,
+    targets: &[usize],
+    src: &ast::Query,
+) -> Result<(), SqlError> {
+    let always = cat.always_identity(table);
+    let given_always = |r: &[ast::Expr]| {
+        r.iter().zip(targets).find(|(e, &t)| !is_default_keyword(e) && always.contains(&def.names[t])).map(|(_, &t)| t)
+    };
+    let named = match src.body.as_ref() {
+        ast::SetExpr::Values(v) => v.rows.iter().find_map(|r| given_always(r)),
+        _ => targets.iter().copied().find(|&t| always.contains(&def.names[t])),
+    };
+    if let Some(t) = named {
+        let mut e = SqlError::new(
+            SqlState::GENERATED_ALWAYS,
+            format!("cannot insert a non-DEFAULT value into column \"{}\"", def.names[t]),
+        );
+        e.detail = Some(format!("Column \"{}\" is an identity column defined as GENERATED ALWAYS.", def.names[t]));
+        e.hint = Some("Use OVERRIDING SYSTEM VALUE to override.".into());
+        return Err(e);
+    }
+    Ok(())
 }
 
 /// `DEFAULT` in an INSERT's VALUES (sqlparser reads it as a bare word).
@@ -198,8 +225,16 @@ impl InsertPlan {
 
     /// Runs the insert: rows inserted and the `RETURNING` rows.
     pub fn run(&self, run: &mut Run<'_>) -> Result<Affected, SqlError> {
+        if let Some(on) = &self.on_conflict {
+            return atomically(run, |run| {
+                let rows = self.rows(run)?;
+                let ret = self.returning.as_ref();
+                let (count, rows) = on.run(&self.table, &self.sql_types, &self.types, rows, ret, run)?;
+                Ok(Affected { count, rows })
+            });
+        }
         if let Some(ret) = &self.returning {
-            return self.run_returning(ret, run);
+            return atomically(run, |run| self.run_returning(ret, run));
         }
         let count = self.run_plain(run)?;
         Ok(Affected { count, rows: Vec::new() })

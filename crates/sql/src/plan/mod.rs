@@ -22,6 +22,7 @@ mod sublink;
 mod returning;
 mod target;
 mod using;
+mod upsert;
 pub(crate) use exec::count_arg;
 pub(crate) use order::compare_key;
 

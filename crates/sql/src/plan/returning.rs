@@ -73,3 +73,30 @@ pub struct Affected {
     /// The `RETURNING` rows (empty without a `RETURNING` list).
     pub rows: Vec<Vec<Datum>>,
 }
+
+/// Runs `body` as one engine transaction when none is open: a statement
+/// that makes several engine calls (an insert per row, an upsert's probes
+/// and inserts) is then undone whole when it fails, as a statement of one
+/// engine call is.
+pub(super) fn atomically<R>(
+    run: &mut super::Run<'_>,
+    body: impl FnOnce(&mut super::Run<'_>) -> Result<R, SqlError>,
+) -> Result<R, SqlError> {
+    if run.session()?.in_transaction() {
+        return body(run);
+    }
+    run.session()?.begin()?;
+    match body(run) {
+        Ok(r) => {
+            run.session()?.commit()?;
+            Ok(r)
+        }
+        Err(mut e) => {
+            if let Err(undo) = run.session()?.rollback() {
+                let note = format!("undoing the statement failed too: {undo}");
+                e.detail = Some(e.detail.map_or(note.clone(), |d| format!("{d} ({note})")));
+            }
+            Err(e)
+        }
+    }
+}

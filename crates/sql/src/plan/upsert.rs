@@ -1,0 +1,343 @@
+//! `INSERT … ON CONFLICT [(columns) | ON CONSTRAINT name] DO NOTHING |
+//! DO UPDATE SET … [WHERE …]`, with `EXCLUDED` (upsert).
+//!
+//! # The protocol
+//!
+//! Each proposed row (defaults and generated keys filled in) goes through
+//! a loop, as PostgreSQL's `ExecInsert` with `ON CONFLICT` does:
+//!
+//! 1. **Probe** the arbiter indexes for a row with the proposed key, with
+//!    a fresh snapshot (each engine statement takes one under `READ
+//!    COMMITTED`). `DO UPDATE` probes through the engine's UPDATE, which
+//!    takes the row's lock (`FOR UPDATE` strength when the key changes,
+//!    else `FOR NO KEY UPDATE`), waits for a running writer and re-checks
+//!    the newest version (EvalPlanQual); the `SET` list and `WHERE` are
+//!    evaluated on that version and the proposed row (`EXCLUDED`). A row
+//!    found ends the loop: updated, or left alone by the `WHERE`. `DO
+//!    NOTHING` ends it when any row is found.
+//! 2. Otherwise **insert**. The engine's unique check waits for a running
+//!    transaction that holds the key (`unique_wait.rs`): if that one
+//!    rolls back the insert succeeds; if it committed, the insert fails
+//!    with `23505` on the arbiter, leaving nothing behind, and the loop
+//!    goes back to 1, whose fresh snapshot now sees the committed row.
+//!
+//! So of N sessions upserting one key exactly one inserts and the others
+//! update (each on the newest version, under the row lock: no update is
+//! lost) or do nothing, and an upsert never answers `23505` for its
+//! arbiter. turnstile does not insert speculatively: its unique check
+//! waits *before* an index entry is placed, so no other session ever sees
+//! a key that may yet be taken back, and PostgreSQL's speculative-token
+//! lock has nothing to guard.
+//!
+//! A row the command itself inserted or updated met again by a later
+//! proposed row of the same key fails `DO UPDATE` with `21000`; `DO
+//! NOTHING` skips it. A target that names no unique index is `42P10`.
+
+use super::from::push_table;
+use super::returning::Returning;
+use super::{compiler, Catalog, Run, TableDef};
+use crate::error::SqlError;
+use crate::expr::{ident_name, object_name, Expr, Scope};
+use crate::value::{Datum, SqlType};
+use sqlparser::ast;
+use std::collections::HashSet;
+use turnstile_engine::query::{Col, Operand, Query};
+use turnstile_engine::types::{ColumnType, Value};
+use turnstile_lock::SqlState;
+
+/// Times one proposed row goes back to its probe after its insert met a
+/// committed conflicting key, before the statement gives up with `40001`.
+const UPSERT_RETRIES_MAX: usize = 100;
+
+/// A unique index an upsert decides on.
+#[derive(Debug, Clone)]
+pub struct Arbiter {
+    /// The index (and constraint) name.
+    pub name: String,
+    /// Its key columns.
+    pub columns: Vec<usize>,
+}
+
+/// What `ON CONFLICT` does.
+#[derive(Debug)]
+pub enum ConflictAction {
+    /// `DO NOTHING`.
+    Nothing,
+    /// `DO UPDATE SET … [WHERE …]`, over the existing row then `EXCLUDED`.
+    Update {
+        /// `SET column = expression`.
+        assignments: Vec<(usize, Expr)>,
+        /// `WHERE`.
+        selection: Option<Expr>,
+    },
+}
+
+/// A compiled `ON CONFLICT` clause.
+#[derive(Debug)]
+pub struct OnConflict {
+    /// The arbiter indexes (one for `DO UPDATE`).
+    pub arbiters: Vec<Arbiter>,
+    /// The action.
+    pub action: ConflictAction,
+}
+
+/// The proposed row's key on `arbiter` (as text, to compare), `None` when
+/// a column of it is NULL: such a key never conflicts.
+fn key(arbiter: &Arbiter, row: &[Value]) -> Option<Vec<String>> {
+    arbiter.columns.iter().map(|&c| (!matches!(row[c], Value::Null)).then(|| row[c].to_string())).collect()
+}
+
+fn no_arbiter() -> SqlError {
+    SqlError::new(
+        SqlState::INVALID_COLUMN_REFERENCE,
+        "there is no unique or exclusion constraint matching the ON CONFLICT specification",
+    )
+}
+
+/// The unique indexes of table `def` as (name, columns).
+fn unique_indexes(cat: &Catalog<'_>, def: &TableDef) -> Vec<Arbiter> {
+    let snapshot = cat.session.engine().catalog().snapshot();
+    snapshot
+        .indexes_of(def.oid)
+        .filter_map(|r| {
+            r.index.as_ref().filter(|i| i.unique).map(|i| Arbiter { name: r.name.clone(), columns: i.columns.clone() })
+        })
+        .collect()
+}
+
+/// Compiles `ON CONFLICT` of an INSERT into `table` (`def`, called `qual`
+/// in the statement).
+pub(super) fn compile_on_conflict(
+    cat: &Catalog<'_>,
+    (table, def, qual): (&str, &TableDef, &str),
+    on: &ast::OnConflict,
+    params: &mut Vec<SqlType>,
+) -> Result<OnConflict, SqlError> {
+    let all = unique_indexes(cat, def);
+    let arbiters = match &on.conflict_target {
+        None => {
+            if matches!(on.action, ast::OnConflictAction::DoUpdate(_)) {
+                return Err(SqlError::new(
+                    SqlState::SYNTAX_ERROR,
+                    "ON CONFLICT DO UPDATE requires inference specification or constraint name",
+                ));
+            }
+            all
+        }
+        Some(ast::ConflictTarget::Columns { columns, predicate: None }) => {
+            let mut want = Vec::new();
+            for c in columns {
+                let n = ident_name(c);
+                let k = def.names.iter().position(|x| *x == n).ok_or_else(|| {
+                    SqlError::new(SqlState::UNDEFINED_COLUMN, format!("column \"{n}\" does not exist"))
+                })?;
+                want.push(k);
+            }
+            want.sort_unstable();
+            want.dedup();
+            let found = all.into_iter().find(|a| {
+                let mut cols = a.columns.clone();
+                cols.sort_unstable();
+                cols == want
+            });
+            vec![found.ok_or_else(no_arbiter)?]
+        }
+        Some(ast::ConflictTarget::OnConstraint(name)) => {
+            let n = object_name(name)?;
+            let found = all.into_iter().find(|a| a.name == n);
+            vec![found.ok_or_else(|| {
+                SqlError::new(
+                    SqlState::UNDEFINED_OBJECT,
+                    format!("constraint \"{n}\" for table \"{table}\" does not exist"),
+                )
+            })?]
+        }
+        Some(other) => return Err(SqlError::unsupported(&format!("ON CONFLICT {other}"))),
+    };
+    let action = match &on.action {
+        ast::OnConflictAction::DoNothing => ConflictAction::Nothing,
+        ast::OnConflictAction::DoUpdate(u) => {
+            let mut scope = Scope::default();
+            push_table(&mut scope, qual, def);
+            push_table(&mut scope, "excluded", def);
+            let mut assignments = Vec::new();
+            for a in &u.assignments {
+                let col = match &a.target {
+                    ast::AssignmentTarget::ColumnName(n) => object_name(n)?,
+                    ast::AssignmentTarget::Tuple(_) => return Err(SqlError::unsupported("SET (a, b) = …")),
+                };
+                let k = def.names.iter().position(|n| *n == col).ok_or_else(|| {
+                    SqlError::new(
+                        SqlState::UNDEFINED_COLUMN,
+                        format!("column \"{col}\" of relation \"{qual}\" does not exist"),
+                    )
+                })?;
+                let (x, t) = compiler(&scope, params, None).compile(&a.value, Some(def.sql_types[k]))?;
+                super::check_assignable(t, def.sql_types[k], &col)?;
+                assignments.push((k, x));
+            }
+            let selection = u.selection.as_ref().map(|w| compiler(&scope, params, None).boolean(w)).transpose()?;
+            ConflictAction::Update { assignments, selection }
+        }
+    };
+    if arbiters.is_empty() && matches!(action, ConflictAction::Update { .. }) {
+        return Err(no_arbiter());
+    }
+    Ok(OnConflict { arbiters, action })
+}
+
+/// What one upsert statement did so far.
+struct Progress {
+    count: u64,
+    returned: Vec<Vec<Datum>>,
+    /// Arbiter keys the command inserted or updated (`21000`).
+    touched: HashSet<Vec<String>>,
+}
+
+impl OnConflict {
+    fn probe_query(table: &str, arbiter: &Arbiter, row: &[Value]) -> (Query, Vec<Value>) {
+        let mut q = Query::from(table.to_owned());
+        let mut params = Vec::with_capacity(arbiter.columns.len());
+        for &c in &arbiter.columns {
+            params.push(row[c].clone());
+            q = q.filter(Col::at(0, c), Operand::Param(params.len()));
+        }
+        (q, params)
+    }
+
+    /// Runs the upsert of `rows` into `table` (whose types are `types`,
+    /// `sql_types`): rows inserted or updated, and their `RETURNING` rows.
+    pub(super) fn run(
+        &self,
+        table: &str,
+        sql_types: &[SqlType],
+        types: &[ColumnType],
+        rows: Vec<Vec<Value>>,
+        returning: Option<&Returning>,
+        run: &mut Run<'_>,
+    ) -> Result<(u64, Vec<Vec<Datum>>), SqlError> {
+        let t = Target { table, sql_types, types, returning };
+        let mut p = Progress { count: 0, returned: Vec::new(), touched: HashSet::new() };
+        for row in rows {
+            self.one(&t, row, run, &mut p)?;
+        }
+        Ok((p.count, p.returned))
+    }
+
+    /// One proposed row: the loop of the module header.
+    fn one(&self, t: &Target<'_>, row: Vec<Value>, run: &mut Run<'_>, p: &mut Progress) -> Result<(), SqlError> {
+        let keys: Vec<Option<Vec<String>>> = self.arbiters.iter().map(|a| key(a, &row)).collect();
+        for _ in 0..UPSERT_RETRIES_MAX {
+            for (a, key) in self.arbiters.iter().zip(&keys) {
+                let Some(key) = key else { continue };
+                let found = match &self.action {
+                    ConflictAction::Nothing => {
+                        let (q, params) = Self::probe_query(t.table, a, &row);
+                        !run.session()?.query(&q, &params)?.is_empty()
+                    }
+                    ConflictAction::Update { .. } => {
+                        if p.touched.contains(key) {
+                            return Err(SqlError::new(
+                                SqlState::CARDINALITY_VIOLATION,
+                                "ON CONFLICT DO UPDATE command cannot affect row a second time",
+                            ));
+                        }
+                        self.try_update(t, a, &row, run, p)?
+                    }
+                };
+                if found {
+                    return Ok(());
+                }
+            }
+            match run.session()?.insert(t.table, &row) {
+                Ok(_) => {
+                    p.count += 1;
+                    if matches!(self.action, ConflictAction::Update { .. }) {
+                        p.touched.extend(keys.iter().flatten().cloned());
+                    }
+                    if let Some(ret) = t.returning {
+                        p.returned.push(ret.project(&row, &mut run.env)?);
+                    }
+                    return Ok(());
+                }
+                Err(e) => {
+                    let e = SqlError::from(e);
+                    let on_arbiter = e.code == SqlState::UNIQUE_VIOLATION
+                        && e.object
+                            .as_ref()
+                            .and_then(|o| o.constraint.as_ref())
+                            .is_some_and(|c| self.arbiters.iter().any(|a| a.name == *c));
+                    if !on_arbiter {
+                        return Err(e);
+                    }
+                }
+            }
+        }
+        Err(SqlError::new(
+            SqlState::SERIALIZATION_FAILURE,
+            format!("ON CONFLICT: the key kept being taken and given back ({UPSERT_RETRIES_MAX} tries)"),
+        ))
+    }
+
+    /// `DO UPDATE`'s probe on arbiter `a`: updates the row holding the
+    /// proposed key, if there is one. Whether one was found (updated, or
+    /// left alone by the `WHERE`).
+    fn try_update(
+        &self,
+        t: &Target<'_>,
+        a: &Arbiter,
+        row: &[Value],
+        run: &mut Run<'_>,
+        p: &mut Progress,
+    ) -> Result<bool, SqlError> {
+        let ConflictAction::Update { assignments, selection } = &self.action else { return Ok(false) };
+        let proposed: Vec<Datum> = row.iter().map(Datum::from_engine).collect();
+        let (q, params) = Self::probe_query(t.table, a, row);
+        let (mut found, mut updated, mut failure) = (false, None, None);
+        // The engine session is lent to the update; the callback's
+        // expressions run without it.
+        let session = run.env.session.take().ok_or_else(super::no_session)?;
+        let env = &mut run.env;
+        let n = session.update_rows(&q, &params, &mut |existing| {
+            found = true;
+            let out = (|| -> Result<Option<Vec<Value>>, SqlError> {
+                let mut both: Vec<Datum> = existing.iter().map(Datum::from_engine).collect();
+                both.extend(proposed.iter().cloned());
+                if let Some(w) = selection {
+                    if !w.test(&both, env)? {
+                        return Ok(None);
+                    }
+                }
+                let mut new = existing.to_vec();
+                for (k, x) in assignments {
+                    new[*k] = x.eval(&both, env)?.cast(t.sql_types[*k])?.to_engine(t.types[*k])?;
+                }
+                Ok(Some(new))
+            })();
+            out.inspect(|r| updated.clone_from(r)).map_err(|e| {
+                failure = Some(e);
+                turnstile_engine::EngineError::CallbackFailed
+            })
+        });
+        run.env.session = Some(session);
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        if let (Some(new), true) = (updated, n? > 0) {
+            p.count += 1;
+            p.touched.extend(key(a, &new));
+            if let Some(ret) = t.returning {
+                p.returned.push(ret.project(&new, &mut run.env)?);
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// The table an upsert writes, as its rows are typed, and its `RETURNING`.
+struct Target<'a> {
+    table: &'a str,
+    sql_types: &'a [SqlType],
+    types: &'a [ColumnType],
+    returning: Option<&'a Returning>,
+}
