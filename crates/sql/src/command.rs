@@ -164,6 +164,7 @@ impl Command {
                 PreStmt::Analyze(_) => "ANALYZE",
                 PreStmt::Checkpoint => "CHECKPOINT",
                 PreStmt::Reindex { .. } => "REINDEX",
+                PreStmt::CreateDatabase(_) => "CREATE",
                 PreStmt::CopyFrom { .. } | PreStmt::CopyTo { .. } => "COPY",
             }
             .into(),

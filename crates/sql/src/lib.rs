@@ -101,6 +101,7 @@ pub mod catalog;
 mod command;
 mod context;
 mod copy;
+pub mod create_database;
 mod ddl;
 mod error;
 mod explain;

@@ -25,6 +25,9 @@ pub enum PreStmt {
     Analyze(Vec<String>),
     /// `CHECKPOINT`.
     Checkpoint,
+    /// `CREATE DATABASE name WITH options` (what sqlparser does not read:
+    /// `ENCODING`, `TEMPLATE`, `LOCALE`, … as `createdb` and dumps send).
+    CreateDatabase(crate::create_database::CreateDatabase),
     /// `REINDEX [(options)] {INDEX | TABLE | SCHEMA | DATABASE | SYSTEM}
     /// [CONCURRENTLY] name`.
     Reindex {
@@ -163,7 +166,7 @@ fn push_piece<'a>(sql: &'a str, start: usize, end: usize, out: &mut Vec<(usize, 
 }
 
 /// The text with comments replaced by spaces (quotes respected).
-fn strip_comments(s: &str) -> String {
+pub(crate) fn strip_comments(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = String::with_capacity(s.len());
     let mut i = 0;
@@ -204,14 +207,14 @@ fn strip_comments(s: &str) -> String {
 /// Tokens of a pre-parsed statement: words, quoted identifiers/strings,
 /// punctuation.
 #[derive(Clone, Debug, PartialEq, Eq)]
-enum Tok {
+pub(crate) enum Tok {
     Word(String),
     Quoted(String),
     Str(String),
     Punct(char),
 }
 
-fn tokenize(s: &str) -> Result<Vec<Tok>, SqlError> {
+pub(crate) fn tokenize(s: &str) -> Result<Vec<Tok>, SqlError> {
     let mut out = Vec::new();
     let chars: Vec<char> = s.chars().collect();
     let mut i = 0;
@@ -316,6 +319,9 @@ pub fn parse_one(sql: &str, piece: &str, offset: usize) -> Result<Parsed, SqlErr
         // PostgreSQL's `TABLE name` (short for `SELECT * FROM name`), which
         // sqlparser does not read.
         "table" => return Err(SqlError::unsupported("the TABLE command")),
+        "create" if crate::create_database::has_options(piece) => {
+            return crate::create_database::parse(piece).map(|c| Parsed::Pre(PreStmt::CreateDatabase(c)));
+        }
         "vacuum" | "analyze" | "analyse" | "checkpoint" | "copy" | "reindex" => {
             return preparse(&word, piece).map(Parsed::Pre).map_err(|mut e| {
                 if e.code == SqlState::SYNTAX_ERROR && e.position.is_none() {

@@ -46,6 +46,7 @@ fn writes(command: &Command) -> Option<String> {
         Command::Pre(PreStmt::CopyFrom { .. }) => Some("COPY FROM".into()),
         Command::Pre(PreStmt::Vacuum { .. }) => Some("VACUUM".into()),
         Command::Pre(PreStmt::Reindex { .. }) => Some("REINDEX".into()),
+        Command::Pre(PreStmt::CreateDatabase(_)) => Some("CREATE DATABASE".into()),
         Command::Utility(s) => match &**s {
             S::CreateTable(_) => Some("CREATE TABLE".into()),
             S::CreateIndex(_) => Some("CREATE INDEX".into()),
