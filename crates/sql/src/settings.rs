@@ -36,6 +36,11 @@ impl SqlSession {
         Ok(())
     }
 
+    /// Setting `name`'s value, as `SHOW` prints it.
+    pub fn setting(&self, name: &str) -> Option<String> {
+        self.ctx.get(name)
+    }
+
     /// ParameterStatus messages owed after a SET of a reported parameter.
     pub fn set_parameter_changes(&mut self) -> Vec<(String, String)> {
         let changes = std::mem::take(&mut self.ctx.param_changes);
