@@ -14,7 +14,7 @@
 //! ```
 
 use crate::error::SqlError;
-use crate::parse::{tokenize, Tok};
+use crate::tokens::{strip_comments, tokenize, Tok};
 use turnstile_lock::SqlState;
 
 /// A `CREATE DATABASE` with options, checked.
@@ -63,7 +63,7 @@ pub(crate) fn check_template(name: &str, exists: bool) -> Result<(), SqlError> {
 
 /// Parses and checks the statement.
 pub(crate) fn parse(piece: &str) -> Result<CreateDatabase, SqlError> {
-    let toks = tokenize(crate::parse::strip_comments(piece).trim())?;
+    let toks = tokenize(strip_comments(piece).trim())?;
     let name = match toks.get(2) {
         Some(Tok::Word(w) | Tok::Quoted(w)) => w.clone(),
         t => return Err(syntax(t)),

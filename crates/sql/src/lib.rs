@@ -124,6 +124,7 @@ mod settings;
 mod shared;
 mod statement;
 mod sync;
+mod tokens;
 mod transaction;
 mod typed_settings;
 mod utility;

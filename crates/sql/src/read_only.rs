@@ -17,16 +17,6 @@ use crate::statement::Outcome;
 use sqlparser::ast;
 use turnstile_lock::SqlState;
 
-/// `READ ONLY` (true) or `READ WRITE` (false) among a statement's
-/// transaction modes, the last one given.
-pub(crate) fn access_mode_of(modes: &[ast::TransactionMode]) -> Option<bool> {
-    modes.iter().rev().find_map(|m| match m {
-        ast::TransactionMode::AccessMode(ast::TransactionAccessMode::ReadOnly) => Some(true),
-        ast::TransactionMode::AccessMode(ast::TransactionAccessMode::ReadWrite) => Some(false),
-        _ => None,
-    })
-}
-
 fn on_off(b: bool) -> &'static str {
     if b {
         "on"

@@ -148,7 +148,7 @@ impl SqlSession {
             }
             ast::Set::SetTransaction { modes, session: false, .. } => {
                 let out = self.set_transaction_isolation(crate::command::isolation_of(modes)?)?;
-                self.set_transaction_access_mode(crate::read_only::access_mode_of(modes))?;
+                self.set_transaction_access_mode(crate::command::access_mode_of(modes))?;
                 Ok(out)
             }
             ast::Set::SetTransaction { modes, session: true, .. } => self.set_session_characteristics(modes),

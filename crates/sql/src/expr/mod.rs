@@ -212,6 +212,8 @@ pub trait Services {
     fn shared(&self) -> &crate::Shared;
     /// Every setting's name and value, as `SHOW` prints it (`pg_settings`).
     fn settings(&self) -> Vec<(String, String)>;
+    /// Every SQL function (the registry: `pg_proc`, `regproc`).
+    fn functions(&self) -> &'static [&'static FuncDef];
 }
 
 /// Compile-time context.
