@@ -8,6 +8,7 @@
 //! Output accumulates in [`Output`] and is written once per `Sync`, simple
 //! `Query` or `Flush`.
 
+use crate::encoding::ClientEncoding;
 use crate::frame::{FrameError, Reader};
 use crate::output::{Output, OUTPUT_FLUSH_BYTES};
 use crate::shared::Shared;
@@ -94,7 +95,9 @@ pub(crate) fn run(mut stream: Stream, shared: &Shared) {
         portals: HashMap::new(),
         skip_until_sync: false,
         read_timeout: None,
+        encoding: ClientEncoding::Utf8,
     };
+    backend.set_client_encoding();
     backend.out.push(&Authentication::Ok);
     for (name, value) in backend.session.startup_parameters() {
         backend.out.push(&ParameterStatus::new(name, value));
@@ -107,6 +110,15 @@ pub(crate) fn run(mut stream: Stream, shared: &Shared) {
     shared.unregister_cancel(pid);
     // Dropping the backend drops the session: an open transaction is rolled
     // back, its locks and the backend slot released.
+}
+
+impl Backend<'_> {
+    /// Takes `client_encoding` as the session has it (after startup).
+    fn set_client_encoding(&mut self) {
+        let name = self.session.setting("client_encoding").unwrap_or_default();
+        self.encoding = ClientEncoding::named(&name);
+        self.reader.set_client_encoding(self.encoding);
+    }
 }
 
 /// A bound statement with its parameters, and how far `Execute` got.
@@ -143,6 +155,8 @@ struct Backend<'a> {
     skip_until_sync: bool,
     /// The socket's read timeout now (`idle_in_transaction_session_timeout`).
     read_timeout: Option<Duration>,
+    /// What text values are sent in (`client_encoding`).
+    encoding: ClientEncoding,
 }
 
 /// An error that ends the connection (socket gone or protocol violated).
@@ -255,6 +269,10 @@ impl Backend<'_> {
 
     fn ready_for_query(&mut self) {
         for (name, value) in self.session.set_parameter_changes() {
+            if name == "client_encoding" {
+                self.encoding = ClientEncoding::named(&value);
+                self.reader.set_client_encoding(self.encoding);
+            }
             self.out.push(&ParameterStatus::new(name, value));
         }
         let status = match self.session.transaction_status() {
@@ -363,7 +381,19 @@ impl Backend<'_> {
     /// format), writing out early when the buffer grows large.
     fn send_rows(&mut self, rows: &ResultRows, n: usize) -> Result<(), Failure> {
         for row in rows.iter().take(n) {
-            self.out.data_row(row);
+            if self.encoding != ClientEncoding::Utf8 {
+                // Text-format values go out in the client's encoding.
+                let mut values = Vec::with_capacity(row.len());
+                for (i, v) in row.enumerate() {
+                    values.push(match v {
+                        Some(b) if !rows.is_binary(i) => Some(self.encoding.to_client(b).map_err(Failure::Sql)?),
+                        other => other.map(std::borrow::Cow::Borrowed),
+                    });
+                }
+                self.out.data_row(values.iter().map(|v| v.as_deref()));
+            } else {
+                self.out.data_row(row);
+            }
             if self.out.len() > OUTPUT_FLUSH_BYTES {
                 self.flush().map_err(|_| Failure::Disconnect)?;
             }

@@ -8,8 +8,9 @@
 //! sees it. A message that fails either check is a protocol violation
 //! (`08P01`), never a panic.
 
+use crate::encoding::ClientEncoding;
 use crate::stream::Stream;
-use bytes::{Buf, BytesMut};
+use bytes::{Buf, BufMut, BytesMut};
 use pgwire::messages::{DecodeContext, PgWireFrontendMessage, ProtocolVersion};
 use std::io;
 
@@ -64,6 +65,8 @@ pub struct Reader {
     ctx: DecodeContext,
     /// How long a read polls before it sleeps ([`Stream::read_polling`]).
     poll: std::time::Duration,
+    /// What query strings arrive in (`client_encoding`).
+    encoding: ClientEncoding,
 }
 
 impl Default for Reader {
@@ -83,6 +86,7 @@ impl Reader {
             chunk: vec![0; READ_CHUNK_BYTES].into_boxed_slice(),
             ctx,
             poll: std::time::Duration::ZERO,
+            encoding: ClientEncoding::Utf8,
         }
     }
 
@@ -126,6 +130,9 @@ impl Reader {
         let mut frame = self.buf.split_to(total);
         check_layout(tag, &frame[5..])
             .map_err(|what| FrameError::Protocol(format!("invalid message format (\"{}\" {what})", tag as char)))?;
+        if matches!(tag, b'Q' | b'P') && self.encoding != ClientEncoding::Utf8 {
+            frame = to_server_frame(self.encoding, tag, &frame);
+        }
         if matches!(tag, b'Q' | b'P') {
             // pgwire would decode invalid UTF-8 lossily; PostgreSQL refuses it.
             // (Only the strings matter; a Parse's trailing type OIDs are not
@@ -155,6 +162,11 @@ impl Reader {
         }
     }
 
+    /// Sets what query strings arrive in, from the next message on.
+    pub(crate) fn set_client_encoding(&mut self, encoding: ClientEncoding) {
+        self.encoding = encoding;
+    }
+
     /// Reads from the socket until at least `want` bytes are buffered.
     fn fill(&mut self, stream: &mut Stream, want: usize) -> Result<(), FrameError> {
         while self.buf.len() < want {
@@ -168,6 +180,27 @@ impl Reader {
         }
         Ok(())
     }
+}
+
+/// A `Query` or `Parse` frame with its strings (the query; a Parse's
+/// statement name and query) converted from `encoding` to UTF-8.
+fn to_server_frame(encoding: ClientEncoding, tag: u8, frame: &[u8]) -> BytesMut {
+    let body = &frame[5..];
+    let strings = if tag == b'Q' { 1 } else { 2 };
+    let mut out = BytesMut::with_capacity(frame.len() * 2);
+    out.put_u8(tag);
+    out.put_i32(0);
+    let mut at = 0;
+    for _ in 0..strings {
+        let end = body[at..].iter().position(|&b| b == 0).map_or(body.len(), |i| at + i);
+        out.put_slice(&encoding.to_server(&body[at..end]));
+        out.put_u8(0);
+        at = (end + 1).min(body.len());
+    }
+    out.put_slice(&body[at..]);
+    let len = (out.len() - 1) as i32;
+    out[1..5].copy_from_slice(&len.to_be_bytes());
+    out
 }
 
 /// Checks that `body` (the bytes after the length word) has exactly the

@@ -86,6 +86,7 @@
 #![warn(missing_docs)]
 
 mod backend;
+mod encoding;
 pub mod frame;
 pub mod output;
 mod server;

@@ -219,3 +219,82 @@ fn read_only_transactions_refuse_writes_and_session_characteristics_stick() {
         assert_eq!(rows(&srv, "SELECT count(*) FROM things WHERE code = 'read-only?'"), "1", "{profile:?}");
     }
 }
+
+/// psql on `srv` with `env` set (`PGTZ`), statements as `-c`s.
+fn psql_env(srv: &TestServer, env: &[(&str, &str)], statements: &[&str]) -> String {
+    let mut cmd = std::process::Command::new("psql");
+    cmd.args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h"]).arg(&srv.socket_dir).args([
+        "-p",
+        &srv.port.to_string(),
+        "-U",
+        "postgres",
+        "-d",
+        "postgres",
+    ]);
+    for s in statements {
+        cmd.args(["-c", s]);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("run psql");
+    assert!(out.status.success(), "psql {statements:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim_end().to_owned()
+}
+
+#[test]
+fn time_zone_from_the_startup_packet_and_set_time_zone() {
+    for profile in PROFILES {
+        let Some(srv) = server(profile) else { return };
+        let got = psql_env(
+            &srv,
+            &[("PGTZ", "Europe/Berlin")],
+            &["SHOW TimeZone", "SELECT '2024-07-01 12:00:00+00'::timestamptz::text"],
+        );
+        assert_eq!(got, "Europe/Berlin\n2024-07-01 14:00:00+02", "{profile:?}");
+        let got = psql_env(
+            &srv,
+            &[],
+            &[
+                "SET TimeZone = 'America/New_York'",
+                "SELECT '2024-01-15 12:00:00+00'::timestamptz::text, '2024-07-01 12:00:00'::timestamptz::text, \
+                 '2024-07-01 12:00:00'::timestamptz = '2024-07-01 16:00:00+00'::timestamptz, \
+                 '2024-07-01 12:00:00+00'::timestamptz::timestamp",
+            ],
+        );
+        assert_eq!(got, "2024-01-15 07:00:00-05|2024-07-01 12:00:00-04|t|2024-07-01 08:00:00", "{profile:?}");
+        let bad = srv.psql("postgres", &["SET TimeZone = 'Nowhere/Atall'"]);
+        assert!(String::from_utf8_lossy(&bad.stderr).contains("22023"), "{profile:?}: {bad:?}");
+    }
+}
+
+#[test]
+fn createdb_and_reindexdb_run_against_the_server() {
+    if !have_tools(&["psql", "createdb", "reindexdb"]) {
+        return;
+    }
+    let Some(srv) = server(Profile::Classic) else { return };
+    let tool = |name: &str, args: &[&str]| {
+        let out = std::process::Command::new(name)
+            .arg("-h")
+            .arg(&srv.socket_dir)
+            .args(["-p", &srv.port.to_string(), "-U", "postgres"])
+            .args(args)
+            .output()
+            .expect("run the tool");
+        assert!(out.status.success(), "{name} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    tool("createdb", &["-T", "template0", "-E", "UTF8", "u_created"]);
+    assert_eq!(
+        srv.psql_ok(
+            "u_created",
+            &["SELECT current_database(), pg_encoding_to_char(encoding) FROM pg_database \
+               WHERE datname = current_database()"]
+        )
+        .trim(),
+        "u_created|UTF8"
+    );
+    tool("reindexdb", &["-d", "postgres"]);
+    let refused = srv.psql("postgres", &["CREATE DATABASE u_x TEMPLATE nope"]);
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("3D000"), "{refused:?}");
+}

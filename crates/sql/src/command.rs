@@ -118,11 +118,7 @@ impl Command {
                 if !statements.is_empty() || exception.is_some() {
                     return Err(SqlError::unsupported("BEGIN … END blocks"));
                 }
-                Command::Begin {
-                    start: !begin,
-                    isolation: isolation_of(&modes)?,
-                    read_only: crate::read_only::access_mode_of(&modes),
-                }
+                Command::Begin { start: !begin, isolation: isolation_of(&modes)?, read_only: access_mode_of(&modes) }
             }
             S::Commit { chain: false, .. } => Command::End { commit: true },
             S::Rollback { chain: false, savepoint: None } => Command::End { commit: false },
@@ -164,6 +160,7 @@ impl Command {
                 PreStmt::Analyze(_) => "ANALYZE",
                 PreStmt::Checkpoint => "CHECKPOINT",
                 PreStmt::Reindex { .. } => "REINDEX",
+                PreStmt::CreateDatabase(_) => "CREATE",
                 PreStmt::CopyFrom { .. } | PreStmt::CopyTo { .. } => "COPY",
                 PreStmt::AlterSequence { .. } => "ALTER SEQUENCE",
             }
@@ -227,6 +224,16 @@ fn locking_clause(
 pub(crate) fn stmt_kind(s: &ast::Statement) -> String {
     let text = s.to_string();
     text.split_whitespace().take(2).collect::<Vec<_>>().join(" ").to_ascii_uppercase()
+}
+
+/// `READ ONLY` (true) or `READ WRITE` (false) among a statement's
+/// transaction modes, the last one given.
+pub(crate) fn access_mode_of(modes: &[ast::TransactionMode]) -> Option<bool> {
+    modes.iter().rev().find_map(|m| match m {
+        ast::TransactionMode::AccessMode(ast::TransactionAccessMode::ReadOnly) => Some(true),
+        ast::TransactionMode::AccessMode(ast::TransactionAccessMode::ReadWrite) => Some(false),
+        _ => None,
+    })
 }
 
 /// The isolation level among `modes` (`BEGIN`/`SET TRANSACTION`), if any:

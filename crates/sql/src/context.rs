@@ -142,6 +142,10 @@ impl Services for Ctx {
         &self.shared
     }
 
+    fn functions(&self) -> &'static [&'static crate::expr::FuncDef] {
+        crate::expr::functions::registry::FUNCTIONS
+    }
+
     fn settings(&self) -> Vec<(String, String)> {
         let mut names: Vec<String> = self.gucs.names().map(str::to_owned).collect();
         names.extend(self.shared.knobs.keys().cloned());

@@ -94,6 +94,9 @@ impl Ctx {
                 "UTF8" | "UNICODE" => "UTF8".to_owned(),
                 // SQL_ASCII converts nothing: the bytes pass as they are.
                 "SQLASCII" => "SQL_ASCII".to_owned(),
+                // Converted by the server crate, as they are read and sent.
+                "LATIN1" | "ISO88591" => "LATIN1".to_owned(),
+                "WIN1252" | "WINDOWS1252" => "WIN1252".to_owned(),
                 _ => {
                     return Err(SqlError::new(
                         SqlState::FEATURE_NOT_SUPPORTED,

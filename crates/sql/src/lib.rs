@@ -25,7 +25,8 @@
 //!
 //! * [`parse`] — splits a query string at top-level semicolons; a small
 //!   pre-parser for what sqlparser cannot parse (`VACUUM`, `ANALYZE`,
-//!   `CHECKPOINT`, `COPY` with its options); sqlparser's PostgreSQL
+//!   `CHECKPOINT`, `COPY` with its options, `REINDEX`, `CREATE DATABASE …
+//!   ENCODING`); sqlparser's PostgreSQL
 //!   dialect for the rest. Syntax errors are `42601` with a position.
 //! * `command` — what a statement is, decided once at parse: a `Command`
 //!   carrying its AST and, for queries and DML, a typed plan cache. Every
@@ -46,8 +47,18 @@
 //!   [`SqlSession::prepare`] follows PostgreSQL's plan cache: five custom
 //!   plans, then the engine's cached generic plan (`plan_cache_mode`).
 //! * [`expr`] — typed expressions, functions, aggregates.
-//! * [`views`] — `pg_locks`, `pg_stat_activity`, `pg_stat_lock`,
-//!   `pg_class`, `pg_namespace`, `pg_database`.
+//! * [`views`] — `pg_locks`, `pg_stat_activity`, `pg_stat_lock` from the
+//!   engine's live state, and the relations of [`catalog`]: `pg_catalog`
+//!   (`pg_class`, `pg_attribute`, `pg_index`, `pg_constraint`, `pg_type`,
+//!   `pg_database`, `pg_roles`, `pg_settings`, `pg_proc`, …) and
+//!   `information_schema` (`tables`, `columns`, `table_constraints`,
+//!   `key_column_usage`, `schemata`) computed from the engine's catalog
+//!   with PostgreSQL 15's columns and OIDs, with the catalog functions
+//!   (`format_type`, `pg_get_indexdef`, `regclass`, …) reading the same
+//!   snapshot.
+//! * Sessions as drivers set them up: the session's `TimeZone`
+//!   ([`value::zone`]) for `timestamptz` input, output and casts;
+//!   read-only transactions (`25006`); `SET SESSION CHARACTERISTICS`.
 //!
 //! ## Transactions
 //!
@@ -102,6 +113,7 @@ pub mod catalog;
 mod command;
 mod context;
 mod copy;
+pub mod create_database;
 mod ddl;
 mod error;
 mod explain;
@@ -126,6 +138,7 @@ mod settings;
 mod shared;
 mod statement;
 mod sync;
+mod tokens;
 mod transaction;
 mod typed_settings;
 mod utility;

@@ -3,6 +3,7 @@
 //! sqlparser (PostgreSQL dialect) for everything else.
 
 use crate::error::SqlError;
+pub(crate) use crate::tokens::{strip_comments, tokenize, Tok};
 use sqlparser::ast;
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::Parser;
@@ -25,6 +26,9 @@ pub enum PreStmt {
     Analyze(Vec<String>),
     /// `CHECKPOINT`.
     Checkpoint,
+    /// `CREATE DATABASE name WITH options` (what sqlparser does not read:
+    /// `ENCODING`, `TEMPLATE`, `LOCALE`, … as `createdb` and dumps send).
+    CreateDatabase(crate::create_database::CreateDatabase),
     /// `REINDEX [(options)] {INDEX | TABLE | SCHEMA | DATABASE | SYSTEM}
     /// [CONCURRENTLY] name`.
     Reindex {
@@ -171,100 +175,6 @@ fn push_piece<'a>(sql: &'a str, start: usize, end: usize, out: &mut Vec<(usize, 
     }
 }
 
-/// The text with comments replaced by spaces (quotes respected).
-fn strip_comments(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = String::with_capacity(s.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'-' && b.get(i + 1) == Some(&b'-') {
-            while i < b.len() && b[i] != b'\n' {
-                i += 1;
-            }
-            out.push(' ');
-            continue;
-        }
-        if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
-            i += 2;
-            while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
-                i += 1;
-            }
-            i += 2;
-            out.push(' ');
-            continue;
-        }
-        if b[i] == b'\'' {
-            let start = i;
-            i += 1;
-            while i < b.len() && b[i] != b'\'' {
-                i += 1;
-            }
-            i = (i + 1).min(b.len());
-            out.push_str(&s[start..i]);
-            continue;
-        }
-        let ch = s[i..].chars().next().unwrap_or(' ');
-        out.push(ch);
-        i += ch.len_utf8();
-    }
-    out
-}
-
-/// Tokens of a pre-parsed statement: words, quoted identifiers/strings,
-/// punctuation.
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Tok {
-    Word(String),
-    Quoted(String),
-    Str(String),
-    Punct(char),
-}
-
-fn tokenize(s: &str) -> Result<Vec<Tok>, SqlError> {
-    let mut out = Vec::new();
-    let chars: Vec<char> = s.chars().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        if c.is_whitespace() {
-            i += 1;
-        } else if c == '\'' || c == '"' {
-            let mut v = String::new();
-            i += 1;
-            loop {
-                match chars.get(i) {
-                    None => return Err(SqlError::new(SqlState::SYNTAX_ERROR, "unterminated quoted string")),
-                    Some(&q) if q == c => {
-                        if chars.get(i + 1) == Some(&c) {
-                            v.push(c);
-                            i += 2;
-                        } else {
-                            i += 1;
-                            break;
-                        }
-                    }
-                    Some(&x) => {
-                        v.push(x);
-                        i += 1;
-                    }
-                }
-            }
-            out.push(if c == '"' { Tok::Quoted(v) } else { Tok::Str(v) });
-        } else if c.is_alphanumeric() || c == '_' || c == '.' {
-            let mut v = String::new();
-            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_' || chars[i] == '.') {
-                v.push(chars[i]);
-                i += 1;
-            }
-            out.push(Tok::Word(v.to_ascii_lowercase()));
-        } else {
-            out.push(Tok::Punct(c));
-            i += 1;
-        }
-    }
-    Ok(out)
-}
-
 fn name_of(t: &Tok) -> Option<String> {
     match t {
         Tok::Word(w) => Some(w.strip_prefix("public.").unwrap_or(w).to_owned()),
@@ -331,6 +241,9 @@ pub fn parse_one(sql: &str, piece: &str, offset: usize) -> Result<Parsed, SqlErr
         // PostgreSQL's `TABLE name` (short for `SELECT * FROM name`), which
         // sqlparser does not read.
         "table" => return Err(SqlError::unsupported("the TABLE command")),
+        "create" if crate::create_database::has_options(piece) => {
+            return crate::create_database::parse(piece).map(|c| Parsed::Pre(PreStmt::CreateDatabase(c)));
+        }
         "vacuum" | "analyze" | "analyse" | "checkpoint" | "copy" | "reindex" => {
             return preparse(&word, piece).map(Parsed::Pre).map_err(|mut e| {
                 if e.code == SqlState::SYNTAX_ERROR && e.position.is_none() {

@@ -17,16 +17,6 @@ use crate::statement::Outcome;
 use sqlparser::ast;
 use turnstile_lock::SqlState;
 
-/// `READ ONLY` (true) or `READ WRITE` (false) among a statement's
-/// transaction modes, the last one given.
-pub(crate) fn access_mode_of(modes: &[ast::TransactionMode]) -> Option<bool> {
-    modes.iter().rev().find_map(|m| match m {
-        ast::TransactionMode::AccessMode(ast::TransactionAccessMode::ReadOnly) => Some(true),
-        ast::TransactionMode::AccessMode(ast::TransactionAccessMode::ReadWrite) => Some(false),
-        _ => None,
-    })
-}
-
 fn on_off(b: bool) -> &'static str {
     if b {
         "on"
@@ -46,6 +36,7 @@ fn writes(command: &Command) -> Option<String> {
         Command::Pre(PreStmt::CopyFrom { .. }) => Some("COPY FROM".into()),
         Command::Pre(PreStmt::Vacuum { .. }) => Some("VACUUM".into()),
         Command::Pre(PreStmt::Reindex { .. }) => Some("REINDEX".into()),
+        Command::Pre(PreStmt::CreateDatabase(_)) => Some("CREATE DATABASE".into()),
         Command::Utility(s) => match &**s {
             S::CreateTable(_) => Some("CREATE TABLE".into()),
             S::CreateIndex(_) => Some("CREATE INDEX".into()),

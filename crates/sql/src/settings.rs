@@ -36,6 +36,11 @@ impl SqlSession {
         Ok(())
     }
 
+    /// Setting `name`'s value, as `SHOW` prints it.
+    pub fn setting(&self, name: &str) -> Option<String> {
+        self.ctx.get(name)
+    }
+
     /// ParameterStatus messages owed after a SET of a reported parameter.
     pub fn set_parameter_changes(&mut self) -> Vec<(String, String)> {
         let changes = std::mem::take(&mut self.ctx.param_changes);
@@ -143,7 +148,7 @@ impl SqlSession {
             }
             ast::Set::SetTransaction { modes, session: false, .. } => {
                 let out = self.set_transaction_isolation(crate::command::isolation_of(modes)?)?;
-                self.set_transaction_access_mode(crate::read_only::access_mode_of(modes))?;
+                self.set_transaction_access_mode(crate::command::access_mode_of(modes))?;
                 Ok(out)
             }
             ast::Set::SetTransaction { modes, session: true, .. } => self.set_session_characteristics(modes),

@@ -89,6 +89,12 @@ impl SqlSession {
                 Self::command("ANALYZE")
             }
             PreStmt::Reindex { target, name } => self.reindex(*target, name.as_deref()),
+            PreStmt::CreateDatabase(c) => {
+                if let Some(t) = &c.template {
+                    crate::create_database::check_template(t, self.es.engine().catalog().database(t).is_ok())?;
+                }
+                self.create_database_named(&c.name, false)
+            }
             PreStmt::CopyFrom { table, columns, file, options } => {
                 self.copy_from(table, columns, file.as_deref(), options)
             }
@@ -241,14 +247,17 @@ impl SqlSession {
 
     /// `CREATE DATABASE [IF NOT EXISTS] name`.
     fn create_database(&mut self, db_name: &ast::ObjectName, if_not_exists: bool) -> Result<Outcome, SqlError> {
+        self.create_database_named(&object_name(db_name)?, if_not_exists)
+    }
+
+    fn create_database_named(&mut self, name: &str, if_not_exists: bool) -> Result<Outcome, SqlError> {
         if self.tx != TxStatus::Idle {
             return Err(SqlError::new(
                 SqlState::ACTIVE_SQL_TRANSACTION,
                 "CREATE DATABASE cannot run inside a transaction block",
             ));
         }
-        let name = object_name(db_name)?;
-        match self.es.create_database(&name).map_err(SqlError::from) {
+        match self.es.create_database(name).map_err(SqlError::from) {
             Ok(_) => Self::command("CREATE DATABASE"),
             Err(e) if e.code == SqlState::DUPLICATE_DATABASE && if_not_exists => {
                 self.notice(

@@ -132,12 +132,8 @@ impl View {
     /// lacks, one past `pg_stat_activity`'s neighbours).
     pub fn oid(self) -> u32 {
         match self {
-            View::Locks => 12073,
-            View::Activity => 12222,
-            View::LockStats => 12400,
-            View::XactLog => 12401,
-            View::VersionStore => 12402,
             View::Catalog(r) => r.oid,
+            status => catalog::STATUS_VIEW_OIDS.iter().find(|v| v.1 == status.name()).map_or(0, |v| v.0),
         }
     }
 
@@ -228,7 +224,15 @@ pub fn rows(view: View, session: &mut Session, services: &mut dyn Services) -> R
         }
         View::Catalog(rel) => {
             let cat = engine.catalog().snapshot();
-            let reader = Reader { cat: &cat, db: session.database(), services: &*services };
+            let status: Vec<(u32, &str, usize)> =
+                STATUS_VIEWS.iter().map(|v| (v.oid(), v.name(), v.columns().len())).collect();
+            let reader = Reader {
+                cat: &cat,
+                db: session.database(),
+                services: &*services,
+                system: catalog::SYSTEM_RELATIONS,
+                status_views: &status,
+            };
             (rel.rows)(&reader)
         }
         View::XactLog => vec![crate::mvcc_views::xact_log_row(&engine)],

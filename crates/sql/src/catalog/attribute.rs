@@ -6,7 +6,7 @@
 use super::datum::{boolean, ch, int, oid, text, NULL};
 use super::deparse::default_expr;
 use super::oid::{attrdef_oid, C_COLLATION, DEFAULT_COLLATION};
-use super::relation::{Reader, SYSTEM_RELATIONS};
+use super::relation::Reader;
 use super::types::{self, BuiltinType};
 use crate::value::{Datum, SqlType};
 use turnstile_engine::catalog::RelKind;
@@ -142,7 +142,7 @@ pub(super) fn attribute_rows(r: &Reader<'_>) -> Vec<Vec<Datum>> {
             }
         }
     }
-    for s in SYSTEM_RELATIONS {
+    for s in r.system {
         for (i, (name, st)) in s.columns.iter().enumerate() {
             let a = Attr {
                 rel: s.oid,

@@ -6,7 +6,7 @@
 use super::datum::{boolean, ch, int, int2vector, oid, oidvector, text, NULL};
 use super::deparse::partition_bound;
 use super::oid::{BTREE_AM, HEAP_AM, PUBLIC_NAMESPACE, SUPERUSER};
-use super::relation::{Reader, SYSTEM_RELATIONS};
+use super::relation::Reader;
 use super::types;
 use crate::value::{Datum, SqlType};
 use turnstile_engine::catalog::{PartitionStrategy, RelKind, Relation};
@@ -195,11 +195,11 @@ fn system_class_row(oid_: u32, name: &str, namespace: u32, kind: char, natts: us
 /// relations.
 pub(super) fn class_rows(r: &Reader<'_>) -> Vec<Vec<Datum>> {
     let mut rows: Vec<Vec<Datum>> = r.relations().map(|rel| user_class_row(r, rel)).collect();
-    for s in SYSTEM_RELATIONS {
+    for s in r.system {
         rows.push(system_class_row(s.oid, s.name, s.schema.oid(), s.kind, s.columns.len()));
     }
-    for v in crate::views::STATUS_VIEWS {
-        rows.push(system_class_row(v.oid(), v.name(), super::oid::CATALOG_NAMESPACE, 'v', v.columns().len()));
+    for &(id, name, natts) in r.status_views {
+        rows.push(system_class_row(id, name, super::oid::CATALOG_NAMESPACE, 'v', natts));
     }
     rows
 }

@@ -4,7 +4,7 @@
 
 use super::datum::{int, text, yes_no, NULL};
 use super::deparse::default_expr;
-use super::relation::{Reader, SYSTEM_RELATIONS};
+use super::relation::Reader;
 use super::schema::namespace_name;
 use super::types::{self, format_type};
 use crate::value::{Datum, SqlType};
@@ -126,7 +126,7 @@ pub(super) fn tables_rows(r: &Reader<'_>) -> Vec<Vec<Datum>> {
         .filter(|x| matches!(x.kind, RelKind::Table | RelKind::PartitionedTable))
         .map(|x| table_row(r, "public", &x.name, false))
         .collect();
-    rows.extend(SYSTEM_RELATIONS.iter().map(|s| table_row(r, s.schema.name(), s.name, s.kind == 'v')));
+    rows.extend(r.system.iter().map(|s| table_row(r, s.schema.name(), s.name, s.kind == 'v')));
     rows
 }
 
@@ -248,7 +248,7 @@ pub(super) fn columns_rows(r: &Reader<'_>) -> Vec<Vec<Datum>> {
             rows.push(column_row(r, &info));
         }
     }
-    for s in SYSTEM_RELATIONS {
+    for s in r.system {
         for (i, (name, ty)) in s.columns.iter().enumerate() {
             let info = ColumnInfo {
                 schema: s.schema.name(),

@@ -4,7 +4,7 @@
 //! OIDs, so that psql's describe commands, pg_dump and drivers' metadata
 //! queries read turnstile as they read PostgreSQL.
 //!
-//! * [`relation`]: what a system relation is, and the list of them;
+//! * [`relation`]: what a system relation is; [`list`]: the list of them;
 //! * [`oid`]: the OIDs they show and how derived OIDs are made;
 //! * one file per group of relations: [`class`] (`pg_class`, `pg_index`,
 //!   `pg_inherits`, `pg_partitioned_table`), [`attribute`]
@@ -33,6 +33,7 @@ pub mod deparse;
 pub mod empty;
 pub mod info_constraints;
 pub mod info_tables;
+pub mod list;
 pub mod oid;
 pub mod reg;
 pub mod relation;
@@ -40,4 +41,5 @@ pub mod schema;
 pub mod settings;
 pub mod types;
 
-pub use relation::{by_oid, is_system_name, lookup, Reader, Schema, SystemRelation, SYSTEM_RELATIONS};
+pub use list::{by_oid, is_system_name, lookup, STATUS_VIEW_OIDS, SYSTEM_RELATIONS};
+pub use relation::{Reader, Schema, SystemRelation};

@@ -6,7 +6,8 @@
 //! an OID throughout a query (compared and joined as one); it becomes a
 //! name when it is cast to text or leaves the server ([`render_rows`]).
 
-use super::relation::{by_oid, lookup, Schema};
+use super::list::{by_oid, lookup, STATUS_VIEW_OIDS};
+use super::relation::Schema;
 use super::settings::proc_entries;
 use super::types::{array_of, builtin, format_type};
 use super::{cluster, schema};
@@ -69,7 +70,7 @@ fn class_oid(services: &dyn Services, name: &str) -> Result<Option<u32>, SqlErro
     let system = match schema {
         None | Some("pg_catalog") => lookup(Schema::Catalog, rel)
             .map(|r| r.oid)
-            .or_else(|| crate::views::View::named(rel).map(crate::views::View::oid)),
+            .or_else(|| STATUS_VIEW_OIDS.iter().find(|v| v.1 == rel).map(|v| v.0)),
         Some("information_schema") => lookup(Schema::InformationSchema, rel).map(|r| r.oid),
         _ => None,
     };
@@ -93,7 +94,7 @@ pub fn reg_in(kind: RegKind, name: &str, services: &dyn Services) -> Result<Datu
         RegKind::Proc => {
             let head = t.split_once('(').map_or(t, |(h, _)| h);
             let n = fold(head).pop().unwrap_or_default();
-            proc_entries().find(|(_, name, _)| *name == n).map(|(id, _, _)| id)
+            proc_entries(services.functions()).find(|(_, name, _)| *name == n).map(|(id, _, _)| id)
         }
         RegKind::Namespace => schema::namespace_oid(&fold(t).pop().unwrap_or_default()),
         RegKind::Role => cluster::role_oid(&fold(t).pop().unwrap_or_default()),
@@ -115,13 +116,11 @@ pub fn reg_out(kind: RegKind, oid: u32, services: &dyn Services) -> Result<Strin
                         Schema::Catalog => r.name.to_owned(),
                         Schema::InformationSchema => format!("information_schema.{}", r.name),
                     })
-                    .or_else(|| {
-                        crate::views::STATUS_VIEWS.iter().find(|v| v.oid() == oid).map(|v| v.name().to_owned())
-                    }),
+                    .or_else(|| STATUS_VIEW_OIDS.iter().find(|v| v.0 == oid).map(|v| v.1.to_owned())),
             }
         }
         RegKind::Type => (builtin(oid).is_some() || array_of(oid).is_some()).then(|| format_type(oid, -1)),
-        RegKind::Proc => proc_entries().find(|(id, _, _)| *id == oid).map(|(_, n, _)| n.to_owned()),
+        RegKind::Proc => proc_entries(services.functions()).find(|(id, _, _)| *id == oid).map(|(_, n, _)| n.to_owned()),
         RegKind::Namespace => schema::namespace_name(oid).map(str::to_owned),
         RegKind::Role => cluster::role_name(oid).map(str::to_owned),
     };

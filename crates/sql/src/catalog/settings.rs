@@ -5,8 +5,7 @@
 use super::datum::{boolean, ch, int, oid, oidvector, text, NULL};
 use super::oid::{CATALOG_NAMESPACE, INTERNAL_LANGUAGE, PROC_OID_BASE, SUPERUSER};
 use super::relation::Reader;
-use crate::expr::functions::registry::FUNCTIONS;
-use crate::expr::functions::{FuncDef, Nulls, Signature, Volatility};
+use crate::expr::functions::def::{FuncDef, Nulls, Signature, Volatility};
 use crate::value::{Datum, SqlType};
 use SqlType::*;
 
@@ -94,11 +93,14 @@ pub(super) fn settings_rows(r: &Reader<'_>) -> Vec<Vec<Datum>> {
         .collect()
 }
 
-/// Every function name with its definition: canonical names, then
-/// aliases, in registry order; the position gives the OID.
-pub fn proc_entries() -> impl Iterator<Item = (u32, &'static str, &'static FuncDef)> {
+/// Every name of `functions` (the registry) with its definition:
+/// canonical names, then aliases, in registry order; the position gives
+/// the OID.
+pub fn proc_entries(
+    functions: &'static [&'static FuncDef],
+) -> impl Iterator<Item = (u32, &'static str, &'static FuncDef)> {
     let names =
-        FUNCTIONS.iter().flat_map(|f| std::iter::once(f.name).chain(f.aliases.iter().copied()).map(move |n| (n, *f)));
+        functions.iter().flat_map(|f| std::iter::once(f.name).chain(f.aliases.iter().copied()).map(move |n| (n, *f)));
     names.enumerate().map(|(i, (n, f))| (PROC_OID_BASE + i as u32, n, f))
 }
 
@@ -150,6 +152,6 @@ fn proc_row(id: u32, name: &str, f: &FuncDef) -> Vec<Datum> {
 }
 
 /// `pg_proc`.
-pub(super) fn proc_rows(_: &Reader<'_>) -> Vec<Vec<Datum>> {
-    proc_entries().map(|(id, name, f)| proc_row(id, name, f)).collect()
+pub(super) fn proc_rows(r: &Reader<'_>) -> Vec<Vec<Datum>> {
+    proc_entries(r.services.functions()).map(|(id, name, f)| proc_row(id, name, f)).collect()
 }

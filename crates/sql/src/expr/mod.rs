@@ -260,6 +260,8 @@ pub trait Services {
     /// The engine's sequences, this session's side of them, and the
     /// session's database (`nextval` and the other sequence functions).
     fn sequences(&mut self) -> (&crate::sequence::Sequences, &mut crate::sequence::SeqSession, u32);
+    /// Every SQL function (the registry: `pg_proc`, `regproc`).
+    fn functions(&self) -> &'static [&'static FuncDef];
 }
 
 /// Compile-time context.

@@ -98,7 +98,7 @@ pub static TABLE_IS_VISIBLE: FuncDef = FuncDef::fixed("pg_table_is_visible", &[O
     }
     Ok(match by_oid(id) {
         Some(r) => Datum::Bool(r.schema == Schema::Catalog),
-        None if crate::views::STATUS_VIEWS.iter().any(|v| v.oid() == id) => Datum::Bool(true),
+        None if crate::catalog::STATUS_VIEW_OIDS.iter().any(|v| v.0 == id) => Datum::Bool(true),
         None => Datum::Null,
     })
 })
