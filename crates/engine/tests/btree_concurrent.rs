@@ -49,8 +49,14 @@ fn open_with(dir: &Path, buffers: usize, policy: LwLockPolicy) -> (Arc<Smgr>, Bu
         Arc::new(OsIo),
     )
     .expect("smgr");
-    let options =
-        PoolOptions { shared_buffers: buffers, mapping_partitions: 16, policy, lookup_hints: true, huge_pages: false, prefault: false };
+    let options = PoolOptions {
+        shared_buffers: buffers,
+        mapping_partitions: 16,
+        policy,
+        lookup_hints: true,
+        huge_pages: false,
+        prefault: false,
+    };
     let pool = BufferPool::with_options(options, smgr.clone()).expect("pool");
     for rel in [REL, REL2] {
         smgr.create(rel, Fork::Main).expect("create the index relations");

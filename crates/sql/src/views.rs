@@ -32,8 +32,7 @@ pub enum View {
 }
 
 /// The views of the engine's live state (listed in `pg_class` too).
-pub const STATUS_VIEWS: &[View] =
-    &[View::Locks, View::Activity, View::LockStats, View::XactLog, View::VersionStore];
+pub const STATUS_VIEWS: &[View] = &[View::Locks, View::Activity, View::LockStats, View::XactLog, View::VersionStore];
 /// pg_backend_pid() = this + the lock-manager backend number.
 pub const PID_BASE: i32 = 10_000;
 

@@ -9,14 +9,13 @@ use crate::value::{Datum, SqlType};
 
 /// The engine-state views of [`crate::views`]: OID (PostgreSQL 15's;
 /// `pg_stat_lock`, which PostgreSQL 15 lacks, one of turnstile's) and name.
-pub const STATUS_VIEW_OIDS: &[(u32, &str)] =
-    &[
-        (12073, "pg_locks"),
-        (12222, "pg_stat_activity"),
-        (12400, "pg_stat_lock"),
-        (12401, "pg_stat_xact_log"),
-        (12402, "pg_stat_version_store"),
-    ];
+pub const STATUS_VIEW_OIDS: &[(u32, &str)] = &[
+    (12073, "pg_locks"),
+    (12222, "pg_stat_activity"),
+    (12400, "pg_stat_lock"),
+    (12401, "pg_stat_xact_log"),
+    (12402, "pg_stat_version_store"),
+];
 
 const fn rel(
     oid: u32,

@@ -17,12 +17,12 @@ mod item;
 mod order;
 mod predicate;
 mod query;
+mod returning;
 mod setop;
 mod sublink;
-mod returning;
 mod target;
-mod using;
 mod upsert;
+mod using;
 pub(crate) use exec::count_arg;
 pub(crate) use order::compare_key;
 
@@ -42,8 +42,8 @@ use turnstile_lock::SqlState;
 
 pub use dml::{check_assignable, compile_delete, compile_insert, compile_update, InsertPlan, InsertSource, ModifyPlan};
 pub use query::{compile_query, compile_select};
-pub use setop::{SetOpKind, SetOpPlan};
 pub use returning::{Affected, Returning};
+pub use setop::{SetOpKind, SetOpPlan};
 
 /// How many custom plans before a generic one (`plan_cache_mode = auto`).
 const CUSTOM_PLANS: u32 = 5;

@@ -166,8 +166,8 @@ impl BufferPool {
         if options.mapping_partitions == 0 {
             return Err(StorageError::Config("mapping_partitions must be at least 1".into()));
         }
-        let mut frames =
-            turnstile_sync::frames::frames::<PAGE_SIZE>(options.shared_buffers, options.huge_pages).map_err(|e| {
+        let mut frames = turnstile_sync::frames::frames::<PAGE_SIZE>(options.shared_buffers, options.huge_pages)
+            .map_err(|e| {
                 StorageError::Config(format!(
                     "could not map {} MB for {} shared buffers: {e}",
                     (options.shared_buffers * PAGE_SIZE) >> 20,
@@ -436,7 +436,7 @@ mod tests {
                 policy,
                 lookup_hints: false,
                 huge_pages: false,
-            prefault: false,
+                prefault: false,
             };
             let pool = BufferPool::with_options(options, Arc::new(EmptyPages)).unwrap();
             let rel = RelFileId::new(1, 1);

@@ -13,8 +13,8 @@ mod privilege;
 pub mod registry;
 mod regtype;
 mod resolve;
-mod strings;
 mod sequence;
+mod strings;
 mod text;
 
 pub(crate) use datetime::NOW;
