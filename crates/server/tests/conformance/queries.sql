@@ -649,7 +649,6 @@ ljoin-14 SELECT * FROM u NATURAL LEFT JOIN (SELECT 2 AS id, 'banana' AS k) x ORD
 ljoin-15 SELECT count(*) FROM t JOIN u USING (nope)
 ljoin-16 SELECT id FROM t a JOIN t b USING (id) JOIN t c USING (id) ORDER BY id
 ljoin-17 SELECT count(*) FROM t JOIN t b USING (id, id)
-@family wr Writes: RETURNING on INSERT, UPDATE and DELETE; sequences, nextval/currval/setval/lastval, SERIAL and identity columns
 @family wr Writes: RETURNING on INSERT, UPDATE and DELETE; INSERT … ON CONFLICT DO NOTHING / DO UPDATE with EXCLUDED; sequences, nextval/currval/setval/lastval, SERIAL and identity columns
 wr-01 INSERT INTO u VALUES (100, 1, 'x', 'y') RETURNING id
 wr-02 UPDATE u SET k = k WHERE id = 1 RETURNING id
