@@ -309,7 +309,7 @@ fn dml_on_a_partitioned_table_locks_only_the_touched_partitions_and_their_indexe
     assert!(mine.iter().all(|r| r.mode == LockMode::RowExclusive), "{mine:?}");
     let mut sorted = names.clone();
     sorted.sort();
-    assert_eq!(sorted, ["p", "p2", "p2_p_k"], "locked {names:?}");
+    assert_eq!(sorted, ["p", "p2", "p2_k_key"], "locked {names:?}");
     s.commit().unwrap();
     // Moving a row to another partition is refused, and changes nothing.
     let err = s
