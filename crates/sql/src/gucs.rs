@@ -90,7 +90,15 @@ impl Ctx {
             "default_transaction_isolation" => return Ok(GucValue::Isolation(Isolation::parse(lower, value)?)),
             // SERIALIZABLE is refused when a transaction would use it.
             "transaction_isolation" => Isolation::parse(lower, value)?.name().to_owned(),
-            "client_encoding" => match value.to_ascii_uppercase().replace(['-', '_'], "").as_str() {
+            // PostgreSQL's `clean_encoding_name`: only letters and digits
+            // count (asyncpg sends `'utf-8'`, quotes included).
+            "client_encoding" => match value
+                .chars()
+                .filter(char::is_ascii_alphanumeric)
+                .collect::<String>()
+                .to_ascii_uppercase()
+                .as_str()
+            {
                 "UTF8" | "UNICODE" => "UTF8".to_owned(),
                 // SQL_ASCII converts nothing: the bytes pass as they are.
                 "SQLASCII" => "SQL_ASCII".to_owned(),
