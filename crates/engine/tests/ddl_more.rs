@@ -35,6 +35,7 @@ fn truncate_empties_tables_partitions_and_indexes_under_access_exclusive() {
         .filter(|r| r.backend == s.backend().id() && r.locktype == "relation")
         .map(|r| (cat.relations[&r.relation.unwrap()].name.clone(), r.mode))
         .collect();
+    // The partitions' indexes are named as PostgreSQL names them.
     for name in ["p", "p_lo", "p_hi", "p_k", "p_lo_k_key", "p_hi_k_key", "u"] {
         assert!(held.contains(&(name.to_owned(), LockMode::AccessExclusive)), "{name} not locked: {held:?}");
     }
