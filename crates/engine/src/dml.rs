@@ -625,8 +625,13 @@ impl Session {
         // A non-HOT update: a new tuple, the old one's xmax and ctid set,
         // new index entries. Older versions spilled to the heap go to the
         // version store first: `ctid` will name the new place.
-        if let Some(h) = heap::latest_header(pool, file, tid)? {
-            heap::spill::unspill(pool, file, tid, &h, txns.versions())?;
+        // Only a store that spilled in this run has chains a snapshot may
+        // need (none predates a restart): the common move reads no extra
+        // page.
+        if txns.versions().has_spilled() {
+            if let Some(h) = heap::latest_header(pool, file, tid)? {
+                heap::spill::unspill(pool, file, tid, &h, txns.versions())?;
+            }
         }
         let reserve = heap::fillfactor_reserve(leaf.rel.fillfactor);
         let mut ext = Extender::new(pool, &mut self.backend, config.storage.extend, config.storage.extend_max_blocks);

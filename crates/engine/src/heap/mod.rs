@@ -416,14 +416,17 @@ pub fn restore_in_place(
     xid: Xid,
     versions: &VersionStore,
 ) -> Result<bool, HeapError> {
-    if latest_header(pool, rel, tid)?.is_some_and(|h| h.xmin == xid && h.flags & SPILLED != 0) {
-        return spill::restore_spilled(pool, rel, tid, xid);
-    }
     let buf = pool.read_buffer(BufferTag::new(rel, Fork::Main, tid.block))?;
     let mut content = buf.lock_exclusive();
     let slot = usize::from(tid.slot);
-    if page::item(&content, slot).and_then(TupleHeader::read).is_none_or(|h| h.xmin != xid) {
-        return Ok(false);
+    match page::item(&content, slot).and_then(TupleHeader::read) {
+        Some(h) if h.xmin == xid && h.flags & SPILLED != 0 => {
+            // The replaced version is in the heap: restored page by page.
+            drop(content);
+            return spill::restore_spilled(pool, rel, tid, xid);
+        }
+        Some(h) if h.xmin == xid => {}
+        _ => return Ok(false),
     }
     let Some(old) = versions.pop(rel, tid, xid) else { return Ok(false) };
     let header = TupleHeader { flags: HAS_VERSIONS, xmin: old.xmin, xmax: 0, ctid: Tid::default() };

@@ -19,7 +19,7 @@
 //! header does not carry — PostgreSQL's command id (4 bytes; a
 //! statement's own writes are told apart by the undo log instead), its
 //! two infomask words (4; hint bits are unneeded when a status check is
-//! one atomic load) and its header-length byte (1; the header has one
+//! a few atomic loads and no lock) and its header-length byte (1; the header has one
 //! size) — less one byte of flags. Tuples are not aligned, so nothing is
 //! lost to padding. A per-page base with 32-bit offsets (Postgres Pro's
 //! 64-bit proposal) would save those 8 bytes per row at the price of

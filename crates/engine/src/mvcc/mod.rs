@@ -26,9 +26,10 @@
 //!
 //! # Transaction status
 //!
-//! [`clog::XactLog`] keeps one word per transaction id: in progress,
-//! aborted, committed, or (under `csn`) the commit's sequence number. A
-//! visibility check is one atomic load. A rollback first undoes the
+//! [`clog::XactLog`] keeps one word per transaction id that can still be
+//! asked about: in progress, aborted, committed, or (under `csn`) the
+//! commit's sequence number. A visibility check is a few atomic loads and
+//! takes no lock. A rollback first undoes the
 //! transaction's writes through its undo log ([`crate::txn`]) and only
 //! then marks it aborted, so a tuple written by an aborted transaction is
 //! already marked dead (or restored) when anyone could treat the id as

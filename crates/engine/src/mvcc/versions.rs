@@ -123,6 +123,11 @@ impl VersionStore {
         self.bytes.load(Ordering::Relaxed).saturating_add(row_len as u64 + VERSION_OVERHEAD) <= self.limit
     }
 
+    /// Whether an update of this run spilled a version to the heap.
+    pub fn has_spilled(&self) -> bool {
+        self.refused.load(Ordering::Relaxed) > 0
+    }
+
     /// Counts an update whose replaced version went to the heap instead.
     pub fn note_fallback(&self) {
         self.refused.fetch_add(1, Ordering::Relaxed);
