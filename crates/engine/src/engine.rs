@@ -266,8 +266,10 @@ impl Engine {
 }
 
 /// The on-disk format this engine writes, in the data directory's `format`
-/// file: heap tuples with 64-bit transaction ids ([`crate::heap::tuple`]).
-const FORMAT: &str = "turnstile data format 2: 64-bit transaction ids";
+/// file: heap tuples with 64-bit transaction ids ([`crate::heap::tuple`])
+/// on pages whose 24-byte header carries an LSN
+/// ([`turnstile_storage::page`]).
+const FORMAT: &str = "turnstile data format 3: 64-bit transaction ids, page LSNs";
 
 /// Refuses a data directory written by an engine whose tuples carried
 /// 32-bit transaction ids (it has an id limit file but no `format`), and

@@ -121,6 +121,10 @@ pub enum EngineError {
     /// kept aborted) could not be read or written (SQLSTATE `58030`).
     #[error("could not record transaction ids: {0}")]
     XidLimit(String),
+    /// Crash recovery could not go on: a malformed record, a page the log
+    /// cannot rebuild (SQLSTATE `XX001`, data corrupted).
+    #[error("recovery failed: {0}")]
+    Recovery(String),
 }
 
 impl From<LockError> for EngineError {
@@ -210,6 +214,7 @@ impl EngineError {
             EngineError::RowLockNotAvailable { .. } => S::LOCK_NOT_AVAILABLE,
             EngineError::SerializationFailure(_) => S::SERIALIZATION_FAILURE,
             EngineError::XidLimit(_) => S::IO_ERROR,
+            EngineError::Recovery(_) => S::DATA_CORRUPTED,
         }
     }
 }

@@ -210,8 +210,9 @@ impl Session {
         for (block, slots) in &dead {
             let buf = pool.read_buffer(BufferTag::new(file, Fork::Main, *block))?;
             let mut content = buf.lock_exclusive();
+            content.begin_change();
             page::remove_items(&mut content, slots);
-            content.mark_dirty();
+            crate::heap::log::log_page(pool, &mut content)?;
             for &slot in slots {
                 engine.txns().versions().forget(file, Tid::new(*block, slot as u16));
             }

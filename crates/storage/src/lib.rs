@@ -97,6 +97,7 @@ pub mod fault;
 pub mod fsm;
 pub mod io;
 pub mod page;
+pub mod page_log;
 pub mod rel;
 pub mod smgr;
 pub(crate) mod stats;
@@ -105,7 +106,9 @@ pub mod vfd;
 
 pub(crate) use turnstile_sync::sync;
 
-pub use buffer::{BufferPool, BufferPoolStats, PageReadGuard, PageWriteGuard, PinnedBuffer, PoolOptions, Ring};
+pub use buffer::{
+    BufferPool, BufferPoolStats, ChangedPage, PageReadGuard, PageWriteGuard, PinnedBuffer, PoolOptions, Ring,
+};
 pub use error::{FileError, FileOp, PageError, Result, StorageError};
 pub use extend::{Extender, ExtensionLocker, ExtensionStats};
 pub use fsm::FreeSpaceMap;

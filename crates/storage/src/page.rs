@@ -13,9 +13,10 @@
 //! | 10..12  | `upper`    | start of item data: `lower ≤ upper ≤ special` |
 //! | 12..14  | `special`  | start of the special space: `special ≤ PAGE_SIZE` |
 //! | 14..16  | reserved   | zero |
+//! | 16..24  | `lsn`      | the end of the WAL record of the page's last logged change (PostgreSQL's `pd_lsn`): the buffer pool writes the page only once the WAL is durable up to it, and redo skips a record whose end is not past it |
 //!
 //! Free space is `upper - lower`. A line pointer is 4 bytes: offset `u16`,
-//! length `u16`. The layout is LSN-free (turnstile has no WAL).
+//! length `u16`. The header is 24 bytes, PostgreSQL's size.
 //!
 //! A page of all zeros is a *new* page, as in PostgreSQL (`PageIsNew`):
 //! extension by `fallocate` or zero writes creates them, and they verify
@@ -38,11 +39,12 @@ use crate::rel::BlockNumber;
 /// Bytes in a page (PostgreSQL's `BLCKSZ`).
 pub const PAGE_SIZE: usize = 8192;
 /// Bytes of the page header.
-pub const HEADER_SIZE: usize = 16;
+pub const HEADER_SIZE: usize = 24;
 /// Bytes of one line pointer.
 pub const ITEM_ID_SIZE: usize = 4;
-/// The layout version stamped by [`init`] (`"T1"`).
-pub const PAGE_VERSION: u16 = 0x5431;
+/// The layout version stamped by [`init`] (`"T2"`: the header with an
+/// LSN; `"T1"` pages are refused).
+pub const PAGE_VERSION: u16 = 0x5432;
 /// The largest item [`add_item`] accepts on an empty page without special space.
 pub const MAX_ITEM_SIZE: usize = PAGE_SIZE - HEADER_SIZE - ITEM_ID_SIZE;
 
@@ -55,9 +57,10 @@ const FLAGS: usize = 6;
 const LOWER: usize = 8;
 const UPPER: usize = 10;
 const SPECIAL: usize = 12;
+const LSN: usize = 16;
 
 const _: () = assert!(PAGE_SIZE <= u16::MAX as usize + 1, "offsets must fit in u16");
-const _: () = assert!(HEADER_SIZE == SPECIAL + 4, "header fields and their size disagree");
+const _: () = assert!(HEADER_SIZE == LSN + 8, "header fields and their size disagree");
 
 /// The decoded header of a page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,6 +77,8 @@ pub struct PageHeader {
     pub upper: u16,
     /// Start of the special space.
     pub special: u16,
+    /// End of the WAL record of the last logged change (0: none).
+    pub lsn: u64,
 }
 
 /// Why a page failed [`verify`] (the caller adds relation, fork and block).
@@ -107,8 +112,25 @@ pub fn header(page: &PageBuf) -> PageHeader {
         lower: get_u16(page, LOWER),
         upper: get_u16(page, UPPER),
         special: get_u16(page, SPECIAL),
+        lsn: lsn(page),
     }
 }
+
+/// The end of the WAL record of the page's last logged change (0 for a
+/// page no logged change has touched).
+pub fn lsn(page: &PageBuf) -> u64 {
+    u64::from_le_bytes(page[LSN..LSN + 8].try_into().expect("8 bytes"))
+}
+
+/// Stamps the end of the WAL record that logged the change just made
+/// (the caller holds the page's content lock exclusive).
+pub fn set_lsn(page: &mut PageBuf, lsn: u64) {
+    page[LSN..LSN + 8].copy_from_slice(&lsn.to_le_bytes());
+}
+
+/// The header bytes a logged delta never carries: the checksum (set on
+/// write) and the LSN (set by whoever logs the change).
+pub const UNLOGGED_HEADER: [std::ops::Range<usize>; 2] = [CHECKSUM..CHECKSUM + 4, LSN..LSN + 8];
 
 /// Whether the page is all zeros (never initialised).
 pub fn is_new(page: &PageBuf) -> bool {

@@ -45,7 +45,7 @@ impl<'p> BTree<'p> {
         }
         let sorted = tree.sorted_entries(entries)?;
 
-        let mut w = Writer { store, rel, next: 0, pending: Vec::new() };
+        let mut w = Writer { pool, store, rel, next: 0, pending: Vec::new() };
         // A placeholder metapage; the real one is written when the root is known.
         w.push(Box::new([0; PAGE_SIZE]))?;
         let mut level = 0u16;
@@ -61,7 +61,10 @@ impl<'p> BTree<'p> {
         let root = downlinks[0].0;
         let mut m: Box<PageBuf> = Box::new([0; PAGE_SIZE]);
         meta::write(&mut m, tree.meta_for(root, level));
-        page_out(store, rel, META_BLOCK, &mut m)?;
+        let mut metapage = [m];
+        let tag = BufferTag::new(rel, Fork::Main, META_BLOCK);
+        pool.log_new_pages(super::log::kind(super::log::BtreeOp::Build), tag, &mut metapage)?;
+        page_out(store, rel, META_BLOCK, &mut metapage[0])?;
         tree.root_cache.set(super::root_cache::CachedRoot { root, level });
         // No fsync here: durability comes from `Engine::flush` (pool flush +
         // smgr sync of every file), the engine's only durability point.
@@ -198,6 +201,7 @@ fn page_out(store: &dyn PageStore, rel: RelFileId, block: BlockNumber, p: &mut P
 
 /// Appends pages to the relation in batches.
 struct Writer<'s> {
+    pool: &'s BufferPool,
     store: &'s dyn PageStore,
     rel: RelFileId,
     /// The block the next pushed page gets.
@@ -223,6 +227,8 @@ impl Writer<'_> {
         let n = self.pending.len() as u32;
         let first = self.store.extend(self.rel, Fork::Main, n)?;
         assert_eq!(first + n, self.next, "only the build extends a new index");
+        let tag = BufferTag::new(self.rel, Fork::Main, first);
+        self.pool.log_new_pages(super::log::kind(super::log::BtreeOp::Build), tag, &mut self.pending)?;
         for (i, p) in self.pending.iter_mut().enumerate() {
             turnstile_storage::page::set_checksum(p, first + i as BlockNumber);
         }

@@ -46,6 +46,7 @@
 use super::alloc::PageAllocator;
 use super::error::{BtreeError, KeyError, Result};
 use super::key::{self, display_key, has_null, leaf_entry};
+use super::log::BtreeOp;
 use super::meta::{self, META_BLOCK};
 use super::page::{self, Bad, Opaque, FLAG_LEFTMOST, MAX_ENTRY, USABLE};
 use super::root_cache::CachedRoot;
@@ -189,9 +190,9 @@ impl<'p> BTree<'p> {
         if pos < page::count(&g) && page::entry(&g, pos).map_err(bad)? == entry {
             return Err(BtreeError::DuplicateEntry { index: self.opts.name.clone(), key: display_key(key), tid });
         }
+        g.begin_change();
         if page::insert_at(&mut g, pos, entry) {
-            g.mark_dirty();
-            return Ok(());
+            return self.log(BtreeOp::Insert, &mut [&mut g]);
         }
         let (sep, right) = self.split(alloc, &mut g, block, &op, entry, pos)?;
         self.insert_downlink(alloc, g, block, op, stack, sep, right)
@@ -320,13 +321,14 @@ impl<'p> BTree<'p> {
         let rblock = rpin.block();
         let mut r = rpin.lock_exclusive();
         self.check_fresh(&r, rblock)?;
+        r.begin_change();
+        g.begin_change();
         let right_op = Opaque { right: op.right, level: op.level, flags: 0 };
         let right_entries: Vec<&[u8]> = match &right_first {
             None => entries[m..].to_vec(),
             Some(first) => std::iter::once(first.as_slice()).chain(entries[m + 1..].iter().copied()).collect(),
         };
         assert!(page::build(&mut r, right_op, old_high, right_entries), "choose_split checked the right half fits");
-        r.mark_dirty();
 
         // Then relink the left half to it.
         let mut left: Box<PageBuf> = Box::new([0; PAGE_SIZE]);
@@ -336,7 +338,8 @@ impl<'p> BTree<'p> {
             "choose_split checked the left half fits"
         );
         **g = *left;
-        g.mark_dirty();
+        // One record: after a crash both halves are there or neither is.
+        self.log(BtreeOp::Split, &mut [&mut r, g])?;
         drop(r);
         Ok((separator, rblock))
     }
@@ -393,9 +396,9 @@ impl<'p> BTree<'p> {
         // The parent that covers the separator is locked: the child may go.
         drop(child);
         let (i, _) = page::child_for(&parent, &separator).map_err(|r| self.corrupt(pblock, r))?;
+        parent.begin_change();
         if page::insert_at(&mut parent, i + 1, &downlink) {
-            parent.mark_dirty();
-            return Ok(());
+            return self.log(BtreeOp::Downlink, &mut [&mut parent]);
         }
         let (sep2, right2) = self.split(alloc, &mut parent, pblock, &pop, &downlink, i + 1)?;
         self.insert_downlink(alloc, parent, pblock, pop, stack, sep2, right2)
@@ -416,10 +419,10 @@ impl<'p> BTree<'p> {
         let root_block = rpin.block();
         let mut root = rpin.lock_exclusive();
         self.check_fresh(&root, root_block)?;
+        root.begin_change();
         let entries = [page::inner_entry(child_block, &[]), page::inner_entry(right, separator)];
         let op = Opaque { right: None, level, flags: FLAG_LEFTMOST };
         assert!(page::build(&mut root, op, None, entries.iter().map(Vec::as_slice)), "two downlinks fit");
-        root.mark_dirty();
         let mpin = self.pin(META_BLOCK)?;
         let mut m = mpin.lock_exclusive();
         let old = meta::read(&m).map_err(|r| self.corrupt(META_BLOCK, r))?;
@@ -434,8 +437,9 @@ impl<'p> BTree<'p> {
                 ),
             ));
         }
+        m.begin_change();
         meta::write(&mut m, self.meta_for(root_block, level));
-        m.mark_dirty();
+        self.log(BtreeOp::NewRoot, &mut [&mut root, &mut m])?;
         // The splitting handle knows the new root: its cache follows
         // (other handles find their cached root no longer alone on its level).
         self.root_cache.set(CachedRoot { root: root_block, level });

@@ -143,6 +143,7 @@ pub mod check;
 pub mod error;
 pub mod insert;
 pub mod key;
+pub mod log;
 pub mod meta;
 pub mod page;
 pub mod root_cache;

@@ -5,6 +5,7 @@
 
 use super::alloc::PageAllocator;
 use super::error::{BtreeError, Result};
+use super::log::BtreeOp;
 use super::meta::{self, Meta, META_BLOCK};
 use super::page::{self, Opaque, FLAG_LEFTMOST};
 use super::root_cache::{CachedRoot, RootCacheStats, RootCell};
@@ -133,13 +134,14 @@ impl<'p> BTree<'p> {
         let root_pin = alloc.allocate(rel)?;
         let mut root = root_pin.lock_exclusive();
         tree.check_fresh(&root, root_pin.block())?;
+        root.begin_change();
         let fits = page::build(&mut root, Opaque { right: None, level: 0, flags: FLAG_LEFTMOST }, None, []);
         assert!(fits, "an empty page fits");
-        root.mark_dirty();
         let mut m = meta_pin.lock_exclusive();
         tree.check_fresh(&m, META_BLOCK)?;
+        m.begin_change();
         meta::write(&mut m, tree.meta_for(root_pin.block(), 0));
-        m.mark_dirty();
+        tree.log(BtreeOp::Create, &mut [&mut root, &mut m])?;
         tree.root_cache.set(CachedRoot { root: root_pin.block(), level: 0 });
         Ok(tree)
     }
@@ -231,6 +233,12 @@ impl<'p> BTree<'p> {
 
     pub(super) fn meta_for(&self, root: BlockNumber, level: u16) -> Meta {
         Meta { root, level, ncols: self.opts.key_types.len() as u16, unique: self.opts.unique }
+    }
+
+    /// Logs the change of `pages` (each begun with `begin_change`).
+    pub(super) fn log(&self, op: BtreeOp, pages: &mut [&mut dyn turnstile_storage::ChangedPage]) -> Result<()> {
+        self.pool.log_change(super::log::kind(op), pages, &[])?;
+        Ok(())
     }
 
     pub(super) fn corrupt(&self, block: BlockNumber, reason: impl Into<String>) -> BtreeError {

@@ -11,6 +11,7 @@
 
 use super::error::Result;
 use super::key::split_entry;
+use super::log::BtreeOp;
 use super::page::{self, Bad};
 use super::tree::BTree;
 use crate::tid::Tid;
@@ -43,6 +44,7 @@ impl BTree<'_> {
             }
             if doomed > 0 {
                 old.copy_from_slice(&g[..]);
+                g.begin_change();
                 let high = page::high_key(&old, &op).map_err(bad)?;
                 let mut keep = Vec::with_capacity(n - doomed);
                 for i in 0..n {
@@ -56,7 +58,7 @@ impl BTree<'_> {
                     g.copy_from_slice(&old[..]);
                     return Err(self.corrupt(block, "a leaf did not hold a subset of its own entries"));
                 }
-                g.mark_dirty();
+                self.log(BtreeOp::Vacuum, &mut [&mut g])?;
                 removed += doomed as u64;
             }
             next = op.right;

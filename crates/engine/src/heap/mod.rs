@@ -36,6 +36,7 @@
 //! (PostgreSQL's page-at-a-time mode), so a slow consumer never blocks
 //! inserters.
 
+pub mod log;
 pub mod spill;
 pub mod tuple;
 
@@ -136,7 +137,7 @@ pub(crate) fn insert_with_header<L: ExtensionLocker>(
     let want = (tuple.len() + page::ITEM_ID_SIZE + reserve).min(MAX_ROW_SIZE + TUPLE_HEADER + page::ITEM_ID_SIZE);
     loop {
         let buf = ext.get_page(rel, want)?;
-        if let Some(tid) = place(pool, rel, &buf, tuple, reserve) {
+        if let Some(tid) = place(pool, rel, &buf, tuple, header.xmin, reserve)? {
             return Ok(tid);
         }
     }
@@ -147,19 +148,41 @@ fn room_for(content: &page::PageBuf, tuple: &[u8], reserve: usize) -> bool {
     reserve == 0 || page::item_count(content) == 0 || page::free_space(content) >= tuple.len() + reserve
 }
 
-/// Adds `tuple` to the pinned page and records the space left; `None` if
-/// it no longer fits (the page's space is recorded, so it is not offered
-/// again for this size).
-fn place(pool: &BufferPool, rel: RelFileId, buf: &PinnedBuffer<'_>, tuple: &[u8], reserve: usize) -> Option<Tid> {
+/// Adds `tuple` (of transaction `xid`) to the pinned page and records the
+/// space left; `None` if it no longer fits (the page's space is recorded,
+/// so it is not offered again for this size).
+fn place(
+    pool: &BufferPool,
+    rel: RelFileId,
+    buf: &PinnedBuffer<'_>,
+    tuple: &[u8],
+    xid: Xid,
+    reserve: usize,
+) -> Result<Option<Tid>, HeapError> {
     let mut content = buf.lock_exclusive();
-    let slot = if room_for(&content, tuple, reserve) { page::add_item_reusing(&mut content, tuple) } else { None };
-    if slot.is_some() {
-        content.mark_dirty();
-    }
+    let slot = add_logged(pool, &mut content, tuple, xid, reserve)?;
     let free = page::free_space(&content);
     drop(content);
     pool.fsm().record(rel, buf.block(), free);
-    slot.map(|s| Tid::new(buf.block(), s as u16))
+    Ok(slot.map(|s| Tid::new(buf.block(), s as u16)))
+}
+
+/// Adds `tuple` to the locked page if it fits leaving `reserve` bytes, and
+/// logs it: the slot, or `None` (nothing changed).
+fn add_logged(
+    pool: &BufferPool,
+    content: &mut turnstile_storage::PageWriteGuard<'_>,
+    tuple: &[u8],
+    xid: Xid,
+    reserve: usize,
+) -> Result<Option<usize>, HeapError> {
+    if !room_for(content, tuple, reserve) {
+        return Ok(None);
+    }
+    content.begin_change();
+    let Some(slot) = page::add_item_reusing(content, tuple) else { return Ok(None) };
+    log::log_insert(pool, content, xid, slot)?;
+    Ok(Some(slot))
 }
 
 /// Many inserts into one relation by one backend (COPY): keeps the current
@@ -193,13 +216,7 @@ impl<'p> BulkInserter<'p> {
         let tuple = &make_tuple(&TupleHeader::new(self.xmin), row);
         if let Some(buf) = &self.current {
             let mut content = buf.lock_exclusive();
-            let slot = if room_for(&content, tuple, self.reserve) {
-                page::add_item_reusing(&mut content, tuple)
-            } else {
-                None
-            };
-            if let Some(slot) = slot {
-                content.mark_dirty();
+            if let Some(slot) = add_logged(self.pool, &mut content, tuple, self.xmin, self.reserve)? {
                 return Ok(Tid::new(buf.block(), slot as u16));
             }
         }
@@ -208,18 +225,7 @@ impl<'p> BulkInserter<'p> {
             let want =
                 (tuple.len() + page::ITEM_ID_SIZE + self.reserve).min(MAX_ROW_SIZE + TUPLE_HEADER + page::ITEM_ID_SIZE);
             let buf = ext.get_page(self.rel, want)?;
-            let placed = {
-                let mut content = buf.lock_exclusive();
-                let slot = if room_for(&content, tuple, self.reserve) {
-                    page::add_item_reusing(&mut content, tuple)
-                } else {
-                    None
-                };
-                if slot.is_some() {
-                    content.mark_dirty();
-                }
-                slot
-            };
+            let placed = add_logged(self.pool, &mut buf.lock_exclusive(), tuple, self.xmin, self.reserve)?;
             let block = buf.block();
             self.current = Some(buf);
             match placed {
@@ -301,14 +307,20 @@ pub(crate) fn change_header(
 ) -> Result<(), HeapError> {
     let buf = pool.read_buffer(BufferTag::new(rel, Fork::Main, tid.block))?;
     let mut content = buf.lock_exclusive();
-    let tuple = page::item_mut(&mut content, usize::from(tid.slot))
-        .filter(|t| t.len() >= TUPLE_HEADER)
+    let slot = usize::from(tid.slot);
+    let tuple = page::item(&content, slot).filter(|t| t.len() >= TUPLE_HEADER);
+    let old = TupleHeader::read(tuple.ok_or(HeapError::NoSuchTuple { rel, tid })?)
         .ok_or(HeapError::NoSuchTuple { rel, tid })?;
-    let mut h = TupleHeader::read(tuple).ok_or(HeapError::NoSuchTuple { rel, tid })?;
+    let mut h = old;
     change(&mut h);
-    h.write(tuple);
-    content.mark_dirty();
-    Ok(())
+    // The transaction the change is made for: the new deleter, the one
+    // whose delete is taken back, or the inserter whose row dies.
+    let xid = [h.xmax, old.xmax, h.xmin].into_iter().find(|&x| x != 0).unwrap_or(0);
+    let mut before = [0; TUPLE_HEADER];
+    old.write(&mut before);
+    content.begin_change();
+    h.write(page::item_mut(&mut content, slot).expect("read above"));
+    log::log_header(pool, &mut content, xid, slot, &before)
 }
 
 /// Marks the tuple at `tid` [`DEAD`]: its insert failed or was rolled back.
@@ -394,12 +406,14 @@ pub fn update_in_place(
         sink.versions.note_fallback();
         return Ok(InPlace::StoreFull(spill::Displaced { header: old_header, row: old[TUPLE_HEADER..].to_vec() }));
     }
+    let old_tuple = old.to_vec();
     let old_row: Arc<[u8]> = Arc::from(&old[TUPLE_HEADER..]);
     let header = TupleHeader { flags: HAS_VERSIONS, xmin: xid, xmax: 0, ctid: Tid::default() };
+    content.begin_change();
     if !page::replace_item(&mut content, slot, &make_tuple(&header, row)) {
         return Ok(InPlace::NoRoom);
     }
-    content.mark_dirty();
+    log::log_tuple(pool, &mut content, xid, slot, &old_tuple)?;
     let old = OldVersion { xmin: old_header.xmin, replaced_by: xid, row: old_row };
     let fresh = old_header.flags & HAS_VERSIONS == 0;
     sink.versions.push(rel, tid, old, sink.horizon.map(|h| (sink.snapshots, h)), fresh);
@@ -430,11 +444,13 @@ pub fn restore_in_place(
     }
     let Some(old) = versions.pop(rel, tid, xid) else { return Ok(false) };
     let header = TupleHeader { flags: HAS_VERSIONS, xmin: old.xmin, xmax: 0, ctid: Tid::default() };
+    let current = page::item(&content, slot).map(<[u8]>::to_vec).unwrap_or_default();
+    content.begin_change();
     if !page::replace_item(&mut content, slot, &make_tuple(&header, &old.row)) {
         versions.push(rel, tid, old, None, false);
         return Ok(false);
     }
-    content.mark_dirty();
+    log::log_tuple(pool, &mut content, xid, slot, &current)?;
     Ok(true)
 }
 
@@ -454,15 +470,16 @@ pub fn update_fixed_column(
     let bytes: Vec<u8> = crate::types::fixed_bytes(ty, value).ok_or_else(type_error)?;
     let buf = pool.read_buffer(BufferTag::new(rel, Fork::Main, tid.block))?;
     let mut content = buf.lock_exclusive();
-    let tuple = page::item_mut(&mut content, usize::from(tid.slot))
-        .filter(|t| TupleHeader::read(t).is_some_and(|h| !h.is_dead()))
-        .ok_or(HeapError::NoSuchTuple { rel, tid })?;
-    let row = &mut tuple[TUPLE_HEADER..];
-    let (at, size) = fixed_column_span(types, row, column)?.ok_or_else(type_error)?;
+    let slot = usize::from(tid.slot);
+    let before = page::item(&content, slot).map(<[u8]>::to_vec);
+    let header = before.as_deref().and_then(TupleHeader::read).filter(|h| !h.is_dead());
+    let (Some(before), Some(header)) = (before, header) else { return Err(HeapError::NoSuchTuple { rel, tid }) };
+    let (at, size) = fixed_column_span(types, &before[TUPLE_HEADER..], column)?.ok_or_else(type_error)?;
     debug_assert_eq!(size, bytes.len());
+    content.begin_change();
+    let row = &mut page::item_mut(&mut content, slot).expect("read above")[TUPLE_HEADER..];
     row[at..at + size].copy_from_slice(&bytes);
-    content.mark_dirty();
-    Ok(())
+    log::log_tuple(pool, &mut content, header.xmin, slot, &before)
 }
 
 /// A sequential scan: in block and slot order, page at a time, the version

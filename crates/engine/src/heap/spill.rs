@@ -87,8 +87,12 @@ pub fn update_spilling<L: ExtensionLocker>(
     let mut content = buf.lock_exclusive();
     let slot = usize::from(tid.slot);
     // The caller holds the row's write lock: the tuple is as it was read.
-    let same = page::item(&content, slot).and_then(TupleHeader::read).is_some_and(|h| h == old.header);
+    let before = page::item(&content, slot).map(<[u8]>::to_vec).unwrap_or_default();
+    let same = TupleHeader::read(&before).is_some_and(|h| h == old.header);
     let header = TupleHeader { flags: HAS_VERSIONS | SPILLED, xmin: xid, xmax: 0, ctid: at };
+    if same {
+        content.begin_change();
+    }
     if !same || !page::replace_item(&mut content, slot, &super::make_tuple(&header, row)) {
         drop(content);
         super::mark_dead(pool, rel, at)?;
@@ -97,7 +101,7 @@ pub fn update_spilling<L: ExtensionLocker>(
         }
         return Ok(false);
     }
-    content.mark_dirty();
+    super::log::log_tuple(pool, &mut content, xid, slot, &before)?;
     Ok(true)
 }
 
@@ -148,12 +152,15 @@ pub fn restore_spilled(pool: &BufferPool, rel: RelFileId, tid: Tid, xid: Xid) ->
     let buf = pool.read_buffer(BufferTag::new(rel, Fork::Main, tid.block))?;
     let mut content = buf.lock_exclusive();
     let slot = usize::from(tid.slot);
-    if page::item(&content, slot).and_then(TupleHeader::read) != Some(current)
-        || !page::replace_item(&mut content, slot, &super::make_tuple(&header, &row))
-    {
+    let before = page::item(&content, slot).map(<[u8]>::to_vec).unwrap_or_default();
+    if TupleHeader::read(&before) != Some(current) {
         return Ok(false);
     }
-    content.mark_dirty();
+    content.begin_change();
+    if !page::replace_item(&mut content, slot, &super::make_tuple(&header, &row)) {
+        return Ok(false);
+    }
+    super::log::log_tuple(pool, &mut content, xid, slot, &before)?;
     drop(content);
     super::mark_dead(pool, rel, current.ctid)?;
     Ok(true)

@@ -128,12 +128,16 @@ impl<'a> PinnedBuffer<'a> {
 
     /// Locks the page for writing.
     pub fn lock_exclusive(&self) -> PageWriteGuard<'_> {
-        PageWriteGuard { guard: self.desc().content.lock_exclusive(), desc: self.desc() }
+        self.write_guard(self.desc().content.lock_exclusive())
     }
 
     /// Locks the page for writing if nobody holds its lock.
     pub fn try_lock_exclusive(&self) -> Option<PageWriteGuard<'_>> {
-        Some(PageWriteGuard { guard: self.desc().content.try_lock_exclusive()?, desc: self.desc() })
+        Some(self.write_guard(self.desc().content.try_lock_exclusive()?))
+    }
+
+    fn write_guard<'g>(&'g self, guard: LwLockExclusiveGuard<'g, Frame>) -> PageWriteGuard<'g> {
+        PageWriteGuard { guard, desc: self.desc(), pool: self.pool, tag: self.tag, change: Change::None }
     }
 }
 
@@ -163,12 +167,29 @@ impl Deref for PageReadGuard<'_> {
     }
 }
 
-/// Exclusive access to a pinned page; released on drop. Call
-/// [`PageWriteGuard::mark_dirty`] after changing the page.
+/// Exclusive access to a pinned page; released on drop. A change that
+/// must survive a crash is bracketed by [`PageWriteGuard::begin_change`]
+/// and [`BufferPool::log_change`] ([`crate::page_log`]); one that need
+/// not (a hint) calls [`PageWriteGuard::mark_dirty`] after changing the
+/// page.
 #[must_use = "the content lock is released when the guard is dropped"]
 pub struct PageWriteGuard<'b> {
     guard: LwLockExclusiveGuard<'b, Frame>,
     desc: &'b BufferDesc,
+    pool: &'b BufferPool,
+    tag: BufferTag,
+    pub(super) change: Change,
+}
+
+/// What a guard keeps between [`PageWriteGuard::begin_change`] and
+/// [`BufferPool::log_change`].
+pub(super) enum Change {
+    /// No change begun (or no log attached).
+    None,
+    /// The page will be logged whole.
+    Full,
+    /// The page as it was, to log a delta against.
+    Delta(Box<PageBuf>),
 }
 
 impl PageWriteGuard<'_> {
@@ -176,6 +197,73 @@ impl PageWriteGuard<'_> {
     /// written back before reuse and by [`BufferPool::flush_all`].
     pub fn mark_dirty(&mut self) {
         self.desc.set_flags(DIRTY);
+    }
+
+    /// The block this guard locks.
+    pub fn tag(&self) -> BufferTag {
+        self.tag
+    }
+
+    /// Starts a logged change of this page: keeps its before-image, or
+    /// notes that it will be logged whole (its first change since the last
+    /// checkpoint's redo point). Nothing when the pool has no log.
+    pub fn begin_change(&mut self) {
+        let Some(log) = self.pool.redo_log() else { return };
+        if !matches!(self.change, Change::None) {
+            return;
+        }
+        self.change = if page::lsn(self) <= log.redo_point() {
+            Change::Full
+        } else {
+            let mut before = super::scratch::take();
+            before.copy_from_slice(&self[..]);
+            Change::Delta(before)
+        };
+    }
+}
+
+/// A locked page whose change [`BufferPool::log_change`] logs: a
+/// [`PageWriteGuard`] (a trait so that one record can hold guards of
+/// different lifetimes).
+pub trait ChangedPage {
+    /// The guard's parts the logging needs.
+    #[doc(hidden)]
+    fn parts(&mut self) -> PageParts<'_>;
+}
+
+/// What [`ChangedPage::parts`] lends.
+#[doc(hidden)]
+pub struct PageParts<'a> {
+    pub(super) page: &'a mut PageBuf,
+    pub(super) change: &'a mut Change,
+    pub(super) desc: &'a BufferDesc,
+    pub(super) pool: &'a BufferPool,
+    pub(super) tag: BufferTag,
+}
+
+impl ChangedPage for PageWriteGuard<'_> {
+    fn parts(&mut self) -> PageParts<'_> {
+        PageParts { page: &mut self.guard, change: &mut self.change, desc: self.desc, pool: self.pool, tag: self.tag }
+    }
+}
+
+impl PageParts<'_> {
+    pub(super) fn mark_dirty(&self) {
+        self.desc.set_flags(DIRTY);
+    }
+}
+
+impl Drop for PageWriteGuard<'_> {
+    fn drop(&mut self) {
+        if let Change::Delta(before) = std::mem::replace(&mut self.change, Change::None) {
+            // A change begun but never logged (an error on the way): if the
+            // page holds part of it, its next change is logged whole.
+            if before[..] != self[..] {
+                page::set_lsn(&mut self.guard, 0);
+                self.desc.set_flags(DIRTY);
+            }
+            super::scratch::give(before);
+        }
     }
 }
 

@@ -141,6 +141,9 @@ pub struct BufferPool {
     pub(super) mapping_base: TrancheStats,
     /// Waits of exclusive mapping-partition acquisitions that waited.
     pub(super) exclusive_mapping_waits: WaitHistogram,
+    /// The write-ahead log, once the engine has recovered and attached it
+    /// ([`BufferPool::set_redo_log`]); without it changes are not logged.
+    pub(super) redo: std::sync::OnceLock<Arc<dyn crate::page_log::RedoLog>>,
 }
 /// The share of the pool one backend may pin for a multi-block operation
 /// when the pool does not know the backend count (`with_options`).
@@ -207,6 +210,7 @@ impl BufferPool {
             counters: Counters::new(),
             mapping_base: tranche_stats(Tranche::BufferMapping),
             exclusive_mapping_waits: WaitHistogram::new(),
+            redo: std::sync::OnceLock::new(),
         })
     }
 

@@ -203,7 +203,7 @@ impl BufferPool {
                 j += 1;
             }
             let first = run[i].0.tag();
-            let outcome = match checksums {
+            let outcome = self.wal_before_data(run[i..j].iter().map(|(_, p)| *p)).and_then(|()| match checksums {
                 Checksums::Stamped => {
                     let refs: Vec<&PageBuf> = run[i..j].iter().map(|(_, p)| *p).collect();
                     self.store.write_pages(first, &refs)
@@ -216,7 +216,7 @@ impl BufferPool {
                     let refs: Vec<&PageBuf> = copies.iter().map(|c| &**c).collect();
                     self.store.write_pages(first, &refs)
                 }),
-            };
+            });
             for (desc, _) in &run[i..j] {
                 let mut h = desc.lock_header();
                 debug_assert!(h.state & IO_IN_PROGRESS != 0, "IO_IN_PROGRESS cleared under the I/O lock's holder");
@@ -265,10 +265,12 @@ impl BufferPool {
             h.state |= IO_IN_PROGRESS;
         }
         let tag = desc.tag();
-        let result = with_scratch(|copy| {
-            copy.copy_from_slice(content);
-            page::set_checksum(copy, tag.block);
-            self.store.write_pages(tag, &[copy])
+        let result = self.wal_before_data([content]).and_then(|()| {
+            with_scratch(|copy| {
+                copy.copy_from_slice(content);
+                page::set_checksum(copy, tag.block);
+                self.store.write_pages(tag, &[copy])
+            })
         });
         let mut h = desc.lock_header();
         debug_assert!(h.state & IO_IN_PROGRESS != 0, "IO_IN_PROGRESS cleared under the I/O lock's holder");
