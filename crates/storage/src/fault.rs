@@ -29,7 +29,7 @@ pub enum IoOp {
     /// Growing a file: `fallocate`, or the zero `pwritev` of an extension
     /// (a fallback after `Unsupported` is not counted twice).
     Extend,
-    /// `fsync`.
+    /// `fsync` or `fdatasync`.
     Sync,
 }
 
@@ -182,6 +182,13 @@ impl StorageIo for FaultyIo {
             return Err(io::Error::from_raw_os_error(f.errno));
         }
         self.inner.sync(file)
+    }
+
+    fn sync_data(&self, file: &File) -> io::Result<()> {
+        if let Some(f) = self.check(IoOp::Sync) {
+            return Err(io::Error::from_raw_os_error(f.errno));
+        }
+        self.inner.sync_data(file)
     }
 
     fn remove(&self, path: &Path) -> io::Result<()> {

@@ -38,6 +38,12 @@ pub trait StorageIo: Send + Sync + std::fmt::Debug + 'static {
     fn set_len(&self, file: &File, len: u64) -> io::Result<()>;
     /// Flushes the file's data and metadata (`fsync`).
     fn sync(&self, file: &File) -> io::Result<()>;
+    /// Flushes the file's data, and its metadata only where reading the
+    /// data needs it (`fdatasync`: the write-ahead log's preallocated
+    /// segments). Defaults to [`StorageIo::sync`].
+    fn sync_data(&self, file: &File) -> io::Result<()> {
+        self.sync(file)
+    }
     /// Removes the file.
     fn remove(&self, path: &Path) -> io::Result<()>;
 }
@@ -135,6 +141,10 @@ impl StorageIo for OsIo {
 
     fn sync(&self, file: &File) -> io::Result<()> {
         file.sync_all()
+    }
+
+    fn sync_data(&self, file: &File) -> io::Result<()> {
+        file.sync_data()
     }
 
     fn remove(&self, path: &Path) -> io::Result<()> {

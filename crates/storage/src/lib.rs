@@ -103,6 +103,7 @@ pub mod smgr;
 pub(crate) mod stats;
 pub mod store;
 pub mod vfd;
+pub mod wal;
 
 pub(crate) use turnstile_sync::sync;
 

@@ -17,6 +17,10 @@
 //! assert!(err.to_string().contains("power of two"));
 //! ```
 
+mod wal;
+
+pub use wal::{WalConfig, WalInsert};
+
 use crate::lwlock::LwLockPolicy;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -366,6 +370,9 @@ pub struct Config {
     pub txn: TxnConfig,
     /// The wire-protocol server.
     pub server: ServerConfig,
+    /// The write-ahead log.
+    #[serde(default)]
+    pub wal: WalConfig,
 }
 
 impl Default for Config {
@@ -419,6 +426,17 @@ pub const KNOBS: &[Knob] = &[
     Knob { key: "txn.sequence_block", allowed: "0 (PostgreSQL's allocation) or an integer up to 1048576" },
     Knob { key: "executor.hash_rows_estimate", allowed: "an integer from 1 to 16777216" },
     Knob { key: "server.poll_us", allowed: "0 (sleep at once) or an integer up to 10000" },
+    Knob { key: "wal.insert", allowed: "classic or scalable" },
+    Knob { key: "wal.insert_locks", allowed: "an integer from 1 to 128" },
+    Knob { key: "wal.buffers", allowed: "a power of two from 65536 to 1073741824 (bytes)" },
+    Knob { key: "wal.fsync", allowed: "true or false" },
+    Knob { key: "wal.synchronous_commit", allowed: "true or false" },
+    Knob { key: "wal.writer_delay_ms", allowed: "an integer from 1 to 10000" },
+    Knob { key: "wal.commit_delay_us", allowed: "0 (off) or an integer up to 100000" },
+    Knob { key: "wal.commit_siblings", allowed: "an integer from 0 to 1000" },
+    Knob { key: "wal.segment_size", allowed: "a power of two from 1048576 to 1073741824 (bytes)" },
+    Knob { key: "wal.max_wal_size", allowed: "bytes, at least 2 × wal.segment_size" },
+    Knob { key: "wal.checkpoint_timeout_s", allowed: "an integer from 1 to 86400" },
 ];
 
 /// A configuration that cannot be used.
@@ -515,6 +533,7 @@ impl Config {
             },
             executor: ExecutorConfig { hash_rows_estimate: 128 },
             server: ServerConfig { poll_us: if classic { 0 } else { 50 } },
+            wal: WalConfig::preset(profile),
         }
     }
 
@@ -672,7 +691,7 @@ impl Config {
         let e = &self.executor;
         check((1..=1 << 24).contains(&e.hash_rows_estimate), "executor.hash_rows_estimate", e.hash_rows_estimate)?;
         check(self.server.poll_us <= 10_000, "server.poll_us", self.server.poll_us)?;
-        Ok(())
+        self.wal.validate(|ok, key, value| check(ok, key, value))
     }
 
     /// The profile this configuration equals, if it is an unmodified preset.

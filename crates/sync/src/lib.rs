@@ -87,7 +87,7 @@ pub mod sync;
 pub mod wait_event;
 
 pub use activity::{ActivityHandle, ActivityRow, ActivityTable, BackendState};
-pub use config::{Config, ConfigError, FastPathProtocol, Profile};
+pub use config::{Config, ConfigError, FastPathProtocol, Profile, WalConfig, WalInsert};
 pub use crossbeam_utils::{Backoff, CachePadded};
 pub use lwlock::{LwLock, LwLockExclusiveGuard, LwLockPolicy, LwLockSharedGuard};
 pub use stats::{tranche_stats, TrancheStats};

@@ -343,6 +343,82 @@ impl<T> LwLock<T> {
         Some(LwLockExclusiveGuard { lock: self, ptr: ManuallyDrop::new(self.data.ptr_mut()) })
     }
 
+    /// PostgreSQL's `LWLockAcquireOrWait`: takes the lock exclusive if it
+    /// is free (`Some`); otherwise sleeps until a holder releases it and
+    /// returns `None` without taking it — unless the lock is free when the
+    /// sleeper retries, which then takes it. Group commit uses it on
+    /// `WALWrite`: a committer that finds the lock taken waits for the
+    /// holder's flush, which has likely covered its own record too.
+    ///
+    /// The sleeper queues as an exclusive waiter; when woken it owns the
+    /// wake flags as any woken exclusive waiter does and clears them in
+    /// the same CAS that grants it the lock or gives up, so the gate opens
+    /// for the next release (refused only by holders, whose release
+    /// processes the queue).
+    ///
+    /// ```
+    /// use turnstile_sync::{LwLock, LwLockPolicy, Tranche};
+    /// let lock = LwLock::new(Tranche::Test, LwLockPolicy::Fair, 0u64);
+    /// let guard = lock.lock_exclusive_or_wait().expect("a free lock is taken");
+    /// drop(guard);
+    /// ```
+    #[inline]
+    pub fn lock_exclusive_or_wait(&self) -> Option<LwLockExclusiveGuard<'_, T>> {
+        if !self.try_acquire(Mode::Exclusive, false) && !self.acquire_or_wait_slow() {
+            return None;
+        }
+        stats::count_acquisition(self.tranche);
+        Some(LwLockExclusiveGuard { lock: self, ptr: ManuallyDrop::new(self.data.ptr_mut()) })
+    }
+
+    /// The slow path of [`Self::lock_exclusive_or_wait`]: `true` when it
+    /// took the lock, `false` when it slept through a release.
+    #[cold]
+    #[inline(never)]
+    fn acquire_or_wait_slow(&self) -> bool {
+        let _wait_event = report_wait(WaitEvent::LwLock(self.tranche));
+        let clock = WaitClock::start();
+        let waiter = Arc::new(Waiter { thread: thread::current(), mode: Mode::Exclusive, state: AtomicU8::new(WAITING) });
+        {
+            let mut queue = self.lock_queue();
+            let mut state = self.state.load(Ordering::Relaxed);
+            loop {
+                let (new, queued) = if self.admits(state, Mode::Exclusive, false) {
+                    (state + Mode::Exclusive.delta(), false)
+                } else {
+                    (state | WAITERS | EXCLUSIVE_WAITING, true)
+                };
+                match self.state.compare_exchange(state, new, Ordering::Acquire, Ordering::Relaxed) {
+                    Ok(_) if !queued => {
+                        self.finish_wait(&clock);
+                        return true;
+                    }
+                    Ok(_) => break,
+                    Err(now) => state = now,
+                }
+            }
+            queue.waiters.push_back(Arc::clone(&waiter));
+            queue.exclusive += 1;
+        }
+        while waiter.state.load(Ordering::Acquire) == WAITING {
+            thread::park();
+        }
+        // Woken as an exclusive waiter: clear the wake flags we own, taking
+        // the lock if nobody holds it.
+        let mut state = self.state.load(Ordering::Relaxed);
+        loop {
+            let taken = self.admits(state, Mode::Exclusive, true);
+            let new = (state & !WAKE_FLAGS) + if taken { Mode::Exclusive.delta() } else { 0 };
+            match self.state.compare_exchange(state, new, Ordering::AcqRel, Ordering::Relaxed) {
+                Ok(_) => {
+                    self.finish_wait(&clock);
+                    return taken;
+                }
+                Err(now) => state = now,
+            }
+        }
+    }
+
     /// The state bits that refuse a `mode` request under `policy`.
     /// `woken`: the requester is a waiter woken to retry, so it was ahead
     /// of every exclusive waiter queued now; under `fair` only holders

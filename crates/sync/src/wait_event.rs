@@ -36,6 +36,12 @@ pub enum Tranche {
     ProcArray,
     /// Transaction-id assignment under `classic` (PostgreSQL's `XidGenLock`).
     XidGen,
+    /// The write-ahead log's insertion locks (PostgreSQL's `WALInsert`
+    /// tranche, `wal.insert = classic`).
+    WalInsert,
+    /// The lock of whoever writes and flushes the write-ahead log
+    /// (PostgreSQL's `WALWriteLock`, `wal.insert = classic`).
+    WalWrite,
     /// Locks created by benchmarks.
     Bench,
     /// Locks created by tests and examples.
@@ -44,7 +50,7 @@ pub enum Tranche {
 
 impl Tranche {
     /// Every tranche, in id order.
-    pub const ALL: [Tranche; 13] = [
+    pub const ALL: [Tranche; 15] = [
         Tranche::LockManager,
         Tranche::LockFastPath,
         Tranche::BufferMapping,
@@ -56,6 +62,8 @@ impl Tranche {
         Tranche::RelCache,
         Tranche::ProcArray,
         Tranche::XidGen,
+        Tranche::WalInsert,
+        Tranche::WalWrite,
         Tranche::Bench,
         Tranche::Test,
     ];
@@ -76,6 +84,8 @@ impl Tranche {
             Tranche::RelCache => "RelCache",
             Tranche::ProcArray => "ProcArray",
             Tranche::XidGen => "XidGen",
+            Tranche::WalInsert => "WALInsert",
+            Tranche::WalWrite => "WALWrite",
             Tranche::Bench => "Bench",
             Tranche::Test => "Test",
         }
@@ -157,17 +167,23 @@ pub enum IoEvent {
     DataFileTruncate,
     /// Writing the catalog file.
     CatalogWrite,
+    /// Writing the write-ahead log (PostgreSQL's `WALWrite` IO event).
+    WalWrite,
+    /// `fdatasync` of the write-ahead log (PostgreSQL's `WALSync`).
+    WalSync,
 }
 
 impl IoEvent {
     /// Every event, in id order.
-    pub const ALL: [IoEvent; 6] = [
+    pub const ALL: [IoEvent; 8] = [
         IoEvent::DataFileRead,
         IoEvent::DataFileWrite,
         IoEvent::DataFileExtend,
         IoEvent::DataFileSync,
         IoEvent::DataFileTruncate,
         IoEvent::CatalogWrite,
+        IoEvent::WalWrite,
+        IoEvent::WalSync,
     ];
 
     /// PostgreSQL's name for it.
@@ -179,6 +195,8 @@ impl IoEvent {
             IoEvent::DataFileSync => "DataFileSync",
             IoEvent::DataFileTruncate => "DataFileTruncate",
             IoEvent::CatalogWrite => "CatalogWrite",
+            IoEvent::WalWrite => "WALWrite",
+            IoEvent::WalSync => "WALSync",
         }
     }
 }
