@@ -46,9 +46,7 @@ impl Session {
             let engine = Arc::clone(&s.engine);
             for r in &rels {
                 let file = RelFileId::new(s.db, r.id);
-                engine.pool().drop_relation_buffers(file, Fork::Main, 0)?;
-                engine.smgr().truncate(file, Fork::Main, 0)?;
-                engine.pool().fsm().truncate(file, 0);
+                engine.truncate_relation(file, 0)?;
             }
             // Cached index roots of every backend point into the old files.
             engine.catalog().invalidate()?;

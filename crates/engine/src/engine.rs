@@ -38,6 +38,10 @@ pub struct Engine {
     totals: Mutex<(ExtensionStats, MemoryStats)>,
     /// Whether the background vacuum was started (`crate::autovacuum`).
     autovacuum: std::sync::Once,
+    /// The write-ahead log (`crate::durability`).
+    log: Arc<crate::durability::EngineLog>,
+    /// Held by the checkpoint running (one at a time).
+    checkpointing: std::sync::Mutex<()>,
 }
 
 impl Engine {
@@ -65,11 +69,12 @@ impl Engine {
     pub fn open_with_io(dir: impl AsRef<Path>, config: Config, io: Arc<dyn StorageIo>) -> Result<Arc<Engine>> {
         config.validate()?;
         let dir = dir.as_ref().to_path_buf();
-        let smgr = Smgr::open_with(&dir, SmgrOptions::from_config(&config), io)?;
+        let smgr = Smgr::open_with(&dir, SmgrOptions::from_config(&config), io.clone())?;
         check_format(&dir).map_err(|e| crate::error::EngineError::XidLimit(e.to_string()))?;
         let pool = BufferPool::new(&config, smgr.clone())?;
         let locks = LockManager::new(&config)?;
         let catalog = Catalog::open(&dir, config.lwlock.policy)?;
+        let (log, redone) = crate::durability::open_log(&dir, io, &config, &pool, &smgr, &catalog)?;
         let activity = ActivityTable::new(config.lock.max_backends as usize);
         let totals = Mutex::new((ExtensionStats::default(), MemoryStats::default()));
         let snapshots = crate::mvcc::Snapshots::open(
@@ -83,16 +88,40 @@ impl Engine {
         let txns = crate::txn::Transactions::new(snapshots, config.txn.version_store_limit_bytes);
         let db_users = Mutex::new(std::collections::HashMap::new());
         let autovacuum = std::sync::Once::new();
-        Ok(Arc::new(Engine { dir, config, smgr, pool, locks, catalog, activity, txns, db_users, totals, autovacuum }))
+        let checkpointing = std::sync::Mutex::new(());
+        let engine = Arc::new(Engine {
+            dir,
+            config,
+            smgr,
+            pool,
+            locks,
+            catalog,
+            activity,
+            txns,
+            db_users,
+            totals,
+            autovacuum,
+            log,
+            checkpointing,
+        });
+        crate::durability::finish_recovery(&engine, redone)?;
+        Ok(engine)
     }
 
-    /// Writes every dirty buffer and fsyncs every file: everything inserted
-    /// before this call survives a crash (see docs/reliability.md, the durability
-    /// contract).
+    /// A checkpoint ([`Engine::checkpoint`]): what a clean shutdown calls.
+    /// Every committed transaction survives a crash without it (see
+    /// docs/reliability.md).
     pub fn flush(&self) -> Result<()> {
-        self.pool.flush_all()?;
-        self.smgr.sync_all()?;
-        Ok(())
+        self.checkpoint()
+    }
+
+    /// The write-ahead log.
+    pub fn log(&self) -> &Arc<crate::durability::EngineLog> {
+        &self.log
+    }
+
+    pub(crate) fn checkpointing(&self) -> &std::sync::Mutex<()> {
+        &self.checkpointing
     }
 
     /// Reads every block of every relation with storage straight from its

@@ -7,6 +7,7 @@ use crate::heap::HeapError;
 use crate::query::QueryError;
 use crate::types::CodecError;
 use turnstile_lock::{LockError, SqlState};
+use turnstile_storage::wal::WalError;
 use turnstile_storage::StorageError;
 use turnstile_sync::activity::ActivityFull;
 use turnstile_sync::ConfigError;
@@ -168,6 +169,13 @@ impl EngineError {
                     StorageError::Page(_) => S::DATA_CORRUPTED,
                     StorageError::AllBuffersPinned { .. } => S::INSUFFICIENT_RESOURCES,
                     StorageError::RelationTooLarge { .. } => S::PROGRAM_LIMIT_EXCEEDED,
+                    StorageError::Wal(w) => match w {
+                        WalError::File(F::NoSpace { .. }) => S::DISK_FULL,
+                        WalError::File(_) | WalError::Failed => S::IO_ERROR,
+                        WalError::Corrupt { .. } => S::DATA_CORRUPTED,
+                        WalError::RecordTooLarge { .. } => S::PROGRAM_LIMIT_EXCEEDED,
+                        _ => S::INTERNAL_ERROR,
+                    },
                     StorageError::ExtensionLock { source, .. } => {
                         source.downcast_ref::<LockError>().map_or(S::INTERNAL_ERROR, LockError::sqlstate)
                     }

@@ -209,6 +209,7 @@ mod constraints;
 pub mod datetime;
 mod ddl;
 pub mod dml;
+pub mod durability;
 mod engine;
 pub mod error;
 pub mod heap;

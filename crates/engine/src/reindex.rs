@@ -9,7 +9,7 @@ use crate::catalog::{CatalogError, RelId, RelKind, Relation};
 use crate::error::Result;
 use crate::session::Session;
 use turnstile_lock::LockMode;
-use turnstile_storage::{Fork, RelFileId};
+use turnstile_storage::RelFileId;
 
 impl Session {
     /// `REINDEX {INDEX | TABLE} name`: rebuilds the index `name`, or every
@@ -59,9 +59,7 @@ impl Session {
             let engine = std::sync::Arc::clone(&s.engine);
             for ix in &indexes {
                 let file = RelFileId::new(s.db, ix.id);
-                engine.pool().drop_relation_buffers(file, Fork::Main, 0)?;
-                engine.smgr().truncate(file, Fork::Main, 0)?;
-                engine.pool().fsm().truncate(file, 0);
+                engine.truncate_relation(file, 0)?;
             }
             // Cached index roots of every backend point into the old files.
             engine.catalog().invalidate()?;

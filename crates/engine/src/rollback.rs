@@ -25,9 +25,12 @@
 //!   id is recorded on disk as aborted for ever
 //!   ([`crate::mvcc::Snapshots::mark_failed`]), so its writes stay
 //!   invisible across a restart too.
-//! * **Ending** fails only if the status log has no word for the
-//!   transaction's id ([`crate::mvcc::clog::NoStatusWord`], `XX000`); its
-//!   row locks are released all the same.
+//! * **Ending** fails if the status log has no word for the transaction's
+//!   id ([`crate::mvcc::clog::NoStatusWord`], `XX000`), or if the commit
+//!   record could not be made durable (the write-ahead log failed: the
+//!   transaction ends aborted, and the log accepts nothing more until the
+//!   server restarts and recovers); its row locks are released all the
+//!   same.
 
 use crate::catalog::RelId;
 use crate::error::{log_error, EngineError, Internal, InvalidTransactionState, Result};
@@ -117,12 +120,17 @@ impl Session {
     /// its row write locks and forgets it (the caller releases the
     /// heavyweight locks next, waking row waiters).
     pub(crate) fn finish_txn(&mut self, commit: bool) -> Result<()> {
-        let mut ended = Ok(());
+        let mut ended: Result<()> = Ok(());
         if let Some(xid) = self.txn.xid {
             let txns = self.engine.txns();
             let slot = self.activity.backend();
-            if commit {
-                ended = txns.snapshots().commit(slot, xid);
+            let log = self.engine.log();
+            // Durable before visible: the commit record first. A commit
+            // the log could not make durable did not happen: the
+            // transaction ends aborted (recovery takes its writes back).
+            let logged = if commit { log.commit(xid).map(drop) } else { Ok(()) };
+            if commit && logged.is_ok() {
+                ended = txns.snapshots().commit(slot, xid).map_err(|e| Internal::from(e).into());
                 if ended.is_ok() {
                     for (&rel, &n) in &self.txn.dead {
                         txns.note_dead(RelFileId::new(self.db, rel), n);
@@ -139,13 +147,20 @@ impl Session {
                         );
                     }
                 }
-                ended = txns.snapshots().abort(slot, xid);
+                ended = txns.snapshots().abort(slot, xid).map_err(|e| Internal::from(e).into());
+                if let Err(e) = log.abort(xid) {
+                    log_error(&format!("logging the abort of transaction {xid}"), &e.into());
+                }
+                if let Err(e) = logged {
+                    ended = Err(e.into());
+                }
             }
+            log.xact_ended(slot);
             txns.unlock_rows(self.txn.row_locks.iter().map(|(k, _)| k), xid);
         }
         self.txn.clear();
         self.drop_snapshot();
-        ended.map_err(|e| Internal::from(e).into())
+        ended
     }
 
     /// Applies the undo log in reverse; returns what was undone.

@@ -233,9 +233,7 @@ impl Session {
                 keep -= 1;
             }
             if keep < nblocks {
-                pool.drop_relation_buffers(file, Fork::Main, keep)?;
-                engine.smgr().truncate(file, Fork::Main, keep)?;
-                pool.fsm().truncate(file, keep);
+                engine.truncate_relation(file, keep)?;
                 report.truncated_pages += u64::from(nblocks - keep);
             }
         }

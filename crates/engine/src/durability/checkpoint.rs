@@ -1,0 +1,58 @@
+//! Checkpoints ([`crate::Engine::checkpoint`]) and the checkpointer
+//! thread that takes them every `wal.checkpoint_timeout_s` or after
+//! `wal.max_wal_size` bytes of WAL (see [`super`] for what a checkpoint
+//! does and why writers go on meanwhile).
+
+use super::control::Control;
+use crate::engine::Engine;
+use crate::error::{EngineError, Result};
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+use turnstile_storage::wal::Lsn;
+use turnstile_storage::StorageError;
+
+/// How often the checkpointer looks at the clock and the WAL's size.
+const POLL: Duration = Duration::from_millis(500);
+
+impl Engine {
+    /// `CHECKPOINT`: every change logged so far reaches the data files, the
+    /// `control` file names the new starting point of recovery, and the
+    /// WAL before it is removed. One runs at a time; writers go on.
+    pub fn checkpoint(&self) -> Result<()> {
+        let _one = self.checkpointing().lock().map_err(|_| EngineError::Recovery("checkpoint lock poisoned".into()))?;
+        let log = self.log();
+        let redo = log.begin_checkpoint();
+        self.pool().flush_all()?;
+        self.smgr().sync_all()?;
+        let undo_start = log.oldest_start().min(redo);
+        Control { redo, undo_start }
+            .write(self.dir())
+            .map_err(|e| EngineError::Recovery(format!("could not write the control file: {e}")))?;
+        log.wal().remove_before(Lsn(undo_start)).map_err(StorageError::from)?;
+        Ok(())
+    }
+}
+
+/// Starts the checkpointer thread of `engine`; it ends with the engine.
+pub(crate) fn start(engine: &Arc<Engine>) {
+    let weak: Weak<Engine> = Arc::downgrade(engine);
+    let spawned = std::thread::Builder::new().name("checkpointer".into()).spawn(move || {
+        let mut last = Instant::now();
+        loop {
+            std::thread::sleep(POLL);
+            let Some(engine) = weak.upgrade() else { return };
+            let wal = &engine.config().wal;
+            let written = engine.log().wal().insert_lsn().0.saturating_sub(engine.log().redo_point_now());
+            let timeout = Duration::from_secs(wal.checkpoint_timeout_s);
+            if last.elapsed() >= timeout || written >= wal.max_wal_size {
+                if let Err(e) = engine.checkpoint() {
+                    crate::error::log_error("checkpointer", &e);
+                }
+                last = Instant::now();
+            }
+        }
+    });
+    if let Err(e) = spawned {
+        eprintln!("turnstile: checkpointer: could not start its thread: {e}");
+    }
+}
