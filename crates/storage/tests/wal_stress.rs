@@ -45,7 +45,8 @@ fn run(profile: Profile, seed: u64) {
             std::thread::spawn(move || {
                 let mut rng = SmallRng::seed_from_u64(seed ^ (t << 40));
                 for n in 0..RECORDS {
-                    let len = if rng.random_ratio(1, 50) { rng.random_range(4000..20_000) } else { rng.random_range(0..300) };
+                    let len =
+                        if rng.random_ratio(1, 50) { rng.random_range(4000..20_000) } else { rng.random_range(0..300) };
                     let p = payload(t, n, len);
                     let (a, b) = p.split_at(p.len() / 2);
                     let end = wal.insert(&WalRecord { xid: t + 1, rmgr: 1, info: n as u8, parts: &[a, b] }).unwrap();
@@ -78,7 +79,8 @@ fn run(profile: Profile, seed: u64) {
         assert_eq!(s, prev, "seed {seed} {profile}: records are contiguous in LSN order");
         let t = u64::from_le_bytes(p[0..8].try_into().unwrap());
         let n = u64::from_le_bytes(p[8..16].try_into().unwrap());
-        let &(end, len, _) = inserted.get(&(t, n)).unwrap_or_else(|| panic!("seed {seed} {profile}: a record nobody inserted"));
+        let &(end, len, _) =
+            inserted.get(&(t, n)).unwrap_or_else(|| panic!("seed {seed} {profile}: a record nobody inserted"));
         assert_eq!(e, end, "seed {seed} {profile}: record ({t}, {n}) at the wrong place");
         assert_eq!((h.xid, h.info), (t + 1, n as u8));
         assert_eq!(p, payload(t, n, len), "seed {seed} {profile}: record ({t}, {n}) garbled");

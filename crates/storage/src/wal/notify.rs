@@ -53,7 +53,10 @@ impl WaitList {
     /// A list of `shards` shards (a power of two).
     pub fn new(shards: usize) -> WaitList {
         assert!(shards.is_power_of_two(), "wait-list shards are a power of two");
-        WaitList { shards: (0..shards).map(|_| CachePadded::new(Mutex::new(Vec::new()))).collect(), sleepers: AtomicU64::new(0) }
+        WaitList {
+            shards: (0..shards).map(|_| CachePadded::new(Mutex::new(Vec::new()))).collect(),
+            sleepers: AtomicU64::new(0),
+        }
     }
 
     fn shard(&self, target: u64) -> &Shard {

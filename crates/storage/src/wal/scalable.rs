@@ -204,10 +204,11 @@ impl Scalable {
 
     /// `Some(sync)` if there is something to write or sync now.
     fn wants(&self, sh: &Shared, copied: u64, written: u64, flushed: u64, stopping: bool, timer: bool) -> Option<bool> {
-        let sync = copied > flushed
-            && (self.flush_request.load(Ordering::SeqCst) > flushed || timer || stopping);
+        let sync = copied > flushed && (self.flush_request.load(Ordering::SeqCst) > flushed || timer || stopping);
         let write = copied > written
-            && (sync || self.space_request.load(Ordering::SeqCst) > written || copied - written >= sh.ring.capacity() / 2);
+            && (sync
+                || self.space_request.load(Ordering::SeqCst) > written
+                || copied - written >= sh.ring.capacity() / 2);
         (sync || write).then_some(sync)
     }
 
