@@ -11,10 +11,11 @@
 //! record that does not wait, like the wait-queue mutex inside an
 //! `LwLock`.
 //!
-//! No lost wake-up: the sleeper counts itself in `sleepers` (`SeqCst`)
-//! and then re-reads the position (`SeqCst`); the waker stores the
-//! position (`SeqCst`) and then reads `sleepers` (`SeqCst`). One of them
-//! sees the other's store. A wake-up that reaches a thread before it
+//! No lost wake-up: the sleeper counts itself in `sleepers`, then a
+//! `SeqCst` fence, then re-reads the position; the waker stores the
+//! position, then a `SeqCst` fence, then reads `sleepers`. One of them
+//! sees the other's store (fences, not `SeqCst` accesses, so that loom,
+//! which models only the fences' total order, checks the same argument). A wake-up that reaches a thread before it
 //! parks is kept as its park token. `tests/loom_wal.rs` models it.
 //!
 //! ```
@@ -26,7 +27,7 @@
 //! list.wake(0, 10);
 //! ```
 
-use crate::sync::atomic::{AtomicU64, Ordering};
+use crate::sync::atomic::{fence, AtomicU64, Ordering};
 use crate::sync::thread::{self, Thread};
 use crate::sync::Mutex;
 use turnstile_sync::CachePadded;
@@ -80,6 +81,7 @@ impl WaitList {
             shard.push((target, thread::current()));
             self.sleepers.fetch_add(1, Ordering::SeqCst);
         }
+        fence(Ordering::SeqCst);
         while position() < target && !stop() {
             thread::park();
         }
@@ -96,6 +98,7 @@ impl WaitList {
     /// The position moved from `old` to `new` (stored `SeqCst` before this
     /// call): wakes the sleepers whose target it reached.
     pub fn wake(&self, old: u64, new: u64) {
+        fence(Ordering::SeqCst);
         if self.sleepers.load(Ordering::SeqCst) == 0 || new <= old {
             return;
         }
