@@ -48,7 +48,10 @@ fn write(dir: &Path, profile: Profile, start: Lsn, sizes: &[usize]) -> Vec<(Lsn,
     out
 }
 
-fn read_all(dir: &Path, start: Lsn) -> (Result<Vec<(Lsn, Lsn, u64, Vec<u8>)>, WalError>, Lsn) {
+/// Records read: start, end, xid, payload.
+type Read = Vec<(Lsn, Lsn, u64, Vec<u8>)>;
+
+fn read_all(dir: &Path, start: Lsn) -> (Result<Read, WalError>, Lsn) {
     let mut r = WalReader::with_segment_size(dir, Arc::new(OsIo), start, SEG);
     let mut v = Vec::new();
     loop {

@@ -378,7 +378,8 @@ impl<T> LwLock<T> {
     fn acquire_or_wait_slow(&self) -> bool {
         let _wait_event = report_wait(WaitEvent::LwLock(self.tranche));
         let clock = WaitClock::start();
-        let waiter = Arc::new(Waiter { thread: thread::current(), mode: Mode::Exclusive, state: AtomicU8::new(WAITING) });
+        let waiter =
+            Arc::new(Waiter { thread: thread::current(), mode: Mode::Exclusive, state: AtomicU8::new(WAITING) });
         {
             let mut queue = self.lock_queue();
             let mut state = self.state.load(Ordering::Relaxed);

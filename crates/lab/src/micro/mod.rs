@@ -14,6 +14,7 @@ pub mod memory;
 pub mod nextval;
 pub mod plan;
 pub mod snapshot;
+pub mod wal;
 
 /// The options every micro-benchmark takes (`#[command(flatten)]`).
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -61,6 +62,11 @@ pub enum MicroBench {
     /// profiles; calls/s and shared-lock acquisitions per call (classic's
     /// lock per call against scalable's blocks of values).
     Nextval(nextval::Args),
+    /// The write-ahead log: T threads inserting records of B bytes, every
+    /// 10th a commit, under both `wal.insert` profiles; records/s, shared
+    /// acquisitions per record and fdatasyncs (PostgreSQL 15's locks
+    /// against a lock-free reservation, copy and WAL writer).
+    Wal(wal::Args),
 }
 
 /// Runs one micro-benchmark and prints its report.
@@ -102,6 +108,10 @@ pub fn run(bench: MicroBench) -> Result<(), CliError> {
             let json = args.output.json;
             (nextval::run(&args)?, json)
         }
+        MicroBench::Wal(args) => {
+            let json = args.output.json;
+            (wal::run(&args)?, json)
+        }
     };
     section.0.print(section.1)
 }
@@ -117,6 +127,7 @@ pub fn reproduce_sections() -> Result<Vec<Section>, CliError> {
         memory::run(&memory::Args::reproduce())?,
         snapshot::run(&snapshot::Args::reproduce())?,
         nextval::run(&nextval::Args::reproduce())?,
+        wal::run(&wal::Args::reproduce())?,
         alloc::run(&alloc::Args::reproduce())?,
     ])
 }

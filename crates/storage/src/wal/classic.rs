@@ -51,8 +51,13 @@ impl SpinLock {
     /// Spins until it holds the lock.
     #[inline]
     pub fn lock(&self) -> SpinGuard<'_> {
+        #[cfg(not(loom))]
         let backoff = crossbeam_utils::Backoff::new();
-        while self.0.compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed).is_err() {
+        while self.0.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_err() {
+            // loom: one failed try, then let the holder run.
+            #[cfg(loom)]
+            crate::sync::thread::yield_now();
+            #[cfg(not(loom))]
             while self.0.load(Ordering::Relaxed) {
                 if backoff.is_completed() {
                     crate::sync::thread::yield_now();

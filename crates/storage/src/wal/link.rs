@@ -11,7 +11,7 @@
 //! Invariants:
 //! * `tail` = the end of the longest prefix of records all copied
 //!   (`copied`); every byte below it is in the ring (published by the
-//!   `SeqCst` store of the link, read after the `SeqCst` load of it).
+//!   `Release` store of the link, read after the `Acquire` load of it).
 //! * A slot's stale value, from an earlier lap, is `≤ tail` when `tail`
 //!   reaches the slot's next record: the older record ended one lap
 //!   earlier. So no slot is ever cleared.
@@ -19,10 +19,12 @@
 //!   (`written + capacity ≥ end`), hence after the consumer passed the
 //!   record that used the slot a lap before.
 //!
-//! The stores and loads are `SeqCst` because the consumer, before it
-//! sleeps, announces it (a `SeqCst` store) and re-reads the link, and an
-//! inserter reads that announcement after its link store: one of the two
-//! sees the other (`tests/loom_wal.rs` checks it).
+//! The consumer, before it sleeps, announces it and re-reads the link
+//! after a `SeqCst` fence, and an inserter reads that announcement after
+//! its link store and a `SeqCst` fence ([`super::scalable::WriterBell`]):
+//! one of the two sees the other (`tests/loom_wal.rs` checks it). The
+//! link store is `Release` (it publishes the record's words) and the
+//! consumer's loads `Acquire`.
 //!
 //! ```
 //! use turnstile_storage::wal::link::LinkBuf;
@@ -60,14 +62,14 @@ impl LinkBuf {
     #[inline]
     pub fn complete(&self, start: u64, end: u64) {
         debug_assert!(end > start, "an empty record");
-        self.slot(start).store(end, Ordering::SeqCst);
+        self.slot(start).store(end, Ordering::Release);
     }
 
     /// Whether the record at the current tail is complete (the consumer's
     /// re-check before it sleeps).
     pub fn has_next(&self) -> bool {
         let tail = self.tail.load(Ordering::Relaxed);
-        self.slot(tail).load(Ordering::SeqCst) > tail
+        self.slot(tail).load(Ordering::Acquire) > tail
     }
 
     /// Follows the links from the tail and returns the new copied prefix.
@@ -75,7 +77,7 @@ impl LinkBuf {
     pub fn advance(&self) -> u64 {
         let mut tail = self.tail.load(Ordering::Relaxed);
         loop {
-            let end = self.slot(tail).load(Ordering::SeqCst);
+            let end = self.slot(tail).load(Ordering::Acquire);
             if end <= tail {
                 break;
             }

@@ -152,7 +152,9 @@ impl Wal {
         let seg = SegmentWriter::new(dir, Arc::clone(&io), config.segment_size, config.fsync);
         let ring_bytes = config.buffers;
         let (inserter, writer_seg) = match config.insert {
-            WalInsert::Classic => (Inserter::Classic(Box::new(Classic::new(end.0, config.insert_locks as usize, seg))), None),
+            WalInsert::Classic => {
+                (Inserter::Classic(Box::new(Classic::new(end.0, config.insert_locks as usize, seg))), None)
+            }
             WalInsert::Scalable => (Inserter::Scalable(Box::new(Scalable::new(end.0, ring_bytes))), Some(seg)),
         };
         let shared = Arc::new(Shared {

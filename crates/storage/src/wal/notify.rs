@@ -11,10 +11,11 @@
 //! record that does not wait, like the wait-queue mutex inside an
 //! `LwLock`.
 //!
-//! No lost wake-up: the sleeper counts itself in `sleepers` (`SeqCst`)
-//! and then re-reads the position (`SeqCst`); the waker stores the
-//! position (`SeqCst`) and then reads `sleepers` (`SeqCst`). One of them
-//! sees the other's store. A wake-up that reaches a thread before it
+//! No lost wake-up: the sleeper counts itself in `sleepers`, then a
+//! `SeqCst` fence, then re-reads the position; the waker stores the
+//! position, then a `SeqCst` fence, then reads `sleepers`. One of them
+//! sees the other's store (fences, not `SeqCst` accesses, so that loom,
+//! which models only the fences' total order, checks the same argument). A wake-up that reaches a thread before it
 //! parks is kept as its park token. `tests/loom_wal.rs` models it.
 //!
 //! ```
@@ -26,7 +27,7 @@
 //! list.wake(0, 10);
 //! ```
 
-use crate::sync::atomic::{AtomicU64, Ordering};
+use crate::sync::atomic::{fence, AtomicU64, Ordering};
 use crate::sync::thread::{self, Thread};
 use crate::sync::Mutex;
 use turnstile_sync::CachePadded;
@@ -53,7 +54,10 @@ impl WaitList {
     /// A list of `shards` shards (a power of two).
     pub fn new(shards: usize) -> WaitList {
         assert!(shards.is_power_of_two(), "wait-list shards are a power of two");
-        WaitList { shards: (0..shards).map(|_| CachePadded::new(Mutex::new(Vec::new()))).collect(), sleepers: AtomicU64::new(0) }
+        WaitList {
+            shards: (0..shards).map(|_| CachePadded::new(Mutex::new(Vec::new()))).collect(),
+            sleepers: AtomicU64::new(0),
+        }
     }
 
     fn shard(&self, target: u64) -> &Shard {
@@ -77,6 +81,7 @@ impl WaitList {
             shard.push((target, thread::current()));
             self.sleepers.fetch_add(1, Ordering::SeqCst);
         }
+        fence(Ordering::SeqCst);
         while position() < target && !stop() {
             thread::park();
         }
@@ -93,6 +98,7 @@ impl WaitList {
     /// The position moved from `old` to `new` (stored `SeqCst` before this
     /// call): wakes the sleepers whose target it reached.
     pub fn wake(&self, old: u64, new: u64) {
+        fence(Ordering::SeqCst);
         if self.sleepers.load(Ordering::SeqCst) == 0 || new <= old {
             return;
         }

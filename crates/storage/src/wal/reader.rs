@@ -131,7 +131,9 @@ impl WalReader {
         let mut out = Vec::with_capacity(n as usize);
         let mut pos = at;
         while pos < at + n {
-            if !(self.chunk_start..self.chunk_start + self.chunk.len() as u64).contains(&pos) && !self.load_chunk(pos)? {
+            if !(self.chunk_start..self.chunk_start + self.chunk.len() as u64).contains(&pos)
+                && !self.load_chunk(pos)?
+            {
                 return Ok(None);
             }
             let from = (pos - self.chunk_start) as usize;
@@ -153,7 +155,9 @@ impl WalReader {
                 Err(e) => return Err(WalError::File(FileError::from_io(&path, FileOp::Open, e))),
             };
             let len = match &file {
-                Some(f) => self.io.file_len(f).map_err(|e| WalError::File(FileError::from_io(&path, FileOp::Read, e)))?,
+                Some(f) => {
+                    self.io.file_len(f).map_err(|e| WalError::File(FileError::from_io(&path, FileOp::Read, e)))?
+                }
                 None => 0,
             };
             self.file = Some((segno, file, len.min(self.segment_size)));

@@ -23,7 +23,7 @@ use super::notify::WaitList;
 use super::record::seal;
 use super::segment::SegmentWriter;
 use super::{Lsn, Shared, WalError};
-use crate::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use crate::sync::atomic::{fence, AtomicU64, AtomicU8, Ordering};
 use crate::sync::thread::Thread;
 use std::time::{Duration, Instant};
 use turnstile_sync::CachePadded;
@@ -36,9 +36,10 @@ pub const IDLE: u8 = 1;
 pub const WAIT_COPY: u8 = 2;
 
 /// The handshake between the WAL writer and the threads that need it:
-/// the writer announces that it sleeps (`SeqCst` store), re-checks for
-/// work, and parks; a requester publishes its request (`SeqCst`), then
-/// reads the announcement (`SeqCst`) and unparks. One sees the other.
+/// the writer announces that it sleeps, a `SeqCst` fence, re-checks for
+/// work, and parks; a requester publishes its request (or its copy's
+/// link), a `SeqCst` fence, reads the announcement and unparks. One sees
+/// the other. A wake-up before the park is kept as the park token.
 #[derive(Debug)]
 pub struct WriterBell {
     state: CachePadded<AtomicU8>,
@@ -54,6 +55,7 @@ impl WriterBell {
     /// The writer is about to sleep in `state` (re-check for work next).
     pub fn sleeping(&self, state: u8) {
         self.state.store(state, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
     }
 
     /// The writer is awake.
@@ -64,6 +66,7 @@ impl WriterBell {
     /// After publishing a request: wakes `writer` if it sleeps.
     #[inline]
     pub fn ring(&self, writer: &Thread) {
+        fence(Ordering::SeqCst);
         if self.state.load(Ordering::SeqCst) != RUNNING {
             writer.unpark();
         }
@@ -72,6 +75,7 @@ impl WriterBell {
     /// After completing a copy: wakes `writer` only if it waits for copies.
     #[inline]
     pub fn ring_for_copy(&self, writer: &Thread) {
+        fence(Ordering::SeqCst);
         if self.state.load(Ordering::SeqCst) == WAIT_COPY {
             writer.unpark();
         }
@@ -204,10 +208,11 @@ impl Scalable {
 
     /// `Some(sync)` if there is something to write or sync now.
     fn wants(&self, sh: &Shared, copied: u64, written: u64, flushed: u64, stopping: bool, timer: bool) -> Option<bool> {
-        let sync = copied > flushed
-            && (self.flush_request.load(Ordering::SeqCst) > flushed || timer || stopping);
+        let sync = copied > flushed && (self.flush_request.load(Ordering::SeqCst) > flushed || timer || stopping);
         let write = copied > written
-            && (sync || self.space_request.load(Ordering::SeqCst) > written || copied - written >= sh.ring.capacity() / 2);
+            && (sync
+                || self.space_request.load(Ordering::SeqCst) > written
+                || copied - written >= sh.ring.capacity() / 2);
         (sync || write).then_some(sync)
     }
 
