@@ -17,7 +17,7 @@
 //! [`WalReader::end_lsn`] is then where [`super::Wal::open`] should start.
 
 use super::lsn::{segment_file_name, Lsn};
-use super::record::{align, RecordHeader, HEADER_BYTES, MAX_RECORD_BYTES};
+use super::record::{align, crc_ok, RecordHeader, HEADER_BYTES, MAX_RECORD_BYTES};
 use super::WalError;
 use crate::error::{FileError, FileOp};
 use crate::io::StorageIo;
@@ -119,7 +119,7 @@ impl WalReader {
         let Some(payload) = self.read(at + HEADER_BYTES as u64, len - HEADER_BYTES as u64)? else {
             return Ok(Err(Bad::End));
         };
-        if !h.verify(&payload) {
+        if !crc_ok(&head, &payload) {
             return Ok(Err(Bad::Crc(h)));
         }
         debug_assert_eq!(align(len), h.aligned_len());
