@@ -158,6 +158,23 @@ impl Session {
         })
     }
 
+    /// `CREATE UNLOGGED TABLE`: marks the new, empty table `table` (its
+    /// partitions and indexes, now and later) unlogged: its changes are
+    /// not written to the WAL, and crash recovery empties it, as in
+    /// PostgreSQL.
+    pub fn set_unlogged(&mut self, table: &str) -> Result<()> {
+        self.statement(&format!("ALTER TABLE {table} SET UNLOGGED"), |s| {
+            s.note_ddl(&format!("ALTER TABLE {table} SET UNLOGGED"));
+            s.lock_by_name(table, LockMode::AccessExclusive)?;
+            for r in s.engine.catalog().set_unlogged(s.db, table)? {
+                if r.kind.has_storage() {
+                    s.engine.pool().set_unlogged(RelFileId::new(s.db, r.id), true);
+                }
+            }
+            Ok(())
+        })
+    }
+
     /// `CREATE DATABASE name`. Not allowed inside a transaction block
     /// (`25001`), as in PostgreSQL.
     pub fn create_database(&mut self, name: &str) -> Result<DbId> {

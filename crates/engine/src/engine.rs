@@ -67,14 +67,26 @@ impl Engine {
     /// into the real storage-manager and buffer-pool code. (The catalog
     /// file is written with plain `std::fs`, not through `io`.)
     pub fn open_with_io(dir: impl AsRef<Path>, config: Config, io: Arc<dyn StorageIo>) -> Result<Arc<Engine>> {
+        Engine::open_with_ios(dir, config, io.clone(), io)
+    }
+
+    /// [`Engine::open_with_io`] with the relation files' I/O through `io`
+    /// and the write-ahead log's through `wal_io` (`turnstile stress
+    /// storage` injects faults into the data files alone).
+    pub fn open_with_ios(
+        dir: impl AsRef<Path>,
+        config: Config,
+        io: Arc<dyn StorageIo>,
+        wal_io: Arc<dyn StorageIo>,
+    ) -> Result<Arc<Engine>> {
         config.validate()?;
         let dir = dir.as_ref().to_path_buf();
-        let smgr = Smgr::open_with(&dir, SmgrOptions::from_config(&config), io.clone())?;
+        let smgr = Smgr::open_with(&dir, SmgrOptions::from_config(&config), io)?;
         check_format(&dir).map_err(|e| crate::error::EngineError::XidLimit(e.to_string()))?;
         let pool = BufferPool::new(&config, smgr.clone())?;
         let locks = LockManager::new(&config)?;
         let catalog = Catalog::open(&dir, config.lwlock.policy)?;
-        let (log, redone) = crate::durability::open_log(&dir, io, &config, &pool, &smgr, &catalog)?;
+        let (log, redone) = crate::durability::open_log(&dir, wal_io, &config, &pool, &smgr, &catalog)?;
         let activity = ActivityTable::new(config.lock.max_backends as usize);
         let totals = Mutex::new((ExtensionStats::default(), MemoryStats::default()));
         let snapshots = crate::mvcc::Snapshots::open(

@@ -128,7 +128,7 @@ impl Session {
             // Durable before visible: the commit record first. A commit
             // the log could not make durable did not happen: the
             // transaction ends aborted (recovery takes its writes back).
-            let logged = if commit { log.commit(xid).map(drop) } else { Ok(()) };
+            let logged = if commit { log.commit(xid, self.synchronous_commit).map(drop) } else { Ok(()) };
             if commit && logged.is_ok() {
                 ended = txns.snapshots().commit(slot, xid).map_err(|e| Internal::from(e).into());
                 if ended.is_ok() {

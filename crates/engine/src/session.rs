@@ -86,6 +86,10 @@ pub struct Session {
     /// Session-level advisory locks: acquisitions per `(tag, mode)`
     /// (`crate::advisory`).
     pub(crate) advisory: HashMap<(LockTag, LockMode), u32>,
+    /// Whether `COMMIT` waits for its record to be durable
+    /// (`synchronous_commit`; the server's default is
+    /// `wal.synchronous_commit`).
+    pub(crate) synchronous_commit: bool,
 }
 
 /// A prepared query: its generic plan, kept across executions and re-made
@@ -126,6 +130,7 @@ impl Session {
         let activity = engine.activity_table().register()?;
         let backend = engine.locks().register()?;
         let block_cache = engine.config().memory.block_cache;
+        let synchronous_commit = engine.config().wal.synchronous_commit;
         engine.count_db_user(db, 1);
         engine.txns().snapshots().register(activity.backend());
         crate::autovacuum::ensure_started(&engine);
@@ -144,6 +149,7 @@ impl Session {
             isolation: IsolationLevel::ReadCommitted,
             snapshot: None,
             advisory: HashMap::new(),
+            synchronous_commit,
         })
     }
 
@@ -213,6 +219,13 @@ impl Session {
         }
         self.isolation = isolation;
         Ok(())
+    }
+
+    /// `SET synchronous_commit`: with `false`, `COMMIT` returns once its
+    /// record is in the WAL's buffers; the WAL writer makes it durable
+    /// within `wal.writer_delay_ms` (a crash may lose it, never corrupt).
+    pub fn set_synchronous_commit(&mut self, on: bool) {
+        self.synchronous_commit = on;
     }
 
     /// The isolation level of the open transaction.
@@ -352,6 +365,9 @@ impl Session {
 
     pub(crate) fn create_storage(&mut self, rels: &[Relation]) -> Result<()> {
         for r in rels.iter().filter(|r| r.kind.has_storage()) {
+            if r.unlogged {
+                self.engine.pool().set_unlogged(self.file(r.id), true);
+            }
             self.engine.smgr().create(self.file(r.id), Fork::Main)?;
         }
         Ok(())

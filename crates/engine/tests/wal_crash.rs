@@ -13,7 +13,8 @@
 //! * the counter equals the number of ledger rows (both changes of a
 //!   transaction, or neither);
 //! * every ledger row is found through the primary key, and every page of
-//!   every relation verifies.
+//!   every relation verifies;
+//! * the unlogged table the child filled is empty, and its index works.
 //!
 //! Three kills in a row on one directory, so a recovered directory is
 //! recovered again. The seed is printed; `TURNSTILE_CRASH_SEED` replays the
@@ -68,6 +69,9 @@ fn wal_crash_child() {
         a.create_index("ledger", "ledger_pkey", &["k"], true).unwrap();
         a.create_table("counter", &[("id", Int4), ("total", Int8)], None).unwrap();
         a.insert("counter", &[Value::Int4(0), Value::Int8(0)]).unwrap();
+        a.create_table("scratch", &[("k", Int8)], None).unwrap();
+        a.set_unlogged("scratch").unwrap();
+        a.create_index("scratch", "scratch_pkey", &["k"], true).unwrap();
     }
     // The transaction that never commits: rewrites committed rows of
     // earlier runs in place and inserts negative keys.
@@ -91,6 +95,7 @@ fn wal_crash_child() {
             Ok(Some(vec![row[0].clone(), Value::Int8(int(&row[1]) + 1)]))
         };
         assert_eq!(a.update_rows(&counter, &[], &mut add).unwrap(), 1);
+        a.insert("scratch", &[Value::Int8(k)]).unwrap();
         a.commit().unwrap();
         writeln!(out, "committed {k}").unwrap();
         out.flush().unwrap();
@@ -173,6 +178,10 @@ fn acknowledged_commits_survive_sigkill_and_open_transactions_do_not() {
             let rows = s.execute(&mut prepared, &[Value::Int8(*k)]).unwrap();
             assert_eq!(rows, vec![vec![Value::Int8(*k)]], "run {run}: index lookup of {k}");
         }
+        assert!(s.scan_all("scratch").unwrap().is_empty(), "run {run}: the unlogged table kept rows");
+        s.insert("scratch", &[Value::Int8(-5)]).unwrap();
+        let probe = Query::from("scratch").filter("k", -5i64).select(["k"]);
+        assert_eq!(s.query(&probe, &[]).unwrap(), vec![vec![Value::Int8(-5)]], "run {run}: the unlogged index");
         acknowledged.extend(extra);
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! turnstile reproduce [--quick] [--out DIR] [--data-dir DIR] [--json]
-//!                                        every workload (W1-W6) and micro-benchmark, both
+//!                                        every workload (W1-W7) and micro-benchmark, both
 //!                                        profiles: tables, then JSON/CSV/PNG in DIR
 //! turnstile run W1..W6 [--clients 1,8] [--plot DIR] [--json|--csv]   one workload
 //! turnstile compare [--quick] [--workloads W1,…] [--json|--csv] [--plot DIR]
@@ -49,7 +49,7 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Run every workload (W1-W6) at a small size under both profiles, and
+    /// Run every workload (W1-W7) at a small size under both profiles, and
     /// the micro-benchmarks; print the tables and write JSON, CSV and PNG
     /// files into the output directory.
     Reproduce(reproduce::Args),

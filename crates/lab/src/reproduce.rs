@@ -1,4 +1,4 @@
-//! `turnstile reproduce`: every workload (W1–W6) at a small size under both
+//! `turnstile reproduce`: every workload (W1–W7) at a small size under both
 //! profiles, then the micro-benchmarks, in one process.
 //!
 //! Each workload runs as the `turnstile run …` command printed above its
@@ -170,6 +170,7 @@ mod tests {
                 format!("W4 --clients 1,8 {timing}"),
                 format!("W5 --mode prepared --clients 1,8 {timing}"),
                 format!("W6 --writers 2 --clients 2,8 {timing}"),
+                format!("W7 --clients 1,8 {timing}"),
             ]
         );
     }

@@ -191,7 +191,7 @@ fn reproduce_quick_prints_valid_json_and_writes_its_files() {
     let doc = turnstile(&["reproduce", "--quick", "--json", "--out", out.to_str().unwrap()], dir.path());
     assert_eq!(doc["quick"], true);
     let workloads = doc["workloads"].as_array().expect("workloads");
-    assert_eq!(workloads.len(), 6);
+    assert_eq!(workloads.len(), 7);
     for (i, w) in workloads.iter().enumerate() {
         let name = format!("W{}", i + 1);
         let report = &w["report"];

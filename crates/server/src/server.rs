@@ -212,7 +212,7 @@ impl Server {
         if let Some(p) = &self.socket_path {
             let _ = std::fs::remove_file(p);
         }
-        self.shared.engine.flush().map_err(|e| ServerError::Flush(e.message.clone()))
+        self.shared.engine.close().map_err(|e| ServerError::Flush(e.message.clone()))
     }
 }
 

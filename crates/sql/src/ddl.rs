@@ -66,6 +66,9 @@ impl SqlSession {
         let col_refs: Vec<(&str, ColumnType)> = spec.cols.iter().map(|(n, t)| (n.as_str(), *t)).collect();
         let pb = partition_by.as_ref().map(|(s, c)| (*s, c.as_str()));
         self.es.create_table(&name, &col_refs, pb)?;
+        if ct.unlogged {
+            self.es.set_unlogged(&name)?;
+        }
         if fillfactor.is_some() {
             self.es.set_fillfactor(&name, fillfactor)?;
         }

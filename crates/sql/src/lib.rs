@@ -144,6 +144,7 @@ mod typed_settings;
 mod utility;
 pub mod value;
 pub mod views;
+pub mod wal_views;
 
 pub use error::{ErrorObject, Notice, Severity, SqlError};
 pub use interrupt::CancelHandle;

@@ -92,7 +92,15 @@ impl SqlSession {
         let cancel = info.cancel.clone();
         let max_backends = shared.engine.config().lock.max_backends;
         let seed = (now_timestamp() as u64) ^ ((pid as u64) << 32) | 1;
-        let gucs = default_settings(user, application_name, max_backends);
+        let mut gucs = default_settings(user, application_name, max_backends);
+        let wal = &shared.engine.config().wal;
+        let on_off = |b: bool| if b { "on" } else { "off" }.to_owned();
+        gucs.text.insert("synchronous_commit".into(), on_off(wal.synchronous_commit));
+        gucs.text.insert("fsync".into(), on_off(wal.fsync));
+        gucs.text.insert("full_page_writes".into(), "on".into());
+        gucs.text.insert("wal_writer_delay".into(), format!("{}ms", wal.writer_delay_ms));
+        gucs.text.insert("commit_delay".into(), wal.commit_delay_us.to_string());
+        gucs.text.insert("commit_siblings".into(), wal.commit_siblings.to_string());
         let ctx = Ctx {
             shared,
             pid,

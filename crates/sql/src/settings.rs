@@ -64,6 +64,10 @@ impl SqlSession {
     /// warns and changes nothing, as in PostgreSQL.
     pub(crate) fn set_command(&mut self, name: &str, value: &str, local: bool) -> Result<Outcome, SqlError> {
         self.ctx.set_scoped(name, value, local)?;
+        if name.eq_ignore_ascii_case("synchronous_commit") {
+            let on = self.ctx.get("synchronous_commit").is_none_or(|v| !v.eq_ignore_ascii_case("off"));
+            self.es.set_synchronous_commit(on);
+        }
         if local && self.tx == TxStatus::Idle {
             self.notice(
                 Severity::Warning,

@@ -135,8 +135,13 @@ impl SqlEngine {
         &self.shared.engine
     }
 
-    /// Writes every dirty buffer and fsyncs (server shutdown, `CHECKPOINT`).
+    /// A checkpoint (`CHECKPOINT`).
     pub fn flush(&self) -> Result<(), SqlError> {
         self.shared.engine.flush().map_err(SqlError::from)
+    }
+
+    /// The checkpoint of a clean shutdown ([`turnstile_engine::Engine::close`]).
+    pub fn close(&self) -> Result<(), SqlError> {
+        self.shared.engine.close().map_err(SqlError::from)
     }
 }

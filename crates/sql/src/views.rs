@@ -27,12 +27,15 @@ pub enum View {
     XactLog,
     /// `pg_stat_version_store`.
     VersionStore,
+    /// `pg_stat_wal`.
+    Wal,
     /// A relation of `pg_catalog` or `information_schema`.
     Catalog(&'static SystemRelation),
 }
 
 /// The views of the engine's live state (listed in `pg_class` too).
-pub const STATUS_VIEWS: &[View] = &[View::Locks, View::Activity, View::LockStats, View::XactLog, View::VersionStore];
+pub const STATUS_VIEWS: &[View] =
+    &[View::Locks, View::Activity, View::LockStats, View::XactLog, View::VersionStore, View::Wal];
 /// pg_backend_pid() = this + the lock-manager backend number.
 pub const PID_BASE: i32 = 10_000;
 
@@ -101,6 +104,7 @@ impl View {
             "pg_stat_lock" => View::LockStats,
             "pg_stat_xact_log" => View::XactLog,
             "pg_stat_version_store" => View::VersionStore,
+            "pg_stat_wal" => View::Wal,
             _ => return catalog::lookup(Schema::Catalog, name).map(View::Catalog),
         })
     }
@@ -123,6 +127,7 @@ impl View {
             View::LockStats => "pg_stat_lock",
             View::XactLog => "pg_stat_xact_log",
             View::VersionStore => "pg_stat_version_store",
+            View::Wal => "pg_stat_wal",
             View::Catalog(r) => r.name,
         }
     }
@@ -144,6 +149,7 @@ impl View {
             View::LockStats => LOCK_STATS,
             View::XactLog => crate::mvcc_views::XACT_LOG,
             View::VersionStore => crate::mvcc_views::VERSION_STORE,
+            View::Wal => crate::wal_views::STAT_WAL,
             View::Catalog(r) => r.columns,
         }
     }
@@ -236,6 +242,7 @@ pub fn rows(view: View, session: &mut Session, services: &mut dyn Services) -> R
         }
         View::XactLog => vec![crate::mvcc_views::xact_log_row(&engine)],
         View::VersionStore => vec![crate::mvcc_views::version_store_row(&engine)],
+        View::Wal => vec![crate::wal_views::stat_wal_row(&engine, shared.started)],
     })
 }
 

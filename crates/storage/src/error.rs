@@ -249,6 +249,9 @@ pub enum StorageError {
     /// A configuration value this crate cannot use.
     #[error("invalid storage configuration: {0}")]
     Config(String),
+    /// The write-ahead log failed.
+    #[error(transparent)]
+    Wal(#[from] crate::wal::WalError),
 }
 
 /// Shorthand for this crate's results.

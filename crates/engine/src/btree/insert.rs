@@ -194,8 +194,9 @@ impl<'p> BTree<'p> {
         if page::insert_at(&mut g, pos, entry) {
             return self.log(BtreeOp::Insert, &mut [&mut g]);
         }
+        let pins = self.root_pins(alloc, &op)?;
         let (sep, right) = self.split(alloc, &mut g, block, &op, entry, pos)?;
-        self.insert_downlink(alloc, g, block, op, stack, sep, right)
+        self.insert_downlink(alloc, g, block, op, stack, sep, right, pins)
     }
 
     /// The classic path's first visit to the leaf: shared lock (checking
@@ -358,10 +359,15 @@ impl<'p> BTree<'p> {
         stack: &mut Vec<StackEntry>,
         separator: Vec<u8>,
         right: BlockNumber,
+        pins: Option<RootPins<'p>>,
     ) -> Result<()> {
         let level = child_op.level.checked_add(1).ok_or_else(|| self.corrupt(child_block, "level out of range"))?;
         if child_op.is_leftmost() && child_op.is_rightmost() {
-            return self.new_root(alloc, child, child_block, level, &separator, right);
+            let pins = match pins {
+                Some(p) => p,
+                None => RootPins { root: alloc.allocate(self.rel)?, meta: self.pin(META_BLOCK)? },
+            };
+            return self.new_root(child, child_block, level, &separator, right, pins);
         }
         let mut pblock = loop {
             match stack.pop() {
@@ -400,22 +406,23 @@ impl<'p> BTree<'p> {
         if page::insert_at(&mut parent, i + 1, &downlink) {
             return self.log(BtreeOp::Downlink, &mut [&mut parent]);
         }
+        let pins = self.root_pins(alloc, &pop)?;
         let (sep2, right2) = self.split(alloc, &mut parent, pblock, &pop, &downlink, i + 1)?;
-        self.insert_downlink(alloc, parent, pblock, pop, stack, sep2, right2)
+        self.insert_downlink(alloc, parent, pblock, pop, stack, sep2, right2, pins)
     }
 
     /// Grows the tree by one level: a new root over `child` (the old root,
     /// locked exclusive) and its new right sibling.
     fn new_root(
         &self,
-        alloc: &mut impl PageAllocator<'p>,
         child: PageWriteGuard<'_>,
         child_block: BlockNumber,
         level: u16,
         separator: &[u8],
         right: BlockNumber,
+        pins: RootPins<'p>,
     ) -> Result<()> {
-        let rpin = alloc.allocate(self.rel)?;
+        let RootPins { root: rpin, meta: mpin } = pins;
         let root_block = rpin.block();
         let mut root = rpin.lock_exclusive();
         self.check_fresh(&root, root_block)?;
@@ -423,7 +430,6 @@ impl<'p> BTree<'p> {
         let entries = [page::inner_entry(child_block, &[]), page::inner_entry(right, separator)];
         let op = Opaque { right: None, level, flags: FLAG_LEFTMOST };
         assert!(page::build(&mut root, op, None, entries.iter().map(Vec::as_slice)), "two downlinks fit");
-        let mpin = self.pin(META_BLOCK)?;
         let mut m = mpin.lock_exclusive();
         let old = meta::read(&m).map_err(|r| self.corrupt(META_BLOCK, r))?;
         if old.root != child_block || old.level + 1 != level {
@@ -460,6 +466,26 @@ impl<'p> BTree<'p> {
 /// entry `m` (its key part on an inner page), the right one the old high
 /// key. On an inner page entry `m` moves right with its key truncated to
 /// −∞ (a bare downlink).
+/// The pages a root split needs besides its two halves — the new root and
+/// the metapage — pinned before the split changes anything, so that a
+/// failure to get them (a full disk, a read error) leaves the tree as it
+/// was rather than a split root no parent level points to.
+struct RootPins<'p> {
+    root: turnstile_storage::PinnedBuffer<'p>,
+    meta: turnstile_storage::PinnedBuffer<'p>,
+}
+
+impl<'p> BTree<'p> {
+    /// [`RootPins`] when the page with special space `op` is the root.
+    fn root_pins(&self, alloc: &mut impl PageAllocator<'p>, op: &Opaque) -> Result<Option<RootPins<'p>>> {
+        if !(op.is_leftmost() && op.is_rightmost()) {
+            return Ok(None);
+        }
+        let meta = self.pin(META_BLOCK)?;
+        Ok(Some(RootPins { root: alloc.allocate(self.rel)?, meta }))
+    }
+}
+
 fn choose_split(entries: &[&[u8]], old_high_len: usize, leaf: bool, append: bool) -> Option<usize> {
     let n = entries.len();
     if n < 2 {

@@ -177,6 +177,10 @@ pub struct Relation {
     /// PostgreSQL's default, 100).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fillfactor: Option<u8>,
+    /// `UNLOGGED`: its changes are not written to the WAL, and crash
+    /// recovery empties it (an index of an unlogged table is unlogged).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unlogged: bool,
 }
 
 impl Relation {

@@ -284,6 +284,7 @@ impl Catalog {
                 bound: None,
                 index: None,
                 fillfactor: None,
+                unlogged: false,
             };
             c.relations.insert(id, rel.clone());
             Ok(rel)
@@ -322,6 +323,7 @@ impl Catalog {
                 bound: Some(bound),
                 index: None,
                 fillfactor: None,
+                unlogged: p.unlogged,
             };
             c.relations.insert(id, part.clone());
             let parent_indexes: Vec<Relation> = c.indexes_of(p.id).cloned().collect();
@@ -523,6 +525,35 @@ impl Catalog {
         })
     }
 
+    /// `CREATE UNLOGGED TABLE`: marks table `name`, its partitions and
+    /// their indexes unlogged; returns every relation marked.
+    pub fn set_unlogged(&self, db: DbId, name: &str) -> Result<Vec<Relation>, CatalogError> {
+        self.modify(|c| {
+            let id = c.find(db, name).ok_or_else(|| CatalogError::UnknownRelation(name.into()))?.id;
+            let mut marked = Vec::new();
+            let mut todo = vec![id];
+            while let Some(t) = todo.pop() {
+                let ids: Vec<RelId> = c
+                    .relations
+                    .values()
+                    .filter(|r| r.id == t || r.parent == Some(t) || r.index.as_ref().is_some_and(|d| d.table == t))
+                    .map(|r| r.id)
+                    .collect();
+                for i in ids {
+                    let r = c.relations.get_mut(&i).ok_or_else(|| CatalogError::UnknownRelation(name.into()))?;
+                    if !r.unlogged {
+                        r.unlogged = true;
+                        marked.push(r.clone());
+                        if r.index.is_none() && i != t {
+                            todo.push(i);
+                        }
+                    }
+                }
+            }
+            Ok(marked)
+        })
+    }
+
     /// Bumps the generation without another change: relation caches (and
     /// their cached index roots) are rebuilt (after `TRUNCATE` rewrote
     /// relations' files).
@@ -611,6 +642,7 @@ fn add_index(
         bound: None,
         index: Some(IndexDef { table: table.id, columns, unique, primary, parent }),
         fillfactor: None,
+        unlogged: table.unlogged,
     };
     c.relations.insert(id, rel.clone());
     Ok(rel)

@@ -19,13 +19,34 @@ impl Engine {
     /// `control` file names the new starting point of recovery, and the
     /// WAL before it is removed. One runs at a time; writers go on.
     pub fn checkpoint(&self) -> Result<()> {
+        self.checkpoint_as(false)
+    }
+
+    /// The checkpoint of a clean shutdown: as [`Engine::checkpoint`], and
+    /// the control file says nothing changed after it (unlogged tables
+    /// keep their rows at the next start). Call it when no session runs.
+    pub fn close(&self) -> Result<()> {
+        self.checkpoint_as(true)
+    }
+
+    fn checkpoint_as(&self, clean: bool) -> Result<()> {
         let _one = self.checkpointing().lock().map_err(|_| EngineError::Recovery("checkpoint lock poisoned".into()))?;
         let log = self.log();
+        if log.data_unsafe() {
+            return Err(StorageError::Wal(turnstile_storage::wal::WalError::Failed).into());
+        }
         let redo = log.begin_checkpoint();
-        self.pool().flush_all()?;
-        self.smgr().sync_all()?;
+        // A write or fsync of a data file that failed is never retried as
+        // if nothing happened (the kernel may have dropped the pages and
+        // cleared the error): no checkpoint completes in this process any
+        // more, so the redo point stays where the log still has every
+        // change since, and the next start replays them.
+        if let Err(e) = self.pool().flush_all().and_then(|()| self.smgr().sync_all()) {
+            log.set_data_unsafe();
+            return Err(e.into());
+        }
         let undo_start = log.oldest_start().min(redo);
-        Control { redo, undo_start }
+        Control { redo, undo_start, clean }
             .write(self.dir())
             .map_err(|e| EngineError::Recovery(format!("could not write the control file: {e}")))?;
         log.wal().remove_before(Lsn(undo_start)).map_err(StorageError::from)?;

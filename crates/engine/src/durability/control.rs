@@ -16,6 +16,10 @@ pub struct Control {
     /// Where the oldest transaction running at the checkpoint began in the
     /// log (its undo information starts there; `redo` when none ran).
     pub undo_start: u64,
+    /// Whether the server shut down cleanly after this checkpoint (nothing
+    /// changed since): unlogged tables keep their rows; after a crash
+    /// they are emptied.
+    pub clean: bool,
 }
 
 const NAME: &str = "control";
@@ -46,12 +50,14 @@ impl Control {
                 .and_then(|v| v.parse::<u64>().ok())
                 .ok_or_else(|| bad(&format!("no {name}")))
         };
-        Ok(Some(Control { redo: field("redo")?, undo_start: field("undo_start")? }))
+        let clean = body.lines().any(|l| l == "state shut down");
+        Ok(Some(Control { redo: field("redo")?, undo_start: field("undo_start")?, clean }))
     }
 
     /// Writes `dir/control` atomically and durably.
     pub fn write(&self, dir: &Path) -> std::io::Result<()> {
-        let body = format!("turnstile control\nredo {}\nundo_start {}", self.redo, self.undo_start);
+        let state = if self.clean { "shut down" } else { "in production" };
+        let body = format!("turnstile control\nredo {}\nundo_start {}\nstate {state}", self.redo, self.undo_start);
         let text = format!("{body}\ncrc {}\n", crc32c::crc32c(body.as_bytes()));
         let tmp = dir.join("control.tmp");
         let mut f = File::create(&tmp)?;
@@ -70,7 +76,7 @@ mod tests {
     fn the_control_file_round_trips_and_damage_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(Control::read(dir.path()).unwrap(), None);
-        let c = Control { redo: 1 << 24, undo_start: (1 << 24) - 100 };
+        let c = Control { redo: 1 << 24, undo_start: (1 << 24) - 100, clean: true };
         c.write(dir.path()).unwrap();
         assert_eq!(Control::read(dir.path()).unwrap(), Some(c));
         assert_eq!(c.start(), (1 << 24) - 100);

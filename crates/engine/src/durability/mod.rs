@@ -81,11 +81,19 @@ pub struct EngineLog {
     /// Per backend slot: the insert position when its transaction got an
     /// id (0: none running). Written only by the slot's owner.
     starts: Box<[AtomicU64]>,
+    /// A checkpoint's data write or fsync failed: no checkpoint may
+    /// complete until the server restarts and recovers.
+    data_unsafe: turnstile_sync::sync::counter::AtomicBool,
 }
 
 impl EngineLog {
     pub(crate) fn new(wal: Wal, redo: u64, backends: usize) -> EngineLog {
-        EngineLog { wal, redo: AtomicU64::new(redo), starts: (0..backends).map(|_| AtomicU64::new(0)).collect() }
+        EngineLog {
+            wal,
+            redo: AtomicU64::new(redo),
+            starts: (0..backends).map(|_| AtomicU64::new(0)).collect(),
+            data_unsafe: turnstile_sync::sync::counter::AtomicBool::new(false),
+        }
     }
 
     /// The log.
@@ -116,11 +124,13 @@ impl EngineLog {
         self.starts.iter().map(|s| s.load(Ordering::Acquire)).filter(|&s| s != 0).min().unwrap_or(u64::MAX)
     }
 
-    /// Logs `xid`'s commit and returns once it is as durable as
-    /// `synchronous_commit` asks.
-    pub(crate) fn commit(&self, xid: Xid) -> Result<Lsn, StorageError> {
+    /// Logs `xid`'s commit and, when `synchronous` (the session's
+    /// `synchronous_commit`), returns once it is durable.
+    pub(crate) fn commit(&self, xid: Xid, synchronous: bool) -> Result<Lsn, StorageError> {
         let end = self.insert_xact(xid, records::XactOp::Commit)?;
-        self.wal.commit_flush(end).map_err(StorageError::from)?;
+        if synchronous {
+            self.wal.commit_flush(end).map_err(StorageError::from)?;
+        }
         Ok(end)
     }
 
@@ -178,16 +188,17 @@ pub(crate) fn open_log(
 ) -> crate::error::Result<(Arc<EngineLog>, recovery::Redone)> {
     let control = control::Control::read(dir)
         .map_err(|e| crate::error::EngineError::Recovery(format!("could not read the control file: {e}")))?;
-    let known: std::collections::HashSet<_> = catalog
-        .snapshot()
-        .relations
-        .values()
-        .filter(|r| r.kind.has_storage())
-        .map(|r| turnstile_storage::RelFileId::new(r.db, r.id))
-        .collect();
+    let snapshot = catalog.snapshot();
+    let with_storage = || snapshot.relations.values().filter(|r| r.kind.has_storage());
+    let known: std::collections::HashSet<_> =
+        with_storage().map(|r| turnstile_storage::RelFileId::new(r.db, r.id)).collect();
+    for r in with_storage().filter(|r| r.unlogged) {
+        pool.set_unlogged(turnstile_storage::RelFileId::new(r.db, r.id), true);
+    }
     let wal_dir = dir.join(WAL_DIR);
     let first = Lsn::first(config.wal.segment_size);
-    let redone = recovery::redo(&wal_dir, io.clone(), control, first, pool, smgr, &known)?;
+    let mut redone = recovery::redo(&wal_dir, io.clone(), control, first, pool, smgr, &known)?;
+    redone.crashed = control.is_some_and(|c| !c.clean);
     let wal = Wal::open(&wal_dir, io, &config.wal, redone.end).map_err(StorageError::from)?;
     let log = Arc::new(EngineLog::new(wal, control.map_or(0, |c| c.redo), config.lock.max_backends as usize));
     pool.set_redo_log(as_redo_log(&log))?;
@@ -202,8 +213,32 @@ pub(crate) fn finish_recovery(engine: &Arc<crate::Engine>, redone: recovery::Red
     for xid in failed {
         engine.txns().snapshots().mark_failed(xid).map_err(|e| crate::error::EngineError::XidLimit(e.to_string()))?;
     }
+    if redone.crashed {
+        reset_unlogged(engine)?;
+    }
     engine.checkpoint()?;
     checkpoint::start(engine);
+    Ok(())
+}
+
+/// After a crash, every unlogged relation is emptied (its changes were
+/// never logged, so nothing says what they were): a table keeps no row,
+/// an index is rebuilt empty (PostgreSQL copies their init forks).
+fn reset_unlogged(engine: &Arc<crate::Engine>) -> crate::error::Result<()> {
+    let snapshot = engine.catalog().snapshot();
+    for r in snapshot.relations.values().filter(|r| r.unlogged && r.kind.has_storage()) {
+        let file = turnstile_storage::RelFileId::new(r.db, r.id);
+        if !engine.smgr().exists(file, turnstile_storage::Fork::Main)? {
+            continue;
+        }
+        engine.truncate_relation(file, 0)?;
+        if let Some(def) = &r.index {
+            let key_types = r.columns.iter().map(|c| c.ty).collect();
+            let opts = crate::btree::BtreeOptions::new(r.name.clone(), key_types, def.unique, engine.config());
+            crate::btree::BTree::build(engine.pool(), file, opts, std::iter::empty())?;
+        }
+    }
+    engine.catalog().invalidate()?;
     Ok(())
 }
 
@@ -211,6 +246,15 @@ pub(crate) fn finish_recovery(engine: &Arc<crate::Engine>, redone: recovery::Red
 pub const WAL_DIR: &str = "pg_wal";
 
 impl EngineLog {
+    /// Whether a checkpoint's data write or fsync failed in this process.
+    pub fn data_unsafe(&self) -> bool {
+        self.data_unsafe.load(turnstile_sync::sync::counter::Ordering::Acquire)
+    }
+
+    pub(crate) fn set_data_unsafe(&self) {
+        self.data_unsafe.store(true, turnstile_sync::sync::counter::Ordering::Release);
+    }
+
     /// The redo point of the checkpoint in progress or the last one.
     pub(crate) fn redo_point_now(&self) -> u64 {
         self.redo.load(Ordering::Acquire)

@@ -36,6 +36,9 @@ pub(crate) struct Redone {
     pub pages: u64,
     /// Per transaction without an end record, its changes in log order.
     pub pending: BTreeMap<Xid, Vec<UndoStep>>,
+    /// Whether the server had not shut down cleanly (unlogged relations
+    /// are emptied).
+    pub crashed: bool,
 }
 
 /// Reads the log from where `control` says and redoes every change from

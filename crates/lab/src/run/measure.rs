@@ -72,6 +72,7 @@ struct Counters {
     fds: FdStats,
     extension: ExtensionStats,
     snapshots: turnstile_engine::mvcc::SnapshotStats,
+    wal: turnstile_storage::wal::WalStats,
 }
 
 impl Counters {
@@ -81,6 +82,7 @@ impl Counters {
             fds: e.fd_stats(),
             extension: e.extension_stats(),
             snapshots: e.snapshot_stats(),
+            wal: e.log().wal().stats(),
         }
     }
 }
@@ -216,6 +218,10 @@ fn per_transaction(t: &ClientTotals, b: &Counters, a: &Counters, mapping: Tranch
             as f64
             / n,
         xids: a.snapshots.xids.saturating_sub(b.snapshots.xids) as f64 / n,
+        wal_records: a.wal.wal_records.saturating_sub(b.wal.wal_records) as f64 / n,
+        wal_bytes: a.wal.wal_bytes.saturating_sub(b.wal.wal_bytes) as f64 / n,
+        wal_shared_acquires: a.wal.shared_acquisitions.saturating_sub(b.wal.shared_acquisitions) as f64 / n,
+        wal_syncs: a.wal.wal_sync.saturating_sub(b.wal.wal_sync) as f64 / n,
     }
 }
 

@@ -199,6 +199,10 @@ fn counters_table(results: &[PointResult]) -> String {
             "minor faults",
             "snapshots",
             "snapshot shared",
+            "wal recs",
+            "wal bytes",
+            "wal shared",
+            "fsyncs",
             "p99 us",
         ],
     );
@@ -219,6 +223,10 @@ fn counters_table(results: &[PointResult]) -> String {
             f(p.minor_faults, 1),
             f(p.snapshots, 2),
             f(p.snapshot_shared_acquires, 2),
+            f(p.wal_records, 1),
+            f(p.wal_bytes, 0),
+            f(p.wal_shared_acquires, 2),
+            f(p.wal_syncs, 3),
             f(r.latency_us.p99, 0),
         ]);
     }

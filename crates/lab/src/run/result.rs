@@ -41,6 +41,17 @@ pub struct PerTxn {
     /// Transaction ids assigned (all sessions, measured phase): 0 for a
     /// read-only transaction, 1 for one that writes, as in PostgreSQL.
     pub xids: f64,
+    /// WAL records inserted (all sessions, measured phase).
+    pub wal_records: f64,
+    /// WAL bytes inserted.
+    pub wal_bytes: f64,
+    /// Shared acquisitions on the WAL path: the insertion spinlock, the
+    /// `WALInsert` and `WALWrite` locks (0 under `wal.insert = scalable`,
+    /// but for the flusher's).
+    pub wal_shared_acquires: f64,
+    /// `fdatasync`s of the WAL; its inverse is commits per `fdatasync`
+    /// (group commit) when every transaction commits a write.
+    pub wal_syncs: f64,
 }
 
 /// One measured point.

@@ -5,23 +5,26 @@
 //! and buffer-pool code).
 //!
 //! * **Inserters** insert rows with unique keys; a row whose insert
-//!   returned `Ok` is *acknowledged*.
+//!   returned `Ok` is *acknowledged*: its commit record is durable in the
+//!   write-ahead log.
 //! * **Readers** look acknowledged keys up through the primary key: an
 //!   acknowledged row must be found (each insert commits on its own, so
 //!   it is visible to every snapshot taken after it returned).
-//! * A **flusher** calls `Engine::flush` every few milliseconds; when one
-//!   completes, every row acknowledged before it started is *durable*.
+//! * A **flusher** takes a checkpoint (`Engine::flush`) every few
+//!   milliseconds.
 //! * Half-way, a session builds a second index, under faults too.
 //! * The **injector** plans, every few milliseconds, one failure of the
 //!   next few calls of `extend`, `write`, `read` or `fsync` (sometimes
 //!   after doing half the work, as a full disk does).
 //!
 //! Every failure must be a typed storage error caused by an injected fault
-//! (ENOSPC or EIO); anything else is a violation. Afterwards the faulty
-//! engine flushes until a flush succeeds (each planned fault fires once),
-//! the directory is reopened with plain I/O, and: every page verifies,
-//! every durable row is in the heap and found through the primary key,
-//! and the reopened engine accepts inserts.
+//! (ENOSPC or EIO), or the refusal that follows one: a failed write or
+//! fsync of the WAL fails the log, and a failed checkpoint write or fsync
+//! of a data file stops checkpoints, until the server restarts (never
+//! retried as if nothing happened). Anything else is a violation.
+//! Afterwards the directory is reopened with plain I/O — recovery — and:
+//! every page verifies, every acknowledged row is in the heap and found
+//! through the primary key, and the reopened engine accepts inserts.
 
 use crate::cli::{self, CliError, ProfileArg, BOTH_PROFILES};
 use rand::rngs::SmallRng;
@@ -38,14 +41,14 @@ use turnstile_engine::types::ColumnType::{Int4, Int8, Text};
 use turnstile_engine::types::Value;
 use turnstile_engine::{Engine, EngineError};
 use turnstile_storage::fault::{FaultyIo, IoFault, IoOp};
+use turnstile_storage::io::OsIo;
+use turnstile_storage::wal::WalError;
 use turnstile_storage::{FileError, StorageError};
 use turnstile_sync::config::{Config, Profile};
 use turnstile_sync::sync::counter::{AtomicBool, AtomicU64, Ordering};
 
 /// Keys of inserter `t` are `t * KEYS_PER_INSERTER + i`.
 const KEYS_PER_INSERTER: i64 = 100_000_000;
-/// Flushes after the run until one succeeds (each planned fault fires once).
-const FINAL_FLUSH_TRIES: usize = 100;
 /// Durable rows looked up through the index after the run, at most.
 const FINAL_LOOKUPS_MAX: usize = 20_000;
 /// Violation descriptions kept.
@@ -111,7 +114,7 @@ pub struct StorageStressResult {
     pub failed_flushes: u64,
     /// Whether the index built under faults was built.
     pub index_built_under_faults: bool,
-    /// Rows durable at the end (acknowledged before a completed flush).
+    /// Rows durable at the end (every acknowledged insert).
     pub durable_rows: u64,
     /// Operations refused with `AllBuffersPinned` (a typed resource error
     /// not caused by a fault; counted apart, not a violation).
@@ -245,7 +248,11 @@ fn is_injected(e: &EngineError) -> bool {
         | EngineError::Index(BtreeError::Storage(s)) => s,
         _ => return false,
     };
-    matches!(storage, StorageError::File(FileError::NoSpace { .. } | FileError::Io { .. }))
+    matches!(
+        storage,
+        StorageError::File(FileError::NoSpace { .. } | FileError::Io { .. })
+            | StorageError::Wal(WalError::File(FileError::NoSpace { .. } | FileError::Io { .. }) | WalError::Failed)
+    )
 }
 
 /// Whether `e` is [`StorageError::AllBuffersPinned`], however wrapped.
@@ -273,7 +280,7 @@ struct Run {
     stop: AtomicBool,
     /// Acknowledged keys, in acknowledgement order.
     acked: Mutex<Vec<i64>>,
-    /// `acked[..durable]` were acknowledged before a completed flush began.
+    /// `acked[..durable]` are durable (every acknowledged row is).
     durable: AtomicU64,
     violations: Violations,
     counters: [AtomicU64; 8],
@@ -329,7 +336,9 @@ pub fn run_profile(
     let config = stress_config(profile);
     let io = Arc::new(FaultyIo::new());
     let setup = || -> Result<Arc<Engine>, EngineError> {
-        let engine = Engine::open_with_io(&dir, config.clone(), io.clone())?;
+        // Faults go to the data files; the WAL is what makes acknowledged
+        // rows durable through them.
+        let engine = Engine::open_with_ios(&dir, config.clone(), io.clone(), Arc::new(OsIo))?;
         let mut s = engine.session()?;
         s.create_table("s", &[("k", Int8), ("v", Int4), ("pad", Text)], None)?;
         s.create_index("s", "s_pkey", &["k"], true)?;
@@ -431,25 +440,12 @@ fn spawn_workers(run: &Arc<Run>, args: &Args, seed: u64) -> Vec<std::thread::Joi
     threads
 }
 
-/// After the workers ended: flushes until a flush completes (then every
-/// acknowledged row is durable), and checks the invariants at this
-/// quiescent point. Returns the acknowledged keys.
+/// After the workers ended: every acknowledged row is durable (its commit
+/// was); checks the invariants at this quiescent point. Returns the
+/// acknowledged keys.
 fn settle(run: &Run) -> Vec<i64> {
     let acked: Vec<i64> = run.acked.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    let mut flushed = false;
-    for _ in 0..FINAL_FLUSH_TRIES {
-        match run.engine.flush() {
-            Ok(()) => {
-                flushed = true;
-                run.durable.store(acked.len() as u64, Ordering::Relaxed);
-                break;
-            }
-            Err(e) => run.failed("final flush", &e),
-        }
-    }
-    if !flushed {
-        run.violations.report(format!("no flush completed in {FINAL_FLUSH_TRIES} tries after the faults stopped"));
-    }
+    run.durable.store(acked.len() as u64, Ordering::Relaxed);
     // A quiescent point: every worker has ended. The buffer pool's and the
     // lock manager's invariants must hold however the faults fell.
     if let Err(panic) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run.engine.check_invariants())) {

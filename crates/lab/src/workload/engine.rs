@@ -48,6 +48,9 @@ pub fn load(s: &mut Session, tables: &[Table], indexes: &[Index]) -> Result<(), 
                 s.create_partition(&t.name, &name, PartitionBound::Range { from, to })?;
             }
         }
+        if t.unlogged {
+            s.set_unlogged(&t.name)?;
+        }
         s.insert_many(&t.name, (1..=i64::from(t.rows)).map(|i| row(t, i)))?;
         if let Some(pk) = &t.primary_key {
             s.create_index(&t.name, &t.pkey_name(), &[pk.as_str()], true)?;

@@ -1,4 +1,4 @@
-//! The workloads W1–W6, each defined once, in its own file: the tables it
+//! The workloads W1–W7, each defined once, in its own file: the tables it
 //! creates (schema), the rows they hold (data), the query its clients run,
 //! the parameter it sweeps with each command's default list, its query
 //! modes, its in-process form and its pgbench form, and its special
@@ -41,6 +41,7 @@ pub mod w3;
 pub mod w4;
 pub mod w5;
 pub mod w6;
+pub mod w7;
 
 pub use definition::{
     Dataset, Definition, ExtraColumn, ExtraTable, InProcessForm, Key, ModeUse, Modes, Param, PgbenchForm, Sweep,

@@ -15,6 +15,7 @@ pub const STATUS_VIEW_OIDS: &[(u32, &str)] = &[
     (12400, "pg_stat_lock"),
     (12401, "pg_stat_xact_log"),
     (12402, "pg_stat_version_store"),
+    (12293, "pg_stat_wal"),
 ];
 
 const fn rel(

@@ -209,7 +209,7 @@ impl PageWriteGuard<'_> {
     /// checkpoint's redo point). Nothing when the pool has no log.
     pub fn begin_change(&mut self) {
         let Some(log) = self.pool.redo_log() else { return };
-        if !matches!(self.change, Change::None) {
+        if !matches!(self.change, Change::None) || self.pool.is_unlogged(self.tag.rel) {
             return;
         }
         self.change = if page::lsn(self) <= log.redo_point() {

@@ -35,7 +35,8 @@ impl BufferPool {
     /// record's end LSN and marks it dirty. Returns that LSN (0 when no log
     /// is attached: the pages are only marked dirty).
     pub fn log_change(&self, kind: RecordKind, pages: &mut [&mut dyn ChangedPage], data: &[u8]) -> Result<u64> {
-        let Some(log) = self.redo_log() else {
+        let log = self.redo_log().filter(|_| !pages.first_mut().is_some_and(|g| self.is_unlogged(g.parts().tag.rel)));
+        let Some(log) = log else {
             for g in pages.iter_mut() {
                 g.parts().mark_dirty();
             }
@@ -113,7 +114,7 @@ impl BufferPool {
     /// once the log is durable up to the last (WAL before data), so the
     /// caller may write them. Nothing without a log.
     pub fn log_new_pages(&self, kind: RecordKind, first: BufferTag, pages: &mut [Box<PageBuf>]) -> Result<()> {
-        let Some(log) = self.redo_log() else { return Ok(()) };
+        let Some(log) = self.redo_log().filter(|_| !self.is_unlogged(first.rel)) else { return Ok(()) };
         let mut last = 0;
         BUFS.with(|b| {
             let (rec, img) = &mut *b.borrow_mut();

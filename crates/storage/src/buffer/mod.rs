@@ -24,6 +24,7 @@ pub mod pool;
 mod read;
 pub mod ring;
 mod scratch;
+mod unlogged;
 mod victim;
 
 pub use desc::BufferId;

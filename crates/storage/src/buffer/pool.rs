@@ -144,6 +144,8 @@ pub struct BufferPool {
     /// The write-ahead log, once the engine has recovered and attached it
     /// ([`BufferPool::set_redo_log`]); without it changes are not logged.
     pub(super) redo: std::sync::OnceLock<Arc<dyn crate::page_log::RedoLog>>,
+    /// Relations whose changes are not logged (`UNLOGGED` tables).
+    pub(super) unlogged: super::unlogged::Unlogged,
 }
 /// The share of the pool one backend may pin for a multi-block operation
 /// when the pool does not know the backend count (`with_options`).
@@ -211,6 +213,7 @@ impl BufferPool {
             mapping_base: tranche_stats(Tranche::BufferMapping),
             exclusive_mapping_waits: WaitHistogram::new(),
             redo: std::sync::OnceLock::new(),
+            unlogged: Default::default(),
         })
     }
 

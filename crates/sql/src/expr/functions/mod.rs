@@ -16,6 +16,7 @@ mod resolve;
 mod sequence;
 mod strings;
 mod text;
+mod wal;
 
 pub(crate) use datetime::NOW;
 pub use def::{FuncDef, Nulls, Signature, Volatility, MAX_ARGS};

@@ -9,12 +9,15 @@
 //! that fixed signatures fit [`MAX_ARGS`](super::def::MAX_ARGS).
 
 use super::def::FuncDef;
-use super::{admin, catalog, conditional, datetime, info, math, privilege, sequence, strings, text};
+use super::{admin, catalog, conditional, datetime, info, math, privilege, sequence, strings, text, wal};
 use crate::expr::AggKind;
 
 /// Every function, in no particular order.
 pub static FUNCTIONS: &[&FuncDef] = &[
     &admin::CANCEL_BACKEND,
+    &wal::CURRENT_WAL_LSN,
+    &wal::CURRENT_WAL_INSERT_LSN,
+    &wal::CURRENT_WAL_FLUSH_LSN,
     &admin::CURRENT_SETTING,
     &admin::RELATION_SIZE,
     &admin::SET_CONFIG,
