@@ -218,6 +218,7 @@ pub mod memory;
 pub mod mvcc;
 pub mod query;
 mod reindex;
+mod relfiles;
 mod rollback;
 pub mod session;
 pub mod subxact;

@@ -37,9 +37,7 @@
 //! session's relation cache, backend and block cache for one call.
 
 use crate::btree::{BTree, BtreeOptions, CachedRoot, RootCacheStats};
-use crate::catalog::{
-    CatalogError, DbId, PartitionBound, PartitionStrategy, RelCache, RelEntry, RelId, RelKind, Relation,
-};
+use crate::catalog::{CatalogError, DbId, PartitionBound, PartitionStrategy, RelCache, RelEntry, RelId, RelKind};
 use crate::engine::Engine;
 use crate::error::{EngineError, Internal, InvalidTransactionState, Result};
 use crate::heap::{self, BulkInserter, HeapScan};
@@ -55,7 +53,7 @@ use crate::unique_wait::{insert_waiting, UniqueCheck};
 use std::collections::HashMap;
 use std::sync::Arc;
 use turnstile_lock::{Backend, LockMode, LockTag, Wait};
-use turnstile_storage::rel::{Fork, RelFileId};
+use turnstile_storage::rel::RelFileId;
 use turnstile_storage::{Extender, ExtensionStats, Ring};
 use turnstile_sync::activity::{ActivityHandle, BackendState};
 
@@ -359,18 +357,8 @@ impl Session {
         Executor::new(rels, self.engine.pool(), self.engine.config(), &mut self.memory, vis)
     }
 
-    fn file(&self, id: RelId) -> RelFileId {
+    pub(crate) fn file(&self, id: RelId) -> RelFileId {
         RelFileId::new(self.db, id)
-    }
-
-    pub(crate) fn create_storage(&mut self, rels: &[Relation]) -> Result<()> {
-        for r in rels.iter().filter(|r| r.kind.has_storage()) {
-            if r.unlogged {
-                self.engine.pool().set_unlogged(self.file(r.id), true);
-            }
-            self.engine.smgr().create(self.file(r.id), Fork::Main)?;
-        }
-        Ok(())
     }
 
     /// `CREATE TABLE name (columns…) [PARTITION BY RANGE|HASH (column)]`.
@@ -434,36 +422,6 @@ impl Session {
             }
             Ok(made[0].id)
         })
-    }
-
-    /// Drops the buffers and removes the files of `rels`.
-    pub(crate) fn remove_relations(&self, rels: &[Relation]) -> Result<()> {
-        for rel in rels.iter().filter(|r| r.kind.has_storage()) {
-            let file = self.file(rel.id);
-            self.engine.pool().drop_relation_buffers(file, Fork::Main, 0)?;
-            if self.engine.smgr().exists(file, Fork::Main)? {
-                self.engine.smgr().remove(file)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Builds index `ix` over its table's rows (sorted, packed bottom-up).
-    pub(crate) fn build_index(&mut self, ix: &Relation) -> Result<()> {
-        let Some(def) = ix.index.as_ref() else { return Ok(()) };
-        let table = self.rel_entry(def.table)?;
-        let pool = self.engine.pool();
-        let mut entries = Vec::new();
-        for item in HeapScan::current(pool, self.file(def.table), self.engine.txns().snapshots())? {
-            let (tid, bytes) = item?;
-            let row = decode_row(&table.column_types, &bytes)?;
-            entries.push((def.columns.iter().map(|&c| row[c].clone()).collect::<Vec<_>>(), tid));
-        }
-        let key_types = def.columns.iter().map(|&c| table.column_types[c]).collect();
-        let opts = BtreeOptions::new(ix.name.clone(), key_types, def.unique, self.engine.config());
-        BTree::build(pool, self.file(ix.id), opts, entries)
-            .map_err(|e| EngineError::from_index(e, &table.rel.name, || table.rel.column_names(&def.columns)))?;
-        Ok(())
     }
 
     /// `ALTER TABLE table ADD COLUMN column ty`: existing rows read NULL.

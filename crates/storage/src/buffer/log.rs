@@ -24,6 +24,17 @@ impl BufferPool {
         self.redo.set(log).map_err(|_| StorageError::Config("a write-ahead log is attached already".into()))
     }
 
+    /// Marks `rel` unlogged (or logged again): from now on its changes
+    /// are not written to the WAL.
+    pub fn set_unlogged(&self, rel: crate::rel::RelFileId, unlogged: bool) {
+        self.unlogged.set(rel, unlogged);
+    }
+
+    /// Whether `rel` is unlogged.
+    pub fn is_unlogged(&self, rel: crate::rel::RelFileId) -> bool {
+        self.unlogged.contains(rel, self as *const BufferPool as usize)
+    }
+
     /// The attached write-ahead log, if any.
     pub fn redo_log(&self) -> Option<&Arc<dyn RedoLog>> {
         self.redo.get()

@@ -5,7 +5,6 @@
 //! a mutex) only when its generation moved — it moves when a relation is
 //! marked, which is DDL.
 
-use super::pool::BufferPool;
 use crate::rel::RelFileId;
 use std::cell::RefCell;
 use std::collections::HashSet;
@@ -27,12 +26,10 @@ thread_local! {
     static SEEN: RefCell<Seen> = const { RefCell::new(None) };
 }
 
-impl BufferPool {
-    /// Marks `rel` unlogged (or logged again): from now on its changes
-    /// are not written to the WAL.
-    pub fn set_unlogged(&self, rel: RelFileId, unlogged: bool) {
-        let u = &self.unlogged;
-        let mut set = u.set.lock().unwrap_or_else(|p| p.into_inner());
+impl Unlogged {
+    /// Marks `rel` unlogged (or logged again).
+    pub(super) fn set(&self, rel: RelFileId, unlogged: bool) {
+        let mut set = self.set.lock().unwrap_or_else(|p| p.into_inner());
         let mut next = HashSet::clone(&set);
         if unlogged {
             next.insert(rel);
@@ -40,23 +37,22 @@ impl BufferPool {
             next.remove(&rel);
         }
         *set = Arc::new(next);
-        u.generation.fetch_add(1, Ordering::Release);
+        self.generation.fetch_add(1, Ordering::Release);
     }
 
-    /// Whether `rel` is unlogged.
-    pub fn is_unlogged(&self, rel: RelFileId) -> bool {
-        let u = &self.unlogged;
-        let generation = u.generation.load(Ordering::Acquire);
+    /// Whether `rel` is unlogged; `me` tells this pool's set from
+    /// another's in the thread's cache.
+    pub(super) fn contains(&self, rel: RelFileId, me: usize) -> bool {
+        let generation = self.generation.load(Ordering::Acquire);
         if generation == 0 {
             return false;
         }
-        let me = self as *const BufferPool as usize;
         SEEN.with(|seen| {
             let mut seen = seen.borrow_mut();
             match &*seen {
                 Some((pool, g, set)) if *pool == me && *g == generation => set.contains(&rel),
                 _ => {
-                    let set = Arc::clone(&u.set.lock().unwrap_or_else(|p| p.into_inner()));
+                    let set = Arc::clone(&self.set.lock().unwrap_or_else(|p| p.into_inner()));
                     let answer = set.contains(&rel);
                     *seen = Some((me, generation, set));
                     answer
