@@ -1,0 +1,81 @@
+//! SQL `DEALLOCATE name` and `DEALLOCATE ALL` over both kinds of prepared
+//! statement: those of SQL `PREPARE` (the session's) and those of the
+//! protocol's `Parse` message (the server's, kept by the backend beside
+//! its portals). PostgreSQL has one namespace for both, so a driver that
+//! prepares through the protocol and resets with `DEALLOCATE ALL` (pgx)
+//! can prepare the same names again.
+//!
+//! The backend tells the session which named statements it holds
+//! ([`SqlSession::protocol_statement_parsed`] and
+//! [`SqlSession::protocol_statement_closed`]); `DEALLOCATE` records what
+//! it dropped of them, and the backend drops those after the statement
+//! ([`SqlSession::take_deallocated`]). Invariant, between statements:
+//! `names` = the backend's named statements.
+
+use crate::error::SqlError;
+use crate::session::SqlSession;
+use crate::statement::Outcome;
+use std::collections::HashSet;
+use turnstile_lock::SqlState;
+
+/// The protocol-prepared statements a session's `DEALLOCATE` sees.
+#[derive(Debug, Default)]
+pub(crate) struct ProtocolStatements {
+    /// The backend's named statements.
+    names: HashSet<String>,
+    /// Dropped by `DEALLOCATE` since the backend last asked: a name, or
+    /// `None` for all of them.
+    dropped: Vec<Option<String>>,
+}
+
+/// What `DEALLOCATE` dropped of the protocol-prepared statements.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Deallocated {
+    /// The statement of this name.
+    One(String),
+    /// Every named statement.
+    All,
+}
+
+impl SqlSession {
+    /// The backend prepared a named statement through `Parse`.
+    pub fn protocol_statement_parsed(&mut self, name: &str) {
+        if !name.is_empty() {
+            self.protocol.names.insert(name.to_owned());
+        }
+    }
+
+    /// The backend closed a statement (`Close`).
+    pub fn protocol_statement_closed(&mut self, name: &str) {
+        self.protocol.names.remove(name);
+    }
+
+    /// What `DEALLOCATE` dropped of the backend's statements since the last
+    /// call, in order.
+    pub fn take_deallocated(&mut self) -> Vec<Deallocated> {
+        self.protocol.dropped.drain(..).map(|d| d.map_or(Deallocated::All, Deallocated::One)).collect()
+    }
+
+    /// `DEALLOCATE [PREPARE] name | ALL`: `26000` for a name that is
+    /// prepared neither way.
+    pub(crate) fn deallocate(&mut self, name: &str) -> Result<Outcome, SqlError> {
+        if name == "all" {
+            self.prepared.clear();
+            self.protocol.names.clear();
+            self.protocol.dropped.push(None);
+            return Self::command("DEALLOCATE ALL");
+        }
+        let sql = self.prepared.remove(name).is_some();
+        let protocol = self.protocol.names.remove(name);
+        if protocol {
+            self.protocol.dropped.push(Some(name.to_owned()));
+        }
+        if !sql && !protocol {
+            return Err(SqlError::new(
+                SqlState::INVALID_SQL_STATEMENT_NAME,
+                format!("prepared statement \"{name}\" does not exist"),
+            ));
+        }
+        Self::command("DEALLOCATE")
+    }
+}
