@@ -223,10 +223,9 @@ fn describe_commands_print_what_postgresql_15_prints() {
 
 #[test]
 fn normalisation_keeps_the_users_objects() {
-    let out = format!("List of relations{RS}Schema|Name|Type|Owner{RS}public|t|table|postgres{RS}(1 row){RS}");
+    let out = format!("List of relations{RS}Schema|Name|Type|Owner{RS}public|t|table|postgres{RS}(1 row)\n");
     assert_eq!(normalise(r"\dt", &out), ["List of relations", "Schema|Name|Type", "public|t|table"]);
-    let dx =
-        format!("List of installed extensions{RS}Name|Version|Schema|Description{RS}plpgsql|1.0|pg_catalog|PL{RS}");
+    let dx = format!("List of installed extensions{RS}Name|Version|Schema|Description{RS}plpgsql|1.0|pg_catalog|PL\n");
     assert_eq!(normalise(r"\dx", &dx), ["List of installed extensions", "Name|Version|Schema|Description"]);
     assert!(is_row_count("(12 rows)") && is_row_count("(1 row)") && !is_row_count("(x rows)"));
 }
