@@ -593,8 +593,10 @@ impl Compiler<'_> {
             }
             None => None,
         };
-        if let (AggKind::StringAgg, Some((a, t))) = (kind, arg.take()) {
-            arg = Some((if t.is_string() { self.coerce(a, t, SqlType::Text)? } else { a }, t));
+        if kind == AggKind::StringAgg {
+            if let Some((a, t)) = arg.take() {
+                arg = Some((if t.is_string() { self.coerce(a, t, SqlType::Text)? } else { a }, t));
+            }
         }
         let arg_ty = arg.as_ref().map(|a| a.1);
         let ty = match (kind, arg_ty) {
