@@ -9,51 +9,30 @@
 //! ([`SqlSession::protocol_statement_parsed`] and
 //! [`SqlSession::protocol_statement_closed`]); `DEALLOCATE` records what
 //! it dropped of them, and the backend drops those after the statement
-//! ([`SqlSession::take_deallocated`]). Invariant, between statements:
-//! `names` = the backend's named statements.
+//! ([`SqlSession::take_deallocated`]); the bookkeeping is
+//! [`crate::protocol_statements`].
 
 use crate::error::SqlError;
+use crate::protocol_statements::Deallocated;
 use crate::session::SqlSession;
 use crate::statement::Outcome;
-use std::collections::HashSet;
 use turnstile_lock::SqlState;
-
-/// The protocol-prepared statements a session's `DEALLOCATE` sees.
-#[derive(Debug, Default)]
-pub(crate) struct ProtocolStatements {
-    /// The backend's named statements.
-    names: HashSet<String>,
-    /// Dropped by `DEALLOCATE` since the backend last asked: a name, or
-    /// `None` for all of them.
-    dropped: Vec<Option<String>>,
-}
-
-/// What `DEALLOCATE` dropped of the protocol-prepared statements.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Deallocated {
-    /// The statement of this name.
-    One(String),
-    /// Every named statement.
-    All,
-}
 
 impl SqlSession {
     /// The backend prepared a named statement through `Parse`.
     pub fn protocol_statement_parsed(&mut self, name: &str) {
-        if !name.is_empty() {
-            self.protocol.names.insert(name.to_owned());
-        }
+        self.protocol.parsed(name);
     }
 
     /// The backend closed a statement (`Close`).
     pub fn protocol_statement_closed(&mut self, name: &str) {
-        self.protocol.names.remove(name);
+        self.protocol.closed(name);
     }
 
     /// What `DEALLOCATE` dropped of the backend's statements since the last
     /// call, in order.
     pub fn take_deallocated(&mut self) -> Vec<Deallocated> {
-        self.protocol.dropped.drain(..).map(|d| d.map_or(Deallocated::All, Deallocated::One)).collect()
+        self.protocol.take_dropped()
     }
 
     /// `DEALLOCATE [PREPARE] name | ALL`: `26000` for a name that is
@@ -61,15 +40,11 @@ impl SqlSession {
     pub(crate) fn deallocate(&mut self, name: &str) -> Result<Outcome, SqlError> {
         if name == "all" {
             self.prepared.clear();
-            self.protocol.names.clear();
-            self.protocol.dropped.push(None);
+            self.protocol.drop_all();
             return Self::command("DEALLOCATE ALL");
         }
         let sql = self.prepared.remove(name).is_some();
-        let protocol = self.protocol.names.remove(name);
-        if protocol {
-            self.protocol.dropped.push(Some(name.to_owned()));
-        }
+        let protocol = self.protocol.drop_one(name);
         if !sql && !protocol {
             return Err(SqlError::new(
                 SqlState::INVALID_SQL_STATEMENT_NAME,

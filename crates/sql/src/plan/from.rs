@@ -55,7 +55,12 @@ pub(super) fn from_item(
                     .as_ref()
                     .and_then(|a| a.columns.first().map(|c| ident_name(&c.name)))
                     .or_else(|| alias_name.clone());
-                return Ok(FromItem::Function { func, arg: arg.clone(), alias: alias_name.unwrap_or(n), col });
+                return Ok(FromItem::Function {
+                    func,
+                    arg: Box::new(arg.clone()),
+                    alias: alias_name.unwrap_or(n),
+                    col,
+                });
             }
             if let Some(args) = args {
                 if n != "generate_series" {
@@ -97,7 +102,7 @@ pub(super) fn from_item(
             let col =
                 alias.as_ref().map(|a| a.columns.first().map_or_else(|| ident_name(&a.name), |c| ident_name(&c.name)));
             let alias = alias.as_ref().map_or_else(|| "unnest".to_owned(), |a| ident_name(&a.name));
-            Ok(FromItem::Function { func: SetFunction::Unnest, arg: array_exprs[0].clone(), alias, col })
+            Ok(FromItem::Function { func: SetFunction::Unnest, arg: Box::new(array_exprs[0].clone()), alias, col })
         }
         ast::TableFactor::Derived { lateral: true, .. } => Err(SqlError::unsupported("LATERAL")),
         ast::TableFactor::Derived { subquery, alias, .. } => {
@@ -427,7 +432,7 @@ fn bind_rows(
             FromItem::Function { func, arg, alias, col } => {
                 // The argument sees the enclosing query (a correlated reference), not this FROM.
                 let outer = Scope { outer: scope.outer.clone(), ..Scope::default() };
-                let (x, t) = compiler(&outer, params, None).compile(&func.typed_arg(arg)?, Some(func.arg_hint()))?;
+                let (x, t) = compiler(&outer, params, None).compile(&func.typed_arg(*arg)?, Some(func.arg_hint()))?;
                 let (name, ty) = func.column(t)?;
                 let name = col.unwrap_or_else(|| name.to_owned());
                 scope.cols.push(ScopeCol { qual: alias, name, ty, table_oid: 0, attnum: 0 });

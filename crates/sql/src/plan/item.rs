@@ -26,7 +26,7 @@ pub(super) enum FromItem {
     /// `col` when the alias names it, else by the function.
     Function {
         func: SetFunction,
-        arg: ast::Expr,
+        arg: Box<ast::Expr>,
         alias: String,
         col: Option<String>,
     },
