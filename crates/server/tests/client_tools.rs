@@ -9,7 +9,10 @@
 //! CONSTRAINT lines, partition keys and partition lists, storage, roles'
 //! attributes, the template databases and their privileges — is compared.
 //! PostgreSQL's output is recorded in the same run, so an expectation
-//! PostgreSQL does not meet cannot exist.
+//! PostgreSQL does not meet cannot exist. The maintenance tools
+//! (`vacuumdb`, `reindexdb`, `createdb -T template0 -E UTF8`) run against
+//! both as well. pg_dump and pg_restore are not here yet: pg_dump 15 reads
+//! catalogs turnstile does not have (`tableoid`, `pg_cast`, `pg_depend`, …).
 //!
 //! The tools are PostgreSQL 15's (`TURNSTILE_PG15_BIN`, default
 //! `/usr/lib/postgresql/15/bin`); without them the tests skip, loudly, or
@@ -219,6 +222,46 @@ fn describe_commands_print_what_postgresql_15_prints() {
         }
     }
     assert!(failures.is_empty(), "describe output differs from PostgreSQL 15's:\n{}", failures.join("\n"));
+}
+
+impl Target {
+    /// One of PostgreSQL 15's client programs against this server, with
+    /// `args` after the connection options; (success, stderr).
+    fn tool(&self, program: &str, args: &[&str]) -> (bool, String) {
+        let out = Command::new(pg15_bin().join(program))
+            .arg("-h")
+            .arg(&self.socket_dir)
+            .args(["-p", &self.port.to_string(), "-U", "postgres"])
+            .args(args)
+            .output()
+            .unwrap_or_else(|e| panic!("run {program}: {e}"));
+        (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+/// vacuumdb, reindexdb and `createdb -T template0 -E UTF8` (what a dump's
+/// restore starts with) succeed against turnstile as against PostgreSQL
+/// 15, and the new database is UTF8 on both.
+#[test]
+fn maintenance_tools_run_as_against_postgresql_15() {
+    let Some((pg, _)) = reference() else { return };
+    let reference = Target { name: "PostgreSQL 15".into(), socket_dir: pg.socket_dir.clone(), port: pg.port };
+    let servers: Vec<(TestServer, Target)> = [Profile::Classic, Profile::Scalable].into_iter().map(turnstile).collect();
+    let check =
+        "SELECT current_database(), pg_encoding_to_char(encoding) FROM pg_database WHERE datname = current_database()";
+    for t in std::iter::once(&reference).chain(servers.iter().map(|s| &s.1)) {
+        for (program, args) in [
+            ("vacuumdb", &["-d", "postgres"][..]),
+            ("reindexdb", &["-d", "postgres"][..]),
+            ("createdb", &["-T", "template0", "-E", "UTF8", "made_by_createdb"][..]),
+        ] {
+            let (ok, err) = t.tool(program, args);
+            assert!(ok, "{program} {args:?} failed against {}: {err}", t.name);
+        }
+        let (ok, out, err) = t.psql("made_by_createdb", &["-t", "-c", check]);
+        assert!(ok, "{}: {err}", t.name);
+        assert_eq!(out.trim(), "made_by_createdb|UTF8", "{}", t.name);
+    }
 }
 
 #[test]
