@@ -743,6 +743,7 @@ wr-56 SELECT k, v, note FROM wr5 ORDER BY k
 !unsup-38 [SIMILAR TO, LIKE … ESCAPE] SELECT 'abc' LIKE 'a#%' ESCAPE '#'
 !unsup-39 [SIMILAR TO, LIKE … ESCAPE] SELECT 'abc' SIMILAR TO 'a%'
 !unsup-43 [row constructors] SELECT (1, 2) = (1, 2)
+!unsup-64 [row constructors] SELECT ROW(1, 2)
 !unsup-44 [bitwise operators] SELECT 5 & 3, 5 | 3
 !unsup-47 [other types (json, interval)] SELECT '{"a": 1}'::json
 !unsup-49 [other types (json, interval)] SELECT interval '1 day'
