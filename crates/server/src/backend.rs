@@ -27,7 +27,8 @@ use std::collections::HashMap;
 use std::time::Duration;
 use turnstile_sql::binary::{self, Counted};
 use turnstile_sql::{
-    column_formats, CopyIn, Outcome, Param, ResultRows, Severity, SqlError, SqlSession, SqlState, Statement, TxStatus,
+    column_formats, CopyIn, Deallocated, Outcome, Param, ResultRows, Severity, SqlError, SqlSession, SqlState,
+    Statement, TxStatus,
 };
 use turnstile_sync::sync::counter::Ordering;
 
@@ -287,9 +288,19 @@ impl Backend<'_> {
         self.out.push(&ReadyForQuery::new(status));
     }
 
+    /// Sends the session's notices, and drops the statements a SQL
+    /// `DEALLOCATE` dropped (it runs through the session, which names them).
     fn notices(&mut self) {
         for n in self.session.take_notices() {
             self.out.notice(n.severity, n.code, &n.message);
+        }
+        for d in self.session.take_deallocated() {
+            match d {
+                Deallocated::One(name) => {
+                    self.statements.remove(&name);
+                }
+                Deallocated::All => self.statements.retain(|name, _| name.is_empty()),
+            }
         }
     }
 
@@ -490,7 +501,9 @@ impl Backend<'_> {
         }
         let stmt = self.session.prepare(&m.query, &m.type_oids);
         self.notices();
-        self.statements.insert(name, stmt?);
+        let stmt = stmt?;
+        self.session.protocol_statement_parsed(&name);
+        self.statements.insert(name, stmt);
         self.out.push(&ParseComplete::new());
         Ok(())
     }
@@ -636,6 +649,7 @@ impl Backend<'_> {
         match m.target_type {
             TARGET_TYPE_BYTE_STATEMENT => {
                 self.statements.remove(&name);
+                self.session.protocol_statement_closed(&name);
             }
             TARGET_TYPE_BYTE_PORTAL => {
                 self.portals.remove(&name);

@@ -144,6 +144,31 @@ fn extended_query_named_statements_portals_and_row_limits() {
     assert_eq!(error_code(&msgs).as_deref(), Some("34000"), "{msgs:?}");
 }
 
+/// SQL `DEALLOCATE` sees the statements prepared through `Parse`, as in
+/// PostgreSQL (one namespace): pgx resets with `DEALLOCATE ALL` and then
+/// prepares the same names again.
+#[test]
+fn deallocate_drops_protocol_prepared_statements() {
+    let srv = TestServer::start(Profile::Classic, &[]);
+    let mut raw = srv.raw("postgres");
+    raw.send(&[parse("s1", "SELECT 1"), parse("s2", "SELECT 2"), sync()]);
+    assert_eq!(error_code(&raw.until_ready()), None);
+    let msgs = raw.query("DEALLOCATE s1");
+    assert_eq!(error_code(&msgs), None, "{msgs:?}");
+    // s1 is gone (Bind fails, 26000), s2 is not; s1 can be prepared again.
+    raw.send(&[bind("", "s1", &[], vec![]), sync()]);
+    assert_eq!(error_code(&raw.until_ready()).as_deref(), Some("26000"));
+    raw.send(&[parse("s1", "SELECT 11"), bind("", "s2", &[], vec![]), execute("", 0), sync()]);
+    let msgs = raw.until_ready();
+    assert_eq!(error_code(&msgs), None, "{msgs:?}");
+    assert_eq!(count(&msgs, |m| matches!(m, B::DataRow(_))), 1);
+    let msgs = raw.query("DEALLOCATE ALL");
+    assert!(msgs.iter().any(|m| matches!(m, B::CommandComplete(c) if c.tag == "DEALLOCATE ALL")), "{msgs:?}");
+    raw.send(&[parse("s1", "SELECT 1"), parse("s2", "SELECT 2"), sync()]);
+    assert_eq!(error_code(&raw.until_ready()), None, "both names free again after DEALLOCATE ALL");
+    assert_eq!(error_code(&raw.query("DEALLOCATE nope")).as_deref(), Some("26000"));
+}
+
 #[test]
 fn copy_in_and_out() {
     let srv = TestServer::start(Profile::Scalable, &[]);

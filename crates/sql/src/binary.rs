@@ -66,6 +66,9 @@ const DATE: u32 = 1082;
 const TIMESTAMP: u32 = 1114;
 const TIMESTAMPTZ: u32 = 1184;
 const NUMERIC: u32 = 1700;
+/// `void`: `void_send` sends no bytes (`SELECT pg_advisory_lock($1)` in
+/// binary, as sqlx asks for it).
+const VOID: u32 = 2278;
 
 /// Whether type `oid` has a binary form here.
 pub fn supported(oid: u32) -> bool {
@@ -89,6 +92,7 @@ pub fn supported(oid: u32) -> bool {
             | TIMESTAMP
             | TIMESTAMPTZ
             | NUMERIC
+            | VOID
     )
 }
 
@@ -231,6 +235,7 @@ pub fn send(oid: u32, text: &str, out: &mut BytesMut) -> Result<(), SqlError> {
         NUMERIC => numeric_send(text, out).ok_or_else(|| bad_text(oid, text))?,
         DATE => out.put_i32(date_from_text(text).ok_or_else(|| bad_text(oid, text))?),
         TIMESTAMP | TIMESTAMPTZ => out.put_i64(timestamp_from_text(text).ok_or_else(|| bad_text(oid, text))?),
+        VOID => {}
         other => {
             return Err(SqlError::new(
                 SqlState::UNDEFINED_FUNCTION,

@@ -261,4 +261,9 @@ pub(crate) const KNOWN_EXTRA: &[&str] = &[
     "track_counts",
     "bytea_output",
     "vacuum_freeze_min_age",
+    // pg_dump turns synchronized scans off; turnstile's scans always start
+    // at the beginning of a relation, as with the setting off.
+    "synchronize_seqscans",
+    "quote_all_identifiers",
+    "default_toast_compression",
 ];

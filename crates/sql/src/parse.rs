@@ -231,6 +231,13 @@ fn second_word(s: &str) -> String {
     strip_comments(s).split_whitespace().nth(1).unwrap_or("").to_ascii_lowercase()
 }
 
+/// Whether `words` occur one after another among the statement's words
+/// (outside strings, quoted names and comments).
+fn has_words(s: &str, words: &[&str]) -> bool {
+    let Ok(toks) = tokenize(&strip_comments(s)) else { return false };
+    toks.windows(words.len()).any(|w| w.iter().zip(words).all(|(t, want)| matches!(t, Tok::Word(x) if x == want)))
+}
+
 /// Parses one statement (`offset` = its byte position in the whole string,
 /// for error positions).
 pub fn parse_one(sql: &str, piece: &str, offset: usize) -> Result<Parsed, SqlError> {
@@ -252,6 +259,11 @@ pub fn parse_one(sql: &str, piece: &str, offset: usize) -> Result<Parsed, SqlErr
                 e
             })
         }
+        // Valid PostgreSQL that sqlparser does not read: 0A000, not a
+        // syntax error (pg_dump sends it for a partitioned index).
+        "alter" if second_word(piece) == "index" && has_words(piece, &["attach", "partition"]) => {
+            return Err(SqlError::unsupported("ALTER INDEX … ATTACH PARTITION"));
+        }
         "alter" if second_word(piece) == "sequence" => {
             let (name, if_exists, options) = crate::sequence::syntax::parse_alter(piece.trim())?;
             return Ok(Parsed::Pre(PreStmt::AlterSequence { name, if_exists, options }));
@@ -261,6 +273,8 @@ pub fn parse_one(sql: &str, piece: &str, offset: usize) -> Result<Parsed, SqlErr
     let dialect = PostgreSqlDialect {};
     let symmetric = crate::between::rewrite(piece);
     let source = symmetric.as_deref().unwrap_or(piece);
+    let quantified = crate::operator_any::rewrite(source);
+    let source = quantified.as_deref().unwrap_or(source);
     let (text, modes) = key_lock_clauses(source);
     match Parser::parse_sql(&dialect, text.as_deref().unwrap_or(source)) {
         Ok(mut v) => match v.len() {
@@ -749,6 +763,14 @@ mod tests {
         let e = parse_one(sql, piece, off).unwrap_err();
         assert_eq!(e.code, "42601");
         assert_eq!(e.position, Some(11));
+    }
+
+    #[test]
+    fn valid_statements_sqlparser_cannot_read_are_unsupported_not_syntax_errors() {
+        let sql = "ALTER INDEX public.trips_pkey ATTACH PARTITION public.trips_1_pkey";
+        assert_eq!(parse_one(sql, sql, 0).err().map(|e| e.code == "0A000"), Some(true));
+        let sql = "ALTER INDEX i RENAME TO \"attach partition\"";
+        assert_ne!(parse_one(sql, sql, 0).err().map(|e| e.code == "0A000"), Some(true));
     }
 
     #[test]

@@ -13,7 +13,8 @@
 //! let field = |type_oid| FieldInfo { name: "c".into(), table_oid: 0, column: 0, type_oid, type_len: 4, type_modifier: -1 };
 //! assert_eq!(column_formats(&[1], &[field(23), field(25)]).unwrap(), [1, 1]);
 //! assert_eq!(column_formats(&[], &[field(23)]).unwrap(), [0]);
-//! assert_eq!(column_formats(&[1], &[field(2278)]).unwrap_err().code, "42883");
+//! assert_eq!(column_formats(&[1], &[field(2278)]).unwrap(), [1]); // void: no bytes
+//! assert_eq!(column_formats(&[1], &[field(1186)]).unwrap_err().code, "42883"); // interval
 //! ```
 
 use crate::binary::{self, Counted};

@@ -40,6 +40,8 @@ pub struct SqlSession {
     pub(crate) info: Arc<BackendInfo>,
     pub(crate) tx: TxStatus,
     pub(crate) prepared: HashMap<String, Statement>,
+    /// The protocol-prepared statements `DEALLOCATE` sees (`protocol_statements.rs`).
+    pub(crate) protocol: crate::protocol_statements::ProtocolStatements,
     pub(crate) cancel: CancelHandle,
     /// The open block's savepoints, oldest first (`transaction.rs`).
     pub(crate) savepoints: Vec<(String, turnstile_engine::subxact::Savepoint)>,
@@ -124,6 +126,7 @@ impl SqlSession {
             info,
             tx: TxStatus::Idle,
             prepared: HashMap::new(),
+            protocol: Default::default(),
             cancel,
             savepoints: Vec::new(),
             implicit: false,

@@ -118,18 +118,7 @@ impl SqlSession {
             S::CreateDatabase { db_name, if_not_exists, .. } => self.create_database(db_name, *if_not_exists),
             S::Lock(l) => self.lock_tables(l),
             S::Prepare { name, data_types, statement } => self.prepare_named(name, data_types, statement),
-            S::Deallocate { name, .. } => {
-                let n = expr::ident_name(name);
-                if n == "all" {
-                    self.prepared.clear();
-                } else if self.prepared.remove(&n).is_none() {
-                    return Err(SqlError::new(
-                        SqlState::INVALID_SQL_STATEMENT_NAME,
-                        format!("prepared statement \"{n}\" does not exist"),
-                    ));
-                }
-                Self::command("DEALLOCATE")
-            }
+            S::Deallocate { name, .. } => self.deallocate(&expr::ident_name(name)),
             // turnstile has no SQL cursors (DECLARE is refused), so there is
             // never one to close: CLOSE ALL closes none, and a named one does
             // not exist (asyncpg's connection reset runs CLOSE ALL).

@@ -3,6 +3,8 @@
 //! PostgreSQL 15 clients, and a raw protocol client built on pgwire's codec.
 #![allow(dead_code)]
 
+pub mod pg15;
+
 use bytes::BytesMut;
 use pgwire::messages::response::ReadyForQuery;
 use pgwire::messages::startup::Startup;

@@ -446,7 +446,7 @@ order-22 SELECT id, ts FROM t ORDER BY ts DESC, id
 order-23 SELECT id FROM t ORDER BY upper(s), id
 order-24 SELECT i FROM t ORDER BY id LIMIT 2 OFFSET 1
 
-@family agg Aggregates: count, sum, avg, min, max over NULLs and empty input, DISTINCT and FILTER
+@family agg Aggregates: count, sum, avg, min, max, string_agg, array_agg over NULLs and empty input, DISTINCT and FILTER
 agg-01 SELECT count(*), count(i), count(s), count(f) FROM t
 agg-02 SELECT sum(i), min(i), max(i) FROM t
 agg-03 SELECT min(b), max(b) FROM t
@@ -466,6 +466,9 @@ agg-16 SELECT count(*) FILTER (WHERE f) FROM t
 agg-17 SELECT avg(i)::int FROM t
 agg-18 SELECT sum(b) FROM t
 agg-19 SELECT grp, min(m), max(m), avg(m) FROM g GROUP BY grp ORDER BY grp
+agg-20 SELECT grp, string_agg(grp, '-'), count(*) FROM g GROUP BY grp ORDER BY grp
+agg-21 SELECT string_agg(s, ','), array_agg(i) FROM t WHERE false
+agg-22 SELECT array_agg(n), array_agg(DISTINCT grp) FROM g WHERE id = 3
 
 @family null WHERE with NULL logic: comparisons with NULL, NOT, AND/OR, IS [NOT] NULL, IS [NOT] TRUE/FALSE
 null-01 SELECT id FROM t WHERE i = NULL
@@ -566,8 +569,11 @@ cte-17 WITH x AS (SELECT id FROM t) SELECT count(*) FROM x, x AS y
 cte-18 SELECT 'T' AS k, s FROM t WHERE id < 3 UNION ALL SELECT 'C', name FROM u WHERE id < 3 ORDER BY 1, 2
 cte-19 SELECT id FROM t UNION SELECT id FROM u EXCEPT SELECT id FROM g ORDER BY id
 cte-20 SELECT x FROM (SELECT 1 AS x UNION ALL SELECT 2) AS v ORDER BY x DESC
+cte-21 VALUES (1, 'a'), (2, NULL)
+cte-22 SELECT id FROM t WHERE id IN (SELECT 1 UNION ALL VALUES (3)) ORDER BY id
+cte-23 VALUES (1), (2, 3)
 
-@family array Arrays: ARRAY[…], ARRAY(SELECT …) and '{…}' literals of the basic types, their text output, = ANY and <> ALL with NULLs
+@family array Arrays: ARRAY[…], ARRAY(SELECT …) and '{…}' literals of the basic types, their text output, = ANY and <> ALL with NULLs, `||`, subscripts, array_to_string and kin, unnest in FROM and as the only target
 array-01 SELECT ARRAY[1, 2]
 array-02 SELECT 1 = ANY (ARRAY[1, 2])
 array-03 SELECT ARRAY['a', 'b c', NULL, '', 'NULL', 'x"y', 'a,b']
@@ -587,6 +593,16 @@ array-16 SELECT '{"a b", "c\"d"}'::text[], ' { x , y } '::varchar[]
 array-17 SELECT ARRAY(SELECT id FROM t WHERE id < 4 ORDER BY id DESC), ARRAY(SELECT s FROM t WHERE false)
 array-18 SELECT ARRAY(SELECT id, i FROM t)
 array-19 SELECT id, ARRAY(SELECT u.id FROM u WHERE u.tid = t.id ORDER BY u.id) AS us FROM t ORDER BY id
+array-20 SELECT array_to_string(ARRAY['a', NULL, 'b'], ','), array_to_string(ARRAY[1, NULL, 3], '-', '*'), array_to_string('{}'::text[], ',')
+array-21 SELECT ARRAY[1, 2] || ARRAY[3], ARRAY['a'] || 'b'::text, 'z'::text || ARRAY['a'], NULL::int[] || ARRAY[1], ARRAY[1] || '{2,3}'
+array-29 SELECT ARRAY['a'] || 'b'
+array-22 SELECT (ARRAY[10, 20, 30])[2], (ARRAY[10, 20])[5], ('{a,b}'::text[])[1]
+array-23 SELECT x FROM unnest(ARRAY[3, 1, 2]) x ORDER BY x
+array-24 SELECT * FROM unnest('{a,NULL,c}'::text[]) AS u(v)
+array-25 SELECT unnest(ARRAY[1, 2])
+array-26 SELECT array_length(ARRAY[1, 2, 3], 1), array_length('{}'::int[], 1), cardinality(ARRAY[1, 2]), array_upper(ARRAY[5], 1), array_lower(ARRAY[5], 2)
+array-27 SELECT id, (SELECT count(*) FROM unnest(ARRAY[id, i]) x WHERE x IS NOT NULL) AS n FROM t WHERE id < 4 ORDER BY id
+array-28 SELECT array_append(ARRAY[1], 2), array_prepend(0, ARRAY[1]), array_cat(ARRAY[1], NULL)
 
 @family regex Regular expressions and ILIKE: ~, ~*, !~, !~*, OPERATOR(pg_catalog.op), ILIKE with Unicode case, 2201B for a bad pattern
 regex-01 SELECT 'abc' ~ '^a'
@@ -601,6 +617,7 @@ regex-09 SELECT NULL ~ 'a', 'a' ~ NULL
 regex-10 SELECT 1 ~ 'a'
 regex-11 SELECT 'abc' OPERATOR(pg_catalog.=) 'abc', 2 OPERATOR(pg_catalog.+) 3, 'ab' OPERATOR(pg_catalog.~~) 'a%'
 regex-12 SELECT id FROM t WHERE s ~ 'l' COLLATE pg_catalog.default ORDER BY id
+regex-13 SELECT id, id OPERATOR(pg_catalog.<>) ALL ('{1,2}'::int[]) FROM t WHERE s OPERATOR(pg_catalog.=) ANY (ARRAY['apple', 'Banana']) ORDER BY id
 
 @family expr Everyday expressions: NULLIF, concat, concat_ws, greatest, least, trim, replace, position, lpad, rpad, split_part, strpos, initcap, upper/lower (Unicode), IS [NOT] DISTINCT FROM, BETWEEN SYMMETRIC, ^, COLLATE "C"
 expr-01 SELECT replace('abc', 'b', 'x')
@@ -708,7 +725,6 @@ wr-55 INSERT INTO wr5 VALUES (1, 1, 'x') ON CONFLICT ON CONSTRAINT nosuch DO NOT
 wr-56 SELECT k, v, note FROM wr5 ORDER BY k
 
 @family unsup Unsupported constructs: each answers 0A000 and the connection goes on
-!unsup-10 [VALUES as a query] VALUES (1), (2)
 !unsup-11 [TABLE t] TABLE t
 !unsup-13 [RIGHT/FULL JOIN] SELECT t.id, u.id FROM t RIGHT JOIN u ON t.id = u.tid ORDER BY 1, 2
 !unsup-14 [RIGHT/FULL JOIN] SELECT t.id, u.id FROM t FULL JOIN u ON t.id = u.tid ORDER BY 1, 2
@@ -727,13 +743,13 @@ wr-56 SELECT k, v, note FROM wr5 ORDER BY k
 !unsup-38 [SIMILAR TO, LIKE … ESCAPE] SELECT 'abc' LIKE 'a#%' ESCAPE '#'
 !unsup-39 [SIMILAR TO, LIKE … ESCAPE] SELECT 'abc' SIMILAR TO 'a%'
 !unsup-43 [row constructors] SELECT (1, 2) = (1, 2)
+!unsup-64 [row constructors] SELECT ROW(1, 2)
 !unsup-44 [bitwise operators] SELECT 5 & 3, 5 | 3
 !unsup-47 [other types (json, interval)] SELECT '{"a": 1}'::json
 !unsup-49 [other types (json, interval)] SELECT interval '1 day'
-!unsup-53 [functions outside the list above (trunc, ceil, floor, string_agg, bool_and, extract, to_char, pg_typeof, octet_length, reverse and others)] SELECT trunc(2.5), ceil(2.1), floor(2.9)
-!unsup-57 [functions outside the list above (trunc, ceil, floor, string_agg, bool_and, extract, to_char, pg_typeof, octet_length, reverse and others)] SELECT string_agg(s, ',') FROM t
-!unsup-58 [functions outside the list above (trunc, ceil, floor, string_agg, bool_and, extract, to_char, pg_typeof, octet_length, reverse and others)] SELECT bool_and(f), bool_or(f) FROM t
-!unsup-59 [functions outside the list above (trunc, ceil, floor, string_agg, bool_and, extract, to_char, pg_typeof, octet_length, reverse and others)] SELECT extract(year FROM ts) FROM t WHERE id = 1
-!unsup-60 [functions outside the list above (trunc, ceil, floor, string_agg, bool_and, extract, to_char, pg_typeof, octet_length, reverse and others)] SELECT to_char(ts, 'YYYY') FROM t WHERE id = 1
-!unsup-61 [functions outside the list above (trunc, ceil, floor, string_agg, bool_and, extract, to_char, pg_typeof, octet_length, reverse and others)] SELECT pg_typeof(1)
-!unsup-63 [functions outside the list above (trunc, ceil, floor, string_agg, bool_and, extract, to_char, pg_typeof, octet_length, reverse and others)] SELECT octet_length('héllo'), reverse('abc'), initcap('ab cd')
+!unsup-53 [functions outside the list above (trunc, ceil, floor, bool_and, extract, to_char, pg_typeof, octet_length, reverse and others)] SELECT trunc(2.5), ceil(2.1), floor(2.9)
+!unsup-58 [functions outside the list above (trunc, ceil, floor, bool_and, extract, to_char, pg_typeof, octet_length, reverse and others)] SELECT bool_and(f), bool_or(f) FROM t
+!unsup-59 [functions outside the list above (trunc, ceil, floor, bool_and, extract, to_char, pg_typeof, octet_length, reverse and others)] SELECT extract(year FROM ts) FROM t WHERE id = 1
+!unsup-60 [functions outside the list above (trunc, ceil, floor, bool_and, extract, to_char, pg_typeof, octet_length, reverse and others)] SELECT to_char(ts, 'YYYY') FROM t WHERE id = 1
+!unsup-61 [functions outside the list above (trunc, ceil, floor, bool_and, extract, to_char, pg_typeof, octet_length, reverse and others)] SELECT pg_typeof(1)
+!unsup-63 [functions outside the list above (trunc, ceil, floor, bool_and, extract, to_char, pg_typeof, octet_length, reverse and others)] SELECT octet_length('héllo'), reverse('abc'), initcap('ab cd')

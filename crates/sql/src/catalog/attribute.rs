@@ -3,7 +3,7 @@
 //! `pg_attrdef` (each column DEFAULT, its expression in `adbin` as
 //! [`default_expr`] prints it).
 
-use super::datum::{boolean, ch, int, oid, text, NULL};
+use super::datum::{boolean, ch, int, oid, text, ACL_ARRAY, NULL, TEXT_ARRAY};
 use super::deparse::default_expr;
 use super::oid::{attrdef_oid, C_COLLATION, DEFAULT_COLLATION};
 use super::relation::Reader;
@@ -36,10 +36,10 @@ pub(super) const ATTRIBUTE: &[(&str, SqlType)] = &[
     ("attislocal", Bool),
     ("attinhcount", Int4),
     ("attcollation", Oid),
-    ("attacl", Text),        /* _aclitem */
-    ("attoptions", Text),    /* _text */
-    ("attfdwoptions", Text), /* _text */
-    ("attmissingval", Text), /* anyarray */
+    ("attacl", ACL_ARRAY),         /* _aclitem */
+    ("attoptions", TEXT_ARRAY),    /* _text */
+    ("attfdwoptions", TEXT_ARRAY), /* _text */
+    ("attmissingval", Text),       /* anyarray */
 ];
 
 /// `pg_catalog.pg_attrdef`'s columns.

@@ -3,7 +3,7 @@
 //! `pg_inherits` (partitions and their indexes) and
 //! `pg_partitioned_table`.
 
-use super::datum::{boolean, ch, int, int2vector, oid, oidvector, text, NULL};
+use super::datum::{boolean, ch, int, int2vector, oid, oidvector, text, text_array, ACL_ARRAY, NULL, TEXT_ARRAY};
 use super::deparse::partition_bound;
 use super::oid::{BTREE_AM, HEAP_AM, PUBLIC_NAMESPACE, SUPERUSER};
 use super::relation::Reader;
@@ -44,9 +44,9 @@ pub(super) const CLASS: &[(&str, SqlType)] = &[
     ("relrewrite", Oid),
     ("relfrozenxid", Xid),
     ("relminmxid", Xid),
-    ("relacl", Text),       /* _aclitem */
-    ("reloptions", Text),   /* _text */
-    ("relpartbound", Text), /* pg_node_tree */
+    ("relacl", ACL_ARRAY),      /* _aclitem */
+    ("reloptions", TEXT_ARRAY), /* _text */
+    ("relpartbound", Text),     /* pg_node_tree */
 ];
 
 /// `pg_catalog.pg_index`'s columns.
@@ -148,7 +148,7 @@ fn user_class_row(r: &Reader<'_>, rel: &Relation) -> Vec<Datum> {
         int(0),
         int(if table { 1 } else { 0 }),
         NULL,
-        rel.fillfactor.map_or(NULL, |f| text(format!("{{fillfactor={f}}}"))),
+        rel.fillfactor.map_or(NULL, |f| text_array([format!("fillfactor={f}")])),
         rel.bound.as_ref().map_or(NULL, |b| text(partition_bound(b))),
     ]
 }

@@ -4,7 +4,7 @@
 //! `postgres`, and PostgreSQL 15's predefined roles),
 //! `pg_auth_members` and `pg_tablespace`.
 
-use super::datum::{boolean, ch, int, oid, text, NULL};
+use super::datum::{boolean, ch, int, oid, text, text_array, ACL_ARRAY, NULL, TEXT_ARRAY};
 use super::oid::{DATABASE_OWNER_ROLE, DEFAULT_TABLESPACE, GLOBAL_TABLESPACE, SUPERUSER};
 use super::relation::Reader;
 use crate::value::{Datum, SqlType};
@@ -27,7 +27,7 @@ pub(super) const DATABASE: &[(&str, SqlType)] = &[
     ("datctype", Text),
     ("daticulocale", Text),
     ("datcollversion", Text),
-    ("datacl", Text), /* _aclitem */
+    ("datacl", ACL_ARRAY), /* _aclitem */
 ];
 
 /// `pg_catalog.pg_authid`'s columns.
@@ -59,7 +59,7 @@ pub(super) const ROLES: &[(&str, SqlType)] = &[
     ("rolpassword", Text),
     ("rolvaliduntil", TimestampTz),
     ("rolbypassrls", Bool),
-    ("rolconfig", Text), /* _text */
+    ("rolconfig", TEXT_ARRAY), /* _text */
     ("oid", Oid),
 ];
 
@@ -73,7 +73,7 @@ pub(super) const USER: &[(&str, SqlType)] = &[
     ("usebypassrls", Bool),
     ("passwd", Text),
     ("valuntil", TimestampTz),
-    ("useconfig", Text), /* _text */
+    ("useconfig", TEXT_ARRAY), /* _text */
 ];
 
 /// `pg_catalog.pg_auth_members`'s columns.
@@ -85,8 +85,8 @@ pub(super) const TABLESPACE: &[(&str, SqlType)] = &[
     ("oid", Oid),
     ("spcname", Name),
     ("spcowner", Oid),
-    ("spcacl", Text),     /* _aclitem */
-    ("spcoptions", Text), /* _text */
+    ("spcacl", ACL_ARRAY),      /* _aclitem */
+    ("spcoptions", TEXT_ARRAY), /* _text */
 ];
 
 /// `pg_database.encoding` of UTF8 (`PG_UTF8`).
@@ -120,32 +120,44 @@ pub fn role_oid(name: &str) -> Option<u32> {
     ROLE_LIST.iter().find(|r| r.1 == name).map(|r| r.0)
 }
 
-/// `pg_database`: every database, owned by the superuser, UTF8, locale C.
+/// The template databases `initdb` makes: OID, name, whether connections
+/// are allowed. turnstile has no templates to copy (a new database starts
+/// empty, as a copy of `template0` does), but lists them as PostgreSQL
+/// does, so that `\l` and tools that look for them find them.
+const TEMPLATES: &[(u32, &str, bool)] = &[(1, "template1", true), (4, "template0", false)];
+
+/// `datacl` of a template database: `PUBLIC` may connect, the owner has
+/// every privilege (PostgreSQL's `=c/postgres`, `postgres=CTc/postgres`).
+fn template_acl() -> Datum {
+    text_array(["=c/postgres", "postgres=CTc/postgres"])
+}
+
+/// `pg_database`: every database, owned by the superuser, UTF8, locale C,
+/// and the template databases (unless a database has taken a name).
 pub(super) fn database_rows(r: &Reader<'_>) -> Vec<Vec<Datum>> {
-    r.cat
-        .databases
-        .values()
-        .map(|d| {
-            vec![
-                oid(d.id),
-                text(d.name.clone()),
-                oid(SUPERUSER),
-                int(UTF8_ENCODING),
-                ch('c'),
-                boolean(false),
-                boolean(true),
-                int(-1),
-                int(0),
-                int(1),
-                oid(DEFAULT_TABLESPACE),
-                text("C"),
-                text("C"),
-                NULL,
-                NULL,
-                NULL,
-            ]
-        })
-        .collect()
+    let row = |id: u32, name: &str, template: bool, allow_conn: bool| {
+        vec![
+            oid(id),
+            text(name),
+            oid(SUPERUSER),
+            int(UTF8_ENCODING),
+            ch('c'),
+            boolean(template),
+            boolean(allow_conn),
+            int(-1),
+            int(0),
+            int(1),
+            oid(DEFAULT_TABLESPACE),
+            text("C"),
+            text("C"),
+            NULL,
+            NULL,
+            if template { template_acl() } else { NULL },
+        ]
+    };
+    let taken = |name: &str| r.cat.databases.values().any(|d| d.name == name);
+    let templates = TEMPLATES.iter().filter(|t| !taken(t.1)).map(|&(id, name, conn)| row(id, name, true, conn));
+    r.cat.databases.values().map(|d| row(d.id, &d.name, false, true)).chain(templates).collect()
 }
 
 /// `pg_authid`.

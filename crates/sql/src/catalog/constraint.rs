@@ -5,7 +5,7 @@
 //! NULL is a column property (`attnotnull`), not a constraint row, as in
 //! PostgreSQL 15.
 
-use super::datum::{boolean, ch, int, oid, text, NULL};
+use super::datum::{boolean, ch, int, oid, text, INT2_ARRAY, NULL, OID_ARRAY};
 use super::oid::{constraint_oid, PUBLIC_NAMESPACE};
 use super::relation::Reader;
 use crate::value::{Datum, SqlType};
@@ -32,14 +32,14 @@ pub(super) const CONSTRAINT: &[(&str, SqlType)] = &[
     ("conislocal", Bool),
     ("coninhcount", Int4),
     ("connoinherit", Bool),
-    ("conkey", Text),         /* _int2 */
-    ("confkey", Text),        /* _int2 */
-    ("conpfeqop", Text),      /* _oid */
-    ("conppeqop", Text),      /* _oid */
-    ("conffeqop", Text),      /* _oid */
-    ("confdelsetcols", Text), /* _int2 */
-    ("conexclop", Text),      /* _oid */
-    ("conbin", Text),         /* pg_node_tree */
+    ("conkey", INT2_ARRAY),         /* _int2 */
+    ("confkey", INT2_ARRAY),        /* _int2 */
+    ("conpfeqop", OID_ARRAY),       /* _oid */
+    ("conppeqop", OID_ARRAY),       /* _oid */
+    ("conffeqop", OID_ARRAY),       /* _oid */
+    ("confdelsetcols", INT2_ARRAY), /* _int2 */
+    ("conexclop", OID_ARRAY),       /* _oid */
+    ("conbin", Text),               /* pg_node_tree */
 ];
 
 /// The indexes of the session's database that implement a constraint,
@@ -48,9 +48,9 @@ pub(super) fn constraint_indexes<'a>(r: &'a Reader<'_>) -> impl Iterator<Item = 
     r.relations().filter_map(|x| x.index.as_ref().filter(|d| d.unique || d.primary).map(|d| (x, d)))
 }
 
-/// An `int2[]`'s text (`{1,2}`) of zero-based column numbers.
+/// An `int2[]` (`{1,2}`) of zero-based column numbers.
 pub(super) fn int2_array(columns: &[usize]) -> Datum {
-    text(format!("{{{}}}", columns.iter().map(|c| (c + 1).to_string()).collect::<Vec<_>>().join(",")))
+    Datum::Array(columns.iter().map(|c| int(*c as i64 + 1)).collect())
 }
 
 /// `pg_constraint`.

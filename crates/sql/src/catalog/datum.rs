@@ -1,12 +1,31 @@
 //! Building catalog rows: one constructor per PostgreSQL column type the
 //! system relations use, so each row reads as a list of typed values.
 //!
-//! Columns of array, vector and `pg_node_tree` types (`relacl`, `indkey`,
-//! `adbin`, …) hold PostgreSQL's text form of the value (`{fillfactor=70}`,
-//! `1 2`, the expression's SQL for a node tree, which `pg_get_expr`
-//! returns as it is), typed `text` until the SQL layer has array types.
+//! Columns of array types (`reloptions`, `conkey`, `datacl`, …) are real
+//! arrays ([`OID_ARRAY`], …), so that `= ANY(col)`, `unnest(col)` and
+//! `array_to_string(col, …)` work on them as in PostgreSQL; `aclitem[]`
+//! is `text[]` of the same text (`{=c/postgres,postgres=CTc/postgres}`).
+//! Vector and `pg_node_tree` columns (`indkey`, `adbin`, …) hold
+//! PostgreSQL's text form of the value (`1 2`, the expression's SQL for a
+//! node tree, which `pg_get_expr` returns as it is).
 
-use crate::value::Datum;
+use crate::value::{Datum, SqlType};
+
+/// `oid[]`.
+pub(crate) const OID_ARRAY: SqlType = SqlType::Array(&SqlType::Oid);
+/// `text[]`.
+pub(crate) const TEXT_ARRAY: SqlType = SqlType::Array(&SqlType::Text);
+/// `aclitem[]`, shown as the `text[]` of its items.
+pub(crate) const ACL_ARRAY: SqlType = SqlType::Array(&SqlType::Text);
+/// `int2[]`.
+pub(crate) const INT2_ARRAY: SqlType = SqlType::Array(&SqlType::Int2);
+/// `"char"[]`.
+pub(crate) const CHAR_ARRAY: SqlType = SqlType::Array(&SqlType::QChar);
+
+/// A `text[]` (or `aclitem[]`) of `items`.
+pub(crate) fn text_array<S: Into<String>>(items: impl IntoIterator<Item = S>) -> Datum {
+    Datum::Array(items.into_iter().map(|s| Datum::Text(s.into())).collect())
+}
 
 /// An `oid` (or `regproc` shown as a number).
 pub(crate) fn oid(v: u32) -> Datum {

@@ -4,6 +4,7 @@
 //! (psql's `\d`, pg_dump) run and find no rows, as they would in a
 //! PostgreSQL database without such objects.
 
+use super::datum::{ACL_ARRAY, CHAR_ARRAY, OID_ARRAY, TEXT_ARRAY};
 use crate::value::SqlType;
 use SqlType::*;
 
@@ -14,9 +15,9 @@ pub(super) const POLICY: &[(&str, SqlType)] = &[
     ("polrelid", Oid),
     ("polcmd", QChar),
     ("polpermissive", Bool),
-    ("polroles", Text),     /* _oid */
-    ("polqual", Text),      /* pg_node_tree */
-    ("polwithcheck", Text), /* pg_node_tree */
+    ("polroles", OID_ARRAY), /* _oid */
+    ("polqual", Text),       /* pg_node_tree */
+    ("polwithcheck", Text),  /* pg_node_tree */
 ];
 
 /// `pg_catalog.pg_statistic_ext`'s columns.
@@ -27,9 +28,9 @@ pub(super) const STATISTIC_EXT: &[(&str, SqlType)] = &[
     ("stxnamespace", Oid),
     ("stxowner", Oid),
     ("stxstattarget", Int4),
-    ("stxkeys", Text),  /* int2vector */
-    ("stxkind", Text),  /* _char */
-    ("stxexprs", Text), /* pg_node_tree */
+    ("stxkeys", Text),       /* int2vector */
+    ("stxkind", CHAR_ARRAY), /* _char */
+    ("stxexprs", Text),      /* pg_node_tree */
 ];
 
 /// `pg_catalog.pg_publication`'s columns.
@@ -97,7 +98,7 @@ pub(super) const SHDESCRIPTION: &[(&str, SqlType)] = &[("objoid", Oid), ("classo
 
 /// `pg_catalog.pg_foreign_table`'s columns.
 pub(super) const FOREIGN_TABLE: &[(&str, SqlType)] =
-    &[("ftrelid", Oid), ("ftserver", Oid), ("ftoptions", Text) /* _text */];
+    &[("ftrelid", Oid), ("ftserver", Oid), ("ftoptions", TEXT_ARRAY) /* _text */];
 
 /// `pg_catalog.pg_depend`'s columns.
 pub(super) const DEPEND: &[(&str, SqlType)] = &[
@@ -116,7 +117,7 @@ pub(super) const INIT_PRIVS: &[(&str, SqlType)] = &[
     ("classoid", Oid),
     ("objsubid", Int4),
     ("privtype", QChar),
-    ("initprivs", Text), /* _aclitem */
+    ("initprivs", ACL_ARRAY), /* _aclitem */
 ];
 
 /// `pg_catalog.pg_seclabel`'s columns.
@@ -131,7 +132,7 @@ pub(super) const EVENT_TRIGGER: &[(&str, SqlType)] = &[
     ("evtowner", Oid),
     ("evtfoid", Oid),
     ("evtenabled", QChar),
-    ("evttags", Text), /* _text */
+    ("evttags", TEXT_ARRAY), /* _text */
 ];
 
 /// `pg_catalog.pg_default_acl`'s columns.
@@ -140,7 +141,7 @@ pub(super) const DEFAULT_ACL: &[(&str, SqlType)] = &[
     ("defaclrole", Oid),
     ("defaclnamespace", Oid),
     ("defaclobjtype", QChar),
-    ("defaclacl", Text), /* _aclitem */
+    ("defaclacl", ACL_ARRAY), /* _aclitem */
 ];
 
 /// `pg_catalog.pg_enum`'s columns.
@@ -160,7 +161,7 @@ pub(super) const RANGE: &[(&str, SqlType)] = &[
 
 /// `pg_catalog.pg_db_role_setting`'s columns.
 pub(super) const DB_ROLE_SETTING: &[(&str, SqlType)] =
-    &[("setdatabase", Oid), ("setrole", Oid), ("setconfig", Text) /* _text */];
+    &[("setdatabase", Oid), ("setrole", Oid), ("setconfig", TEXT_ARRAY) /* _text */];
 
 /// `pg_catalog.pg_subscription`'s columns.
 pub(super) const SUBSCRIPTION: &[(&str, SqlType)] = &[
@@ -177,5 +178,5 @@ pub(super) const SUBSCRIPTION: &[(&str, SqlType)] = &[
     ("subconninfo", Text),
     ("subslotname", Name),
     ("subsynccommit", Text),
-    ("subpublications", Text), /* _text */
+    ("subpublications", TEXT_ARRAY), /* _text */
 ];

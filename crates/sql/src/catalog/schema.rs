@@ -3,7 +3,7 @@
 //! `pg_am`, `pg_collation`, `pg_language`; and those it has no objects
 //! for (`pg_extension`, `pg_description`: no extensions, no comments).
 
-use super::datum::{boolean, ch, int, oid, text, NULL};
+use super::datum::{boolean, ch, int, oid, text, ACL_ARRAY, NULL, OID_ARRAY, TEXT_ARRAY};
 use super::oid::*;
 use super::relation::Reader;
 use crate::value::{Datum, SqlType};
@@ -11,7 +11,7 @@ use SqlType::*;
 
 /// `pg_catalog.pg_namespace`'s columns.
 pub(super) const NAMESPACE: &[(&str, SqlType)] =
-    &[("oid", Oid), ("nspname", Name), ("nspowner", Oid), ("nspacl", Text) /* _aclitem */];
+    &[("oid", Oid), ("nspname", Name), ("nspowner", Oid), ("nspacl", ACL_ARRAY) /* _aclitem */];
 
 /// `pg_catalog.pg_am`'s columns.
 pub(super) const AM: &[(&str, SqlType)] = &[("oid", Oid), ("amname", Name), ("amhandler", Text), ("amtype", QChar)];
@@ -39,8 +39,8 @@ pub(super) const EXTENSION: &[(&str, SqlType)] = &[
     ("extnamespace", Oid),
     ("extrelocatable", Bool),
     ("extversion", Text),
-    ("extconfig", Text),    /* _oid */
-    ("extcondition", Text), /* _text */
+    ("extconfig", OID_ARRAY),     /* _oid */
+    ("extcondition", TEXT_ARRAY), /* _text */
 ];
 
 /// `pg_catalog.pg_description`'s columns.
@@ -57,7 +57,7 @@ pub(super) const LANGUAGE: &[(&str, SqlType)] = &[
     ("lanplcallfoid", Oid),
     ("laninline", Oid),
     ("lanvalidator", Oid),
-    ("lanacl", Text), /* _aclitem */
+    ("lanacl", ACL_ARRAY), /* _aclitem */
 ];
 
 /// A namespace: OID, name, owner.

@@ -2,7 +2,7 @@
 //! prints them) and `pg_proc` (turnstile's functions, one row per name
 //! a call can use, from the function registry).
 
-use super::datum::{boolean, ch, int, oid, oidvector, text, NULL};
+use super::datum::{boolean, ch, int, oid, oidvector, text, ACL_ARRAY, CHAR_ARRAY, NULL, OID_ARRAY, TEXT_ARRAY};
 use super::oid::{CATALOG_NAMESPACE, INTERNAL_LANGUAGE, PROC_OID_BASE, SUPERUSER};
 use super::relation::Reader;
 use crate::expr::functions::def::{FuncDef, Nulls, Signature, Volatility};
@@ -22,7 +22,7 @@ pub(super) const SETTINGS: &[(&str, SqlType)] = &[
     ("source", Text),
     ("min_val", Text),
     ("max_val", Text),
-    ("enumvals", Text), /* _text */
+    ("enumvals", TEXT_ARRAY), /* _text */
     ("boot_val", Text),
     ("reset_val", Text),
     ("sourcefile", Text),
@@ -51,17 +51,17 @@ pub(super) const PROC: &[(&str, SqlType)] = &[
     ("pronargs", Int2),
     ("pronargdefaults", Int2),
     ("prorettype", Oid),
-    ("proargtypes", Text),    /* oidvector */
-    ("proallargtypes", Text), /* _oid */
-    ("proargmodes", Text),    /* _char */
-    ("proargnames", Text),    /* _text */
-    ("proargdefaults", Text), /* pg_node_tree */
-    ("protrftypes", Text),    /* _oid */
+    ("proargtypes", Text),         /* oidvector */
+    ("proallargtypes", OID_ARRAY), /* _oid */
+    ("proargmodes", CHAR_ARRAY),   /* _char */
+    ("proargnames", TEXT_ARRAY),   /* _text */
+    ("proargdefaults", Text),      /* pg_node_tree */
+    ("protrftypes", OID_ARRAY),    /* _oid */
     ("prosrc", Text),
     ("probin", Text),
-    ("prosqlbody", Text), /* pg_node_tree */
-    ("proconfig", Text),  /* _text */
-    ("proacl", Text),     /* _aclitem */
+    ("prosqlbody", Text),      /* pg_node_tree */
+    ("proconfig", TEXT_ARRAY), /* _text */
+    ("proacl", ACL_ARRAY),     /* _aclitem */
 ];
 
 /// `pg_settings`: one row per setting, in name order.

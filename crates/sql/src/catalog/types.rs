@@ -12,7 +12,7 @@
 //! assert_eq!(format_type(123456, -1), "???");
 //! ```
 
-use super::datum::{boolean, ch, int, oid, text, NULL};
+use super::datum::{boolean, ch, int, oid, text, ACL_ARRAY, NULL};
 use super::oid::{CATALOG_NAMESPACE, DEFAULT_COLLATION, SUPERUSER};
 use super::relation::Reader;
 use crate::value::{Datum, SqlType};
@@ -51,7 +51,7 @@ pub(super) const TYPE: &[(&str, SqlType)] = &[
     ("typcollation", Oid),
     ("typdefaultbin", Text), /* pg_node_tree */
     ("typdefault", Text),
-    ("typacl", Text), /* _aclitem */
+    ("typacl", ACL_ARRAY), /* _aclitem */
 ];
 
 /// A built-in base type.

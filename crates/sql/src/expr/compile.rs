@@ -105,6 +105,7 @@ impl Compiler<'_> {
                 }
             }
             A::Array(a) => self.array(&a.elem, hint)?,
+            A::CompoundFieldAccess { root, access_chain } => self.subscript(root, access_chain)?,
             A::AnyOp { left, compare_op, right, .. } => self.quantified(left, compare_op, right, true)?,
             A::AllOp { left, compare_op, right } => self.quantified(left, compare_op, right, false)?,
             A::Substring { expr, substring_from, substring_for, .. } => {
@@ -469,6 +470,9 @@ impl Compiler<'_> {
         let concat = bop == BinOp::Concat;
         let (mut a, mut ta) = self.compile(l, concat.then_some(SqlType::Text))?;
         let (mut b, tb) = self.compile(r, Some(if concat { SqlType::Text } else { ta }))?;
+        if concat && (ta.element().is_some() || tb.element().is_some()) {
+            return super::functions::array::concat(self, (a, ta), (b, tb), l, r);
+        }
         if ta == SqlType::Unknown && tb != SqlType::Unknown && !concat {
             // Re-type the left side from the right (`$1 = col`, `'5' < col`).
             (a, ta) = self.compile(l, Some(tb))?;
@@ -559,7 +563,11 @@ impl Compiler<'_> {
                 format!("aggregate functions are not allowed here ({name})"),
             ));
         }
-        let nargs = if kind == AggKind::CountStar { 0 } else { 1 };
+        let nargs = match kind {
+            AggKind::CountStar => 0,
+            AggKind::StringAgg => 2,
+            _ => 1,
+        };
         if args.len() != nargs {
             return Err(SqlError::new(
                 SqlState::UNDEFINED_FUNCTION,
@@ -568,11 +576,28 @@ impl Compiler<'_> {
         }
         // Arguments and filters are evaluated on input rows: no nested aggregates.
         let saved = self.aggs.take();
-        let arg = args.first().map(|a| self.compile(a, None)).transpose();
+        let text_hint = (kind == AggKind::StringAgg).then_some(SqlType::Text);
+        let arg = args.first().map(|a| self.compile(a, text_hint)).transpose();
+        let delim = args.get(1).map(|d| self.compile(d, text_hint)).transpose();
         let filt = filter.map(|f| self.boolean(f)).transpose();
         self.aggs = saved;
-        let arg = arg?;
+        let mut arg = arg?;
         let filter = filt?;
+        let delim = match delim? {
+            Some((d, t)) if t.is_string() => Some(self.coerce(d, t, SqlType::Text)?),
+            Some((_, t)) => {
+                return Err(SqlError::new(
+                    SqlState::UNDEFINED_FUNCTION,
+                    format!("function {name}(unknown, {}) does not exist", t.name()),
+                ))
+            }
+            None => None,
+        };
+        if kind == AggKind::StringAgg {
+            if let Some((a, t)) = arg.take() {
+                arg = Some((if t.is_string() { self.coerce(a, t, SqlType::Text)? } else { a }, t));
+            }
+        }
         let arg_ty = arg.as_ref().map(|a| a.1);
         let ty = match (kind, arg_ty) {
             (AggKind::CountStar | AggKind::Count, _) => SqlType::Int8,
@@ -585,6 +610,9 @@ impl Compiler<'_> {
             (AggKind::Min | AggKind::Max, Some(SqlType::Unknown)) => SqlType::Text,
             // PostgreSQL has no min/max over boolean (bool_and and bool_or are those).
             (AggKind::Min | AggKind::Max, Some(t)) if t != SqlType::Bool => t,
+            (AggKind::StringAgg, Some(t)) if t.is_string() => SqlType::Text,
+            (AggKind::ArrayAgg, Some(SqlType::Unknown)) => SqlType::Array(&SqlType::Text),
+            (AggKind::ArrayAgg, Some(t)) if SqlType::array_of(t).is_some() => SqlType::array_of(t).unwrap_or(t),
             (_, t) => {
                 return Err(SqlError::new(
                     SqlState::UNDEFINED_FUNCTION,
@@ -597,6 +625,7 @@ impl Compiler<'_> {
         aggs.push(AggSpec {
             kind,
             arg: arg.map(|a| a.0),
+            delim,
             filter,
             distinct,
             ty,

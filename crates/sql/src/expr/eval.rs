@@ -360,7 +360,7 @@ impl AggState {
             }
             Some(a) => a.eval(row, env)?,
         };
-        if v.is_null() {
+        if v.is_null() && spec.kind != AggKind::ArrayAgg {
             return Ok(());
         }
         if let Some(seen) = &mut self.seen {
@@ -380,6 +380,22 @@ impl AggState {
                     self.add_value(parsed)?
                 }
                 other => self.add_value(other)?,
+            },
+            AggKind::StringAgg => {
+                let piece = v.to_text(SqlType::Text).unwrap_or_default();
+                match &mut self.acc {
+                    Datum::Text(acc) => {
+                        if let Some(Datum::Text(d)) = spec.delim.as_ref().map(|d| d.eval(row, env)).transpose()? {
+                            acc.push_str(&d);
+                        }
+                        acc.push_str(&piece);
+                    }
+                    acc => *acc = Datum::Text(piece),
+                }
+            }
+            AggKind::ArrayAgg => match &mut self.acc {
+                Datum::Array(items) => items.push(v),
+                acc => *acc = Datum::Array(vec![v]),
             },
             AggKind::Min | AggKind::Max => {
                 let keep_new = match &self.acc {
@@ -412,7 +428,7 @@ impl AggState {
         let int_arg = spec.arg_ty.is_integer();
         Ok(match spec.kind {
             AggKind::CountStar | AggKind::Count => Datum::Int(self.count),
-            AggKind::Min | AggKind::Max => self.acc.clone(),
+            AggKind::Min | AggKind::Max | AggKind::StringAgg | AggKind::ArrayAgg => self.acc.clone(),
             _ if self.count == 0 => Datum::Null,
             AggKind::Sum if int_arg && spec.ty.is_integer() => {
                 Datum::Int(i64::try_from(self.int_sum).map_err(|_| out_of_range(spec.ty))?)

@@ -10,6 +10,7 @@ pub mod numeric;
 mod quantified;
 pub mod regex;
 mod subquery;
+pub mod subscript;
 
 pub(crate) use compile::comparison_type;
 pub(crate) use eval::cast_value as cast_datum;
@@ -134,6 +135,11 @@ pub enum AggKind {
     Max,
     /// `avg(x)`
     Avg,
+    /// `string_agg(x, delimiter)`: the non-NULL values' text, each after
+    /// the first preceded by its row's delimiter.
+    StringAgg,
+    /// `array_agg(x)`: every value, NULLs included, as an array.
+    ArrayAgg,
 }
 
 /// One aggregate call of a query.
@@ -143,6 +149,8 @@ pub struct AggSpec {
     pub kind: AggKind,
     /// Its argument (none for `count(*)`).
     pub arg: Option<Expr>,
+    /// `string_agg`'s delimiter.
+    pub delim: Option<Expr>,
     /// `FILTER (WHERE …)`.
     pub filter: Option<Expr>,
     /// `DISTINCT`.

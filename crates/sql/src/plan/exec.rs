@@ -42,8 +42,12 @@ impl SelectPlan {
                             let out = run.session()?.query(query, &eparams)?;
                             out.into_iter().map(|r| r.into_iter().map(Datum::from_engine_owned).collect()).collect()
                         }
-                        Producer::Query(plan) => plan.run(&mut run.nested())?,
+                        Producer::Query(plan) => plan.run_values(&mut run.nested())?,
                         Producer::SetOp(plan) => plan.rows(run)?,
+                        Producer::Function(f, arg) => {
+                            let v = arg.eval(&[], &mut run.env)?;
+                            f.rows(v, &mut run.env)?
+                        }
                         Producer::Series(a, b, step) => {
                             let (start, stop, step) = series_bounds(a, b, step.as_ref(), &mut run.env)?;
                             let mut v = Vec::new();
@@ -151,6 +155,16 @@ impl SelectPlan {
 
     /// Runs the query: output rows (visible columns only), typed values.
     pub fn run(&self, run: &mut Run<'_>) -> Result<Vec<Vec<Datum>>, SqlError> {
+        let mut out = self.run_values(run)?;
+        // `regclass` and its kin leave as names (their output function).
+        crate::catalog::reg::render_rows(&mut out, &self.out_types, &*run.env.services)?;
+        Ok(out)
+    }
+
+    /// The rows as values, for a query nested in another (a subquery, a
+    /// set operation's branch): a `regclass` stays an OID there, compared
+    /// and joined as one.
+    pub fn run_values(&self, run: &mut Run<'_>) -> Result<Vec<Vec<Datum>>, SqlError> {
         let input = self.input(run)?;
         let mut out = if self.grouped { self.aggregate(&input, run)? } else { self.project(input, run)? };
         if self.distinct {
@@ -177,8 +191,6 @@ impl SelectPlan {
                 r.truncate(visible);
             }
         }
-        // `regclass` and its kin leave as names (their output function).
-        crate::catalog::reg::render_rows(&mut out, &self.out_types, &*run.env.services)?;
         Ok(out)
     }
 

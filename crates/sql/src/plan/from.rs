@@ -11,7 +11,7 @@
 use super::item::{item_alias, FromItem};
 use super::predicate::{conjuncts, equi_columns, pushable};
 use super::using::Merges;
-use super::{compile_query, compiler, Catalog, Producer, QueryCx, RowItem, SelectPlan, Source, TableDef};
+use super::{compile_query, compiler, Catalog, Producer, QueryCx, RowItem, SelectPlan, SetFunction, Source, TableDef};
 use crate::error::SqlError;
 use crate::expr::{ident_name, object_name, Scope, ScopeCol};
 use crate::value::SqlType;
@@ -43,6 +43,24 @@ pub(super) fn from_item(
                 before.ctes.truncate(at);
                 let plan = compile_query(cat, q, params, &before)?;
                 return derived(plan, alias_name.unwrap_or(n), cols, alias.as_ref());
+            }
+            if let (Some(args), Some(func)) = (args, SetFunction::named(&n)) {
+                let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(arg))] = args.args.as_slice() else {
+                    return Err(SqlError::new(
+                        SqlState::UNDEFINED_FUNCTION,
+                        format!("function {n} takes one argument"),
+                    ));
+                };
+                let col = alias
+                    .as_ref()
+                    .and_then(|a| a.columns.first().map(|c| ident_name(&c.name)))
+                    .or_else(|| alias_name.clone());
+                return Ok(FromItem::Function {
+                    func,
+                    arg: Box::new(arg.clone()),
+                    alias: alias_name.unwrap_or(n),
+                    col,
+                });
             }
             if let Some(args) = args {
                 if n != "generate_series" {
@@ -77,6 +95,14 @@ pub(super) fn from_item(
             }
             let def = cat.table(&n)?;
             Ok(FromItem::Table { alias: alias_name.unwrap_or_else(|| n.clone()), name: n, def })
+        }
+        ast::TableFactor::UNNEST { alias, array_exprs, with_offset: false, with_ordinality: false, .. }
+            if array_exprs.len() == 1 =>
+        {
+            let col =
+                alias.as_ref().map(|a| a.columns.first().map_or_else(|| ident_name(&a.name), |c| ident_name(&c.name)));
+            let alias = alias.as_ref().map_or_else(|| "unnest".to_owned(), |a| ident_name(&a.name));
+            Ok(FromItem::Function { func: SetFunction::Unnest, arg: Box::new(array_exprs[0].clone()), alias, col })
         }
         ast::TableFactor::Derived { lateral: true, .. } => Err(SqlError::unsupported("LATERAL")),
         ast::TableFactor::Derived { subquery, alias, .. } => {
@@ -390,8 +416,9 @@ fn bind_rows(
                 Producer::View(view)
             }
             FromItem::Series { args, alias, col } => {
-                let empty = Scope::default();
-                let mut c = compiler(&empty, params, None);
+                // The arguments see the enclosing query (a correlated reference), not this FROM.
+                let outer = Scope { outer: scope.outer.clone(), ..Scope::default() };
+                let mut c = compiler(&outer, params, None);
                 let (a, ta) = c.compile(&args[0], Some(SqlType::Int4))?;
                 let (b, tb) = c.compile(&args[1], Some(ta))?;
                 let step = args.get(2).map(|s| c.compile(s, Some(ta)).map(|x| x.0)).transpose()?;
@@ -401,6 +428,15 @@ fn bind_rows(
                 }
                 scope.cols.push(ScopeCol { qual: alias, name: col, ty, table_oid: 0, attnum: 0 });
                 Producer::Series(a, b, step)
+            }
+            FromItem::Function { func, arg, alias, col } => {
+                // The argument sees the enclosing query (a correlated reference), not this FROM.
+                let outer = Scope { outer: scope.outer.clone(), ..Scope::default() };
+                let (x, t) = compiler(&outer, params, None).compile(&func.typed_arg(*arg)?, Some(func.arg_hint()))?;
+                let (name, ty) = func.column(t)?;
+                let name = col.unwrap_or_else(|| name.to_owned());
+                scope.cols.push(ScopeCol { qual: alias, name, ty, table_oid: 0, attnum: 0 });
+                Producer::Function(func, x)
             }
             FromItem::Derived { plan, alias, cols } => {
                 for (n, t) in cols.iter().zip(&plan.out_types) {

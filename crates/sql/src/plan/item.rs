@@ -2,7 +2,7 @@
 //! `generate_series`, or a derived table (a subquery in FROM or a common
 //! table expression), with the alias it is known by and its column names.
 
-use super::{SelectPlan, TableDef};
+use super::{SelectPlan, SetFunction, TableDef};
 use crate::views::View;
 use sqlparser::ast;
 
@@ -22,6 +22,14 @@ pub(super) enum FromItem {
         alias: String,
         col: String,
     },
+    /// A set-returning function of one argument: its column is named
+    /// `col` when the alias names it, else by the function.
+    Function {
+        func: SetFunction,
+        arg: Box<ast::Expr>,
+        alias: String,
+        col: Option<String>,
+    },
     /// A subquery in FROM or a common table expression: its plan, alias
     /// and column names.
     Derived {
@@ -37,6 +45,7 @@ pub(super) fn item_alias(item: &FromItem) -> &str {
         FromItem::Table { alias, .. }
         | FromItem::View { alias, .. }
         | FromItem::Series { alias, .. }
+        | FromItem::Function { alias, .. }
         | FromItem::Derived { alias, .. } => alias,
     }
 }
@@ -47,6 +56,9 @@ pub(super) fn item_columns(item: &FromItem) -> Vec<String> {
         FromItem::Table { def, .. } => def.names.clone(),
         FromItem::View { view, .. } => view.columns().iter().map(|(n, _)| (*n).to_owned()).collect(),
         FromItem::Series { col, .. } => vec![col.clone()],
+        FromItem::Function { func, col, .. } => {
+            vec![col.clone().unwrap_or_else(|| func.column(func.arg_hint()).map_or("", |c| c.0).to_owned())]
+        }
         FromItem::Derived { cols, .. } => cols.clone(),
     }
 }

@@ -18,7 +18,9 @@ mod order;
 mod predicate;
 mod query;
 mod returning;
+mod set_function;
 mod setop;
+pub mod shorthand;
 mod sublink;
 mod target;
 mod upsert;
@@ -43,6 +45,7 @@ use turnstile_lock::SqlState;
 pub use dml::{check_assignable, compile_delete, compile_insert, compile_update, InsertPlan, InsertSource, ModifyPlan};
 pub use query::{compile_query, compile_select};
 pub use returning::{Affected, Returning};
+pub use set_function::SetFunction;
 pub use setop::{SetOpKind, SetOpPlan};
 
 /// How many custom plans before a generic one (`plan_cache_mode = auto`).
@@ -87,6 +90,8 @@ pub enum Producer {
     View(View),
     /// `generate_series(start, stop [, step])`.
     Series(Expr, Expr, Option<Expr>),
+    /// Another set-returning function (`unnest`, …) of one argument.
+    Function(SetFunction, Expr),
     /// A subquery in FROM or a common table expression: its rows.
     Query(Box<SelectPlan>),
     /// A set operation's combined rows.

@@ -52,12 +52,21 @@ pub fn compile_query(
         }
     }
     match q.body.as_ref() {
-        ast::SetExpr::Select(sel) => super::bind::compile_select_in(cat, q, sel, params, &inner),
+        ast::SetExpr::Select(sel) => match super::shorthand::set_function_query(sel)? {
+            Some(body) => {
+                let rewritten = ast::Query { with: None, body: body.body, ..q.clone() };
+                compile_query(cat, &rewritten, params, &inner)
+            }
+            None => super::bind::compile_select_in(cat, q, sel, params, &inner),
+        },
         ast::SetExpr::SetOperation { .. } | ast::SetExpr::Query(_) => {
             let body = branch(cat, &q.body, params, &inner)?;
             around(q, body, params)
         }
-        ast::SetExpr::Values(_) => Err(SqlError::unsupported("a VALUES list as a query")),
+        ast::SetExpr::Values(v) => {
+            let body = super::shorthand::values_query(v)?;
+            compile_query(cat, &ast::Query { with: None, body: body.body, ..q.clone() }, params, &inner)
+        }
         other => Err(SqlError::unsupported(&format!("the query {other}"))),
     }
 }
@@ -88,7 +97,7 @@ fn branch(
             let right = branch(cat, right, params, cx)?;
             set_operation(kind, all, left, right)
         }
-        ast::SetExpr::Values(_) => Err(SqlError::unsupported("a VALUES list as a query")),
+        ast::SetExpr::Values(v) => compile_query(cat, &super::shorthand::values_query(v)?, params, cx),
         other => Err(SqlError::unsupported(&format!("the query {other}"))),
     }
 }

@@ -54,8 +54,8 @@ pub struct SetOpPlan {
 impl SetOpPlan {
     /// Runs both branches and combines their rows.
     pub fn rows(&self, run: &mut Run<'_>) -> Result<Vec<Vec<Datum>>, SqlError> {
-        let left = cast_rows(self.left.run(&mut run.nested())?, &self.left, &self.types)?;
-        let right = cast_rows(self.right.run(&mut run.nested())?, &self.right, &self.types)?;
+        let left = cast_rows(self.left.run_values(&mut run.nested())?, &self.left, &self.types)?;
+        let right = cast_rows(self.right.run_values(&mut run.nested())?, &self.right, &self.types)?;
         Ok(combine(self.kind, self.all, left, right))
     }
 }

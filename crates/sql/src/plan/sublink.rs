@@ -33,7 +33,7 @@ impl SubqueryPlan for SelectPlan {
             cache_mode: CacheMode::ForceCustom,
             one_shot: true,
         };
-        self.run(&mut run)
+        self.run_values(&mut run)
     }
 }
 

@@ -55,6 +55,8 @@ fn figure_colname_strength(e: &ast::Expr) -> (String, u8) {
         ast::Expr::TypedString(ts) => (type_name(&ts.data_type), 1),
         ast::Expr::Substring { shorthand, .. } => (if *shorthand { "substr" } else { "substring" }.into(), 2),
         ast::Expr::Nested(x) => figure_colname_strength(x),
+        // A subscripted value is named as the value is.
+        ast::Expr::CompoundFieldAccess { root, .. } => figure_colname_strength(root),
         ast::Expr::Array(_) => ("array".into(), 2),
         ast::Expr::Trim { trim_where, .. } => (
             match trim_where {

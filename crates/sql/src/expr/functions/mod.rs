@@ -3,6 +3,7 @@
 //! ([`resolve`]) and called through its definition.
 
 mod admin;
+pub(crate) mod array;
 mod catalog;
 mod conditional;
 mod datetime;

@@ -9,7 +9,7 @@
 //! that fixed signatures fit [`MAX_ARGS`](super::def::MAX_ARGS).
 
 use super::def::FuncDef;
-use super::{admin, catalog, conditional, datetime, info, math, privilege, sequence, strings, text, wal};
+use super::{admin, array, catalog, conditional, datetime, info, math, privilege, sequence, strings, text, wal};
 use crate::expr::AggKind;
 
 /// Every function, in no particular order.
@@ -23,6 +23,14 @@ pub static FUNCTIONS: &[&FuncDef] = &[
     &admin::SET_CONFIG,
     &admin::TERMINATE_BACKEND,
     &admin::TOTAL_RELATION_SIZE,
+    &array::ARRAY_APPEND,
+    &array::ARRAY_CAT,
+    &array::ARRAY_LENGTH,
+    &array::ARRAY_LOWER,
+    &array::ARRAY_PREPEND,
+    &array::ARRAY_TO_STRING,
+    &array::ARRAY_UPPER,
+    &array::CARDINALITY,
     &catalog::COL_DESCRIPTION,
     &catalog::CURRENT_SCHEMA,
     &catalog::CURRENT_SCHEMAS,
@@ -103,6 +111,8 @@ pub fn aggregate(name: &str, star: bool) -> Option<AggKind> {
         "min" => AggKind::Min,
         "max" => AggKind::Max,
         "avg" => AggKind::Avg,
+        "string_agg" => AggKind::StringAgg,
+        "array_agg" => AggKind::ArrayAgg,
         _ => return None,
     })
 }
