@@ -117,6 +117,7 @@ pub mod create_database;
 mod ddl;
 mod error;
 mod explain;
+pub mod fk;
 pub mod expr;
 mod gucs;
 mod interrupt;

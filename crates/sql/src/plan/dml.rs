@@ -37,6 +37,9 @@ pub struct InsertPlan {
     pub returning: Option<Returning>,
     /// `ON CONFLICT`.
     pub on_conflict: Option<OnConflict>,
+    /// The table's id when it references another (its foreign keys are
+    /// checked at the end of the statement).
+    pub fk_child: Option<u32>,
 }
 
 /// Where an INSERT's rows come from.
@@ -131,7 +134,9 @@ pub fn compile_insert(cat: &Catalog<'_>, ins: &ast::Insert, params: &mut Vec<Sql
         Some(ast::OnInsert::OnConflict(on)) => Some(compile_on_conflict(cat, (&table, &def, &qual), on, params)?),
         Some(other) => return Err(SqlError::unsupported(&format!("INSERT …{other}"))),
     };
+    let fk_child = cat.fk_roles(def.oid, &[]).0.then_some(def.oid);
     Ok(InsertPlan {
+        fk_child,
         table,
         types: def.types,
         sql_types: def.sql_types,
@@ -229,9 +234,12 @@ impl InsertPlan {
             return atomically(run, |run| {
                 let rows = self.rows(run)?;
                 let ret = self.returning.as_ref();
-                let (count, rows) = on.run(&self.table, &self.sql_types, &self.types, rows, ret, run)?;
+                let (count, rows) = on.run(&self.table, (&self.sql_types, &self.types), rows, ret, self.fk_child, run)?;
                 Ok(Affected { count, rows })
             });
+        }
+        if let Some(id) = self.fk_child {
+            return atomically(run, |run| self.run_checked(id, run));
         }
         if let Some(ret) = &self.returning {
             return atomically(run, |run| self.run_returning(ret, run));
@@ -265,6 +273,24 @@ impl InsertPlan {
             out.count += 1;
             out.rows.push(ret.project(&row, &mut run.env)?);
         }
+        Ok(out)
+    }
+
+    /// An INSERT into a table with foreign keys: the rows are built,
+    /// inserted, then checked (at the end of the statement, as
+    /// PostgreSQL's RI triggers do).
+    fn run_checked(&self, id: u32, run: &mut Run<'_>) -> Result<Affected, SqlError> {
+        let rows = self.rows(run)?;
+        let mut out = Affected { count: 0, rows: Vec::new() };
+        for row in &rows {
+            run.session()?.insert(&self.table, row)?;
+            out.count += 1;
+            if let Some(ret) = &self.returning {
+                out.rows.push(ret.project(row, &mut run.env)?);
+            }
+        }
+        let written = crate::fk::Written { inserted: rows, ..Default::default() };
+        crate::fk::after_statement(run, id, &written)?;
         Ok(out)
     }
 
@@ -383,6 +409,11 @@ pub struct ModifyPlan {
     pub sql_types: Vec<SqlType>,
     /// `RETURNING`, over the new rows (UPDATE) or the deleted ones.
     pub returning: Option<Returning>,
+    /// The table's id when it takes part in a foreign key (its rows
+    /// written are then checked at the end of the statement).
+    pub fk: Option<u32>,
+    /// Whether the UPDATE assigns a key column (rows locked `FOR UPDATE`).
+    pub key_update: bool,
 }
 
 /// What `modify_target` resolves: scope, table, query, pushed filters, residual.
@@ -454,7 +485,19 @@ pub fn compile_update(cat: &Catalog<'_>, u: &ast::Update, params: &mut Vec<SqlTy
         assignments.push((k, x));
     }
     let returning = compile_returning(u.returning.as_ref(), &scope, params)?;
-    Ok(ModifyPlan { query, pushed, residual, assignments, types: def.types, sql_types: def.sql_types, returning })
+    let set: Vec<usize> = assignments.iter().map(|(k, _)| *k).collect();
+    let (child, parent, key_update) = cat.fk_roles(def.oid, &set);
+    Ok(ModifyPlan {
+        query,
+        pushed,
+        residual,
+        assignments,
+        types: def.types,
+        sql_types: def.sql_types,
+        returning,
+        fk: (child || parent).then_some(def.oid),
+        key_update,
+    })
 }
 
 /// Compiles a DELETE.
@@ -475,6 +518,7 @@ pub fn compile_delete(cat: &Catalog<'_>, d: &ast::Delete, params: &mut Vec<SqlTy
     };
     let (scope, def, query, pushed, residual) = modify_target(cat, name, alias, d.selection.as_ref(), params)?;
     let returning = compile_returning(d.returning.as_ref(), &scope, params)?;
+    let (_, parent, _) = cat.fk_roles(def.oid, &[]);
     Ok(ModifyPlan {
         query,
         pushed,
@@ -483,6 +527,8 @@ pub fn compile_delete(cat: &Catalog<'_>, d: &ast::Delete, params: &mut Vec<SqlTy
         types: def.types,
         sql_types: def.sql_types,
         returning,
+        fk: parent.then_some(def.oid),
+        key_update: false,
     })
 }
 
@@ -498,8 +544,26 @@ impl ModifyPlan {
     }
 
     /// Runs the UPDATE (or DELETE when there are no assignments): rows
-    /// affected and the `RETURNING` rows.
+    /// affected and the `RETURNING` rows. With foreign keys, the rows
+    /// written are checked at the end, and the statement is one
+    /// transaction when none is open.
     pub fn run(&self, run: &mut Run<'_>, delete: bool) -> Result<Affected, SqlError> {
+        let Some(id) = self.fk else { return self.run_rows(run, delete, None) };
+        atomically(run, |run| {
+            let mut written = crate::fk::Written::default();
+            let out = self.run_rows(run, delete, Some(&mut written))?;
+            crate::fk::after_statement(run, id, &written)?;
+            Ok(out)
+        })
+    }
+
+    /// The UPDATE or DELETE itself; `written` collects the rows changed.
+    fn run_rows(
+        &self,
+        run: &mut Run<'_>,
+        delete: bool,
+        mut written: Option<&mut crate::fk::Written>,
+    ) -> Result<Affected, SqlError> {
         let mut eparams = Vec::with_capacity(self.pushed.len());
         for (x, ty) in &self.pushed {
             eparams.push(x.eval(&[], &mut run.env)?.to_engine(*ty)?);
@@ -517,6 +581,9 @@ impl ModifyPlan {
                     if let Some(ret) = &self.returning {
                         returned.push(ret.project_datums(&datums, env)?);
                     }
+                    if let Some(w) = written.as_deref_mut() {
+                        w.deleted.push(row.to_vec());
+                    }
                     Ok(true)
                 })();
                 out.map_err(|e| {
@@ -525,7 +592,7 @@ impl ModifyPlan {
                 })
             })
         } else {
-            session.update_rows(&self.query, &eparams, &mut |row| {
+            let mut f = |row: &[Value]| {
                 let out = (|| -> Result<Option<Vec<Value>>, SqlError> {
                     let Some(datums) = self.decide(row, env)? else { return Ok(None) };
                     let mut new = row.to_vec();
@@ -536,13 +603,21 @@ impl ModifyPlan {
                     if let Some(ret) = &self.returning {
                         returned.push(ret.project(&new, env)?);
                     }
+                    if let Some(w) = written.as_deref_mut() {
+                        w.updated.push((row.to_vec(), new.clone()));
+                    }
                     Ok(Some(new))
                 })();
                 out.map_err(|e| {
                     failure = Some(e);
                     turnstile_engine::EngineError::CallbackFailed
                 })
-            })
+            };
+            if self.key_update {
+                session.update_key_rows(&self.query, &eparams, &mut f)
+            } else {
+                session.update_rows(&self.query, &eparams, &mut f)
+            }
         };
         run.env.session = Some(session);
         match (result, failure) {

@@ -210,6 +210,17 @@ impl Catalog<'_> {
         pk.map(|i| i.columns.iter().map(|&c| (c + 1) as i16).collect()).unwrap_or_default()
     }
 
+    /// Table `oid`'s part in foreign keys: whether it references another
+    /// table, whether one references it, and whether assigning `columns`
+    /// changes a key (a unique index's column) — PostgreSQL's
+    /// `FOR UPDATE` row lock rather than `FOR NO KEY UPDATE`.
+    pub fn fk_roles(&self, oid: u32, columns: &[usize]) -> (bool, bool, bool) {
+        let snapshot = self.session.engine().catalog().snapshot();
+        let child = snapshot.foreign_keys_of(oid).next().is_some();
+        let parent = snapshot.referencing(oid).next().is_some();
+        (child, parent, crate::fk::is_key_update(&snapshot, oid, columns))
+    }
+
     /// The table `name`, `42P01` if unknown.
     pub fn table(&self, name: &str) -> Result<TableDef, SqlError> {
         let engine = self.session.engine();
