@@ -165,9 +165,19 @@ impl Session {
             None => {}
         }
         let key = (rel, tid);
+        let backend = self.activity.backend();
+        let shares = self.engine.key_shares();
+        if mode == RowLockMode::KeyShare && shares.try_lock(backend, key, xid) {
+            // Kept in this backend's slots until the transaction ends.
+            return Ok(Some((RowGrant::AlreadyHeld, false)));
+        }
+        if shares.enabled() && mode.conflicts(RowLockMode::KeyShare) {
+            shares.before_strong(backend, key, self.engine.txns());
+        }
         let mut waited = false;
         loop {
             self.check_interrupts()?;
+            self.engine.key_shares().count_shared(backend);
             match self.engine.txns().try_lock_row(key, xid, mode) {
                 Ok(grant) => {
                     let before = match grant {

@@ -38,6 +38,8 @@ pub struct Engine {
     totals: Mutex<(ExtensionStats, MemoryStats)>,
     /// Whether the background vacuum was started (`crate::autovacuum`).
     autovacuum: std::sync::Once,
+    /// Key-share row locks kept in backends' own slots (`crate::keyshare`).
+    key_shares: crate::keyshare::KeyShares,
 }
 
 impl Engine {
@@ -83,7 +85,22 @@ impl Engine {
         let txns = crate::txn::Transactions::new(snapshots, config.txn.version_store_limit_bytes);
         let db_users = Mutex::new(std::collections::HashMap::new());
         let autovacuum = std::sync::Once::new();
-        Ok(Arc::new(Engine { dir, config, smgr, pool, locks, catalog, activity, txns, db_users, totals, autovacuum }))
+        let key_shares =
+            crate::keyshare::KeyShares::new(config.lock.max_backends as usize, config.txn.key_share_fast_path);
+        Ok(Arc::new(Engine {
+            dir,
+            config,
+            smgr,
+            pool,
+            locks,
+            catalog,
+            activity,
+            txns,
+            db_users,
+            totals,
+            autovacuum,
+            key_shares,
+        }))
     }
 
     /// Writes every dirty buffer and fsyncs every file: everything inserted
@@ -183,6 +200,11 @@ impl Engine {
     /// Transaction ids, snapshots, row versions and row write locks.
     pub fn txns(&self) -> &crate::txn::Transactions {
         &self.txns
+    }
+
+    /// The key-share fast path's slots (`crate::keyshare`).
+    pub fn key_shares(&self) -> &crate::keyshare::KeyShares {
+        &self.key_shares
     }
 
     /// Counts a session on `db` in (`+1`) or out (`-1`); returns the count

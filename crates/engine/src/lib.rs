@@ -212,6 +212,7 @@ pub mod dml;
 mod engine;
 pub mod error;
 pub mod heap;
+pub mod keyshare;
 mod lmgr;
 pub mod memory;
 pub mod mvcc;

@@ -142,6 +142,7 @@ impl Session {
                 ended = txns.snapshots().abort(slot, xid);
             }
             txns.unlock_rows(self.txn.row_locks.iter().map(|(k, _)| k), xid);
+            self.engine.key_shares().release(self.activity.backend(), xid, txns, self.txn.row_locks.len());
         }
         self.txn.clear();
         self.drop_snapshot();

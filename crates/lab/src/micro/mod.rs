@@ -8,6 +8,7 @@ use clap::Subcommand;
 pub mod alloc;
 pub mod btree;
 pub mod extend;
+pub mod fk;
 pub mod lock;
 pub mod lwlock;
 pub mod memory;
@@ -61,6 +62,11 @@ pub enum MicroBench {
     /// profiles; calls/s and shared-lock acquisitions per call (classic's
     /// lock per call against scalable's blocks of values).
     Nextval(nextval::Args),
+    /// Foreign keys: T sessions inserting children of one hot parent row
+    /// under both profiles; inserts/s and acquisitions of the shared
+    /// row-lock table per insert (classic's key-share lock in the shared
+    /// table against scalable's per-backend slots).
+    Fk(fk::Args),
 }
 
 /// Runs one micro-benchmark and prints its report.
@@ -102,6 +108,10 @@ pub fn run(bench: MicroBench) -> Result<(), CliError> {
             let json = args.output.json;
             (nextval::run(&args)?, json)
         }
+        MicroBench::Fk(args) => {
+            let json = args.output.json;
+            (fk::run(&args)?, json)
+        }
     };
     section.0.print(section.1)
 }
@@ -117,6 +127,7 @@ pub fn reproduce_sections() -> Result<Vec<Section>, CliError> {
         memory::run(&memory::Args::reproduce())?,
         snapshot::run(&snapshot::Args::reproduce())?,
         nextval::run(&nextval::Args::reproduce())?,
+        fk::run(&fk::Args::reproduce())?,
         alloc::run(&alloc::Args::reproduce())?,
     ])
 }
