@@ -4,7 +4,9 @@
 //! (`pg_locks`, …) that live in [`crate::views`].
 
 use super::relation::{Reader, RowsFn, Schema, SystemRelation};
-use super::{attribute, class, cluster, constraint, empty, info_constraints, info_tables, schema, settings, types};
+use super::{
+    attribute, class, cluster, constraint, empty, info_constraints, info_tables, schema, sequences, settings, types,
+};
 use crate::value::{Datum, SqlType};
 
 /// The engine-state views of [`crate::views`]: OID (PostgreSQL 15's;
@@ -64,6 +66,7 @@ pub static SYSTEM_RELATIONS: &[SystemRelation] = &[
     rel(2609, "pg_description", 'r', schema::DESCRIPTION, no_rows),
     rel(2612, "pg_language", 'r', schema::LANGUAGE, schema::language_rows),
     rel(12104, "pg_settings", 'v', settings::SETTINGS, settings::settings_rows),
+    rel(12048, "pg_sequences", 'v', sequences::SEQUENCES, sequences::sequences_rows),
     rel(1255, "pg_proc", 'r', settings::PROC, settings::proc_rows),
     rel(3256, "pg_policy", 'r', empty::POLICY, no_rows),
     rel(3381, "pg_statistic_ext", 'r', empty::STATISTIC_EXT, no_rows),

@@ -3,7 +3,7 @@
 //! and `DROP CONSTRAINT`, and `DROP TABLE` of a referenced table.
 //!
 //! As PostgreSQL: a key without a referenced column list references the
-//! primary key (`42830` if there is none); a column list must be, as a
+//! primary key (`42704` if there is none); a column list must be, as a
 //! set, the columns of a unique index (`42830`); the key is named
 //! `<table>_<columns>_fkey` unless named, with a digit added while the
 //! name is taken. `ALTER TABLE … ADD` checks the rows already there, under
@@ -108,7 +108,7 @@ fn referenced_columns(cat: &CatalogData, parent: &Relation, given: &[String]) ->
     if given.is_empty() {
         return keys.iter().find(|(primary, _)| *primary).map(|(_, c)| (*c).clone()).ok_or_else(|| {
             SqlError::new(
-                SqlState::INVALID_FOREIGN_KEY,
+                SqlState::UNDEFINED_OBJECT,
                 format!("there is no primary key for referenced table \"{}\"", parent.name),
             )
         });

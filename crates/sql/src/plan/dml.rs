@@ -1,6 +1,7 @@
 //! INSERT, UPDATE and DELETE: compiled once, run through the engine.
 
 use super::from::push_table;
+use super::modify_from::{compile_from, FromRows};
 use super::predicate::{and_all, conjuncts, pushable};
 use super::returning::{atomically, compile_returning, Affected, Returning};
 use super::upsert::{compile_on_conflict, OnConflict};
@@ -414,6 +415,8 @@ pub struct ModifyPlan {
     pub fk: Option<u32>,
     /// Whether the UPDATE assigns a key column (rows locked `FOR UPDATE`).
     pub key_update: bool,
+    /// `UPDATE … FROM` / `DELETE … USING`: the other tables.
+    pub from: Option<FromRows>,
 }
 
 /// What `modify_target` resolves: scope, table, query, pushed filters, residual.
@@ -453,16 +456,45 @@ pub(super) fn modify_target(
     Ok((scope, def, query, pushed, and_all(residual)))
 }
 
+/// [`modify_target`] with the FROM (USING) list `from`: its columns follow
+/// the target's in the scope, and the whole WHERE is evaluated on the
+/// joined row (nothing pushed down).
+fn modify_target_from(
+    cat: &Catalog<'_>,
+    name: &ast::ObjectName,
+    alias: Option<String>,
+    selection: Option<&ast::Expr>,
+    from: Option<&[ast::TableWithJoins]>,
+    params: &mut Vec<SqlType>,
+) -> Result<(Scope, TableDef, Query, Vec<(Expr, ColumnType)>, Option<Expr>, Option<FromRows>), SqlError> {
+    let Some(from) = from else {
+        let (scope, def, query, pushed, residual) = modify_target(cat, name, alias, selection, params)?;
+        return Ok((scope, def, query, pushed, residual, None));
+    };
+    let (mut scope, def, query, pushed, _) = modify_target(cat, name, alias, None, params)?;
+    let rows = compile_from(cat, from, &mut scope, params)?;
+    let residual = match selection {
+        Some(w) => Some(compiler(&scope, params, None).boolean(w)?),
+        None => None,
+    };
+    Ok((scope, def, query, pushed, residual, Some(rows)))
+}
+
 /// Compiles an UPDATE.
 pub fn compile_update(cat: &Catalog<'_>, u: &ast::Update, params: &mut Vec<SqlType>) -> Result<ModifyPlan, SqlError> {
-    if u.from.is_some() || !u.table.joins.is_empty() {
-        return Err(SqlError::unsupported("UPDATE … FROM"));
+    if !u.table.joins.is_empty() {
+        return Err(SqlError::unsupported("UPDATE of a join"));
     }
     let (name, alias) = match &u.table.relation {
         ast::TableFactor::Table { name, alias, args: None, .. } => (name, alias.as_ref().map(|a| ident_name(&a.name))),
         other => return Err(SqlError::unsupported(&format!("UPDATE of {other}"))),
     };
-    let (scope, def, query, pushed, residual) = modify_target(cat, name, alias, u.selection.as_ref(), params)?;
+    let from_list = match &u.from {
+        None => None,
+        Some(ast::UpdateTableFromKind::AfterSet(f) | ast::UpdateTableFromKind::BeforeSet(f)) => Some(f.as_slice()),
+    };
+    let (scope, def, query, pushed, residual, from) =
+        modify_target_from(cat, name, alias, u.selection.as_ref(), from_list, params)?;
     let mut assignments = Vec::new();
     for a in &u.assignments {
         let col = match &a.target {
@@ -497,13 +529,14 @@ pub fn compile_update(cat: &Catalog<'_>, u: &ast::Update, params: &mut Vec<SqlTy
         returning,
         fk: (child || parent).then_some(def.oid),
         key_update,
+        from,
     })
 }
 
 /// Compiles a DELETE.
 pub fn compile_delete(cat: &Catalog<'_>, d: &ast::Delete, params: &mut Vec<SqlType>) -> Result<ModifyPlan, SqlError> {
-    if d.using.is_some() || !d.tables.is_empty() {
-        return Err(SqlError::unsupported("DELETE … USING"));
+    if !d.tables.is_empty() {
+        return Err(SqlError::unsupported("DELETE of several tables"));
     }
     let from = match &d.from {
         ast::FromTable::WithFromKeyword(f) | ast::FromTable::WithoutKeyword(f) => f,
@@ -516,7 +549,8 @@ pub fn compile_delete(cat: &Catalog<'_>, d: &ast::Delete, params: &mut Vec<SqlTy
         ast::TableFactor::Table { name, alias, args: None, .. } => (name, alias.as_ref().map(|a| ident_name(&a.name))),
         other => return Err(SqlError::unsupported(&format!("DELETE from {other}"))),
     };
-    let (scope, def, query, pushed, residual) = modify_target(cat, name, alias, d.selection.as_ref(), params)?;
+    let (scope, def, query, pushed, residual, from) =
+        modify_target_from(cat, name, alias, d.selection.as_ref(), d.using.as_deref(), params)?;
     let returning = compile_returning(d.returning.as_ref(), &scope, params)?;
     let (_, parent, _) = cat.fk_roles(def.oid, &[]);
     Ok(ModifyPlan {
@@ -529,18 +563,37 @@ pub fn compile_delete(cat: &Catalog<'_>, d: &ast::Delete, params: &mut Vec<SqlTy
         returning,
         fk: parent.then_some(def.oid),
         key_update: false,
+        from,
     })
 }
 
 impl ModifyPlan {
-    fn decide(&self, row: &[Value], env: &mut EvalEnv<'_>) -> Result<Option<Vec<Datum>>, SqlError> {
+    /// The row the expressions see for target row `row` (joined with the
+    /// first FROM row that satisfies the WHERE, with `from`), or `None`
+    /// when it is left alone.
+    fn decide(
+        &self,
+        row: &[Value],
+        from: Option<&[Vec<Datum>]>,
+        env: &mut EvalEnv<'_>,
+    ) -> Result<Option<Vec<Datum>>, SqlError> {
         let datums: Vec<Datum> = row.iter().map(Datum::from_engine).collect();
-        if let Some(r) = &self.residual {
-            if !r.test(&datums, env)? {
-                return Ok(None);
+        let Some(from) = from else {
+            if let Some(r) = &self.residual {
+                if !r.test(&datums, env)? {
+                    return Ok(None);
+                }
+            }
+            return Ok(Some(datums));
+        };
+        for other in from {
+            let mut joined = datums.clone();
+            joined.extend(other.iter().cloned());
+            if self.residual.as_ref().map_or(Ok(true), |r| r.test(&joined, env))? {
+                return Ok(Some(joined));
             }
         }
-        Ok(Some(datums))
+        Ok(None)
     }
 
     /// Runs the UPDATE (or DELETE when there are no assignments): rows
@@ -568,6 +621,11 @@ impl ModifyPlan {
         for (x, ty) in &self.pushed {
             eparams.push(x.eval(&[], &mut run.env)?.to_engine(*ty)?);
         }
+        let from_rows = match &self.from {
+            Some(f) => Some(f.plan.run(run)?),
+            None => None,
+        };
+        let from_rows = from_rows.as_deref();
         let mut failure: Option<SqlError> = None;
         let mut returned = Vec::new();
         // The engine session is lent to the scan; the callback's
@@ -577,7 +635,7 @@ impl ModifyPlan {
         let result = if delete {
             session.delete_rows(&self.query, &eparams, &mut |row| {
                 let out = (|| -> Result<bool, SqlError> {
-                    let Some(datums) = self.decide(row, env)? else { return Ok(false) };
+                    let Some(datums) = self.decide(row, from_rows, env)? else { return Ok(false) };
                     if let Some(ret) = &self.returning {
                         returned.push(ret.project_datums(&datums, env)?);
                     }
@@ -594,14 +652,17 @@ impl ModifyPlan {
         } else {
             let mut f = |row: &[Value]| {
                 let out = (|| -> Result<Option<Vec<Value>>, SqlError> {
-                    let Some(datums) = self.decide(row, env)? else { return Ok(None) };
+                    let Some(datums) = self.decide(row, from_rows, env)? else { return Ok(None) };
                     let mut new = row.to_vec();
                     for (k, x) in &self.assignments {
                         let v = x.eval(&datums, env)?.cast(self.sql_types[*k])?;
                         new[*k] = v.to_engine(self.types[*k])?;
                     }
                     if let Some(ret) = &self.returning {
-                        returned.push(ret.project(&new, env)?);
+                        // The new row, then the FROM row it was joined with.
+                        let mut out: Vec<Datum> = new.iter().map(Datum::from_engine).collect();
+                        out.extend(datums.iter().skip(new.len()).cloned());
+                        returned.push(ret.project_datums(&out, env)?);
                     }
                     if let Some(w) = written.as_deref_mut() {
                         w.updated.push((row.to_vec(), new.clone()));

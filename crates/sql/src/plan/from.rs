@@ -158,7 +158,7 @@ fn join_name(op: &ast::JoinOperator) -> String {
 /// join as its ON condition, the columns it merges in `Merges`).
 pub(super) fn from_list(
     cat: &Catalog<'_>,
-    sel: &ast::Select,
+    from: &[ast::TableWithJoins],
     params: &mut Vec<SqlType>,
     cx: &QueryCx,
 ) -> Result<(Vec<Joined>, Merges), SqlError> {
@@ -167,7 +167,7 @@ pub(super) fn from_list(
     let mut items: Vec<Joined> = Vec::new();
     let mut merges = Merges::default();
     // `FROM a, b` is a cross join, filtered by WHERE.
-    for twj in &sel.from {
+    for twj in from {
         let first = from_item(cat, &twj.relation, params, cx)?;
         merges.start_group(item_alias(&first));
         let group_start = items.len();

@@ -14,6 +14,7 @@ mod exec;
 mod from;
 mod group;
 mod item;
+mod modify_from;
 mod order;
 mod predicate;
 mod query;
