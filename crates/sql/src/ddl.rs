@@ -2,8 +2,8 @@
 
 use crate::error::{Severity, SqlError};
 use crate::expr;
-use crate::fk::define::FkSpec;
 use crate::expr::{object_name, parse_type_name, Compiler, Scope};
+use crate::fk::define::FkSpec;
 use crate::sequence::ddl::{seq_options, serial_type, KeySequence};
 use crate::sequence::{Identity, SeqType};
 use crate::session::SqlSession;
@@ -193,7 +193,9 @@ impl SqlSession {
                     };
                     self.es.create_index(&table, &index, &refs, true)?;
                 }
-                ast::AlterTableOperation::AddConstraint { constraint: ast::TableConstraint::ForeignKey(fk), .. } => {
+                ast::AlterTableOperation::AddConstraint {
+                    constraint: ast::TableConstraint::ForeignKey(fk), ..
+                } => {
                     self.add_foreign_key(&table, &FkSpec::of(fk, None, None)?, true)?;
                 }
                 ast::AlterTableOperation::DropConstraint { if_exists, name, .. } => {
@@ -206,7 +208,9 @@ impl SqlSession {
                         );
                         match tid {
                             Ok(id) if self.es.engine().catalog().has_constraint(self.es.database(), id, &cname) => {
-                                return Err(SqlError::unsupported("DROP CONSTRAINT of a primary key or unique constraint"))
+                                return Err(SqlError::unsupported(
+                                    "DROP CONSTRAINT of a primary key or unique constraint",
+                                ))
                             }
                             _ if *if_exists => self.notice(
                                 Severity::Notice,

@@ -88,6 +88,5 @@ pub(super) fn constraint_rows(r: &Reader<'_>) -> Vec<Vec<Datum>> {
             NULL,
         ]);
     }
-    rows.extend(super::fk_constraint::fk_constraint_rows(r));
     rows
 }

@@ -8,20 +8,23 @@
 //! index's constraint OID is. The operator arrays (`conpfeqop`, …) are
 //! NULL: turnstile has no `pg_operator`.
 
-use super::constraint::int2_array;
+use super::constraint::{constraint_rows, int2_array};
 use super::datum::{boolean, ch, int, oid, text, NULL};
 use super::oid::{constraint_oid, PUBLIC_NAMESPACE};
 use super::relation::Reader;
 use crate::value::Datum;
 
-/// The foreign-key rows of `pg_constraint`, in key id order.
-pub(super) fn fk_constraint_rows(r: &Reader<'_>) -> Vec<Vec<Datum>> {
-    let mut rows = Vec::new();
+/// `pg_constraint`: the primary key and unique constraints
+/// ([`constraint_rows`]), then the foreign keys in key id order.
+pub(super) fn all_constraint_rows(r: &Reader<'_>) -> Vec<Vec<Datum>> {
+    let mut rows = constraint_rows(r);
     for k in r.cat.foreign_keys.values().filter(|k| k.db == r.db) {
         let Some(id) = constraint_oid(k.id) else { continue };
         let index = r.cat.indexes_of(k.ref_table).find(|ix| {
             ix.index.as_ref().is_some_and(|d| {
-                d.unique && d.columns.len() == k.ref_columns.len() && d.columns.iter().all(|c| k.ref_columns.contains(c))
+                d.unique
+                    && d.columns.len() == k.ref_columns.len()
+                    && d.columns.iter().all(|c| k.ref_columns.contains(c))
             })
         });
         rows.push(vec![

@@ -5,7 +5,8 @@
 
 use super::relation::{Reader, RowsFn, Schema, SystemRelation};
 use super::{
-    attribute, class, cluster, constraint, empty, info_constraints, info_tables, schema, sequences, settings, types,
+    attribute, class, cluster, constraint, empty, fk_constraint, info_constraints, info_tables, schema, sequences,
+    settings, types,
 };
 use crate::value::{Datum, SqlType};
 
@@ -51,7 +52,7 @@ pub static SYSTEM_RELATIONS: &[SystemRelation] = &[
     rel(3350, "pg_partitioned_table", 'r', class::PARTITIONED_TABLE, class::partitioned_table_rows),
     rel(1249, "pg_attribute", 'r', attribute::ATTRIBUTE, attribute::attribute_rows),
     rel(2604, "pg_attrdef", 'r', attribute::ATTRDEF, attribute::attrdef_rows),
-    rel(2606, "pg_constraint", 'r', constraint::CONSTRAINT, constraint::constraint_rows),
+    rel(2606, "pg_constraint", 'r', constraint::CONSTRAINT, fk_constraint::all_constraint_rows),
     rel(1247, "pg_type", 'r', types::TYPE, types::type_rows),
     rel(1262, "pg_database", 'r', cluster::DATABASE, cluster::database_rows),
     rel(1260, "pg_authid", 'r', cluster::AUTHID, cluster::authid_rows),

@@ -21,7 +21,8 @@ pub fn column_defaults(run: &mut Run<'_>, table: &Relation, columns: &[usize]) -
         };
         let ty = SqlType::of_column(col.ty);
         let e = crate::parse::parse_expr(text)?;
-        let (x, _) = Compiler { scope: &Scope::default(), params: &mut Vec::new(), aggs: None }.compile(&e, Some(ty))?;
+        let (x, _) =
+            Compiler { scope: &Scope::default(), params: &mut Vec::new(), aggs: None }.compile(&e, Some(ty))?;
         out.push(x.eval(&[], &mut run.env)?.cast(ty)?.to_engine(col.ty)?);
     }
     Ok(out)

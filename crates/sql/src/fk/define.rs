@@ -265,7 +265,8 @@ impl SqlSession {
                 SqlState::DEPENDENT_OBJECTS_STILL_EXIST,
                 format!("cannot drop table {table} because other objects depend on it"),
             );
-            e.detail = Some(lines.iter().map(|l| format!("{l} depends on table {table}")).collect::<Vec<_>>().join("\n"));
+            e.detail =
+                Some(lines.iter().map(|l| format!("{l} depends on table {table}")).collect::<Vec<_>>().join("\n"));
             e.hint = Some("Use DROP ... CASCADE to drop the dependent objects too.".into());
             return Err(e);
         }

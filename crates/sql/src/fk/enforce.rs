@@ -106,10 +106,10 @@ fn key_of(row: &[Value], columns: &[usize]) -> Vec<Value> {
     columns.iter().map(|&c| row.get(c).cloned().unwrap_or(Value::Null)).collect()
 }
 
-fn rel<'c>(cat: &'c CatalogData, id: RelId) -> Result<&'c Relation, SqlError> {
-    cat.relations.get(&id).ok_or_else(|| {
-        SqlError::new(SqlState::UNDEFINED_TABLE, format!("relation with OID {id} does not exist"))
-    })
+fn rel(cat: &CatalogData, id: RelId) -> Result<&Relation, SqlError> {
+    cat.relations
+        .get(&id)
+        .ok_or_else(|| SqlError::new(SqlState::UNDEFINED_TABLE, format!("relation with OID {id} does not exist")))
 }
 
 /// `table` rows whose `columns` equal `$1, $2, …`.

@@ -35,7 +35,9 @@ pub fn not_present(child: &str, name: &str, parent: &str, columns: &[String], ke
 pub fn still_referenced(parent: &str, name: &str, child: &str, columns: &[String], key: &[Value]) -> SqlError {
     let mut e = SqlError::new(
         SqlState::FOREIGN_KEY_VIOLATION,
-        format!("update or delete on table \"{parent}\" violates foreign key constraint \"{name}\" on table \"{child}\""),
+        format!(
+            "update or delete on table \"{parent}\" violates foreign key constraint \"{name}\" on table \"{child}\""
+        ),
     );
     e.detail =
         Some(format!("Key ({})=({}) is still referenced from table \"{child}\".", columns.join(", "), values(key)));

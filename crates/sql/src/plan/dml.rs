@@ -235,7 +235,8 @@ impl InsertPlan {
             return atomically(run, |run| {
                 let rows = self.rows(run)?;
                 let ret = self.returning.as_ref();
-                let (count, rows) = on.run(&self.table, (&self.sql_types, &self.types), rows, ret, self.fk_child, run)?;
+                let (count, rows) =
+                    on.run(&self.table, (&self.sql_types, &self.types), rows, ret, self.fk_child, run)?;
                 Ok(Affected { count, rows })
             });
         }
@@ -466,10 +467,9 @@ fn modify_target_from(
     selection: Option<&ast::Expr>,
     from: Option<&[ast::TableWithJoins]>,
     params: &mut Vec<SqlType>,
-) -> Result<(Scope, TableDef, Query, Vec<(Expr, ColumnType)>, Option<Expr>, Option<FromRows>), SqlError> {
+) -> Result<(ModifyTarget, Option<FromRows>), SqlError> {
     let Some(from) = from else {
-        let (scope, def, query, pushed, residual) = modify_target(cat, name, alias, selection, params)?;
-        return Ok((scope, def, query, pushed, residual, None));
+        return Ok((modify_target(cat, name, alias, selection, params)?, None));
     };
     let (mut scope, def, query, pushed, _) = modify_target(cat, name, alias, None, params)?;
     let rows = compile_from(cat, from, &mut scope, params)?;
@@ -477,7 +477,7 @@ fn modify_target_from(
         Some(w) => Some(compiler(&scope, params, None).boolean(w)?),
         None => None,
     };
-    Ok((scope, def, query, pushed, residual, Some(rows)))
+    Ok(((scope, def, query, pushed, residual), Some(rows)))
 }
 
 /// Compiles an UPDATE.
@@ -493,7 +493,7 @@ pub fn compile_update(cat: &Catalog<'_>, u: &ast::Update, params: &mut Vec<SqlTy
         None => None,
         Some(ast::UpdateTableFromKind::AfterSet(f) | ast::UpdateTableFromKind::BeforeSet(f)) => Some(f.as_slice()),
     };
-    let (scope, def, query, pushed, residual, from) =
+    let ((scope, def, query, pushed, residual), from) =
         modify_target_from(cat, name, alias, u.selection.as_ref(), from_list, params)?;
     let mut assignments = Vec::new();
     for a in &u.assignments {
@@ -549,7 +549,7 @@ pub fn compile_delete(cat: &Catalog<'_>, d: &ast::Delete, params: &mut Vec<SqlTy
         ast::TableFactor::Table { name, alias, args: None, .. } => (name, alias.as_ref().map(|a| ident_name(&a.name))),
         other => return Err(SqlError::unsupported(&format!("DELETE from {other}"))),
     };
-    let (scope, def, query, pushed, residual, from) =
+    let ((scope, def, query, pushed, residual), from) =
         modify_target_from(cat, name, alias, d.selection.as_ref(), d.using.as_deref(), params)?;
     let returning = compile_returning(d.returning.as_ref(), &scope, params)?;
     let (_, parent, _) = cat.fk_roles(def.oid, &[]);
