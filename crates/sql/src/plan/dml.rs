@@ -5,10 +5,7 @@ use super::modify_from::{compile_from, FromRows};
 use super::predicate::{and_all, conjuncts, pushable};
 use super::returning::{atomically, compile_returning, Affected, Returning};
 use super::upsert::{compile_on_conflict, OnConflict};
-use super::{
-    check_cancel, compile_select, compiler, series_bounds, Catalog, Producer, RowItem, Run, SelectPlan, Source,
-    TableDef,
-};
+use super::{check_cancel, compiler, series_bounds, Catalog, Producer, RowItem, Run, SelectPlan, Source, TableDef};
 use crate::error::SqlError;
 use crate::expr::{ident_name, object_name, EvalEnv, Expr, Scope};
 use crate::value::{Datum, SqlType};
@@ -54,6 +51,17 @@ pub enum InsertSource {
 
 /// Compiles an INSERT.
 pub fn compile_insert(cat: &Catalog<'_>, ins: &ast::Insert, params: &mut Vec<SqlType>) -> Result<InsertPlan, SqlError> {
+    compile_insert_in(cat, ins, params, &super::QueryCx::default())
+}
+
+/// [`compile_insert`] with its `SELECT` seeing `cx` (the common table
+/// expressions of the `WITH` list around it).
+pub fn compile_insert_in(
+    cat: &Catalog<'_>,
+    ins: &ast::Insert,
+    params: &mut Vec<SqlType>,
+    cx: &super::QueryCx,
+) -> Result<InsertPlan, SqlError> {
     let table = match &ins.table {
         ast::TableObject::TableName(n) => object_name(n)?,
         other => return Err(SqlError::unsupported(&format!("INSERT INTO {other}"))),
@@ -110,7 +118,7 @@ pub fn compile_insert(cat: &Catalog<'_>, ins: &ast::Insert, params: &mut Vec<Sql
             InsertSource::Values(rows)
         }
         _ => {
-            let plan = compile_select(cat, src, params)?;
+            let plan = super::compile_query(cat, src, params, cx)?;
             if plan.fields.len() > targets.len() {
                 return Err(SqlError::new(SqlState::SYNTAX_ERROR, "INSERT has more expressions than target columns"));
             }

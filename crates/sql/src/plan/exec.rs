@@ -44,6 +44,8 @@ impl SelectPlan {
                         }
                         Producer::Query(plan) => plan.run(&mut run.nested())?,
                         Producer::SetOp(plan) => plan.rows(run)?,
+                        Producer::Dml(d) => d.rows(run)?,
+                        Producer::WithDml { body, ctes } => super::dml_cte::run_with_dml(body, ctes, run)?,
                         Producer::Series(a, b, step) => {
                             let (start, stop, step) = series_bounds(a, b, step.as_ref(), &mut run.env)?;
                             let mut v = Vec::new();

@@ -36,6 +36,11 @@ pub(super) fn from_item(
             }
             let n = object_name(name)?;
             let alias_name = alias.as_ref().map(|a| ident_name(&a.name));
+            if let (Some(d), None, 1) = (cx.dml_cte(&n), args, name.0.len()) {
+                let shown = alias_name.clone().unwrap_or_else(|| n.clone());
+                let plan = super::over_rows(Producer::Dml(std::sync::Arc::clone(d)), d.scope(&n, &shown)?);
+                return derived(plan, shown, &[], alias.as_ref());
+            }
             if let (Some((cte, cols, q)), None, 1) = (cx.cte(&n), args, name.0.len()) {
                 // A common table expression sees those defined before it.
                 let mut before = cx.clone();

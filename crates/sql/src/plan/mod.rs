@@ -10,6 +10,7 @@
 
 mod bind;
 mod dml;
+mod dml_cte;
 mod exec;
 mod from;
 mod group;
@@ -41,7 +42,12 @@ use turnstile_engine::types::ColumnType;
 use turnstile_engine::Session;
 use turnstile_lock::SqlState;
 
-pub use dml::{check_assignable, compile_delete, compile_insert, compile_update, InsertPlan, InsertSource, ModifyPlan};
+pub use dml::{
+    check_assignable, compile_delete, compile_insert, compile_insert_in, compile_update, InsertPlan, InsertSource,
+    ModifyPlan,
+};
+pub use dml_cte::DmlCte;
+use query::over_rows;
 pub use query::{compile_query, compile_select};
 pub use returning::{Affected, Returning};
 pub use setop::{SetOpKind, SetOpPlan};
@@ -92,6 +98,17 @@ pub enum Producer {
     Query(Box<SelectPlan>),
     /// A set operation's combined rows.
     SetOp(Box<SetOpPlan>),
+    /// A data-modifying statement's `RETURNING` rows (`dml_cte.rs`).
+    Dml(std::sync::Arc<dml_cte::DmlCte>),
+    /// A query with data-modifying statements: `body`'s rows, each of
+    /// `ctes` run once (`dml_cte.rs`).
+    WithDml {
+        /// The main query.
+        body: Box<SelectPlan>,
+        /// Every data-modifying statement, in `WITH` order (the main one
+        /// last, when the body is one).
+        ctes: Vec<std::sync::Arc<dml_cte::DmlCte>>,
+    },
     /// A table the engine scans on its own (a join the engine does not
     /// run): its query, with pushed-down `column = $k` filters.
     Table {
@@ -108,6 +125,9 @@ pub struct QueryCx {
     /// Common table expressions in view, innermost last: (name, column
     /// aliases, query).
     pub ctes: Vec<(String, Vec<String>, std::sync::Arc<sqlparser::ast::Query>)>,
+    /// The data-modifying common table expressions in view: (name,
+    /// statement).
+    pub dml: Vec<(String, std::sync::Arc<dml_cte::DmlCte>)>,
     /// The enclosing query level, when this one is a subquery in an
     /// expression.
     pub outer: Option<std::sync::Arc<OuterScope>>,
@@ -117,6 +137,17 @@ impl QueryCx {
     /// The common table expression `name`, innermost first.
     pub fn cte(&self, name: &str) -> Option<&(String, Vec<String>, std::sync::Arc<sqlparser::ast::Query>)> {
         self.ctes.iter().rev().find(|(n, _, _)| n == name)
+    }
+
+    /// The data-modifying common table expression `name`, if it is one
+    /// and no plain one of that name was defined after it.
+    pub fn dml_cte(&self, name: &str) -> Option<&std::sync::Arc<dml_cte::DmlCte>> {
+        let plain = self.ctes.iter().rposition(|(n, _, _)| n == name);
+        let found = self.dml.iter().rposition(|(n, _)| n == name)?;
+        match plain {
+            Some(p) if p > found => None,
+            _ => Some(&self.dml[found].1),
+        }
     }
 }
 
