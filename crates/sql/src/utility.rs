@@ -214,7 +214,8 @@ impl SqlSession {
                         ));
                     }
                     if kind == "table" {
-                        self.drop_referencing_keys(&name, cascade)?;
+                        let all = names.iter().map(object_name).collect::<Result<Vec<_>, _>>()?;
+                        self.drop_referencing_keys(&name, &all, cascade)?;
                     }
                     self.es.drop_relation(&name)?;
                     if kind == "table" {

@@ -797,6 +797,18 @@ seqv-03 SELECT nextval('seqv_a'), nextval('seqv_a')
 seqv-04 SELECT sequencename, data_type, start_value, min_value, max_value, increment_by, cycle, cache_size, last_value IS NULL AS unused FROM pg_sequences WHERE sequencename LIKE 'seqv%' ORDER BY sequencename
 seqv-05 SELECT schemaname, sequenceowner FROM pg_sequences WHERE sequencename = 'seqv_a'
 
+@family wdml Data-modifying WITH: INSERT, UPDATE and DELETE … RETURNING in WITH, read by the main query or not, and as the main statement
+wdml-01 CREATE TABLE wd (id int PRIMARY KEY, bal int NOT NULL)
+wdml-02 CREATE TABLE wdarch (id int, bal int)
+wdml-03 WITH ins AS (INSERT INTO wd VALUES (1, 10), (2, 20), (3, 30) RETURNING *) SELECT count(*), sum(bal) FROM ins
+wdml-04 WITH u AS (UPDATE wd SET bal = bal * 2 WHERE id >= 2 RETURNING id, bal) SELECT id, bal FROM u ORDER BY id
+wdml-05 WITH moved AS (DELETE FROM wd WHERE bal > 50 RETURNING id, bal) INSERT INTO wdarch SELECT id, bal FROM moved RETURNING id
+wdml-06 WITH ins AS (INSERT INTO wd VALUES (4, 1) RETURNING id) SELECT count(*) FROM wd
+wdml-07 SELECT id, bal FROM wd ORDER BY id
+wdml-08 SELECT id, bal FROM wdarch ORDER BY id
+wdml-09 WITH d AS (DELETE FROM wdarch) SELECT * FROM d
+wdml-10 WITH a AS (SELECT 5 AS k), i AS (INSERT INTO wd SELECT k, k FROM a RETURNING id AS new_id) SELECT new_id FROM i
+
 @family unsup Unsupported constructs: each answers 0A000 and the connection goes on
 !unsup-10 [VALUES as a query] VALUES (1), (2)
 !unsup-11 [TABLE t] TABLE t

@@ -245,15 +245,23 @@ impl SqlSession {
         Ok(true)
     }
 
-    /// Before `DROP TABLE table`: the foreign keys of other tables that
+    /// Before `DROP TABLE table` (one of `dropped`, the statement's
+    /// tables): the foreign keys of other tables, not dropped too, that
     /// reference it. Without `cascade` they refuse the drop (`2BP01`); with
     /// it they are dropped, each named in a NOTICE.
-    pub(crate) fn drop_referencing_keys(&mut self, table: &str, cascade: bool) -> Result<(), SqlError> {
+    pub(crate) fn drop_referencing_keys(
+        &mut self,
+        table: &str,
+        dropped: &[String],
+        cascade: bool,
+    ) -> Result<(), SqlError> {
         let cat = self.es.engine().catalog().snapshot();
         let Some(t) = cat.find(self.es.database(), table) else { return Ok(()) };
+        let db = self.es.database();
+        let gone: Vec<u32> = dropped.iter().filter_map(|n| cat.find(db, n).map(|r| r.id)).collect();
         let deps: Vec<(String, String)> = cat
             .referencing(t.id)
-            .filter(|k| k.table != t.id)
+            .filter(|k| k.table != t.id && !gone.contains(&k.table))
             .filter_map(|k| cat.relations.get(&k.table).map(|c| (k.name.clone(), c.name.clone())))
             .collect();
         if deps.is_empty() {

@@ -93,11 +93,10 @@ fn compile_body(
     params: &mut Vec<SqlType>,
     inner: &QueryCx,
 ) -> Result<SelectPlan, SqlError> {
-    let inner = inner.clone();
     match q.body.as_ref() {
-        ast::SetExpr::Select(sel) => super::bind::compile_select_in(cat, q, sel, params, &inner),
+        ast::SetExpr::Select(sel) => super::bind::compile_select_in(cat, q, sel, params, inner),
         ast::SetExpr::SetOperation { .. } | ast::SetExpr::Query(_) => {
-            let body = branch(cat, &q.body, params, &inner)?;
+            let body = branch(cat, &q.body, params, inner)?;
             around(q, body, params)
         }
         ast::SetExpr::Values(_) => Err(SqlError::unsupported("a VALUES list as a query")),
