@@ -39,8 +39,9 @@ pub struct Args {
     /// Threads (sessions) inserting children at once.
     #[arg(long, value_delimiter = ',', default_values_t = vec![1, 2, 8, 32])]
     pub threads: Vec<usize>,
-    /// Inserts per thread.
-    #[arg(long, default_value_t = 2_000)]
+    /// Inserts per thread (enough that a point lasts seconds, not the
+    /// scheduler's tenths of one).
+    #[arg(long, default_value_t = 10_000)]
     pub inserts: u64,
 }
 
