@@ -5,7 +5,7 @@
 //! Like every DDL here, none of these is undone by a rollback: inside a
 //! transaction block each is named in [`crate::RollbackReport::kept_ddl`].
 
-use crate::catalog::{CatalogError, DbId, RelId, RelKind, Relation};
+use crate::catalog::{CatalogError, DbId, ForeignKey, RelId, RelKind, Relation};
 use crate::error::{EngineError, InvalidTransactionState, Result};
 use crate::heap::HeapScan;
 use crate::session::Session;
@@ -172,6 +172,36 @@ impl Session {
                 }
             }
             Ok(())
+        })
+    }
+
+    /// `ALTER TABLE … ADD CONSTRAINT … FOREIGN KEY` (and `REFERENCES` in
+    /// `CREATE TABLE`): records `fk` (its id is assigned and returned).
+    /// Takes `ShareRowExclusiveLock` on both tables, as PostgreSQL does;
+    /// the caller has checked the rows already there under those locks
+    /// (see [`Session::lock_relation`]) and that the referenced columns
+    /// are a unique key.
+    pub fn add_foreign_key(&mut self, fk: ForeignKey) -> Result<u32> {
+        self.statement(&format!("ALTER TABLE ADD CONSTRAINT {}", fk.name), |s| {
+            s.note_ddl(&format!("ALTER TABLE ADD CONSTRAINT {}", fk.name));
+            s.lock_relation(fk.table, LockMode::ShareRowExclusive)?;
+            s.lock_relation(fk.ref_table, LockMode::ShareRowExclusive)?;
+            Ok(s.engine.catalog().add_foreign_key(fk)?)
+        })
+    }
+
+    /// `ALTER TABLE table DROP CONSTRAINT name` for a foreign key, under
+    /// `AccessExclusiveLock` on the table and `ShareRowExclusiveLock` on
+    /// the one it references.
+    pub fn drop_foreign_key(&mut self, table: &str, name: &str) -> Result<ForeignKey> {
+        self.statement(&format!("ALTER TABLE {table} DROP CONSTRAINT {name}"), |s| {
+            s.note_ddl(&format!("ALTER TABLE {table} DROP CONSTRAINT {name}"));
+            let t = s.lock_by_name(table, LockMode::AccessExclusive)?;
+            let catalog = s.engine.catalog().snapshot();
+            if let Some(k) = catalog.foreign_keys_of(t.rel.id).find(|k| k.name == name) {
+                s.lock_relation(k.ref_table, LockMode::ShareRowExclusive)?;
+            }
+            Ok(s.engine.catalog().drop_foreign_key(s.db, table, name)?)
         })
     }
 

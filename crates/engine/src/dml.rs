@@ -89,6 +89,21 @@ impl Session {
         })
     }
 
+    /// [`Session::update_rows`] for an UPDATE that assigns a key column
+    /// (one of a unique index): each row is locked `FOR UPDATE`, as
+    /// PostgreSQL's `heap_update` takes `LockTupleExclusive` when a key
+    /// changes, so it waits for a `FOR KEY SHARE` holder (a transaction
+    /// that inserted a row referencing this one) where a non-key UPDATE
+    /// (`FOR NO KEY UPDATE`) does not.
+    pub fn update_key_rows(&mut self, query: &Query, params: &[Value], f: &mut UpdateFn<'_>) -> Result<u64> {
+        let text = format!("UPDATE {}", query.tables()[0]);
+        self.statement(&text, |s| {
+            s.modify_rows(query, params, RowLockMode::Update, &mut |row| {
+                Ok(f(row)?.map_or(Action::Keep, Action::Update))
+            })
+        })
+    }
+
     /// `DELETE FROM table WHERE …`: as [`Session::update_rows`]; `f` says
     /// whether to delete each matching row. Returns the rows deleted. A
     /// deleted row is marked dead; VACUUM reclaims its space and index
@@ -151,9 +166,19 @@ impl Session {
             None => {}
         }
         let key = (rel, tid);
+        let backend = self.activity.backend();
+        let shares = self.engine.key_shares();
+        if mode == RowLockMode::KeyShare && shares.try_lock(backend, key, xid) {
+            // Kept in this backend's slots until the transaction ends.
+            return Ok(Some((RowGrant::AlreadyHeld, false)));
+        }
+        if shares.enabled() && mode.conflicts(RowLockMode::KeyShare) {
+            shares.before_strong(backend, key, self.engine.txns());
+        }
         let mut waited = false;
         loop {
             self.check_interrupts()?;
+            self.engine.key_shares().count_shared(backend);
             match self.engine.txns().try_lock_row(key, xid, mode) {
                 Ok(grant) => {
                     let before = match grant {

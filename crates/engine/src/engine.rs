@@ -42,6 +42,8 @@ pub struct Engine {
     log: Arc<crate::durability::EngineLog>,
     /// Held by the checkpoint running (one at a time).
     checkpointing: std::sync::Mutex<()>,
+    /// Key-share row locks kept in backends' own slots (`crate::keyshare`).
+    key_shares: crate::keyshare::KeyShares,
 }
 
 impl Engine {
@@ -100,6 +102,8 @@ impl Engine {
         let txns = crate::txn::Transactions::new(snapshots, config.txn.version_store_limit_bytes);
         let db_users = Mutex::new(std::collections::HashMap::new());
         let autovacuum = std::sync::Once::new();
+        let key_shares =
+            crate::keyshare::KeyShares::new(config.lock.max_backends as usize, config.txn.key_share_fast_path);
         let checkpointing = std::sync::Mutex::new(());
         let engine = Arc::new(Engine {
             dir,
@@ -113,6 +117,7 @@ impl Engine {
             db_users,
             totals,
             autovacuum,
+            key_shares,
             log,
             checkpointing,
         });
@@ -224,6 +229,11 @@ impl Engine {
     /// Transaction ids, snapshots, row versions and row write locks.
     pub fn txns(&self) -> &crate::txn::Transactions {
         &self.txns
+    }
+
+    /// The key-share fast path's slots (`crate::keyshare`).
+    pub fn key_shares(&self) -> &crate::keyshare::KeyShares {
+        &self.key_shares
     }
 
     /// Counts a session on `db` in (`+1`) or out (`-1`); returns the count

@@ -213,6 +213,7 @@ pub mod durability;
 mod engine;
 pub mod error;
 pub mod heap;
+pub mod keyshare;
 mod lmgr;
 pub mod memory;
 pub mod mvcc;

@@ -157,6 +157,7 @@ impl Session {
             }
             log.xact_ended(slot);
             txns.unlock_rows(self.txn.row_locks.iter().map(|(k, _)| k), xid);
+            self.engine.key_shares().release(self.activity.backend(), xid, txns, self.txn.row_locks.len());
         }
         self.txn.clear();
         self.drop_snapshot();

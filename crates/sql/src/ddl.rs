@@ -3,6 +3,7 @@
 use crate::error::{Severity, SqlError};
 use crate::expr;
 use crate::expr::{object_name, parse_type_name, Compiler, Scope};
+use crate::fk::define::FkSpec;
 use crate::sequence::ddl::{seq_options, serial_type, KeySequence};
 use crate::sequence::{Identity, SeqType};
 use crate::session::SqlSession;
@@ -74,7 +75,16 @@ impl SqlSession {
         }
         let keys = std::mem::take(&mut spec.keys);
         spec.defaults.extend(self.key_sequences(&name, keys)?);
+        let fks = std::mem::take(&mut spec.fks);
         self.add_constraints(&name, spec)?;
+        for fk in &fks {
+            if let Err(e) = self.add_foreign_key(&name, fk, false) {
+                // PostgreSQL creates nothing when a constraint fails.
+                self.es.drop_relation(&name)?;
+                self.drop_owned_sequences(&name)?;
+                return Err(e);
+            }
+        }
         Self::command("CREATE TABLE")
     }
 
@@ -186,6 +196,34 @@ impl SqlSession {
                     };
                     self.es.create_index(&table, &index, &refs, true)?;
                 }
+                ast::AlterTableOperation::AddConstraint {
+                    constraint: ast::TableConstraint::ForeignKey(fk), ..
+                } => {
+                    self.add_foreign_key(&table, &FkSpec::of(fk, None, None)?, true)?;
+                }
+                ast::AlterTableOperation::DropConstraint { if_exists, name, .. } => {
+                    let cname = expr::ident_name(name);
+                    if !self.drop_fk_constraint(&table, &cname)? {
+                        let tid = self.es.engine().catalog().relation(self.es.database(), &table).map(|r| r.id);
+                        let missing = SqlError::new(
+                            SqlState::UNDEFINED_OBJECT,
+                            format!("constraint \"{cname}\" of relation \"{table}\" does not exist"),
+                        );
+                        match tid {
+                            Ok(id) if self.es.engine().catalog().has_constraint(self.es.database(), id, &cname) => {
+                                return Err(SqlError::unsupported(
+                                    "DROP CONSTRAINT of a primary key or unique constraint",
+                                ))
+                            }
+                            _ if *if_exists => self.notice(
+                                Severity::Notice,
+                                SqlState::SUCCESSFUL_COMPLETION,
+                                format!("{}, skipping", missing.message),
+                            ),
+                            _ => return Err(missing),
+                        }
+                    }
+                }
                 // turnstile has one role, which owns every table (as the
                 // dumps of a single-role PostgreSQL say).
                 ast::AlterTableOperation::OwnerTo { new_owner } => {
@@ -242,6 +280,8 @@ struct TableSpec {
     unique: Vec<(Option<String>, Vec<String>)>,
     /// The `SERIAL` and identity columns' sequences.
     keys: Vec<crate::sequence::ddl::KeySequence>,
+    /// Foreign keys (`REFERENCES`, `FOREIGN KEY`).
+    fks: Vec<FkSpec>,
 }
 
 impl TableSpec {
@@ -254,6 +294,7 @@ impl TableSpec {
             defaults: Vec::new(),
             unique: Vec::new(),
             keys: Vec::new(),
+            fks: Vec::new(),
         };
         for c in &ct.columns {
             spec.column(c)?;
@@ -274,6 +315,7 @@ impl TableSpec {
                     }
                     spec.unique.push((u.name.as_ref().map(expr::ident_name), cols));
                 }
+                ast::TableConstraint::ForeignKey(fk) => spec.fks.push(FkSpec::of(fk, None, None)?),
                 other => return Err(SqlError::unsupported(&format!("the constraint {other}"))),
             }
         }
@@ -333,6 +375,7 @@ impl TableSpec {
                 ast::ColumnOption::Unique(u) if plain_unique(u) => {
                     self.unique.push((u.name.as_ref().or(o.name.as_ref()).map(expr::ident_name), vec![cname.clone()]))
                 }
+                ast::ColumnOption::ForeignKey(fk) => self.fks.push(FkSpec::of(fk, Some(&cname), o.name.as_ref())?),
                 other => return Err(SqlError::unsupported(&format!("the column option {other}"))),
             }
         }

@@ -40,6 +40,8 @@ impl SqlSession {
                         plan::Producer::Function(f, _) => format!("Function Scan on {}", f.name()),
                         plan::Producer::Query(_) => "Subquery Scan (turnstile-sql)".into(),
                         plan::Producer::SetOp(s) => format!("{} (turnstile-sql)", s.kind.name()),
+                        plan::Producer::Dml(_) => "CTE Scan (data-modifying, turnstile-sql)".into(),
+                        plan::Producer::WithDml { .. } => "ModifyTable WITH (turnstile-sql)".into(),
                         plan::Producer::Table { query, .. } => {
                             format!("Seq Scan on {} (nested loop in turnstile-sql)", query.tables()[0])
                         }

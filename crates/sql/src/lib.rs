@@ -119,6 +119,7 @@ mod deallocate;
 mod error;
 mod explain;
 pub mod expr;
+pub mod fk;
 mod gucs;
 mod interrupt;
 mod locking;

@@ -271,7 +271,15 @@ impl SqlSession {
                     }
                     None => plan.run_rows(&mut self.run(&values, !st.saved), binary)?,
                 };
-                let tag = format!("SELECT {}", rows.len());
+                // `WITH … INSERT/UPDATE/DELETE … RETURNING`: the main
+                // statement's tag, counting its RETURNING rows.
+                let word = match query.body.as_ref() {
+                    sqlparser::ast::SetExpr::Insert(_) => "INSERT 0",
+                    sqlparser::ast::SetExpr::Update(_) => "UPDATE",
+                    sqlparser::ast::SetExpr::Delete(_) => "DELETE",
+                    _ => "SELECT",
+                };
+                let tag = format!("{word} {}", rows.len());
                 Ok(Outcome::Rows { fields: plan.fields.clone(), rows, tag })
             }
             Command::Insert { insert, plan: slot } => {

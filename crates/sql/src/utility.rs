@@ -114,7 +114,9 @@ impl SqlSession {
                 self.create_sequence(name, *if_not_exists, sequence_options)
             }
             S::AlterTable(at) => self.alter_table(at),
-            S::Drop { object_type, if_exists, names, .. } => self.drop_objects(object_type, *if_exists, names),
+            S::Drop { object_type, if_exists, names, cascade, .. } => {
+                self.drop_objects(object_type, *if_exists, names, *cascade)
+            }
             S::CreateDatabase { db_name, if_not_exists, .. } => self.create_database(db_name, *if_not_exists),
             S::Lock(l) => self.lock_tables(l),
             S::Prepare { name, data_types, statement } => self.prepare_named(name, data_types, statement),
@@ -178,6 +180,7 @@ impl SqlSession {
         object_type: &ast::ObjectType,
         if_exists: bool,
         names: &[ast::ObjectName],
+        cascade: bool,
     ) -> Result<Outcome, SqlError> {
         match object_type {
             ast::ObjectType::Table | ast::ObjectType::Index => {
@@ -198,6 +201,10 @@ impl SqlSession {
                             SqlState::UNDEFINED_TABLE,
                             format!("{kind} \"{name}\" does not exist"),
                         ));
+                    }
+                    if kind == "table" {
+                        let all = names.iter().map(object_name).collect::<Result<Vec<_>, _>>()?;
+                        self.drop_referencing_keys(&name, &all, cascade)?;
                     }
                     self.es.drop_relation(&name)?;
                     if kind == "table" {

@@ -188,6 +188,14 @@ pub struct TxnConfig {
     /// allocation: the lock around the sequence's state on every `nextval`
     /// that finds no cached value.
     pub sequence_block: u64,
+    /// Whether a `FOR KEY SHARE` row lock (a foreign key's check of the
+    /// referenced row) is first recorded in the backend's own slots, and
+    /// moved to the shared row-lock table only when a conflicting
+    /// `FOR UPDATE` asks for the row (PostgreSQL's fast-path protocol for
+    /// weak relation locks, applied to key-share row locks); `false` is
+    /// PostgreSQL 15's way, every locker in the shared table.
+    #[serde(default)]
+    pub key_share_fast_path: bool,
 }
 
 // `scale_factor` is a float; `validate` refuses NaN (and everything
@@ -424,6 +432,7 @@ pub const KNOBS: &[Knob] = &[
     Knob { key: "txn.start_xid", allowed: "an integer from 3 to 4611686018427387903" },
     Knob { key: "txn.interrupt_check_rows", allowed: "an integer from 1 to 1048576" },
     Knob { key: "txn.sequence_block", allowed: "0 (PostgreSQL's allocation) or an integer up to 1048576" },
+    Knob { key: "txn.key_share_fast_path", allowed: "true or false" },
     Knob { key: "executor.hash_rows_estimate", allowed: "an integer from 1 to 16777216" },
     Knob { key: "server.poll_us", allowed: "0 (sleep at once) or an integer up to 10000" },
     Knob { key: "wal.insert", allowed: "classic or scalable" },
@@ -530,6 +539,7 @@ impl Config {
                 start_xid: 3,
                 interrupt_check_rows: 1024,
                 sequence_block: if classic { 0 } else { 1024 },
+                key_share_fast_path: !classic,
             },
             executor: ExecutorConfig { hash_rows_estimate: 128 },
             server: ServerConfig { poll_us: if classic { 0 } else { 50 } },

@@ -212,6 +212,9 @@ pub struct CatalogData {
     pub databases: BTreeMap<DbId, Database>,
     /// Relations by id.
     pub relations: BTreeMap<RelId, Relation>,
+    /// Foreign keys by id (see [`super::ForeignKey`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub foreign_keys: BTreeMap<u32, super::ForeignKey>,
     /// Derived look-up maps, rebuilt by [`CatalogData::reindex`] after
     /// every change and after loading; never persisted.
     #[serde(skip)]
@@ -235,6 +238,7 @@ impl CatalogData {
             generation: 1,
             databases,
             relations: BTreeMap::new(),
+            foreign_keys: BTreeMap::new(),
             maps: Maps::default(),
         }
     }

@@ -67,6 +67,22 @@ pub enum CatalogError {
         /// The column.
         column: String,
     },
+    /// The table has a constraint with this name.
+    #[error("constraint \"{name}\" for relation \"{relation}\" already exists")]
+    DuplicateConstraint {
+        /// The constraint.
+        name: String,
+        /// The table.
+        relation: String,
+    },
+    /// The table has no constraint with this name.
+    #[error("constraint \"{name}\" of relation \"{relation}\" does not exist")]
+    UnknownConstraint {
+        /// The constraint as given.
+        name: String,
+        /// The table.
+        relation: String,
+    },
     /// A type name the engine does not know.
     #[error("type \"{0}\" does not exist (supported: int4, int8, text, bool, timestamp, char(n), varchar(n))")]
     UnknownType(String),
@@ -418,6 +434,9 @@ impl Catalog {
                 )));
             }
             let victims = dependents(c, r.id);
+            // The foreign keys of the dropped tables, on either side (the
+            // session refused or cascaded the referencing ones first).
+            c.foreign_keys.retain(|_, k| !victims.contains(&k.table) && !victims.contains(&k.ref_table));
             let mut dropped = Vec::with_capacity(victims.len());
             for id in victims {
                 if let Some(rel) = c.relations.remove(&id) {
@@ -765,5 +784,6 @@ fn write_atomically(dir: &Path, data: &CatalogData) -> Result<(), CatalogError> 
     File::open(dir).and_then(|d| d.sync_all()).map_err(|e| io_error("sync directory of", &path, e))
 }
 
+mod foreign_key;
 #[cfg(test)]
 mod tests;

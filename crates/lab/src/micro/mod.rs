@@ -8,6 +8,7 @@ use clap::Subcommand;
 pub mod alloc;
 pub mod btree;
 pub mod extend;
+pub mod fk;
 pub mod lock;
 pub mod lwlock;
 pub mod memory;
@@ -67,6 +68,11 @@ pub enum MicroBench {
     /// acquisitions per record and fdatasyncs (PostgreSQL 15's locks
     /// against a lock-free reservation, copy and WAL writer).
     Wal(wal::Args),
+    /// Foreign keys: T sessions inserting children of one hot parent row
+    /// under both profiles; inserts/s and acquisitions of the shared
+    /// row-lock table per insert (classic's key-share lock in the shared
+    /// table against scalable's per-backend slots).
+    Fk(fk::Args),
 }
 
 /// Runs one micro-benchmark and prints its report.
@@ -112,6 +118,10 @@ pub fn run(bench: MicroBench) -> Result<(), CliError> {
             let json = args.output.json;
             (wal::run(&args)?, json)
         }
+        MicroBench::Fk(args) => {
+            let json = args.output.json;
+            (fk::run(&args)?, json)
+        }
     };
     section.0.print(section.1)
 }
@@ -128,6 +138,7 @@ pub fn reproduce_sections() -> Result<Vec<Section>, CliError> {
         snapshot::run(&snapshot::Args::reproduce())?,
         nextval::run(&nextval::Args::reproduce())?,
         wal::run(&wal::Args::reproduce())?,
+        fk::run(&fk::Args::reproduce())?,
         alloc::run(&alloc::Args::reproduce())?,
     ])
 }

@@ -724,6 +724,108 @@ wr-54 INSERT INTO wr5 VALUES (1, 1, 'x') ON CONFLICT DO UPDATE SET v = 1
 wr-55 INSERT INTO wr5 VALUES (1, 1, 'x') ON CONFLICT ON CONSTRAINT nosuch DO NOTHING
 wr-56 SELECT k, v, note FROM wr5 ORDER BY k
 
+@family fk Foreign keys: REFERENCES and FOREIGN KEY, 23503 on INSERT, UPDATE and DELETE, checked at the end of the statement, ON DELETE/UPDATE NO ACTION, RESTRICT, CASCADE, SET NULL, SET DEFAULT, ALTER TABLE ADD/DROP CONSTRAINT, 42830, DROP TABLE of a referenced table (2BP01)
+fk-01 CREATE TABLE fkp (id int PRIMARY KEY, code text UNIQUE, note text)
+fk-02 CREATE TABLE fkc (id int PRIMARY KEY, pid int REFERENCES fkp (id), code text REFERENCES fkp (code) ON UPDATE CASCADE)
+fk-03 INSERT INTO fkp VALUES (1, 'a', 'one'), (2, 'b', 'two'), (3, 'c', 'three')
+fk-04 INSERT INTO fkc VALUES (1, 99, NULL)
+fk-05 INSERT INTO fkc VALUES (1, 1, 'a'), (2, NULL, 'b'), (3, 2, NULL)
+fk-06 INSERT INTO fkc VALUES (4, 1, 'zz')
+fk-07 UPDATE fkc SET pid = 98 WHERE id = 3
+fk-08 DELETE FROM fkp WHERE id = 1
+fk-09 UPDATE fkp SET id = 10 WHERE id = 2
+fk-10 UPDATE fkp SET note = 'uno' WHERE id = 1 RETURNING id, note
+fk-11 UPDATE fkp SET code = 'aa' WHERE id = 1
+fk-12 SELECT id, pid, code FROM fkc ORDER BY id
+fk-13 DELETE FROM fkp WHERE id = 3 RETURNING id
+fk-14 UPDATE fkp SET id = id + 100 WHERE id IN (1, 2)
+fk-15 CREATE TABLE fkself (id int PRIMARY KEY, up int REFERENCES fkself)
+fk-16 INSERT INTO fkself VALUES (2, 1), (1, NULL)
+fk-17 INSERT INTO fkself VALUES (3, 4)
+fk-18 DELETE FROM fkself WHERE id = 1
+fk-19 CREATE TABLE fkcas (id int PRIMARY KEY, pid int REFERENCES fkp ON DELETE CASCADE ON UPDATE CASCADE)
+fk-20 CREATE TABLE fknul (id int PRIMARY KEY, pid int REFERENCES fkp ON DELETE SET NULL)
+fk-21 CREATE TABLE fkdef (id int PRIMARY KEY, pid int DEFAULT 5 REFERENCES fkp ON DELETE SET DEFAULT)
+fk-22 CREATE TABLE fkres (id int PRIMARY KEY, pid int REFERENCES fkp ON DELETE RESTRICT)
+fk-23 INSERT INTO fkp VALUES (4, 'd', 'four'), (5, 'e', 'five'), (6, 'f', 'six'), (7, 'g', 'seven')
+fk-24 INSERT INTO fkcas VALUES (1, 4), (2, 4), (3, 5)
+fk-25 INSERT INTO fknul VALUES (1, 4), (2, 5)
+fk-26 INSERT INTO fkdef VALUES (1, 6)
+fk-27 INSERT INTO fkres VALUES (1, 7)
+fk-28 DELETE FROM fkp WHERE id = 4 RETURNING id
+fk-29 SELECT id, pid FROM fkcas ORDER BY id
+fk-30 SELECT id, pid FROM fknul ORDER BY id
+fk-31 UPDATE fkp SET id = 50 WHERE id = 5
+fk-32 SELECT id, pid FROM fkcas ORDER BY id
+fk-33 DELETE FROM fkp WHERE id = 6
+fk-34 SELECT id, pid FROM fkdef ORDER BY id
+fk-35 DELETE FROM fkp WHERE id = 7
+fk-36 DELETE FROM fkres
+fk-37 DELETE FROM fkp WHERE id = 7 RETURNING note
+fk-38 CREATE TABLE fkalt (id int PRIMARY KEY, pid int)
+fk-39 INSERT INTO fkalt VALUES (1, 1), (2, 42)
+fk-40 ALTER TABLE fkalt ADD CONSTRAINT fkalt_fk FOREIGN KEY (pid) REFERENCES fkp (id)
+fk-41 DELETE FROM fkalt WHERE id = 2
+fk-42 ALTER TABLE fkalt ADD CONSTRAINT fkalt_fk FOREIGN KEY (pid) REFERENCES fkp (id) ON DELETE CASCADE
+fk-43 INSERT INTO fkalt VALUES (3, 43)
+fk-44 ALTER TABLE fkalt ADD CONSTRAINT fkalt_fk FOREIGN KEY (pid) REFERENCES fkp (id)
+fk-45 ALTER TABLE fkalt DROP CONSTRAINT fkalt_fk
+fk-46 ALTER TABLE fkalt DROP CONSTRAINT fkalt_fk
+fk-47 ALTER TABLE fkalt DROP CONSTRAINT IF EXISTS fkalt_fk
+fk-48 INSERT INTO fkalt VALUES (3, 43)
+fk-49 CREATE TABLE fkbad (x int REFERENCES fkp (note))
+fk-50 CREATE TABLE fkbad (x int REFERENCES nosuch)
+fk-51 CREATE TABLE fkbad (x text REFERENCES fkp)
+fk-52 CREATE TABLE fkbad (x int REFERENCES fkp (nosuch))
+fk-53 CREATE TABLE fkbad (x int, FOREIGN KEY (x, x) REFERENCES fkp (id))
+fk-54 CREATE TABLE fknopk (x int)
+fk-55 CREATE TABLE fkbad (x int REFERENCES fknopk)
+fk-56 DROP TABLE fkp
+fk-57 CREATE TABLE fkmul (a int, b int, PRIMARY KEY (a, b))
+fk-58 CREATE TABLE fkmc (id int PRIMARY KEY, a int, b int, CONSTRAINT fkmc_ab FOREIGN KEY (a, b) REFERENCES fkmul (a, b))
+fk-59 INSERT INTO fkmul VALUES (1, 2)
+fk-60 INSERT INTO fkmc VALUES (1, 1, 2), (2, 1, NULL), (3, NULL, 9)
+fk-61 INSERT INTO fkmc VALUES (4, 2, 1)
+fk-62 DELETE FROM fkmul
+fk-63 SELECT id, a, b FROM fkmc ORDER BY id
+fk-64 DROP TABLE fkmc
+fk-65 DROP TABLE fkmul
+
+@family dmlj UPDATE … FROM and DELETE … USING: the target joined with other tables, the first matching row's values, RETURNING over both
+dmlj-01 CREATE TABLE dj (id int PRIMARY KEY, bal int NOT NULL)
+dmlj-02 CREATE TABLE djp (acct int, amt int)
+dmlj-03 INSERT INTO dj VALUES (1, 100), (2, 200), (3, 300)
+dmlj-04 INSERT INTO djp VALUES (1, 5), (2, 70), (9, 1)
+dmlj-05 UPDATE dj SET bal = dj.bal + p.amt FROM djp p WHERE p.acct = dj.id RETURNING dj.id, dj.bal, p.amt
+dmlj-06 SELECT id, bal FROM dj ORDER BY id
+dmlj-07 UPDATE dj AS d SET bal = 0 FROM djp WHERE djp.acct = d.id AND djp.amt > 1000
+dmlj-08 DELETE FROM dj USING djp WHERE djp.acct = dj.id AND djp.amt > 50 RETURNING dj.id, djp.amt
+dmlj-09 DELETE FROM dj d USING djp p, t WHERE p.acct = d.id AND t.id = p.acct RETURNING d.*
+dmlj-10 SELECT id, bal FROM dj ORDER BY id
+dmlj-11 UPDATE dj SET bal = x.s FROM (SELECT sum(amt) AS s FROM djp) x RETURNING id, bal
+dmlj-12 UPDATE dj SET bal = 1 FROM djp WHERE nosuch = 1
+dmlj-13 UPDATE dj SET bal = 1 FROM dj WHERE true
+dmlj-14 UPDATE u SET k = t.s FROM t WHERE t.id = u.tid AND u.id = 1 RETURNING u.id, u.k
+
+@family seqv pg_sequences: the sequences of the database with their definition and last value
+seqv-01 CREATE SEQUENCE seqv_a INCREMENT BY 3 START WITH 10 CACHE 1
+seqv-02 CREATE SEQUENCE seqv_b AS integer MAXVALUE 100 CYCLE
+seqv-03 SELECT nextval('seqv_a'), nextval('seqv_a')
+seqv-04 SELECT sequencename, data_type, start_value, min_value, max_value, increment_by, cycle, cache_size, last_value IS NULL AS unused FROM pg_sequences WHERE sequencename LIKE 'seqv%' ORDER BY sequencename
+seqv-05 SELECT schemaname, sequenceowner FROM pg_sequences WHERE sequencename = 'seqv_a'
+
+@family wdml Data-modifying WITH: INSERT, UPDATE and DELETE … RETURNING in WITH, read by the main query or not, and as the main statement
+wdml-01 CREATE TABLE wd (id int PRIMARY KEY, bal int NOT NULL)
+wdml-02 CREATE TABLE wdarch (id int, bal int)
+wdml-03 WITH ins AS (INSERT INTO wd VALUES (1, 10), (2, 20), (3, 30) RETURNING *) SELECT count(*), sum(bal) FROM ins
+wdml-04 WITH u AS (UPDATE wd SET bal = bal * 2 WHERE id >= 2 RETURNING id, bal) SELECT id, bal FROM u ORDER BY id
+wdml-05 WITH moved AS (DELETE FROM wd WHERE bal > 50 RETURNING id, bal) INSERT INTO wdarch SELECT id, bal FROM moved RETURNING id
+wdml-06 WITH ins AS (INSERT INTO wd VALUES (4, 1) RETURNING id) SELECT count(*) FROM wd
+wdml-07 SELECT id, bal FROM wd ORDER BY id
+wdml-08 SELECT id, bal FROM wdarch ORDER BY id
+wdml-09 WITH d AS (DELETE FROM wdarch) SELECT * FROM d
+wdml-10 WITH a AS (SELECT 5 AS k), i AS (INSERT INTO wd SELECT k, k FROM a RETURNING id AS new_id) SELECT new_id FROM i
+
 @family unsup Unsupported constructs: each answers 0A000 and the connection goes on
 !unsup-11 [TABLE t] TABLE t
 !unsup-13 [RIGHT/FULL JOIN] SELECT t.id, u.id FROM t RIGHT JOIN u ON t.id = u.tid ORDER BY 1, 2
@@ -733,8 +835,6 @@ wr-56 SELECT k, v, note FROM wr5 ORDER BY k
 !unsup-22 [DISTINCT ON] SELECT DISTINCT ON (grp) grp, id FROM g ORDER BY grp, id
 !unsup-24 [GROUP BY ROLLUP/CUBE/GROUPING SETS] SELECT grp, count(*) FROM g GROUP BY ROLLUP (grp)
 !unsup-28 [INSERT DEFAULT VALUES] INSERT INTO g DEFAULT VALUES
-!unsup-29 [UPDATE … FROM, DELETE … USING] UPDATE u SET k = t.s FROM t WHERE t.id = u.tid
-!unsup-30 [UPDATE … FROM, DELETE … USING] DELETE FROM u USING t WHERE t.id = u.tid
 !unsup-31 [CREATE TABLE … AS] CREATE TABLE ctas AS SELECT id FROM t
 !unsup-32 [interval and date/time arithmetic] SELECT ts + interval '1 day' FROM t WHERE id = 1
 !unsup-33 [interval and date/time arithmetic] SELECT '2024-02-29'::date + 1

@@ -4,7 +4,10 @@
 //! (`pg_locks`, …) that live in [`crate::views`].
 
 use super::relation::{Reader, RowsFn, Schema, SystemRelation};
-use super::{attribute, class, cluster, constraint, empty, info_constraints, info_tables, schema, settings, types};
+use super::{
+    attribute, class, cluster, constraint, empty, fk_constraint, info_constraints, info_tables, schema, sequences,
+    settings, types,
+};
 use crate::value::{Datum, SqlType};
 
 /// The engine-state views of [`crate::views`]: OID (PostgreSQL 15's;
@@ -50,7 +53,7 @@ pub static SYSTEM_RELATIONS: &[SystemRelation] = &[
     rel(3350, "pg_partitioned_table", 'r', class::PARTITIONED_TABLE, class::partitioned_table_rows),
     rel(1249, "pg_attribute", 'r', attribute::ATTRIBUTE, attribute::attribute_rows),
     rel(2604, "pg_attrdef", 'r', attribute::ATTRDEF, attribute::attrdef_rows),
-    rel(2606, "pg_constraint", 'r', constraint::CONSTRAINT, constraint::constraint_rows),
+    rel(2606, "pg_constraint", 'r', constraint::CONSTRAINT, fk_constraint::all_constraint_rows),
     rel(1247, "pg_type", 'r', types::TYPE, types::type_rows),
     rel(1262, "pg_database", 'r', cluster::DATABASE, cluster::database_rows),
     rel(1260, "pg_authid", 'r', cluster::AUTHID, cluster::authid_rows),
@@ -65,6 +68,7 @@ pub static SYSTEM_RELATIONS: &[SystemRelation] = &[
     rel(2609, "pg_description", 'r', schema::DESCRIPTION, no_rows),
     rel(2612, "pg_language", 'r', schema::LANGUAGE, schema::language_rows),
     rel(12104, "pg_settings", 'v', settings::SETTINGS, settings::settings_rows),
+    rel(12048, "pg_sequences", 'v', sequences::SEQUENCES, sequences::sequences_rows),
     rel(1255, "pg_proc", 'r', settings::PROC, settings::proc_rows),
     rel(3256, "pg_policy", 'r', empty::POLICY, no_rows),
     rel(3381, "pg_statistic_ext", 'r', empty::STATISTIC_EXT, no_rows),

@@ -31,6 +31,7 @@ pub mod constraint;
 pub mod datum;
 pub mod deparse;
 pub mod empty;
+pub mod fk_constraint;
 pub mod info_constraints;
 pub mod info_tables;
 pub mod list;
@@ -38,6 +39,7 @@ pub mod oid;
 pub mod reg;
 pub mod relation;
 pub mod schema;
+pub mod sequences;
 pub mod settings;
 pub mod types;
 

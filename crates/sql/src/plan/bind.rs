@@ -26,7 +26,7 @@ pub(super) fn compile_select_in(
     cx: &QueryCx,
 ) -> Result<SelectPlan, SqlError> {
     check_clauses(q)?;
-    let (items, merges) = from_list(cat, sel, params, cx)?;
+    let (items, merges) = from_list(cat, &sel.from, params, cx)?;
     let mut scope = Scope { outer: cx.outer.clone(), ..Scope::default() };
     let mut where_parts = Vec::new();
     if let Some(w) = &sel.selection {

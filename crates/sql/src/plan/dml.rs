@@ -1,13 +1,11 @@
 //! INSERT, UPDATE and DELETE: compiled once, run through the engine.
 
 use super::from::push_table;
+use super::modify_from::{compile_from, FromRows};
 use super::predicate::{and_all, conjuncts, pushable};
 use super::returning::{atomically, compile_returning, Affected, Returning};
 use super::upsert::{compile_on_conflict, OnConflict};
-use super::{
-    check_cancel, compile_select, compiler, series_bounds, Catalog, Producer, RowItem, Run, SelectPlan, Source,
-    TableDef,
-};
+use super::{check_cancel, compiler, series_bounds, Catalog, Producer, RowItem, Run, SelectPlan, Source, TableDef};
 use crate::error::SqlError;
 use crate::expr::{ident_name, object_name, EvalEnv, Expr, Scope};
 use crate::value::{Datum, SqlType};
@@ -37,6 +35,9 @@ pub struct InsertPlan {
     pub returning: Option<Returning>,
     /// `ON CONFLICT`.
     pub on_conflict: Option<OnConflict>,
+    /// The table's id when it references another (its foreign keys are
+    /// checked at the end of the statement).
+    pub fk_child: Option<u32>,
 }
 
 /// Where an INSERT's rows come from.
@@ -50,6 +51,17 @@ pub enum InsertSource {
 
 /// Compiles an INSERT.
 pub fn compile_insert(cat: &Catalog<'_>, ins: &ast::Insert, params: &mut Vec<SqlType>) -> Result<InsertPlan, SqlError> {
+    compile_insert_in(cat, ins, params, &super::QueryCx::default())
+}
+
+/// [`compile_insert`] with its `SELECT` seeing `cx` (the common table
+/// expressions of the `WITH` list around it).
+pub fn compile_insert_in(
+    cat: &Catalog<'_>,
+    ins: &ast::Insert,
+    params: &mut Vec<SqlType>,
+    cx: &super::QueryCx,
+) -> Result<InsertPlan, SqlError> {
     let table = match &ins.table {
         ast::TableObject::TableName(n) => object_name(n)?,
         other => return Err(SqlError::unsupported(&format!("INSERT INTO {other}"))),
@@ -106,7 +118,7 @@ pub fn compile_insert(cat: &Catalog<'_>, ins: &ast::Insert, params: &mut Vec<Sql
             InsertSource::Values(rows)
         }
         _ => {
-            let plan = compile_select(cat, src, params)?;
+            let plan = super::compile_query(cat, src, params, cx)?;
             if plan.fields.len() > targets.len() {
                 return Err(SqlError::new(SqlState::SYNTAX_ERROR, "INSERT has more expressions than target columns"));
             }
@@ -131,7 +143,9 @@ pub fn compile_insert(cat: &Catalog<'_>, ins: &ast::Insert, params: &mut Vec<Sql
         Some(ast::OnInsert::OnConflict(on)) => Some(compile_on_conflict(cat, (&table, &def, &qual), on, params)?),
         Some(other) => return Err(SqlError::unsupported(&format!("INSERT …{other}"))),
     };
+    let fk_child = cat.fk_roles(def.oid, &[]).0.then_some(def.oid);
     Ok(InsertPlan {
+        fk_child,
         table,
         types: def.types,
         sql_types: def.sql_types,
@@ -229,9 +243,13 @@ impl InsertPlan {
             return atomically(run, |run| {
                 let rows = self.rows(run)?;
                 let ret = self.returning.as_ref();
-                let (count, rows) = on.run(&self.table, &self.sql_types, &self.types, rows, ret, run)?;
+                let (count, rows) =
+                    on.run(&self.table, (&self.sql_types, &self.types), rows, ret, self.fk_child, run)?;
                 Ok(Affected { count, rows })
             });
+        }
+        if let Some(id) = self.fk_child {
+            return atomically(run, |run| self.run_checked(id, run));
         }
         if let Some(ret) = &self.returning {
             return atomically(run, |run| self.run_returning(ret, run));
@@ -265,6 +283,24 @@ impl InsertPlan {
             out.count += 1;
             out.rows.push(ret.project(&row, &mut run.env)?);
         }
+        Ok(out)
+    }
+
+    /// An INSERT into a table with foreign keys: the rows are built,
+    /// inserted, then checked (at the end of the statement, as
+    /// PostgreSQL's RI triggers do).
+    fn run_checked(&self, id: u32, run: &mut Run<'_>) -> Result<Affected, SqlError> {
+        let rows = self.rows(run)?;
+        let mut out = Affected { count: 0, rows: Vec::new() };
+        for row in &rows {
+            run.session()?.insert(&self.table, row)?;
+            out.count += 1;
+            if let Some(ret) = &self.returning {
+                out.rows.push(ret.project(row, &mut run.env)?);
+            }
+        }
+        let written = crate::fk::Written { inserted: rows, ..Default::default() };
+        crate::fk::after_statement(run, id, &written)?;
         Ok(out)
     }
 
@@ -383,6 +419,13 @@ pub struct ModifyPlan {
     pub sql_types: Vec<SqlType>,
     /// `RETURNING`, over the new rows (UPDATE) or the deleted ones.
     pub returning: Option<Returning>,
+    /// The table's id when it takes part in a foreign key (its rows
+    /// written are then checked at the end of the statement).
+    pub fk: Option<u32>,
+    /// Whether the UPDATE assigns a key column (rows locked `FOR UPDATE`).
+    pub key_update: bool,
+    /// `UPDATE … FROM` / `DELETE … USING`: the other tables.
+    pub from: Option<FromRows>,
 }
 
 /// What `modify_target` resolves: scope, table, query, pushed filters, residual.
@@ -422,16 +465,44 @@ pub(super) fn modify_target(
     Ok((scope, def, query, pushed, and_all(residual)))
 }
 
+/// [`modify_target`] with the FROM (USING) list `from`: its columns follow
+/// the target's in the scope, and the whole WHERE is evaluated on the
+/// joined row (nothing pushed down).
+fn modify_target_from(
+    cat: &Catalog<'_>,
+    name: &ast::ObjectName,
+    alias: Option<String>,
+    selection: Option<&ast::Expr>,
+    from: Option<&[ast::TableWithJoins]>,
+    params: &mut Vec<SqlType>,
+) -> Result<(ModifyTarget, Option<FromRows>), SqlError> {
+    let Some(from) = from else {
+        return Ok((modify_target(cat, name, alias, selection, params)?, None));
+    };
+    let (mut scope, def, query, pushed, _) = modify_target(cat, name, alias, None, params)?;
+    let rows = compile_from(cat, from, &mut scope, params)?;
+    let residual = match selection {
+        Some(w) => Some(compiler(&scope, params, None).boolean(w)?),
+        None => None,
+    };
+    Ok(((scope, def, query, pushed, residual), Some(rows)))
+}
+
 /// Compiles an UPDATE.
 pub fn compile_update(cat: &Catalog<'_>, u: &ast::Update, params: &mut Vec<SqlType>) -> Result<ModifyPlan, SqlError> {
-    if u.from.is_some() || !u.table.joins.is_empty() {
-        return Err(SqlError::unsupported("UPDATE … FROM"));
+    if !u.table.joins.is_empty() {
+        return Err(SqlError::unsupported("UPDATE of a join"));
     }
     let (name, alias) = match &u.table.relation {
         ast::TableFactor::Table { name, alias, args: None, .. } => (name, alias.as_ref().map(|a| ident_name(&a.name))),
         other => return Err(SqlError::unsupported(&format!("UPDATE of {other}"))),
     };
-    let (scope, def, query, pushed, residual) = modify_target(cat, name, alias, u.selection.as_ref(), params)?;
+    let from_list = match &u.from {
+        None => None,
+        Some(ast::UpdateTableFromKind::AfterSet(f) | ast::UpdateTableFromKind::BeforeSet(f)) => Some(f.as_slice()),
+    };
+    let ((scope, def, query, pushed, residual), from) =
+        modify_target_from(cat, name, alias, u.selection.as_ref(), from_list, params)?;
     let mut assignments = Vec::new();
     for a in &u.assignments {
         let col = match &a.target {
@@ -454,13 +525,26 @@ pub fn compile_update(cat: &Catalog<'_>, u: &ast::Update, params: &mut Vec<SqlTy
         assignments.push((k, x));
     }
     let returning = compile_returning(u.returning.as_ref(), &scope, params)?;
-    Ok(ModifyPlan { query, pushed, residual, assignments, types: def.types, sql_types: def.sql_types, returning })
+    let set: Vec<usize> = assignments.iter().map(|(k, _)| *k).collect();
+    let (child, parent, key_update) = cat.fk_roles(def.oid, &set);
+    Ok(ModifyPlan {
+        query,
+        pushed,
+        residual,
+        assignments,
+        types: def.types,
+        sql_types: def.sql_types,
+        returning,
+        fk: (child || parent).then_some(def.oid),
+        key_update,
+        from,
+    })
 }
 
 /// Compiles a DELETE.
 pub fn compile_delete(cat: &Catalog<'_>, d: &ast::Delete, params: &mut Vec<SqlType>) -> Result<ModifyPlan, SqlError> {
-    if d.using.is_some() || !d.tables.is_empty() {
-        return Err(SqlError::unsupported("DELETE … USING"));
+    if !d.tables.is_empty() {
+        return Err(SqlError::unsupported("DELETE of several tables"));
     }
     let from = match &d.from {
         ast::FromTable::WithFromKeyword(f) | ast::FromTable::WithoutKeyword(f) => f,
@@ -473,8 +557,10 @@ pub fn compile_delete(cat: &Catalog<'_>, d: &ast::Delete, params: &mut Vec<SqlTy
         ast::TableFactor::Table { name, alias, args: None, .. } => (name, alias.as_ref().map(|a| ident_name(&a.name))),
         other => return Err(SqlError::unsupported(&format!("DELETE from {other}"))),
     };
-    let (scope, def, query, pushed, residual) = modify_target(cat, name, alias, d.selection.as_ref(), params)?;
+    let ((scope, def, query, pushed, residual), from) =
+        modify_target_from(cat, name, alias, d.selection.as_ref(), d.using.as_deref(), params)?;
     let returning = compile_returning(d.returning.as_ref(), &scope, params)?;
+    let (_, parent, _) = cat.fk_roles(def.oid, &[]);
     Ok(ModifyPlan {
         query,
         pushed,
@@ -483,27 +569,71 @@ pub fn compile_delete(cat: &Catalog<'_>, d: &ast::Delete, params: &mut Vec<SqlTy
         types: def.types,
         sql_types: def.sql_types,
         returning,
+        fk: parent.then_some(def.oid),
+        key_update: false,
+        from,
     })
 }
 
 impl ModifyPlan {
-    fn decide(&self, row: &[Value], env: &mut EvalEnv<'_>) -> Result<Option<Vec<Datum>>, SqlError> {
+    /// The row the expressions see for target row `row` (joined with the
+    /// first FROM row that satisfies the WHERE, with `from`), or `None`
+    /// when it is left alone.
+    fn decide(
+        &self,
+        row: &[Value],
+        from: Option<&[Vec<Datum>]>,
+        env: &mut EvalEnv<'_>,
+    ) -> Result<Option<Vec<Datum>>, SqlError> {
         let datums: Vec<Datum> = row.iter().map(Datum::from_engine).collect();
-        if let Some(r) = &self.residual {
-            if !r.test(&datums, env)? {
-                return Ok(None);
+        let Some(from) = from else {
+            if let Some(r) = &self.residual {
+                if !r.test(&datums, env)? {
+                    return Ok(None);
+                }
+            }
+            return Ok(Some(datums));
+        };
+        for other in from {
+            let mut joined = datums.clone();
+            joined.extend(other.iter().cloned());
+            if self.residual.as_ref().map_or(Ok(true), |r| r.test(&joined, env))? {
+                return Ok(Some(joined));
             }
         }
-        Ok(Some(datums))
+        Ok(None)
     }
 
     /// Runs the UPDATE (or DELETE when there are no assignments): rows
-    /// affected and the `RETURNING` rows.
+    /// affected and the `RETURNING` rows. With foreign keys, the rows
+    /// written are checked at the end, and the statement is one
+    /// transaction when none is open.
     pub fn run(&self, run: &mut Run<'_>, delete: bool) -> Result<Affected, SqlError> {
+        let Some(id) = self.fk else { return self.run_rows(run, delete, None) };
+        atomically(run, |run| {
+            let mut written = crate::fk::Written::default();
+            let out = self.run_rows(run, delete, Some(&mut written))?;
+            crate::fk::after_statement(run, id, &written)?;
+            Ok(out)
+        })
+    }
+
+    /// The UPDATE or DELETE itself; `written` collects the rows changed.
+    fn run_rows(
+        &self,
+        run: &mut Run<'_>,
+        delete: bool,
+        mut written: Option<&mut crate::fk::Written>,
+    ) -> Result<Affected, SqlError> {
         let mut eparams = Vec::with_capacity(self.pushed.len());
         for (x, ty) in &self.pushed {
             eparams.push(x.eval(&[], &mut run.env)?.to_engine(*ty)?);
         }
+        let from_rows = match &self.from {
+            Some(f) => Some(f.plan.run(run)?),
+            None => None,
+        };
+        let from_rows = from_rows.as_deref();
         let mut failure: Option<SqlError> = None;
         let mut returned = Vec::new();
         // The engine session is lent to the scan; the callback's
@@ -513,9 +643,12 @@ impl ModifyPlan {
         let result = if delete {
             session.delete_rows(&self.query, &eparams, &mut |row| {
                 let out = (|| -> Result<bool, SqlError> {
-                    let Some(datums) = self.decide(row, env)? else { return Ok(false) };
+                    let Some(datums) = self.decide(row, from_rows, env)? else { return Ok(false) };
                     if let Some(ret) = &self.returning {
                         returned.push(ret.project_datums(&datums, env)?);
+                    }
+                    if let Some(w) = written.as_deref_mut() {
+                        w.deleted.push(row.to_vec());
                     }
                     Ok(true)
                 })();
@@ -525,16 +658,22 @@ impl ModifyPlan {
                 })
             })
         } else {
-            session.update_rows(&self.query, &eparams, &mut |row| {
+            let mut f = |row: &[Value]| {
                 let out = (|| -> Result<Option<Vec<Value>>, SqlError> {
-                    let Some(datums) = self.decide(row, env)? else { return Ok(None) };
+                    let Some(datums) = self.decide(row, from_rows, env)? else { return Ok(None) };
                     let mut new = row.to_vec();
                     for (k, x) in &self.assignments {
                         let v = x.eval(&datums, env)?.cast(self.sql_types[*k])?;
                         new[*k] = v.to_engine(self.types[*k])?;
                     }
                     if let Some(ret) = &self.returning {
-                        returned.push(ret.project(&new, env)?);
+                        // The new row, then the FROM row it was joined with.
+                        let mut out: Vec<Datum> = new.iter().map(Datum::from_engine).collect();
+                        out.extend(datums.iter().skip(new.len()).cloned());
+                        returned.push(ret.project_datums(&out, env)?);
+                    }
+                    if let Some(w) = written.as_deref_mut() {
+                        w.updated.push((row.to_vec(), new.clone()));
                     }
                     Ok(Some(new))
                 })();
@@ -542,7 +681,12 @@ impl ModifyPlan {
                     failure = Some(e);
                     turnstile_engine::EngineError::CallbackFailed
                 })
-            })
+            };
+            if self.key_update {
+                session.update_key_rows(&self.query, &eparams, &mut f)
+            } else {
+                session.update_rows(&self.query, &eparams, &mut f)
+            }
         };
         run.env.session = Some(session);
         match (result, failure) {

@@ -48,6 +48,8 @@ impl SelectPlan {
                             let v = arg.eval(&[], &mut run.env)?;
                             f.rows(v, &mut run.env)?
                         }
+                        Producer::Dml(d) => d.rows(run)?,
+                        Producer::WithDml { body, ctes } => super::dml_cte::run_with_dml(body, ctes, run)?,
                         Producer::Series(a, b, step) => {
                             let (start, stop, step) = series_bounds(a, b, step.as_ref(), &mut run.env)?;
                             let mut v = Vec::new();

@@ -36,6 +36,11 @@ pub(super) fn from_item(
             }
             let n = object_name(name)?;
             let alias_name = alias.as_ref().map(|a| ident_name(&a.name));
+            if let (Some(d), None, 1) = (cx.dml_cte(&n), args, name.0.len()) {
+                let shown = alias_name.clone().unwrap_or_else(|| n.clone());
+                let plan = super::over_rows(Producer::Dml(std::sync::Arc::clone(d)), d.scope(&n, &shown)?);
+                return derived(plan, shown, &[], alias.as_ref());
+            }
             if let (Some((cte, cols, q)), None, 1) = (cx.cte(&n), args, name.0.len()) {
                 // A common table expression sees those defined before it.
                 let mut before = cx.clone();
@@ -184,7 +189,7 @@ fn join_name(op: &ast::JoinOperator) -> String {
 /// join as its ON condition, the columns it merges in `Merges`).
 pub(super) fn from_list(
     cat: &Catalog<'_>,
-    sel: &ast::Select,
+    from: &[ast::TableWithJoins],
     params: &mut Vec<SqlType>,
     cx: &QueryCx,
 ) -> Result<(Vec<Joined>, Merges), SqlError> {
@@ -193,7 +198,7 @@ pub(super) fn from_list(
     let mut items: Vec<Joined> = Vec::new();
     let mut merges = Merges::default();
     // `FROM a, b` is a cross join, filtered by WHERE.
-    for twj in &sel.from {
+    for twj in from {
         let first = from_item(cat, &twj.relation, params, cx)?;
         merges.start_group(item_alias(&first));
         let group_start = items.len();

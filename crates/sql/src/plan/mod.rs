@@ -10,10 +10,12 @@
 
 mod bind;
 mod dml;
+mod dml_cte;
 mod exec;
 mod from;
 mod group;
 mod item;
+mod modify_from;
 mod order;
 mod predicate;
 mod query;
@@ -42,7 +44,12 @@ use turnstile_engine::types::ColumnType;
 use turnstile_engine::Session;
 use turnstile_lock::SqlState;
 
-pub use dml::{check_assignable, compile_delete, compile_insert, compile_update, InsertPlan, InsertSource, ModifyPlan};
+pub use dml::{
+    check_assignable, compile_delete, compile_insert, compile_insert_in, compile_update, InsertPlan, InsertSource,
+    ModifyPlan,
+};
+pub use dml_cte::DmlCte;
+use query::over_rows;
 pub use query::{compile_query, compile_select};
 pub use returning::{Affected, Returning};
 pub use set_function::SetFunction;
@@ -96,6 +103,17 @@ pub enum Producer {
     Query(Box<SelectPlan>),
     /// A set operation's combined rows.
     SetOp(Box<SetOpPlan>),
+    /// A data-modifying statement's `RETURNING` rows (`dml_cte.rs`).
+    Dml(std::sync::Arc<dml_cte::DmlCte>),
+    /// A query with data-modifying statements: `body`'s rows, each of
+    /// `ctes` run once (`dml_cte.rs`).
+    WithDml {
+        /// The main query.
+        body: Box<SelectPlan>,
+        /// Every data-modifying statement, in `WITH` order (the main one
+        /// last, when the body is one).
+        ctes: Vec<std::sync::Arc<dml_cte::DmlCte>>,
+    },
     /// A table the engine scans on its own (a join the engine does not
     /// run): its query, with pushed-down `column = $k` filters.
     Table {
@@ -112,6 +130,9 @@ pub struct QueryCx {
     /// Common table expressions in view, innermost last: (name, column
     /// aliases, query).
     pub ctes: Vec<(String, Vec<String>, std::sync::Arc<sqlparser::ast::Query>)>,
+    /// The data-modifying common table expressions in view: (name,
+    /// statement).
+    pub dml: Vec<(String, std::sync::Arc<dml_cte::DmlCte>)>,
     /// The enclosing query level, when this one is a subquery in an
     /// expression.
     pub outer: Option<std::sync::Arc<OuterScope>>,
@@ -121,6 +142,17 @@ impl QueryCx {
     /// The common table expression `name`, innermost first.
     pub fn cte(&self, name: &str) -> Option<&(String, Vec<String>, std::sync::Arc<sqlparser::ast::Query>)> {
         self.ctes.iter().rev().find(|(n, _, _)| n == name)
+    }
+
+    /// The data-modifying common table expression `name`, if it is one
+    /// and no plain one of that name was defined after it.
+    pub fn dml_cte(&self, name: &str) -> Option<&std::sync::Arc<dml_cte::DmlCte>> {
+        let plain = self.ctes.iter().rposition(|(n, _, _)| n == name);
+        let found = self.dml.iter().rposition(|(n, _)| n == name)?;
+        match plain {
+            Some(p) if p > found => None,
+            _ => Some(&self.dml[found].1),
+        }
     }
 }
 
@@ -213,6 +245,17 @@ impl Catalog<'_> {
         let snapshot = self.session.engine().catalog().snapshot();
         let pk = snapshot.indexes_of(oid).find_map(|r| r.index.as_ref().filter(|i| i.primary));
         pk.map(|i| i.columns.iter().map(|&c| (c + 1) as i16).collect()).unwrap_or_default()
+    }
+
+    /// Table `oid`'s part in foreign keys: whether it references another
+    /// table, whether one references it, and whether assigning `columns`
+    /// changes a key (a unique index's column) — PostgreSQL's
+    /// `FOR UPDATE` row lock rather than `FOR NO KEY UPDATE`.
+    pub fn fk_roles(&self, oid: u32, columns: &[usize]) -> (bool, bool, bool) {
+        let snapshot = self.session.engine().catalog().snapshot();
+        let child = snapshot.foreign_keys_of(oid).next().is_some();
+        let parent = snapshot.referencing(oid).next().is_some();
+        (child, parent, crate::fk::is_key_update(&snapshot, oid, columns))
     }
 
     /// The table `name`, `42P01` if unknown.

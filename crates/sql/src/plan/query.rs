@@ -14,6 +14,7 @@
 //! is inlined, as PostgreSQL 12+ does for a CTE read once without side
 //! effects).
 
+use super::dml_cte::compile_dml;
 use super::setop::{SetOpKind, SetOpPlan};
 use super::target::{field, Outputs};
 use super::{Catalog, Producer, QueryCx, RowItem, SelectPlan, Source};
@@ -41,31 +42,72 @@ pub fn compile_query(
     cx: &QueryCx,
 ) -> Result<SelectPlan, SqlError> {
     let mut inner = cx.clone();
+    let mut dml = Vec::new();
     if let Some(with) = &q.with {
         if with.recursive {
             return Err(SqlError::unsupported("WITH RECURSIVE"));
         }
         for cte in &with.cte_tables {
             let name = ident_name(&cte.alias.name);
+            if let Some(d) = compile_dml(cat, &cte.query.body, params, &inner)? {
+                dml.push(Arc::clone(&d));
+                inner.dml.push((name, d));
+                continue;
+            }
             let cols = cte.alias.columns.iter().map(|c| ident_name(&c.name)).collect();
             inner.ctes.push((name, cols, Arc::new((*cte.query).clone())));
         }
     }
+    let main = compile_dml(cat, &q.body, params, &inner)?;
+    if main.is_some() || !dml.is_empty() {
+        let body = match &main {
+            Some(m) => {
+                dml.push(Arc::clone(m));
+                let mut scope = Scope::default();
+                for (f, t) in m.fields().iter().zip(m.types()) {
+                    scope.cols.push(ScopeCol {
+                        qual: String::new(),
+                        name: f.name.clone(),
+                        ty: *t,
+                        table_oid: 0,
+                        attnum: 0,
+                    });
+                }
+                over_rows(Producer::Dml(Arc::clone(m)), scope)
+            }
+            None => compile_body(cat, q, params, &inner)?,
+        };
+        let mut scope = Scope::default();
+        for (f, t) in body.fields.iter().zip(&body.out_types) {
+            scope.cols.push(ScopeCol { qual: String::new(), name: f.name.clone(), ty: *t, table_oid: 0, attnum: 0 });
+        }
+        return Ok(over_rows(Producer::WithDml { body: Box::new(body), ctes: dml }, scope));
+    }
+    compile_body(cat, q, params, &inner)
+}
+
+/// The body of `q` (its WITH list already in `inner`).
+fn compile_body(
+    cat: &Catalog<'_>,
+    q: &ast::Query,
+    params: &mut Vec<SqlType>,
+    inner: &QueryCx,
+) -> Result<SelectPlan, SqlError> {
     match q.body.as_ref() {
         ast::SetExpr::Select(sel) => match super::shorthand::set_function_query(sel)? {
             Some(body) => {
                 let rewritten = ast::Query { with: None, body: body.body, ..q.clone() };
-                compile_query(cat, &rewritten, params, &inner)
+                compile_query(cat, &rewritten, params, inner)
             }
-            None => super::bind::compile_select_in(cat, q, sel, params, &inner),
+            None => super::bind::compile_select_in(cat, q, sel, params, inner),
         },
         ast::SetExpr::SetOperation { .. } | ast::SetExpr::Query(_) => {
-            let body = branch(cat, &q.body, params, &inner)?;
+            let body = branch(cat, &q.body, params, inner)?;
             around(q, body, params)
         }
         ast::SetExpr::Values(v) => {
             let body = super::shorthand::values_query(v)?;
-            compile_query(cat, &ast::Query { with: None, body: body.body, ..q.clone() }, params, &inner)
+            compile_query(cat, &ast::Query { with: None, body: body.body, ..q.clone() }, params, inner)
         }
         other => Err(SqlError::unsupported(&format!("the query {other}"))),
     }

@@ -192,6 +192,8 @@ struct Progress {
     returned: Vec<Vec<Datum>>,
     /// Arbiter keys the command inserted or updated (`21000`).
     touched: HashSet<Vec<String>>,
+    /// The rows written, kept when the table has foreign keys to check.
+    written: Option<crate::fk::Written>,
 }
 
 impl OnConflict {
@@ -207,19 +209,25 @@ impl OnConflict {
 
     /// Runs the upsert of `rows` into `table` (whose types are `types`,
     /// `sql_types`): rows inserted or updated, and their `RETURNING` rows.
+    /// `fk_child`: the table's id when it has foreign keys, checked on the
+    /// rows inserted and updated at the end.
     pub(super) fn run(
         &self,
         table: &str,
-        sql_types: &[SqlType],
-        types: &[ColumnType],
+        (sql_types, types): (&[SqlType], &[ColumnType]),
         rows: Vec<Vec<Value>>,
         returning: Option<&Returning>,
+        fk_child: Option<u32>,
         run: &mut Run<'_>,
     ) -> Result<(u64, Vec<Vec<Datum>>), SqlError> {
         let t = Target { table, sql_types, types, returning };
-        let mut p = Progress { count: 0, returned: Vec::new(), touched: HashSet::new() };
+        let written = fk_child.map(|_| crate::fk::Written::default());
+        let mut p = Progress { count: 0, returned: Vec::new(), touched: HashSet::new(), written };
         for row in rows {
             self.one(&t, row, run, &mut p)?;
+        }
+        if let (Some(id), Some(w)) = (fk_child, &p.written) {
+            crate::fk::after_statement(run, id, w)?;
         }
         Ok((p.count, p.returned))
     }
@@ -252,6 +260,9 @@ impl OnConflict {
             match run.session()?.insert(t.table, &row) {
                 Ok(_) => {
                     p.count += 1;
+                    if let Some(w) = &mut p.written {
+                        w.inserted.push(row.clone());
+                    }
                     if matches!(self.action, ConflictAction::Update { .. }) {
                         p.touched.extend(keys.iter().flatten().cloned());
                     }
@@ -293,13 +304,14 @@ impl OnConflict {
         let ConflictAction::Update { assignments, selection } = &self.action else { return Ok(false) };
         let proposed: Vec<Datum> = row.iter().map(Datum::from_engine).collect();
         let (q, params) = Self::probe_query(t.table, a, row);
-        let (mut found, mut updated, mut failure) = (false, None, None);
+        let (mut found, mut updated, mut failure, mut old) = (false, None, None, None);
         // The engine session is lent to the update; the callback's
         // expressions run without it.
         let session = run.env.session.take().ok_or_else(super::no_session)?;
         let env = &mut run.env;
         let n = session.update_rows(&q, &params, &mut |existing| {
             found = true;
+            old = Some(existing.to_vec());
             let out = (|| -> Result<Option<Vec<Value>>, SqlError> {
                 let mut both: Vec<Datum> = existing.iter().map(Datum::from_engine).collect();
                 both.extend(proposed.iter().cloned());
@@ -325,6 +337,9 @@ impl OnConflict {
         }
         if let (Some(new), true) = (updated, n? > 0) {
             p.count += 1;
+            if let (Some(w), Some(old)) = (&mut p.written, old) {
+                w.updated.push((old, new.clone()));
+            }
             p.touched.extend(key(a, &new));
             if let Some(ret) = t.returning {
                 p.returned.push(ret.project(&new, &mut run.env)?);

@@ -93,7 +93,12 @@ impl Sequences {
         self.map().get(&(db, name.to_owned())).cloned()
     }
 
-    /// The sequences owned by `table`'s columns.
+    /// Every sequence of database `db` (`pg_sequences`), in no order.
+    pub fn in_database(&self, db: u32) -> Vec<Arc<Sequence>> {
+        self.map().iter().filter(|((d, _), _)| *d == db).map(|(_, s)| Arc::clone(s)).collect()
+    }
+
+    /// The sequences that belong to a column of `table` (`SERIAL`, identity).
     pub fn owned_by(&self, db: u32, table: &str) -> Vec<Arc<Sequence>> {
         self.map()
             .iter()

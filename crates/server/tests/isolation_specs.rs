@@ -1,0 +1,332 @@
+//! A small isolation tester, after PostgreSQL's `isolationtester`: specs
+//! of sessions with named steps run in every interleaving (each session's
+//! steps in order), one connection per session, through the server under
+//! both profiles. A step that waits for a lock (seen in `pg_locks`) is
+//! shown `<waiting ...>` and its completion `<... completed>` after the
+//! step that freed it; a step asked of a session that is waiting ends the
+//! permutation (`invalid permutation detected`). The output of each spec
+//! is compared with `tests/isolation/<spec>.out`, which this same runner
+//! recorded from PostgreSQL 15:
+//!
+//! ```text
+//! ISOLATION_RECORD_PORT=5432 cargo test -p turnstile-server --test isolation_specs
+//! ```
+//!
+//! (a PostgreSQL 15 listening on 127.0.0.1 with trust authentication for
+//! `postgres`). The specs are PostgreSQL's `fk-contention`, `fk-deadlock`
+//! and `fk-deadlock2`: foreign-key checks lock the parent row
+//! `FOR KEY SHARE`, so an UPDATE of a parent's other columns never waits
+//! for a transaction that inserted a child.
+
+mod common;
+
+use common::{have_tools, Raw, TestServer};
+use pgwire::messages::PgWireBackendMessage as B;
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+use turnstile_sync::config::Profile;
+
+/// One spec: setup, teardown, and sessions of (setup, named steps).
+struct Spec {
+    name: &'static str,
+    setup: &'static [&'static str],
+    teardown: &'static str,
+    sessions: &'static [Session],
+}
+
+struct Session {
+    setup: &'static [&'static str],
+    steps: &'static [(&'static str, &'static str)],
+}
+
+/// How long a step may take before it is judged stuck, at most.
+const STEP_WAIT_MAX: Duration = Duration::from_secs(30);
+
+const SPECS: &[Spec] = &[
+    Spec {
+        name: "fk-contention",
+        setup: &[
+            "CREATE TABLE foo (a int PRIMARY KEY, b text)",
+            "CREATE TABLE bar (a int NOT NULL REFERENCES foo)",
+            "INSERT INTO foo VALUES (42)",
+        ],
+        teardown: "DROP TABLE foo, bar",
+        sessions: &[
+            Session { setup: &["BEGIN"], steps: &[("ins", "INSERT INTO bar VALUES (42);"), ("com", "COMMIT;")] },
+            Session { setup: &[], steps: &[("upd", "UPDATE foo SET b = 'Hello World';")] },
+        ],
+    },
+    Spec {
+        name: "fk-deadlock",
+        setup: &[
+            "CREATE TABLE parent (parent_key int PRIMARY KEY, aux text NOT NULL)",
+            "CREATE TABLE child (child_key int PRIMARY KEY, parent_key int NOT NULL REFERENCES parent)",
+            "INSERT INTO parent VALUES (1, 'foo')",
+        ],
+        teardown: "DROP TABLE parent, child",
+        sessions: &[
+            Session {
+                setup: &["BEGIN", "SET deadlock_timeout = '100ms'"],
+                steps: &[
+                    ("s1i", "INSERT INTO child VALUES (1, 1);"),
+                    ("s1u", "UPDATE parent SET aux = 'bar';"),
+                    ("s1c", "COMMIT;"),
+                ],
+            },
+            Session {
+                setup: &["BEGIN", "SET deadlock_timeout = '10s'"],
+                steps: &[
+                    ("s2i", "INSERT INTO child VALUES (2, 1);"),
+                    ("s2u", "UPDATE parent SET aux = 'baz';"),
+                    ("s2c", "COMMIT;"),
+                ],
+            },
+        ],
+    },
+    Spec {
+        name: "fk-deadlock2",
+        setup: &[
+            "CREATE TABLE a (aid integer NOT NULL, col1 integer, PRIMARY KEY (aid))",
+            "CREATE TABLE b (bid integer NOT NULL, aid integer NOT NULL, col2 integer, PRIMARY KEY (bid), \
+             FOREIGN KEY (aid) REFERENCES a (aid))",
+            "INSERT INTO a (aid) VALUES (1)",
+            "INSERT INTO b (bid, aid) VALUES (2, 1)",
+        ],
+        teardown: "DROP TABLE a, b",
+        sessions: &[
+            Session {
+                setup: &["BEGIN", "SET deadlock_timeout = '100ms'"],
+                steps: &[
+                    ("s1u1", "UPDATE a SET col1 = 1 WHERE aid = 1;"),
+                    ("s1u2", "UPDATE b SET col2 = 1 WHERE bid = 2;"),
+                    ("s1c", "COMMIT;"),
+                ],
+            },
+            Session {
+                setup: &["BEGIN", "SET deadlock_timeout = '10s'"],
+                steps: &[
+                    ("s2u1", "UPDATE b SET col2 = 1 WHERE bid = 2;"),
+                    ("s2u2", "UPDATE b SET col2 = 1 WHERE bid = 2;"),
+                    ("s2c", "COMMIT;"),
+                ],
+            },
+        ],
+    },
+];
+
+/// Every interleaving of the sessions' steps, each session's in order:
+/// lists of (session, step).
+fn permutations(spec: &Spec) -> Vec<Vec<(usize, usize)>> {
+    fn go(spec: &Spec, next: &mut Vec<usize>, cur: &mut Vec<(usize, usize)>, out: &mut Vec<Vec<(usize, usize)>>) {
+        let mut any = false;
+        for s in 0..spec.sessions.len() {
+            if next[s] < spec.sessions[s].steps.len() {
+                any = true;
+                cur.push((s, next[s]));
+                next[s] += 1;
+                go(spec, next, cur, out);
+                next[s] -= 1;
+                cur.pop();
+            }
+        }
+        if !any {
+            out.push(cur.clone());
+        }
+    }
+    let mut out = Vec::new();
+    go(spec, &mut vec![0; spec.sessions.len()], &mut Vec::new(), &mut out);
+    out
+}
+
+/// What a step printed: its rows (`a|b`, a header first) and its error.
+fn render(msgs: &[B]) -> Vec<String> {
+    let mut lines = Vec::new();
+    for m in msgs {
+        match m {
+            B::RowDescription(d) => lines.push(d.fields.iter().map(|f| f.name.clone()).collect::<Vec<_>>().join("|")),
+            B::DataRow(r) => {
+                let (d, mut at, mut cols) = (&r.data[..], 0, Vec::new());
+                while at + 4 <= d.len() {
+                    let n = i32::from_be_bytes([d[at], d[at + 1], d[at + 2], d[at + 3]]);
+                    at += 4;
+                    if n < 0 {
+                        cols.push(String::new());
+                    } else {
+                        cols.push(String::from_utf8_lossy(&d[at..at + n as usize]).into_owned());
+                        at += n as usize;
+                    }
+                }
+                lines.push(cols.join("|"));
+            }
+            B::ErrorResponse(e) => {
+                let msg = e.fields.iter().find(|(k, _)| *k == b'M').map_or("", |(_, v)| v.as_str());
+                lines.push(format!("ERROR:  {msg}"));
+            }
+            _ => {}
+        }
+    }
+    lines
+}
+
+/// A session's connection on a thread of its own, so that a step can wait.
+struct Conn {
+    pid: i32,
+    /// The connection's socket, to shut down at the end (a waiting step's
+    /// thread then returns).
+    stream: std::net::TcpStream,
+    to: Option<Sender<String>>,
+    from: Receiver<Vec<B>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Conn {
+    fn open(port: u16) -> Conn {
+        let mut raw = Raw::connect(port);
+        raw.stream.set_read_timeout(Some(STEP_WAIT_MAX)).expect("read timeout");
+        raw.startup("postgres");
+        raw.until_ready();
+        let pid = raw.key.expect("BackendKeyData").0;
+        let stream = raw.stream.try_clone().expect("clone the socket");
+        let (to, rx) = channel::<String>();
+        let (tx, from) = channel();
+        let thread = std::thread::spawn(move || {
+            for sql in rx {
+                if tx.send(raw.query(&sql)).is_err() {
+                    break;
+                }
+            }
+        });
+        Conn { pid, stream, to: Some(to), from, thread: Some(thread) }
+    }
+
+    fn send(&self, sql: &str) {
+        self.to.as_ref().expect("open").send(sql.to_owned()).expect("session thread");
+    }
+
+    fn run(&self, sql: &str) -> Vec<B> {
+        self.send(sql);
+        self.from.recv_timeout(STEP_WAIT_MAX).unwrap_or_else(|_| panic!("{sql}: no answer"))
+    }
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        self.to.take();
+        // The server rolls back a closed connection's transaction.
+        let _ = self.stream.shutdown(std::net::Shutdown::Both);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Whether session `pid` waits for a lock now.
+fn blocked(control: &mut Raw, pid: i32) -> bool {
+    let msgs = control.query(&format!("SELECT count(*) FROM pg_locks WHERE pid = {pid} AND NOT granted"));
+    render(&msgs).get(1).is_some_and(|n| n != "0")
+}
+
+/// Waits for session `c`'s pending step: its messages, or `None` once it
+/// is seen waiting for a lock (three looks in a row).
+fn settle(c: &Conn, control: &mut Raw) -> Option<Vec<B>> {
+    let start = Instant::now();
+    let mut seen_blocked = 0;
+    loop {
+        match c.from.recv_timeout(Duration::from_millis(30)) {
+            Ok(m) => return Some(m),
+            Err(RecvTimeoutError::Disconnected) => panic!("session thread ended"),
+            Err(RecvTimeoutError::Timeout) => {}
+        }
+        seen_blocked = if blocked(control, c.pid) { seen_blocked + 1 } else { 0 };
+        if seen_blocked >= 3 {
+            return None;
+        }
+        assert!(start.elapsed() < STEP_WAIT_MAX, "a step neither finished nor waited for a lock");
+    }
+}
+
+/// Runs one permutation; appends its output to `out`.
+fn run_permutation(spec: &Spec, perm: &[(usize, usize)], port: u16, out: &mut Vec<String>) {
+    let names: Vec<&str> = perm.iter().map(|&(s, k)| spec.sessions[s].steps[k].0).collect();
+    out.push(String::new());
+    out.push(format!("starting permutation: {}", names.join(" ")));
+    let mut control = Raw::connect(port);
+    control.startup("postgres");
+    control.until_ready();
+    for sql in spec.setup {
+        let m = control.query(sql);
+        assert_eq!(common::error_code(&m), None, "{}: setup {sql}: {m:?}", spec.name);
+    }
+    let conns: Vec<Conn> = spec.sessions.iter().map(|_| Conn::open(port)).collect();
+    for (c, s) in conns.iter().zip(spec.sessions) {
+        for sql in s.setup {
+            c.run(sql);
+        }
+    }
+    // The step each session waits in, if it waits.
+    let mut waiting: Vec<Option<usize>> = vec![None; conns.len()];
+    for &(s, k) in perm {
+        let (name, sql) = spec.sessions[s].steps[k];
+        if waiting[s].is_some() {
+            out.push("invalid permutation detected".into());
+            break;
+        }
+        conns[s].send(sql);
+        match settle(&conns[s], &mut control) {
+            Some(m) => {
+                out.push(format!("step {name}: {sql}"));
+                out.extend(render(&m));
+            }
+            None => {
+                out.push(format!("step {name}: {sql} <waiting ...>"));
+                waiting[s] = Some(k);
+            }
+        }
+        for (w, c) in conns.iter().enumerate() {
+            let Some(wk) = waiting[w].filter(|_| w != s) else { continue };
+            if let Some(m) = settle(c, &mut control) {
+                out.push(format!("step {}: <... completed>", spec.sessions[w].steps[wk].0));
+                out.extend(render(&m));
+                waiting[w] = None;
+            }
+        }
+    }
+    drop(conns);
+    let m = control.query(spec.teardown);
+    assert_eq!(common::error_code(&m), None, "{}: teardown: {m:?}", spec.name);
+}
+
+fn run_spec(spec: &Spec, port: u16) -> String {
+    let mut out = Vec::new();
+    for perm in permutations(spec) {
+        run_permutation(spec, &perm, port, &mut out);
+    }
+    out.join("\n") + "\n"
+}
+
+fn expected_path(spec: &Spec) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/isolation").join(format!("{}.out", spec.name))
+}
+
+#[test]
+fn postgresql_fk_specs_as_postgresql_15_runs_them() {
+    if let Ok(port) = std::env::var("ISOLATION_RECORD_PORT") {
+        let port: u16 = port.parse().expect("ISOLATION_RECORD_PORT is a port");
+        for spec in SPECS {
+            std::fs::write(expected_path(spec), run_spec(spec, port)).expect("write the expected output");
+        }
+        return;
+    }
+    if !have_tools(&["psql"]) {
+        return;
+    }
+    for profile in [Profile::Classic, Profile::Scalable] {
+        for spec in SPECS {
+            let srv = TestServer::start(profile, &[]);
+            let want = std::fs::read_to_string(expected_path(spec)).expect("recorded output");
+            let got = run_spec(spec, srv.port);
+            assert_eq!(got, want, "{profile:?}: spec {} differs from PostgreSQL 15's run", spec.name);
+        }
+    }
+}

@@ -1,0 +1,51 @@
+//! `pg_sequences`: one row per sequence of the session's database, from
+//! the sequence registry ([`crate::sequence::Sequences`]), as PostgreSQL
+//! 15's view shows it. `data_type` is the type's name as text (PostgreSQL
+//! types it `regtype`, which prints the same); `last_value` is NULL until
+//! the first `nextval` (`is_called` false), as `pg_sequence_last_value`
+//! answers. Values a session has cached, or a `scalable` block it took,
+//! count as handed out, as PostgreSQL's cached values do.
+
+use super::datum::{boolean, int, text, NULL};
+use super::relation::Reader;
+use crate::value::{Datum, SqlType};
+use SqlType::*;
+
+/// `pg_catalog.pg_sequences`'s columns.
+pub(super) const SEQUENCES: &[(&str, SqlType)] = &[
+    ("schemaname", Name),
+    ("sequencename", Name),
+    ("sequenceowner", Name),
+    ("data_type", Text), /* regtype */
+    ("start_value", Int8),
+    ("min_value", Int8),
+    ("max_value", Int8),
+    ("increment_by", Int8),
+    ("cycle", Bool),
+    ("cache_size", Int8),
+    ("last_value", Int8),
+];
+
+/// `pg_sequences`, by sequence name.
+pub(super) fn sequences_rows(r: &Reader<'_>) -> Vec<Vec<Datum>> {
+    let mut seqs = r.services.shared().sequences.in_database(r.db);
+    seqs.sort_by(|a, b| a.name.cmp(&b.name));
+    seqs.iter()
+        .map(|s| {
+            let (last, called) = s.last_value();
+            vec![
+                text(crate::error::SCHEMA),
+                text(s.name.clone()),
+                text(r.services.user()),
+                text(s.def.ty.name()),
+                int(s.def.start),
+                int(s.def.min),
+                int(s.def.max),
+                int(s.def.increment),
+                boolean(s.def.cycle),
+                int(s.def.cache),
+                if called { int(last) } else { NULL },
+            ]
+        })
+        .collect()
+}
