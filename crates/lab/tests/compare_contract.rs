@@ -158,7 +158,7 @@ fn quick_answers_every_point_on_every_server_and_classic_locks_like_postgres_15(
 
     let results = d["results"].as_array().expect("results");
     let workloads: BTreeSet<&str> = results.iter().filter_map(|r| r["workload"].as_str()).collect();
-    assert_eq!(workloads, BTreeSet::from(["W1", "W2", "W3", "W4", "W5"]));
+    assert_eq!(workloads, BTreeSet::from(["W1", "W2", "W3", "W4", "W5", "W7"]));
     for r in results {
         assert!(r["params"].is_object() && r["clients"].as_u64().is_some_and(|c| c > 0), "{r}");
         for s in servers {
