@@ -4,7 +4,7 @@
 //! Each workload runs as the `turnstile run …` command printed above its
 //! tables (so any table can be re-made alone); the default plan takes
 //! about 5 minutes on a 2-core machine and `--quick` (CI's smoke run)
-//! under one, as the README says (267 s and 52 s in one release run). Tables go to the terminal; `<out>/` receives per workload
+//! about one, as the README says (295 s and 71 s in one release run). Tables go to the terminal; `<out>/` receives per workload
 //! `W?.json` (the output contract), `W?.csv`, `W?-speedup.png` (heat map
 //! of `scalable / classic`) and `W?-tps.png`, plus `micro.json`,
 //! `report.txt` and `reproduce.json` (everything in one document, also what
