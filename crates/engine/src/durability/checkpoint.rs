@@ -8,6 +8,7 @@ use crate::engine::Engine;
 use crate::error::{EngineError, Result};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
+use turnstile_storage::page_log::RedoLog;
 use turnstile_storage::wal::Lsn;
 use turnstile_storage::StorageError;
 
@@ -63,7 +64,7 @@ pub(crate) fn start(engine: &Arc<Engine>) {
             std::thread::sleep(POLL);
             let Some(engine) = weak.upgrade() else { return };
             let wal = &engine.config().wal;
-            let written = engine.log().wal().insert_lsn().0.saturating_sub(engine.log().redo_point_now());
+            let written = engine.log().wal().insert_lsn().0.saturating_sub(engine.log().redo_point());
             let timeout = Duration::from_secs(wal.checkpoint_timeout_s);
             if last.elapsed() >= timeout || written >= wal.max_wal_size {
                 if let Err(e) = engine.checkpoint() {

@@ -254,11 +254,6 @@ impl EngineLog {
     pub(crate) fn set_data_unsafe(&self) {
         self.data_unsafe.store(true, turnstile_sync::sync::counter::Ordering::Release);
     }
-
-    /// The redo point of the checkpoint in progress or the last one.
-    pub(crate) fn redo_point_now(&self) -> u64 {
-        self.redo.load(Ordering::Acquire)
-    }
 }
 
 impl crate::Engine {

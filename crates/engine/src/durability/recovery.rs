@@ -60,7 +60,6 @@ pub(crate) fn redo(
     let mut out = Redone { end: start, ..Redone::default() };
     while let Some((lsn, end, header, data)) = reader.next().map_err(StorageError::from)? {
         out.records += 1;
-        out.end = end;
         let replay = lsn.0 >= redo_from;
         match header.rmgr {
             RMGR_XACT => {
@@ -88,9 +87,7 @@ pub(crate) fn redo(
             }
         }
     }
-    if out.records == 0 {
-        out.end = reader.end_lsn();
-    }
+    out.end = reader.end_lsn();
     Ok(out)
 }
 
