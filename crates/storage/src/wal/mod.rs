@@ -103,6 +103,7 @@
 
 pub mod classic;
 pub mod error;
+pub mod gather;
 pub mod link;
 mod log;
 pub mod lsn;

@@ -16,8 +16,12 @@
 //!   it, write `[written, copied)` and, if a flush is wanted, `fdatasync`;
 //!   publish `written`/`flushed` and wake exactly the sleepers they cover.
 //!   While one `fdatasync` runs, later commits queue up and the next
-//!   covers them all (group commit without a lock).
+//!   covers them all (group commit without a lock). Before a flush that
+//!   a commit asked for, the writer may hold back, while other
+//!   transactions write, until a second commit's record is copied or
+//!   `wal.group_wait_us` passes ([`Gather`]).
 
+use super::gather::Gather;
 use super::link::LinkBuf;
 use super::notify::WaitList;
 use super::record::seal;
@@ -169,13 +173,23 @@ impl Scalable {
     /// failed the log).
     pub fn run_writer(&self, sh: &Shared, mut seg: SegmentWriter) {
         let delay = Duration::from_millis(sh.config.writer_delay_ms);
+        let gather_max = if sh.config.fsync { sh.config.group_wait_us } else { 0 };
+        let mut gather = Gather::new(Duration::from_micros(gather_max));
         let mut last_sync = Instant::now();
         loop {
-            let copied = self.link.advance();
+            let mut copied = self.link.advance();
             let (written, flushed) = (sh.written.load(Ordering::Relaxed), sh.flushed.load(Ordering::Relaxed));
             let stopping = sh.is_stopping();
-            let wants = self.wants(sh, copied, written, flushed, stopping, last_sync.elapsed() >= delay);
+            let timer = last_sync.elapsed() >= delay;
+            let wants = self.wants(sh, copied, written, flushed, stopping, timer);
             if let Some(sync) = wants {
+                if sync && !stopping && !timer && self.flush_request.load(Ordering::SeqCst) > flushed {
+                    if let Some(wait) = gather.wait_for(sh.active_writers.load(Ordering::Relaxed)) {
+                        let caught = self.gather(sh, wait);
+                        gather.record_wait(caught);
+                        copied = self.link.advance();
+                    }
+                }
                 if let Err(e) = self.write_out(sh, &mut seg, copied, sync) {
                     sh.fail(&e);
                     return;
@@ -202,6 +216,33 @@ impl Scalable {
                 let left = delay.saturating_sub(last_sync.elapsed()).max(Duration::from_millis(1));
                 super::park_timeout(if waiting_copy { left.min(Duration::from_millis(10)) } else { left });
             }
+            self.bell.awake();
+        }
+    }
+
+    /// Holds a commit's flush back for up to `wait`, until a later flush
+    /// request arrives and its record is copied (or the log stops, or an
+    /// inserter needs room); returns whether a later request came. The
+    /// writer sleeps meanwhile: a requester rings the bell, and a copy
+    /// rings it once a later request is known (`WAIT_COPY`).
+    fn gather(&self, sh: &Shared, wait: Duration) -> bool {
+        let first = self.flush_request.load(Ordering::SeqCst);
+        let deadline = Instant::now() + wait;
+        loop {
+            let request = self.flush_request.load(Ordering::SeqCst);
+            let caught = request > first;
+            self.bell.sleeping(if caught { WAIT_COPY } else { IDLE });
+            let request = self.flush_request.load(Ordering::SeqCst);
+            let caught = request > first;
+            let done = (caught && self.link.advance() >= request)
+                || sh.is_stopping()
+                || self.space_request.load(Ordering::SeqCst) > sh.written.load(Ordering::SeqCst);
+            let now = Instant::now();
+            if done || now >= deadline {
+                self.bell.awake();
+                return caught;
+            }
+            super::park_timeout(deadline - now);
             self.bell.awake();
         }
     }

@@ -64,6 +64,12 @@ pub struct WalConfig {
     /// Other active writers needed for `wal.commit_delay_us` to apply
     /// (`commit_siblings`, 5).
     pub commit_siblings: u32,
+    /// Microseconds the `scalable` WAL writer may hold a commit's flush
+    /// back to gather a second commit: about one recent `fdatasync`'s
+    /// time, at most this, only while other transactions write and recent
+    /// waits paid (0 = never; `classic` never does: it has `commit_delay`).
+    #[serde(default = "group_wait_default")]
+    pub group_wait_us: u64,
     /// Bytes of one WAL segment file (`wal_segment_size`, 16 MiB).
     pub segment_size: u64,
     /// WAL bytes since the last checkpoint's redo point that start a
@@ -73,6 +79,10 @@ pub struct WalConfig {
     pub checkpoint_timeout_s: u64,
 }
 
+fn group_wait_default() -> u64 {
+    1000
+}
+
 impl Default for WalConfig {
     fn default() -> Self {
         WalConfig::preset(Profile::Scalable)
@@ -80,7 +90,8 @@ impl Default for WalConfig {
 }
 
 impl WalConfig {
-    /// The preset of `profile`: only `insert` differs.
+    /// The preset of `profile`: only `insert` differs (`group_wait_us`
+    /// applies to `scalable` insertion only).
     pub fn preset(profile: Profile) -> WalConfig {
         WalConfig {
             insert: if profile == Profile::Classic { WalInsert::Classic } else { WalInsert::Scalable },
@@ -91,6 +102,7 @@ impl WalConfig {
             writer_delay_ms: 200,
             commit_delay_us: 0,
             commit_siblings: 5,
+            group_wait_us: group_wait_default(),
             segment_size: 16 << 20,
             max_wal_size: 1 << 30,
             checkpoint_timeout_s: 300,
@@ -108,6 +120,7 @@ impl WalConfig {
         check((1..=10_000).contains(&self.writer_delay_ms), "wal.writer_delay_ms", &self.writer_delay_ms)?;
         check(self.commit_delay_us <= 100_000, "wal.commit_delay_us", &self.commit_delay_us)?;
         check(self.commit_siblings <= 1000, "wal.commit_siblings", &self.commit_siblings)?;
+        check(self.group_wait_us <= 100_000, "wal.group_wait_us", &self.group_wait_us)?;
         check(pow2_in(self.segment_size, 1 << 20, 1 << 30), "wal.segment_size", &self.segment_size)?;
         check(self.max_wal_size >= 2 * self.segment_size, "wal.max_wal_size", &self.max_wal_size)?;
         check((1..=86_400).contains(&self.checkpoint_timeout_s), "wal.checkpoint_timeout_s", &self.checkpoint_timeout_s)
