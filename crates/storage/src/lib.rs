@@ -98,6 +98,7 @@ pub mod fsm;
 pub mod io;
 pub mod page;
 pub mod page_log;
+pub mod power_loss;
 pub mod rel;
 pub mod smgr;
 pub(crate) mod stats;
