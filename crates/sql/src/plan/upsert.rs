@@ -294,6 +294,15 @@ impl OnConflict {
                     if !on_arbiter {
                         return Err(e);
                     }
+                    // The key's row committed after this transaction's
+                    // snapshot (the probe did not see it): PostgreSQL's
+                    // `ExecCheckTupleVisible` answers `40001`.
+                    if run.session()?.isolation() == turnstile_engine::mvcc::IsolationLevel::RepeatableRead {
+                        return Err(SqlError::new(
+                            SqlState::SERIALIZATION_FAILURE,
+                            "could not serialize access due to concurrent update",
+                        ));
+                    }
                 }
             }
         }
