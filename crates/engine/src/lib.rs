@@ -222,6 +222,7 @@ mod reindex;
 mod relfiles;
 mod rollback;
 pub mod session;
+pub mod speculative;
 pub mod subxact;
 pub mod tid;
 pub mod txn;

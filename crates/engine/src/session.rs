@@ -36,7 +36,7 @@
 //! execution are a [`Planner`] and an [`Executor`] that borrow the
 //! session's relation cache, backend and block cache for one call.
 
-use crate::btree::{BTree, BtreeOptions, CachedRoot, RootCacheStats};
+use crate::btree::{CachedRoot, RootCacheStats};
 use crate::catalog::{CatalogError, DbId, PartitionBound, PartitionStrategy, RelCache, RelEntry, RelId, RelKind};
 use crate::engine::Engine;
 use crate::error::{EngineError, Internal, InvalidTransactionState, Result};
@@ -47,15 +47,27 @@ use crate::mvcc::{IsolationLevel, Snapshot, Visibility};
 use crate::query::exec::Executor;
 use crate::query::plan::{Plan, Planner};
 use crate::query::{Query, QueryMode};
+use crate::speculative::Speculation;
 use crate::tid::Tid;
 use crate::types::{decode_row, encode_row_into, ColumnType, Value, ValueRef};
-use crate::unique_wait::{insert_waiting, UniqueCheck};
+use crate::unique_wait::insert_entries;
 use std::collections::HashMap;
 use std::sync::Arc;
 use turnstile_lock::{Backend, LockMode, LockTag, Wait};
 use turnstile_storage::rel::RelFileId;
 use turnstile_storage::{Extender, ExtensionStats, Ring};
 use turnstile_sync::activity::{ActivityHandle, BackendState};
+
+/// How [`Session::load`] places its rows.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Load {
+    /// One `INSERT`'s rows.
+    Row,
+    /// `COPY`: through a bulk-write ring.
+    Bulk,
+    /// An upsert's row, speculatively (`crate::speculative`).
+    Speculative,
+}
 
 /// One client's session.
 #[derive(Debug)]
@@ -584,7 +596,18 @@ impl Session {
     /// extension) and into every index. Returns where it went.
     pub fn insert(&mut self, table: &str, row: &[Value]) -> Result<(RelId, Tid)> {
         let mut placed = None;
-        self.load(table, std::iter::once(row.to_vec()), false, |rel, tid| placed = Some((rel, tid)))?;
+        self.load(table, std::iter::once(row.to_vec()), Load::Row, |rel, tid| placed = Some((rel, tid)))?;
+        placed.ok_or_else(|| Internal::InsertPlacedNoRow.into())
+    }
+
+    /// [`Session::insert`] for `INSERT … ON CONFLICT`: the row is placed
+    /// speculatively (`crate::speculative`), so that a unique violation
+    /// met after its first index entry takes it back without ever making
+    /// others wait for this transaction on its account. The error is the
+    /// violation (`23505`, the arbiter's constraint named), to probe again.
+    pub fn insert_speculative(&mut self, table: &str, row: &[Value]) -> Result<(RelId, Tid)> {
+        let mut placed = None;
+        self.load(table, std::iter::once(row.to_vec()), Load::Speculative, |rel, tid| placed = Some((rel, tid)))?;
         placed.ok_or_else(|| Internal::InsertPlacedNoRow.into())
     }
 
@@ -593,7 +616,7 @@ impl Session {
     /// `BulkInsertState`). Returns the number of rows.
     pub fn insert_many(&mut self, table: &str, rows: impl IntoIterator<Item = Vec<Value>>) -> Result<u64> {
         let mut n = 0;
-        self.load(table, rows, true, |_, _| n += 1)?;
+        self.load(table, rows, Load::Bulk, |_, _| n += 1)?;
         Ok(n)
     }
 
@@ -601,9 +624,10 @@ impl Session {
         &mut self,
         table: &str,
         rows: impl IntoIterator<Item = Vec<Value>>,
-        bulk: bool,
+        how: Load,
         mut placed: impl FnMut(RelId, Tid),
     ) -> Result<()> {
+        let (bulk, speculative) = (how == Load::Bulk, how == Load::Speculative);
         let query = if bulk { format!("COPY {table} FROM STDIN") } else { format!("INSERT INTO {table}") };
         self.statement(&query, |s| {
             let target = s.lock_by_name(table, LockMode::RowExclusive)?;
@@ -644,6 +668,17 @@ impl Session {
                     encode_row_into(&leaf.column_types, &row, &mut buf)?;
                     let file = RelFileId::new(db, leaf.rel.id);
                     let reserve = heap::fillfactor_reserve(leaf.rel.fillfactor);
+                    // An upsert's row: its token is taken before the row
+                    // is placed (`crate::speculative`). Should the heap
+                    // insert fail, the dropped speculation had no row to
+                    // register and nobody can wait on its token.
+                    let mut spec = if speculative {
+                        s.txn.speculative_token = s.txn.speculative_token.wrapping_add(1);
+                        let token = s.txn.speculative_token;
+                        Some(Speculation::begin(engine.txns().speculations(), &mut **ext.locker(), xid, token)?)
+                    } else {
+                        None
+                    };
                     let tid = if bulk && target.rel.partition_key.is_none() {
                         bulk_heap
                             .get_or_insert_with(|| BulkInserter::new(pool, file, xid).with_reserve(reserve))
@@ -651,31 +686,20 @@ impl Session {
                     } else {
                         heap::insert_reserving(pool, &mut ext, file, &buf, xid, reserve)?
                     };
-                    // Unique indexes first, so a violation leaves as few
-                    // entries behind (they point at a dead tuple and are
-                    // skipped by scans).
-                    for ix in leaf.indexes.iter().filter(|i| i.unique).chain(leaf.indexes.iter().filter(|i| !i.unique))
-                    {
-                        let key: Vec<Value> = ix.columns.iter().map(|&c| row[c].clone()).collect();
-                        let key_types = ix.columns.iter().map(|&c| leaf.column_types[c]).collect();
-                        let opts = BtreeOptions::new(ix.name.clone(), key_types, ix.unique, config);
-                        let root = s.relcache.amcache(engine.catalog()).root(ix.id);
-                        let tree = BTree::attach(pool, RelFileId::new(db, ix.id), opts)?.with_cached_root(root);
-                        let mut check = UniqueCheck::new(pool, engine.txns(), file, xid);
-                        let inserted = insert_waiting(&tree, &mut ext, &key, tid, &mut check);
-                        s.relcache.amcache(engine.catalog()).remember(ix.id, &tree);
-                        let inserted = match inserted {
-                            Ok(r) => r,
-                            Err(e) => {
-                                heap::mark_dead(pool, file, tid)?;
-                                return Err(e);
-                            }
-                        };
-                        if let Err(e) = inserted {
+                    if let Some(sp) = &mut spec {
+                        sp.placed((file, tid));
+                    }
+                    let entries = insert_entries(&engine, &mut s.relcache, &mut ext, (&leaf, &row), tid, xid);
+                    match (entries, spec) {
+                        (Ok(()), Some(sp)) => sp.confirm(&mut **ext.locker())?,
+                        (Ok(()), None) => {}
+                        (Err(e), Some(sp)) => {
+                            sp.kill(&mut **ext.locker(), |&(f, t)| heap::mark_dead(pool, f, t))?.transpose()?;
+                            return Err(e);
+                        }
+                        (Err(e), None) => {
                             heap::mark_dead(pool, file, tid)?;
-                            return Err(EngineError::from_index(e, &leaf.rel.name, || {
-                                leaf.rel.column_names(&ix.columns)
-                            }));
+                            return Err(e);
                         }
                     }
                     s.txn.log(crate::txn::Undo::Insert { rel: leaf.rel.id, tid }, config.txn.undo_limit_bytes)?;

@@ -210,6 +210,8 @@ pub struct Transactions {
     horizon: AtomicU64,
     /// Rows deleted or moved away per relation file since its last VACUUM.
     dead: Mutex<HashMap<turnstile_storage::RelFileId, u64>>,
+    /// Unconfirmed speculative insertions (`crate::speculative`).
+    speculations: crate::speculative::Speculations<(turnstile_storage::RelFileId, Tid)>,
 }
 
 impl Default for Transactions {
@@ -247,7 +249,13 @@ impl Transactions {
             rows: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
             horizon: AtomicU64::new(0),
             dead: Mutex::new(HashMap::new()),
+            speculations: crate::speculative::Speculations::new(),
         }
+    }
+
+    /// The unconfirmed speculative insertions, by heap file and TID.
+    pub fn speculations(&self) -> &crate::speculative::Speculations<(turnstile_storage::RelFileId, Tid)> {
+        &self.speculations
     }
 
     /// The snapshot protocol and transaction status.
@@ -426,6 +434,9 @@ pub(crate) struct Txn {
     /// An undo of this transaction left writes in place: if it aborts, its
     /// id stays aborted for ever ([`crate::mvcc::Snapshots::mark_failed`]).
     pub(crate) undo_incomplete: bool,
+    /// The last speculative insertion token this session took
+    /// (`crate::speculative`; wraps).
+    pub(crate) speculative_token: crate::speculative::Token,
 }
 
 impl Txn {

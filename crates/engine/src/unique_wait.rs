@@ -15,6 +15,11 @@
 //! entry was not placed, so a retry starts from a clean state; the heap
 //! tuple stays where it is.
 //!
+//! An entry whose row an upsert placed speculatively and has not yet
+//! confirmed is waited for on the insertion's token, not on its
+//! transaction (`speculative.rs`): the check then sees the row confirmed
+//! (and waits for the transaction) or taken back (no conflict).
+//!
 //! | the entry's row, newest version | decision |
 //! |---|---|
 //! | dead, or inserted by an aborted transaction | no conflict |
@@ -25,6 +30,7 @@
 
 use crate::error::Result;
 use crate::mvcc::{visibility, Xid};
+use crate::speculative::{SpeculationLocks, Token, WaitOn};
 use crate::tid::Tid;
 use crate::txn::{Transactions, XID_DATABASE};
 use turnstile_lock::{Backend, LockMode, LockTag, Wait};
@@ -41,8 +47,8 @@ pub(crate) struct UniqueCheck<'a> {
     txns: &'a Transactions,
     file: RelFileId,
     own: Xid,
-    /// The running transaction the last check met, if any.
-    pub(crate) wait_for: Option<Xid>,
+    /// What the last check met and must wait for, if anything.
+    pub(crate) wait_for: Option<WaitOn>,
 }
 
 impl<'a> UniqueCheck<'a> {
@@ -60,26 +66,54 @@ impl<'a> UniqueCheck<'a> {
             return Ok(false);
         }
         if visibility::in_progress(snaps, h.xmax, self.own) {
-            self.wait_for = Some(h.xmax);
+            self.wait_for = Some(WaitOn::Transaction(h.xmax));
         } else if visibility::in_progress(snaps, h.xmin, self.own) {
-            self.wait_for = Some(h.xmin);
+            self.wait_for = Some(self.txns.speculations().wait_target(&(self.file, tid), h.xmin));
+        } else {
+            // The header was read before the writer's status: a
+            // speculative row killed (marked dead) in between, by a
+            // transaction that then committed, would count. The kill
+            // precedes the commit, so a second read sees it
+            // (`tests/loom_speculative.rs` found this race).
+            let Some(h) = crate::heap::latest_header(self.pool, self.file, tid)? else { return Ok(false) };
+            if !visibility::unique_conflict(snaps, &h, Some(self.own)) {
+                return Ok(false);
+            }
+            if visibility::in_progress(snaps, h.xmax, self.own) {
+                self.wait_for = Some(WaitOn::Transaction(h.xmax));
+            }
         }
         Ok(true)
     }
 
-    /// Takes the transaction to wait for, if the last check met one.
-    pub(crate) fn take_wait(&mut self) -> Option<Xid> {
+    /// Takes what to wait for, if the last check met a running writer.
+    pub(crate) fn take_wait(&mut self) -> Option<WaitOn> {
         self.wait_for.take()
     }
 }
 
-/// Waits until transaction `xid` ends (PostgreSQL's `XactLockTableWait`):
-/// its transaction-id lock in `ShareLock`, given back at once.
-pub(crate) fn wait_for_transaction(backend: &mut Backend, xid: Xid) -> Result<()> {
-    let tag = LockTag::transaction_id(XID_DATABASE, xid);
-    backend.lock(tag, LockMode::Share, Wait::Block)?;
-    backend.unlock(tag, LockMode::Share)?;
-    Ok(())
+/// The lock manager's side of the speculative-insertion handshake: the
+/// token is [`LockTag::speculative_token`], the transaction its
+/// transaction-id lock (PostgreSQL's `XactLockTableWait`).
+impl SpeculationLocks for Backend {
+    type Error = turnstile_lock::LockError;
+
+    fn lock_token(&mut self, xid: Xid, token: Token) -> std::result::Result<(), Self::Error> {
+        self.lock(LockTag::speculative_token(XID_DATABASE, xid, token), LockMode::Exclusive, Wait::Block).map(drop)
+    }
+
+    fn unlock_token(&mut self, xid: Xid, token: Token) -> std::result::Result<(), Self::Error> {
+        self.unlock(LockTag::speculative_token(XID_DATABASE, xid, token), LockMode::Exclusive)
+    }
+
+    fn wait(&mut self, on: WaitOn) -> std::result::Result<(), Self::Error> {
+        let tag = match on {
+            WaitOn::Token(xid, token) => LockTag::speculative_token(XID_DATABASE, xid, token),
+            WaitOn::Transaction(xid) => LockTag::transaction_id(XID_DATABASE, xid),
+        };
+        self.lock(tag, LockMode::Share, Wait::Block)?;
+        self.unlock(tag, LockMode::Share)
+    }
 }
 
 /// Inserts `key` → `tid` into `tree` with `check` as its unique check,
@@ -96,9 +130,39 @@ pub(crate) fn insert_waiting<'p>(
 ) -> Result<std::result::Result<(), crate::btree::BtreeError>> {
     let mut inserted = tree.insert_checked(ext, key, tid, &mut |t| check.conflicts(t));
     for _ in 0..UNIQUE_RETRIES_MAX {
-        let Some(xid) = (if inserted.is_err() { check.take_wait() } else { None }) else { break };
-        wait_for_transaction(ext.locker(), xid)?;
+        let Some(on) = (if inserted.is_err() { check.take_wait() } else { None }) else { break };
+        ext.locker().wait(on)?;
         inserted = tree.insert_checked(ext, key, tid, &mut |t| check.conflicts(t));
     }
     Ok(inserted)
+}
+
+/// Inserts row `row` of `leaf` (its heap tuple `tid`, written by `xid`)
+/// into every index of `leaf`, unique indexes first so that a violation
+/// leaves as few entries behind (they point at a tuple the caller then
+/// marks dead, and are skipped by scans). A violation is `23505` with the
+/// index's constraint and key named.
+pub(crate) fn insert_entries<'p>(
+    engine: &'p crate::Engine,
+    relcache: &mut crate::catalog::RelCache,
+    ext: &mut turnstile_storage::Extender<'p, &mut Backend>,
+    (leaf, row): (&crate::catalog::RelEntry, &[crate::types::Value]),
+    tid: Tid,
+    xid: Xid,
+) -> Result<()> {
+    let (pool, config) = (engine.pool(), engine.config());
+    let file = RelFileId::new(leaf.rel.db, leaf.rel.id);
+    for ix in leaf.indexes.iter().filter(|i| i.unique).chain(leaf.indexes.iter().filter(|i| !i.unique)) {
+        let key: Vec<crate::types::Value> = ix.columns.iter().map(|&c| row[c].clone()).collect();
+        let key_types = ix.columns.iter().map(|&c| leaf.column_types[c]).collect();
+        let opts = crate::btree::BtreeOptions::new(ix.name.clone(), key_types, ix.unique, config);
+        let root = relcache.amcache(engine.catalog()).root(ix.id);
+        let tree = crate::btree::BTree::attach(pool, RelFileId::new(leaf.rel.db, ix.id), opts)?.with_cached_root(root);
+        let mut check = UniqueCheck::new(pool, engine.txns(), file, xid);
+        let inserted = insert_waiting(&tree, ext, &key, tid, &mut check);
+        relcache.amcache(engine.catalog()).remember(ix.id, &tree);
+        inserted?
+            .map_err(|e| crate::EngineError::from_index(e, &leaf.rel.name, || leaf.rel.column_names(&ix.columns)))?;
+    }
+    Ok(())
 }

@@ -86,8 +86,8 @@ impl LockStats {
     }
 
     fn as_mut_array(&mut self) -> [&mut u64; COUNTERS] {
-        let [w0, w1, w2, w3, w4, w5, w6] = &mut self.waits;
-        let [t0, t1, t2, t3, t4, t5, t6] = &mut self.wait_ns;
+        let [w0, w1, w2, w3, w4, w5, w6, w7] = &mut self.waits;
+        let [t0, t1, t2, t3, t4, t5, t6, t7] = &mut self.wait_ns;
         [
             &mut self.fast_path_acquires,
             &mut self.fast_path_overflows,
@@ -109,6 +109,7 @@ impl LockStats {
             w4,
             w5,
             w6,
+            w7,
             t0,
             t1,
             t2,
@@ -116,6 +117,7 @@ impl LockStats {
             t4,
             t5,
             t6,
+            t7,
         ]
     }
 }

@@ -15,6 +15,7 @@
 //! | transaction id | xid | `transactionid` |
 //! | object | class id, object id, sub-id | `object` |
 //! | advisory | 64-bit key | `advisory` |
+//! | speculative token | xid, token | `spectoken` |
 //!
 //! ```
 //! use turnstile_lock::{LockTag, LockTagKind};
@@ -47,11 +48,16 @@ pub enum LockTagKind {
     Object,
     /// An application-defined advisory lock.
     Advisory,
+    /// A speculative insertion's token (PostgreSQL's
+    /// `LOCKTAG_SPECULATIVE_TOKEN`): held exclusive by an upsert's insert
+    /// until it confirms or kills its row; others wait on it in share mode
+    /// (`speculative.rs` in the engine).
+    SpeculativeToken,
 }
 
 impl LockTagKind {
     /// Every kind, in id order.
-    pub const ALL: [LockTagKind; 7] = [
+    pub const ALL: [LockTagKind; 8] = [
         LockTagKind::Relation,
         LockTagKind::RelationExtend,
         LockTagKind::Page,
@@ -59,12 +65,13 @@ impl LockTagKind {
         LockTagKind::TransactionId,
         LockTagKind::Object,
         LockTagKind::Advisory,
+        LockTagKind::SpeculativeToken,
     ];
     /// Number of kinds (length of per-kind counter arrays).
     pub const COUNT: usize = Self::ALL.len();
 
     /// `pg_locks.locktype`: `relation`, `extend`, `page`, `tuple`,
-    /// `transactionid`, `object`, `advisory`.
+    /// `transactionid`, `object`, `advisory`, `spectoken`.
     pub const fn name(self) -> &'static str {
         self.wait_kind().name()
     }
@@ -79,6 +86,7 @@ impl LockTagKind {
             LockTagKind::TransactionId => LockWaitKind::TransactionId,
             LockTagKind::Object => LockWaitKind::Object,
             LockTagKind::Advisory => LockWaitKind::Advisory,
+            LockTagKind::SpeculativeToken => LockWaitKind::SpeculativeToken,
         }
     }
 
@@ -154,6 +162,33 @@ impl LockTag {
         LockTag { database, field1: key1, field2: key2, field3: 2, kind: LockTagKind::Advisory }
     }
 
+    /// A speculative insertion's token (PostgreSQL's
+    /// `SET_LOCKTAG_SPECULATIVE_INSERTION`): transaction `xid`'s insertion
+    /// number `token`. The xid's low half is the first field (`pg_locks`
+    /// shows it as `transactionid`), its high half the second, the token
+    /// the third (`objid`). Tokens count per backend and wrap at 2^16: a
+    /// transaction has one speculative insertion at a time, and a waiter
+    /// re-checks after any wake-up, so a reused token costs at most one
+    /// spurious wait.
+    ///
+    /// ```
+    /// use turnstile_lock::{LockTag, LockTagKind};
+    /// let t = LockTag::speculative_token(0, 7, 3);
+    /// assert_eq!(t.kind(), LockTagKind::SpeculativeToken);
+    /// assert_eq!(t.fields(), (7, 0, 3));
+    /// assert_eq!(t.to_string(), "speculative token 3 of transaction 7");
+    /// assert_ne!(t, LockTag::transaction_id(0, 7));
+    /// ```
+    pub const fn speculative_token(database: u32, xid: u64, token: u16) -> LockTag {
+        LockTag {
+            database,
+            field1: xid as u32,
+            field2: (xid >> 32) as u32,
+            field3: token,
+            kind: LockTagKind::SpeculativeToken,
+        }
+    }
+
     /// The tag's kind.
     #[inline(always)]
     pub const fn kind(&self) -> LockTagKind {
@@ -222,6 +257,9 @@ impl fmt::Display for LockTag {
             LockTagKind::Advisory if f3 == 2 => write!(f, "advisory lock [{db},{f1},{f2},2]"),
             LockTagKind::Advisory => {
                 write!(f, "advisory lock [{db},{}]", ((f1 as u64) << 32) | f2 as u64)
+            }
+            LockTagKind::SpeculativeToken => {
+                write!(f, "speculative token {f3} of transaction {}", (u64::from(f2) << 32) | u64::from(f1))
             }
         }
     }

@@ -1,5 +1,5 @@
 //! The driver suite (`tests/drivers/`, run by `scripts/driver-suite`):
-//! psycopg 3 and asyncpg (Python) and node-postgres (Node), each with its
+//! psycopg 3, asyncpg and SQLAlchemy 2's ORM (Python) and node-postgres (Node), each with its
 //! default settings, against the server under both profiles and against the
 //! real PostgreSQL 15, so that an assertion PostgreSQL fails is caught as a
 //! bug of the suite. The drivers are installed by `scripts/install-drivers`

@@ -55,7 +55,17 @@ impl SqlSession {
             return Err(SqlError::unsupported("COPY FROM that leaves out a column with a DEFAULT"));
         }
         let names = targets.iter().map(|&t| def.names[t].clone()).collect();
+        let fk_child = cat.fk_roles(def.oid, &[]).0.then(|| (def.oid, Vec::new()));
+        // One transaction for the whole COPY, as PostgreSQL's: its batches
+        // commit together, or an error (a late row's, the foreign-key
+        // check at the end) takes them all back.
+        let own_block = self.tx == crate::session::TxStatus::Idle;
+        if own_block {
+            self.open_implicit()?;
+        }
         let mut copy = CopyIn {
+            own_block,
+            fk_child,
             table: table.to_owned(),
             types: def.types,
             sql_types: def.sql_types,
@@ -73,7 +83,11 @@ impl SqlSession {
                 let data = std::fs::read(path).map_err(|e| {
                     SqlError::new(SqlState::UNDEFINED_FILE, format!("could not open file \"{path}\" for reading: {e}"))
                 })?;
-                self.copy_data(&mut copy, &data)?;
+                if let Err(e) = self.copy_data(&mut copy, &data) {
+                    // Takes the rows loaded so far back (`statement_failed`).
+                    drop(self.copy_fail(copy, &e.message));
+                    return Err(e);
+                }
                 let tag = self.copy_done(copy)?;
                 Ok(Outcome::Command { tag })
             }
@@ -291,6 +305,9 @@ impl SqlSession {
         if rows.is_empty() {
             return Ok(());
         }
+        if let Some((_, loaded)) = &mut copy.fk_child {
+            loaded.extend(rows.iter().cloned());
+        }
         let n = self.es.insert_many(&copy.table, rows).map_err(SqlError::from);
         let n = n?;
         copy.count += n;
@@ -308,9 +325,15 @@ impl SqlSession {
             rest.push(b'\n');
             self.copy_data(&mut copy, &rest)?;
         }
-        let done = self.flush_copy(&mut copy);
+        let mut done = self.flush_copy(&mut copy);
+        if let (Ok(()), Some((id, inserted))) = (&done, copy.fk_child.take()) {
+            let written = crate::fk::Written { inserted, ..Default::default() };
+            done = crate::fk::after_statement(&mut self.run(&[], true), id, &written);
+        }
         if done.is_err() {
             self.statement_failed();
+        } else if copy.own_block {
+            done = self.end_implicit();
         }
         done.map(|()| format!("COPY {}", copy.count))
     }

@@ -334,7 +334,7 @@ impl SqlSession {
 
     /// What a plan runs with: the engine session, the parameters, the
     /// session's services and plan-cache mode.
-    fn run<'a>(&'a mut self, values: &'a [Datum], one_shot: bool) -> Run<'a> {
+    pub(crate) fn run<'a>(&'a mut self, values: &'a [Datum], one_shot: bool) -> Run<'a> {
         let cache_mode = self.cache_mode();
         Run {
             env: EvalEnv {

@@ -137,6 +137,15 @@ pub struct CopyIn {
     pub(crate) done: bool,
     pub(crate) options: crate::copy::CopyOptions,
     pub(crate) progress: crate::copy::CopyProgress,
+    /// The table's id when it references others (foreign keys), and the
+    /// rows loaded so far: checked when the COPY ends, as PostgreSQL's
+    /// after-statement trigger queue does (a row may reference one loaded
+    /// after it in the same COPY).
+    pub(crate) fk_child: Option<(u32, Vec<Vec<Value>>)>,
+    /// Whether the COPY opened the implicit block it runs in (it was
+    /// outside a transaction block): `copy_done` commits it, an error
+    /// takes all its rows back.
+    pub(crate) own_block: bool,
 }
 
 impl CopyIn {

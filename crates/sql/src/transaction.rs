@@ -100,6 +100,12 @@ impl SqlSession {
         if !writes {
             return Ok(());
         }
+        self.open_implicit()
+    }
+
+    /// Opens the implicit block (the session is idle, outside a block).
+    pub(crate) fn open_implicit(&mut self) -> Result<(), SqlError> {
+        debug_assert_eq!(self.tx, TxStatus::Idle);
         let level = self.ctx.gucs.default_transaction_isolation.level()?;
         self.es.begin_with(level)?;
         self.tx = TxStatus::InBlock;

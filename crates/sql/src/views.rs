@@ -181,12 +181,15 @@ pub fn rows(view: View, session: &mut Session, services: &mut dyn Services) -> R
                     LockTagKind::Tuple => (int(f2), int(f3.into())),
                     _ => (Datum::Null, Datum::Null),
                 };
-                let xid = if kind == LockTagKind::TransactionId { int(f1) } else { Datum::Null };
+                let by_xid = matches!(kind, LockTagKind::TransactionId | LockTagKind::SpeculativeToken);
+                let xid = if by_xid { int(f1) } else { Datum::Null };
                 let (classid, objid, objsubid) = match kind {
                     LockTagKind::Object | LockTagKind::Advisory => (int(f1), int(f2), int(f3.into())),
+                    // `pg_lock_status`: the token is `objid`.
+                    LockTagKind::SpeculativeToken => (Datum::Null, int(f3.into()), Datum::Null),
                     _ => (Datum::Null, Datum::Null, Datum::Null),
                 };
-                let database = if kind == LockTagKind::TransactionId { Datum::Null } else { int(l.database) };
+                let database = if by_xid { Datum::Null } else { int(l.database) };
                 vec![
                     text(l.locktype),
                     database,

@@ -334,3 +334,32 @@ fn concurrent_upserts_never_fail_duplicate_or_lose_an_update() {
         assert_eq!(rows(&mut s, "SELECT count(*), sum(v) FROM kvn"), format!("{0}|{0}", drawn.len()), "seed {seed}");
     }
 }
+
+/// Runs `COPY … FROM STDIN` with `data`; the tag or the error's SQLSTATE
+/// and message.
+fn copy_in(s: &mut SqlSession, sql: &str, data: &str) -> Result<String, (String, String)> {
+    let st = s.parse_batch(sql).unwrap();
+    let Outcome::CopyIn(mut copy) = s.execute(&st[0], &[]).unwrap() else { panic!("{sql}: no CopyIn") };
+    s.copy_data(&mut copy, data.as_bytes()).map_err(|e| (e.code.to_string(), e.message.clone()))?;
+    s.copy_done(copy).map_err(|e| (e.code.to_string(), e.message))
+}
+
+#[test]
+fn copy_into_a_referencing_table_checks_its_foreign_keys_at_the_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine_with(dir.path(), turnstile_sync::Config::default());
+    let mut s = session(&e);
+    run(&mut s, "CREATE TABLE cp (id int PRIMARY KEY)").unwrap();
+    run(&mut s, "CREATE TABLE cc (id int, p int REFERENCES cp)").unwrap();
+    run(&mut s, "INSERT INTO cp VALUES (1)").unwrap();
+    let (code, message) = copy_in(&mut s, "COPY cc FROM STDIN", "1\t1\n2\t2\n").unwrap_err();
+    assert_eq!(code, "23503");
+    assert_eq!(message, "insert or update on table \"cc\" violates foreign key constraint \"cc_p_fkey\"");
+    assert_eq!(rows(&mut s, "SELECT count(*) FROM cc"), "0", "the failed COPY left rows");
+    assert_eq!(copy_in(&mut s, "COPY cc FROM STDIN", "1\t1\n2\t\\N\n").unwrap(), "COPY 2");
+    // As PostgreSQL's after-statement check: a row may reference one the
+    // same COPY loads after it.
+    run(&mut s, "CREATE TABLE tree (id int PRIMARY KEY, parent int REFERENCES tree)").unwrap();
+    assert_eq!(copy_in(&mut s, "COPY tree FROM STDIN", "1\t2\n2\t\\N\n").unwrap(), "COPY 2");
+    assert_eq!(rows(&mut s, "SELECT id, parent FROM tree ORDER BY id"), "1|2,2|");
+}

@@ -123,11 +123,13 @@ pub enum LockWaitKind {
     Object,
     /// An advisory lock.
     Advisory,
+    /// A speculative insertion's token (`spectoken`).
+    SpeculativeToken,
 }
 
 impl LockWaitKind {
     /// Every kind, in id order.
-    pub const ALL: [LockWaitKind; 7] = [
+    pub const ALL: [LockWaitKind; 8] = [
         LockWaitKind::Relation,
         LockWaitKind::Extend,
         LockWaitKind::Page,
@@ -135,6 +137,7 @@ impl LockWaitKind {
         LockWaitKind::TransactionId,
         LockWaitKind::Object,
         LockWaitKind::Advisory,
+        LockWaitKind::SpeculativeToken,
     ];
 
     /// PostgreSQL's name for it (`relation`, `extend`, …).
@@ -147,6 +150,7 @@ impl LockWaitKind {
             LockWaitKind::TransactionId => "transactionid",
             LockWaitKind::Object => "object",
             LockWaitKind::Advisory => "advisory",
+            LockWaitKind::SpeculativeToken => "spectoken",
         }
     }
 }

@@ -15,19 +15,32 @@
 //!    evaluated on that version and the proposed row (`EXCLUDED`). A row
 //!    found ends the loop: updated, or left alone by the `WHERE`. `DO
 //!    NOTHING` ends it when any row is found.
-//! 2. Otherwise **insert**. The engine's unique check waits for a running
-//!    transaction that holds the key (`unique_wait.rs`): if that one
-//!    rolls back the insert succeeds; if it committed, the insert fails
-//!    with `23505` on the arbiter, leaving nothing behind, and the loop
-//!    goes back to 1, whose fresh snapshot now sees the committed row.
+//! 2. Otherwise **insert speculatively** (`Session::insert_speculative`,
+//!    the engine's `speculative.rs`): the insert takes a speculative
+//!    token (lock tag `spectoken`, its transaction id and a number)
+//!    exclusive, places its heap tuple, registers it with the token,
+//!    then places its index entries. Each unique check waits for a
+//!    running transaction that holds the key (`unique_wait.rs`) — on
+//!    that transaction's token instead if the key's row is itself an
+//!    unconfirmed speculative insert — and decides after the wait: if the
+//!    other rolled back (or killed its row) the insert goes on; if it
+//!    committed, the insert fails with `23505` on the arbiter. Then the
+//!    insert **confirms** (unregisters, releases the token) or **kills**
+//!    its row: marks it dead — its entries already placed in other
+//!    indexes now point at a dead tuple — unregisters, releases the
+//!    token, and the loop goes back to 1, whose fresh snapshot now sees
+//!    the committed row.
 //!
 //! So of N sessions upserting one key exactly one inserts and the others
 //! update (each on the newest version, under the row lock: no update is
 //! lost) or do nothing, and an upsert never answers `23505` for its
-//! arbiter. turnstile does not insert speculatively: its unique check
-//! waits *before* an index entry is placed, so no other session ever sees
-//! a key that may yet be taken back, and PostgreSQL's speculative-token
-//! lock has nothing to guard.
+//! arbiter. A unique check waits *before* its own entry is placed, but the
+//! entries of the indexes done before are visible at once: with two
+//! unique indexes (two arbiters, or an arbiter and another unique
+//! constraint) another session can meet an entry of a row that is then
+//! taken back. The token makes that session wait only until the row is
+//! confirmed or killed, not until this transaction ends, and it never
+//! decides on a killed row (the loom model `loom_speculative.rs`).
 //!
 //! A row the command itself inserted or updated met again by a later
 //! proposed row of the same key fails `DO UPDATE` with `21000`; `DO
@@ -257,7 +270,7 @@ impl OnConflict {
                     return Ok(());
                 }
             }
-            match run.session()?.insert(t.table, &row) {
+            match run.session()?.insert_speculative(t.table, &row) {
                 Ok(_) => {
                     p.count += 1;
                     if let Some(w) = &mut p.written {
@@ -280,6 +293,15 @@ impl OnConflict {
                             .is_some_and(|c| self.arbiters.iter().any(|a| a.name == *c));
                     if !on_arbiter {
                         return Err(e);
+                    }
+                    // The key's row committed after this transaction's
+                    // snapshot (the probe did not see it): PostgreSQL's
+                    // `ExecCheckTupleVisible` answers `40001`.
+                    if run.session()?.isolation() == turnstile_engine::mvcc::IsolationLevel::RepeatableRead {
+                        return Err(SqlError::new(
+                            SqlState::SERIALIZATION_FAILURE,
+                            "could not serialize access due to concurrent update",
+                        ));
                     }
                 }
             }
