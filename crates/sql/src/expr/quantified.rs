@@ -6,7 +6,9 @@
 //! literal alone is `text`); `x op ANY (a)` compares in the common type of
 //! `x` and `a`'s elements, with SQL's NULL rules: true when some element
 //! satisfies `op`, else NULL when `x` or some element is NULL, else false
-//! (`ALL` dually); an empty array makes ANY false and ALL true.
+//! (`ALL` dually); an empty array makes ANY false and ALL true. An
+//! integer or OID compared with a catalog vector column (`x = ANY
+//! (partclass)`) compares with its elements, as with an `oidvector`.
 
 use super::subquery::op_symbol;
 use super::{common_type, comparison_type, BinOp, Compiler, Expr, SubLinkKind};
@@ -77,9 +79,15 @@ impl Compiler<'_> {
         }
         let (l, tl) = self.compile(left, None)?;
         let hint = if tl == SqlType::Unknown { None } else { SqlType::array_of(tl) };
-        let (arr, ta) = self.compile(right, hint)?;
+        let (mut arr, ta) = self.compile(right, hint)?;
         let elem = match ta {
             SqlType::Array(e) => *e,
+            // A catalog vector column (`partclass`, `indkey`), kept in its
+            // text form as the subscripts read it (`subscript.rs`).
+            SqlType::Text if tl.is_integer() || matches!(tl, SqlType::Oid | SqlType::Reg(_)) => {
+                arr = Expr::Func(&super::subscript::VECTOR_ELEMENTS, vec![arr]);
+                SqlType::Int8
+            }
             SqlType::Unknown => tl,
             other => {
                 return Err(SqlError::new(
