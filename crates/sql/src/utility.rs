@@ -109,6 +109,10 @@ impl SqlSession {
             }
             PreStmt::CopyTo { query, file, options } => self.copy_to(query, file.as_deref(), options),
             PreStmt::AlterSequence { name, if_exists, options } => self.alter_sequence(name, *if_exists, options),
+            PreStmt::AttachIndex { parent, index } => {
+                self.es.attach_index(parent, index)?;
+                Self::command("ALTER INDEX")
+            }
         }
     }
 

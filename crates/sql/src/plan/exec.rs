@@ -266,6 +266,12 @@ impl SelectPlan {
             return Ok(input);
         }
         let mut out = Vec::with_capacity(input.len());
+        if super::select_srf::has_unnest(&self.outputs) {
+            for row in &input {
+                out.extend(super::select_srf::expand(&self.outputs, row, &mut run.env)?);
+            }
+            return Ok(out);
+        }
         for row in &input {
             let mut o = Vec::with_capacity(self.outputs.len());
             for x in &self.outputs {

@@ -21,6 +21,7 @@ mod predicate;
 mod query;
 mod recursive;
 mod returning;
+mod select_srf;
 mod set_function;
 mod setop;
 pub mod shorthand;

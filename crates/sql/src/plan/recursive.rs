@@ -20,7 +20,6 @@
 //! second term does not read it, is an ordinary one (the planner compiles
 //! it as such when [`compile_recursive`] answers `None`).
 
-use super::query::over_rows;
 use super::{check_cancel, Producer, QueryCx, Run, SelectPlan};
 use crate::error::SqlError;
 use crate::expr::{Scope, ScopeCol};
@@ -97,7 +96,7 @@ impl RecursiveName {
         for (n, t) in names.iter().zip(types) {
             scope.cols.push(ScopeCol { qual: String::new(), name: n.clone(), ty: *t, table_oid: 0, attnum: 0 });
         }
-        over_rows(producer, scope)
+        super::over_rows(producer, scope)
     }
 }
 

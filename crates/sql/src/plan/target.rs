@@ -163,7 +163,11 @@ pub(super) fn item_list(
                     ast::SelectItem::ExprWithAlias { alias, .. } => ident_name(alias),
                     _ => figure_colname(e),
                 };
-                let (x, t) = compiler(scope, params, Some(aggs)).compile(e, None)?;
+                let mut c = compiler(scope, params, Some(aggs));
+                let (x, t) = match super::select_srf::unnest_arg(e) {
+                    Some(arg) => super::select_srf::compile_unnest(&mut c, arg)?,
+                    None => c.compile(e, None)?,
+                };
                 let t = if t == SqlType::Unknown { SqlType::Text } else { t };
                 let mut f = field(&name, t);
                 if let Expr::Col(i) = x {
