@@ -336,8 +336,7 @@ fn dump_and_restore_round_trip_as_with_postgresql_15() {
     for (k, t) in std::iter::once(&reference).chain(servers.iter().map(|s| &s.1)).enumerate() {
         let rows = t.rows("postgres");
         let (plain, custom) = (dir.path().join(format!("{k}-plain.sql")), dir.path().join(format!("{k}.dump")));
-        // (pg_dump's arguments, if this server is dumped; the loader and its arguments)
-        let steps: [(Option<&[&str]>, &str, &[&str]); 3] = [
+        let steps: [Step<'_>; 3] = [
             (Some(&["-Fp", "-f", path(&plain), "-d", "postgres"]), "psql", &["-f", path(&plain)]),
             (Some(&["-Fc", "-f", path(&custom), "-d", "postgres"]), "pg_restore", &[path(&custom)]),
             (None, "psql", &["-f", path(&pg15_dump)]),
@@ -364,6 +363,10 @@ fn dump_and_restore_round_trip_as_with_postgresql_15() {
     }
     assert!(bad.is_empty(), "dump and restore differ from PostgreSQL 15's:\n{}", bad.join("\n"));
 }
+
+/// One restore: pg_dump's arguments (when this server is dumped), the
+/// loader and its arguments.
+type Step<'a> = (Option<&'a [&'a str]>, &'a str, &'a [&'a str]);
 
 fn path(p: &std::path::Path) -> &str {
     p.to_str().expect("a UTF-8 temporary path")

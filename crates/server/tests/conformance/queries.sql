@@ -621,7 +621,7 @@ array-34 SELECT * FROM pg_options_to_table(ARRAY['fillfactor=70', 'a=b=c', 'flag
 array-35 SELECT id, s FROM t, unnest(ARRAY[1, 3]) WITH ORDINALITY AS o(val, k) WHERE id = val ORDER BY k
 array-36 SELECT n[0], n[2], n[3] = '', n[63] IS NULL, n[64] IS NULL, n[-1] IS NULL FROM (SELECT 'abc'::name AS n) AS s
 
-@family regex Regular expressions and ILIKE: ~, ~*, !~, !~*, OPERATOR(pg_catalog.op), ILIKE with Unicode case, 2201B for a bad pattern
+@family regex Regular expressions and ILIKE: ~, ~*, !~, !~*, OPERATOR(pg_catalog.op), ~ ANY/ALL (array), ILIKE with Unicode case, 2201B for a bad pattern
 regex-01 SELECT 'abc' ~ '^a'
 regex-02 SELECT s, s ~ 'pp', s ~* '^a', s !~ 'a', s !~* 'A' FROM t ORDER BY id
 regex-03 SELECT id FROM t WHERE s OPERATOR(pg_catalog.~) '^(apple|Apple)$' ORDER BY id
@@ -635,6 +635,8 @@ regex-10 SELECT 1 ~ 'a'
 regex-11 SELECT 'abc' OPERATOR(pg_catalog.=) 'abc', 2 OPERATOR(pg_catalog.+) 3, 'ab' OPERATOR(pg_catalog.~~) 'a%'
 regex-12 SELECT id FROM t WHERE s ~ 'l' COLLATE pg_catalog.default ORDER BY id
 regex-13 SELECT id, id OPERATOR(pg_catalog.<>) ALL ('{1,2}'::int[]) FROM t WHERE s OPERATOR(pg_catalog.=) ANY (ARRAY['apple', 'Banana']) ORDER BY id
+regex-14 SELECT 'abc' ~ ANY (ARRAY['^a', 'x']), 'abc' ~ ALL (ARRAY['^a', 'x']), 'abc' !~* ALL (ARRAY['^A', 'x']), 'abc' ~ ANY ('{}'::text[]), NULL::text ~ ANY (ARRAY['a']), 'a' ~ ANY (ARRAY[NULL, 'b']), 'a' ~ ANY (ARRAY[NULL, 'a']), 'a' ~ ANY (NULL::text[])
+regex-15 SELECT id FROM t WHERE s ~* ANY (ARRAY['^a', 'b$']) ORDER BY id
 
 @family expr Everyday expressions: NULLIF, concat, concat_ws, greatest, least, trim, replace, position, lpad, rpad, split_part, strpos, initcap, upper/lower (Unicode), quote_ident, IS [NOT] DISTINCT FROM, BETWEEN SYMMETRIC, ^, COLLATE "C"
 expr-01 SELECT replace('abc', 'b', 'x')

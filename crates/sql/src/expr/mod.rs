@@ -10,6 +10,7 @@ pub mod functions;
 pub mod numeric;
 mod quantified;
 pub mod regex;
+mod regex_any;
 mod subquery;
 pub mod subscript;
 
