@@ -38,8 +38,8 @@ mod sql_type;
 mod text;
 pub mod zone;
 
-pub(crate) use array::send_array;
 pub use array::ARRAY_ELEMENTS_MAX;
+pub(crate) use array::{recv_array, send_array};
 pub(crate) use bytea::bytea_from_text;
 pub use bytea::write_bytea_hex;
 pub use datum::{now_timestamp, timestamp_from_unix_micros, Datum};
