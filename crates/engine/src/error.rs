@@ -102,6 +102,13 @@ pub enum EngineError {
         /// The row's partition key.
         key: String,
     },
+    /// A row of a table being attached as a partition lies outside the
+    /// partition's bound (SQLSTATE `23514`).
+    #[error("partition constraint of relation \"{table}\" is violated by some row")]
+    PartitionConstraint {
+        /// The table being attached.
+        table: String,
+    },
     /// The object is in use by another session (SQLSTATE `55006`).
     #[error("{0}")]
     ObjectInUse(String),
@@ -218,7 +225,7 @@ impl EngineError {
             EngineError::NotNullViolation { .. } => S::NOT_NULL_VIOLATION,
             EngineError::NotSupported(_) => S::FEATURE_NOT_SUPPORTED,
             EngineError::ObjectInUse(_) => S::OBJECT_IN_USE,
-            EngineError::NoPartition { .. } => S::CHECK_VIOLATION,
+            EngineError::NoPartition { .. } | EngineError::PartitionConstraint { .. } => S::CHECK_VIOLATION,
             EngineError::Canceled => S::QUERY_CANCELED,
             EngineError::RowLockNotAvailable { .. } => S::LOCK_NOT_AVAILABLE,
             EngineError::SerializationFailure(_) => S::SERIALIZATION_FAILURE,

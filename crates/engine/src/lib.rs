@@ -202,6 +202,7 @@
 #![warn(missing_docs)]
 
 pub mod advisory;
+mod attach;
 mod autovacuum;
 pub mod btree;
 pub mod catalog;

@@ -11,8 +11,11 @@
 //! PostgreSQL's output is recorded in the same run, so an expectation
 //! PostgreSQL does not meet cannot exist. The maintenance tools
 //! (`vacuumdb`, `reindexdb`, `createdb -T template0 -E UTF8`) run against
-//! both as well. pg_dump and pg_restore are not here yet: pg_dump 15 reads
-//! catalogs turnstile does not have (`tableoid`, `pg_cast`, `pg_depend`, …).
+//! both as well, and so do pg_dump and pg_restore: `pg_dump -Fp | psql`,
+//! `pg_dump -Fc` + `pg_restore`, and PostgreSQL 15's own plain dump
+//! loaded, each into a fresh database whose describe output must equal
+//! the source's on PostgreSQL 15 and whose rows must equal the source
+//! database's.
 //!
 //! The tools are PostgreSQL 15's (`TURNSTILE_PG15_BIN`, default
 //! `/usr/lib/postgresql/15/bin`); without them the tests skip, loudly, or
@@ -262,6 +265,111 @@ fn maintenance_tools_run_as_against_postgresql_15() {
         assert!(ok, "{}: {err}", t.name);
         assert_eq!(out.trim(), "made_by_createdb|UTF8", "{}", t.name);
     }
+}
+
+/// The describe commands compared after a restore.
+const RESTORED: &[&str] =
+    &[r"\dt", r"\di", r"\d things", r"\d+ things", r"\d pgbench_accounts", r"\d trips", r"\d+ trips", r"\d trips_2"];
+
+/// The tables whose rows a restore must reproduce, with their keys.
+const TABLES: &[(&str, &str)] = &[
+    ("things", "id"),
+    ("pgbench_accounts", "aid"),
+    ("trips", "id"),
+    ("trips_1", "id"),
+    ("trips_2", "id"),
+    ("trips_3", "id"),
+];
+
+impl Target {
+    /// Every table's rows (psql `-A`, ORDER BY its key), in [`TABLES`] order.
+    fn rows(&self, db: &str) -> Vec<String> {
+        TABLES
+            .iter()
+            .map(|(t, key)| {
+                let (ok, out, err) = self.psql(db, &["-c", &format!("SELECT * FROM {t} ORDER BY {key}")]);
+                assert!(ok, "{}: reading {t} in {db}: {err}", self.name);
+                out
+            })
+            .collect()
+    }
+
+    /// What restoring into the fresh database `db` left, against the
+    /// source (PostgreSQL 15's describe output, this server's rows):
+    /// the differences, one line each.
+    fn compare_restored(&self, db: &str, want: &[Vec<String>], rows: &[String]) -> Vec<String> {
+        let mut bad = Vec::new();
+        for ((cmd, w), got) in RESTORED.iter().zip(want).zip(describe_all(self, db, RESTORED)) {
+            match got {
+                Err(e) => bad.push(format!("{}: {db}: {cmd}: {e}", self.name)),
+                Ok(g) => bad.extend(first_difference(w, &g).map(|d| format!("{}: {db}: {cmd}: {d}", self.name))),
+            }
+        }
+        for ((t, _), (w, g)) in TABLES.iter().zip(rows.iter().zip(self.rows(db))) {
+            if *w != g {
+                bad.push(format!("{}: {db}: rows of {t}: got {g:?}, want {w:?}", self.name));
+            }
+        }
+        bad
+    }
+}
+
+/// `pg_dump -Fp | psql`, `pg_dump -Fc` + `pg_restore`, and PostgreSQL
+/// 15's plain dump loaded with `ON_ERROR_STOP`, each into a fresh
+/// database, against PostgreSQL 15 and both profiles: the restored
+/// database describes as the source does on PostgreSQL 15 and holds the
+/// source's rows.
+#[test]
+fn dump_and_restore_round_trip_as_with_postgresql_15() {
+    let Some((pg, _)) = reference() else { return };
+    let reference = Target { name: "PostgreSQL 15".into(), socket_dir: pg.socket_dir.clone(), port: pg.port };
+    let want: Vec<Vec<String>> = describe_all(&reference, "postgres", RESTORED)
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|e| panic!("PostgreSQL 15 (a bug of this test): {e}")))
+        .collect();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pg15_dump = dir.path().join("pg15-plain.sql");
+    let (ok, err) = reference.tool("pg_dump", &["-Fp", "-f", path(&pg15_dump), "-d", "postgres"]);
+    assert!(ok, "pg_dump of PostgreSQL 15 failed: {err}");
+    let servers: Vec<(TestServer, Target)> = [Profile::Classic, Profile::Scalable].into_iter().map(turnstile).collect();
+    let mut bad = Vec::new();
+    for (k, t) in std::iter::once(&reference).chain(servers.iter().map(|s| &s.1)).enumerate() {
+        let rows = t.rows("postgres");
+        let (plain, custom) = (dir.path().join(format!("{k}-plain.sql")), dir.path().join(format!("{k}.dump")));
+        let steps: [Step<'_>; 3] = [
+            (Some(&["-Fp", "-f", path(&plain), "-d", "postgres"]), "psql", &["-f", path(&plain)]),
+            (Some(&["-Fc", "-f", path(&custom), "-d", "postgres"]), "pg_restore", &[path(&custom)]),
+            (None, "psql", &["-f", path(&pg15_dump)]),
+        ];
+        for ((dump_args, load, load_args), db) in steps.into_iter().zip(["u_plain", "u_custom", "u_pg15"]) {
+            let (ok, err) = t.tool("createdb", &[db]);
+            assert!(ok, "{}: createdb {db}: {err}", t.name);
+            if let Some(a) = dump_args {
+                let (ok, err) = t.tool("pg_dump", a);
+                assert!(ok, "{}: pg_dump {a:?}: {err}", t.name);
+            }
+            let mut args = vec!["-d", db];
+            if load == "psql" {
+                args.extend(["-X", "-q", "-v", "ON_ERROR_STOP=1"]);
+            }
+            args.extend(load_args);
+            let (ok, err) = t.tool(load, &args);
+            if !ok || err.contains("ERROR") || err.contains("error") {
+                bad.push(format!("{}: {load} {args:?}: {err}", t.name));
+                continue;
+            }
+            bad.extend(t.compare_restored(db, &want, &rows));
+        }
+    }
+    assert!(bad.is_empty(), "dump and restore differ from PostgreSQL 15's:\n{}", bad.join("\n"));
+}
+
+/// One restore: pg_dump's arguments (when this server is dumped), the
+/// loader and its arguments.
+type Step<'a> = (Option<&'a [&'a str]>, &'a str, &'a [&'a str]);
+
+fn path(p: &std::path::Path) -> &str {
+    p.to_str().expect("a UTF-8 temporary path")
 }
 
 #[test]

@@ -70,8 +70,17 @@ const NUMERIC: u32 = 1700;
 /// binary, as sqlx asks for it).
 const VOID: u32 = 2278;
 
-/// Whether type `oid` has a binary form here.
+/// Whether type `oid` has a binary form here: the types below, and the
+/// arrays of them (`array_send`/`array_recv`).
 pub fn supported(oid: u32) -> bool {
+    let array_of_supported = || {
+        crate::value::SqlType::from_oid(oid).and_then(crate::value::SqlType::element).is_some_and(|e| scalar(e.oid()))
+    };
+    scalar(oid) || array_of_supported()
+}
+
+/// Whether the non-array type `oid` has a binary form here.
+fn scalar(oid: u32) -> bool {
     matches!(
         oid,
         BOOL | BYTEA

@@ -31,6 +31,7 @@ pub(crate) fn recv_datum(ty: SqlType, data: &[u8], index: usize) -> Result<Datum
         SqlType::Float4 => Datum::Float(f32::from_be_bytes(fixed(data, index)?).into()),
         SqlType::Float8 => Datum::Float(f64::from_be_bytes(fixed(data, index)?)),
         SqlType::Bytea => Datum::Bytea(data.to_vec()),
+        SqlType::Array(e) => crate::value::recv_array(data, *e, index, recv_datum)?,
         // The UTF-8 text is the value.
         SqlType::Text | SqlType::Unknown => Datum::Text(binary::recv(ty.oid(), data, index)?),
         // Length-checked strings (whose text is the value, with the type's length rules),

@@ -163,6 +163,7 @@ impl Command {
                 PreStmt::CreateDatabase(_) => "CREATE",
                 PreStmt::CopyFrom { .. } | PreStmt::CopyTo { .. } => "COPY",
                 PreStmt::AlterSequence { .. } => "ALTER SEQUENCE",
+                PreStmt::AttachIndex { .. } => "ALTER INDEX",
             }
             .into(),
             Command::Utility(a) => stmt_kind(a).split_whitespace().next().unwrap_or("").to_owned(),

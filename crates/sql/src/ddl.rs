@@ -178,6 +178,11 @@ impl SqlSession {
                     if given.as_ref().is_some_and(|n| *n != format!("{table}_pkey")) {
                         return Err(SqlError::unsupported("a primary key constraint not named <table>_pkey"));
                     }
+                    // A partition's, made by its parent's (pg_dump adds the
+                    // parent's first, then each partition's), as for UNIQUE.
+                    if self.has_key(&table, &cols, Some(&format!("{table}_pkey")), true) {
+                        continue;
+                    }
                     self.es.add_primary_key(&table, &refs)?;
                 }
                 ast::AlterTableOperation::AddConstraint { constraint: ast::TableConstraint::Unique(u), .. }
@@ -202,27 +207,7 @@ impl SqlSession {
                     self.add_foreign_key(&table, &FkSpec::of(fk, None, None)?, true)?;
                 }
                 ast::AlterTableOperation::DropConstraint { if_exists, name, .. } => {
-                    let cname = expr::ident_name(name);
-                    if !self.drop_fk_constraint(&table, &cname)? {
-                        let tid = self.es.engine().catalog().relation(self.es.database(), &table).map(|r| r.id);
-                        let missing = SqlError::new(
-                            SqlState::UNDEFINED_OBJECT,
-                            format!("constraint \"{cname}\" of relation \"{table}\" does not exist"),
-                        );
-                        match tid {
-                            Ok(id) if self.es.engine().catalog().has_constraint(self.es.database(), id, &cname) => {
-                                return Err(SqlError::unsupported(
-                                    "DROP CONSTRAINT of a primary key or unique constraint",
-                                ))
-                            }
-                            _ if *if_exists => self.notice(
-                                Severity::Notice,
-                                SqlState::SUCCESSFUL_COMPLETION,
-                                format!("{}, skipping", missing.message),
-                            ),
-                            _ => return Err(missing),
-                        }
-                    }
+                    self.drop_constraint(&table, name, *if_exists)?;
                 }
                 // turnstile has one role, which owns every table (as the
                 // dumps of a single-role PostgreSQL say).
@@ -239,6 +224,10 @@ impl SqlSession {
                         SqlError::new(SqlState::UNDEFINED_TABLE, format!("relation \"{table}\" does not exist"))
                     })?;
                 }
+                ast::AlterTableOperation::AttachPartitionOf { partition, for_values } => {
+                    let bound = partition_bound(Some(for_values))?;
+                    self.es.attach_partition(&table, &object_name(partition)?, bound)?;
+                }
                 other => return Err(SqlError::unsupported(&format!("ALTER TABLE … {other}"))),
             }
         }
@@ -247,6 +236,31 @@ impl SqlSession {
 }
 
 impl SqlSession {
+    /// `ALTER TABLE table DROP CONSTRAINT [IF EXISTS] name`: a foreign key
+    /// (a primary key or unique constraint is `0A000`).
+    fn drop_constraint(&mut self, table: &str, name: &ast::Ident, if_exists: bool) -> Result<(), SqlError> {
+        let cname = expr::ident_name(name);
+        if !self.drop_fk_constraint(table, &cname)? {
+            let tid = self.es.engine().catalog().relation(self.es.database(), table).map(|r| r.id);
+            let missing = SqlError::new(
+                SqlState::UNDEFINED_OBJECT,
+                format!("constraint \"{cname}\" of relation \"{table}\" does not exist"),
+            );
+            match tid {
+                Ok(id) if self.es.engine().catalog().has_constraint(self.es.database(), id, &cname) => {
+                    return Err(SqlError::unsupported("DROP CONSTRAINT of a primary key or unique constraint"))
+                }
+                _ if if_exists => self.notice(
+                    Severity::Notice,
+                    SqlState::SUCCESSFUL_COMPLETION,
+                    format!("{}, skipping", missing.message),
+                ),
+                _ => return Err(missing),
+            }
+        }
+        Ok(())
+    }
+
     /// Whether `table` has a unique index on exactly `cols`, named `name`
     /// when a name is given (a partition's, made by its parent's
     /// constraint), or its primary key when `primary`.

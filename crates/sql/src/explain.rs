@@ -37,9 +37,11 @@ impl SqlSession {
                     lines.push(match &it.producer {
                         plan::Producer::View(v) => format!("Function Scan on {v:?} (system view)"),
                         plan::Producer::Series(..) => "Function Scan on generate_series".into(),
-                        plan::Producer::Function(f, _) => format!("Function Scan on {}", f.name()),
+                        plan::Producer::Function(f, _, _) => format!("Function Scan on {}", f.name()),
                         plan::Producer::Query(_) => "Subquery Scan (turnstile-sql)".into(),
                         plan::Producer::SetOp(s) => format!("{} (turnstile-sql)", s.kind.name()),
+                        plan::Producer::Recursive(_) => "Recursive Union (turnstile-sql)".into(),
+                        plan::Producer::WorkTable(_) => "WorkTable Scan (turnstile-sql)".into(),
                         plan::Producer::Dml(_) => "CTE Scan (data-modifying, turnstile-sql)".into(),
                         plan::Producer::WithDml { .. } => "ModifyTable WITH (turnstile-sql)".into(),
                         plan::Producer::Table { query, .. } => {

@@ -106,6 +106,7 @@
 #![warn(missing_docs)]
 
 mod advisory;
+pub mod attach_index;
 pub mod between;
 pub mod binary;
 mod binary_datum;

@@ -57,6 +57,13 @@ pub enum PreStmt {
         /// Format and options.
         options: crate::copy::CopyOptions,
     },
+    /// `ALTER INDEX parent ATTACH PARTITION index` (`attach_index.rs`).
+    AttachIndex {
+        /// The partitioned index.
+        parent: String,
+        /// The partition's index.
+        index: String,
+    },
     /// `ALTER SEQUENCE [IF EXISTS] name options` (`sequence/ddl.rs`).
     AlterSequence {
         /// The sequence.
@@ -259,10 +266,12 @@ pub fn parse_one(sql: &str, piece: &str, offset: usize) -> Result<Parsed, SqlErr
                 e
             })
         }
-        // Valid PostgreSQL that sqlparser does not read: 0A000, not a
-        // syntax error (pg_dump sends it for a partitioned index).
+        // Valid PostgreSQL that sqlparser does not read (pg_dump sends it
+        // for a partitioned index).
         "alter" if second_word(piece) == "index" && has_words(piece, &["attach", "partition"]) => {
-            return Err(SqlError::unsupported("ALTER INDEX … ATTACH PARTITION"));
+            if let Some((parent, index)) = crate::attach_index::parse(piece)? {
+                return Ok(Parsed::Pre(PreStmt::AttachIndex { parent, index }));
+            }
         }
         "alter" if second_word(piece) == "sequence" => {
             let (name, if_exists, options) = crate::sequence::syntax::parse_alter(piece.trim())?;
@@ -766,9 +775,12 @@ mod tests {
     }
 
     #[test]
-    fn valid_statements_sqlparser_cannot_read_are_unsupported_not_syntax_errors() {
+    fn valid_statements_sqlparser_cannot_read_are_read_here_not_syntax_errors() {
         let sql = "ALTER INDEX public.trips_pkey ATTACH PARTITION public.trips_1_pkey";
-        assert_eq!(parse_one(sql, sql, 0).err().map(|e| e.code == "0A000"), Some(true));
+        assert!(matches!(
+            parse_one(sql, sql, 0),
+            Ok(Parsed::Pre(PreStmt::AttachIndex { ref parent, ref index })) if parent == "trips_pkey" && index == "trips_1_pkey"
+        ));
         let sql = "ALTER INDEX i RENAME TO \"attach partition\"";
         assert_ne!(parse_one(sql, sql, 0).err().map(|e| e.code == "0A000"), Some(true));
     }

@@ -33,7 +33,16 @@ pub(crate) fn lock_error(e: turnstile_lock::LockError, name: &str, wait: Wait) -
 }
 
 impl SqlSession {
-    pub(crate) fn lock_with_partitions(&mut self, name: &str, mode: LockMode, wait: Wait) -> Result<(), SqlError> {
+    /// Locks table `name` in `mode`, and its partitions too when
+    /// `partitions` (`LOCK TABLE name`; `LOCK TABLE ONLY name` locks the
+    /// table alone).
+    pub(crate) fn lock_with_partitions(
+        &mut self,
+        name: &str,
+        mode: LockMode,
+        wait: Wait,
+        partitions: bool,
+    ) -> Result<(), SqlError> {
         let engine = Arc::clone(self.es.engine());
         let db = self.es.database();
         let rel = engine
@@ -45,7 +54,7 @@ impl SqlSession {
         }
         self.es.backend_mut().lock(LockTag::relation(db, rel.id), mode, wait).map_err(|e| lock_error(e, name, wait))?;
         let parts: Vec<u32> = engine.catalog().snapshot().partitions_of(rel.id).map(|p| p.id).collect();
-        for p in parts {
+        for p in parts.into_iter().filter(|_| partitions) {
             self.es.backend_mut().lock(LockTag::relation(db, p), mode, wait).map_err(|e| lock_error(e, name, wait))?;
         }
         Ok(())
@@ -100,6 +109,10 @@ impl SqlSession {
             }
             PreStmt::CopyTo { query, file, options } => self.copy_to(query, file.as_deref(), options),
             PreStmt::AlterSequence { name, if_exists, options } => self.alter_sequence(name, *if_exists, options),
+            PreStmt::AttachIndex { parent, index } => {
+                self.es.attach_index(parent, index)?;
+                Self::command("ALTER INDEX")
+            }
         }
     }
 
@@ -278,9 +291,8 @@ impl SqlSession {
         let mode = lock_mode(l.lock_mode.as_ref());
         let wait = if l.nowait { Wait::NoWait } else { Wait::Block };
         for t in &l.tables {
-            let text = t.to_string();
-            let name = text.trim_start_matches("ONLY ").trim().trim_matches('"').to_ascii_lowercase();
-            self.lock_with_partitions(&name, mode, wait)?;
+            let name = expr::object_name(&t.name)?;
+            self.lock_with_partitions(&name, mode, wait, !t.only)?;
         }
         Self::command("LOCK TABLE")
     }

@@ -141,6 +141,15 @@ impl View {
         }
     }
 
+    /// Whether its rows end with the system column `tableoid` (its OID),
+    /// which `*` does not list: a catalog table has one, as in
+    /// PostgreSQL (pg_dump reads `tableoid` on each catalog it scans);
+    /// a view (`pg_roles`, `information_schema.tables`, `pg_locks`) has
+    /// none.
+    pub fn has_tableoid(self) -> bool {
+        matches!(self, View::Catalog(r) if r.kind == 'r')
+    }
+
     /// Its columns.
     pub fn columns(self) -> &'static [(&'static str, SqlType)] {
         match self {
@@ -241,7 +250,11 @@ pub fn rows(view: View, session: &mut Session, services: &mut dyn Services) -> R
                 system: catalog::SYSTEM_RELATIONS,
                 status_views: &status,
             };
-            (rel.rows)(&reader)
+            let mut rows = (rel.rows)(&reader);
+            if view.has_tableoid() {
+                rows.iter_mut().for_each(|r| r.push(Datum::Int(rel.oid.into())));
+            }
+            rows
         }
         View::XactLog => vec![crate::mvcc_views::xact_log_row(&engine)],
         View::VersionStore => vec![crate::mvcc_views::version_store_row(&engine)],

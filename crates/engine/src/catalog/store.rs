@@ -319,10 +319,7 @@ impl Catalog {
     ) -> Result<(Relation, Vec<Relation>), CatalogError> {
         check_name(name)?;
         self.modify(|c| {
-            let p = c.find(db, parent).ok_or_else(|| CatalogError::UnknownRelation(parent.into()))?.clone();
-            let key = p
-                .partition_key
-                .ok_or(CatalogError::WrongKind { name: parent.to_owned(), expected: "a partitioned table" })?;
+            let (p, key) = attach::partitioned_table(c, db, parent)?;
             if c.find(db, name).is_some() {
                 return Err(CatalogError::DuplicateRelation(name.to_owned()));
             }
@@ -354,9 +351,10 @@ impl Catalog {
     }
 
     /// `CREATE [UNIQUE] INDEX name ON table (columns…)`. On a partitioned
-    /// table this creates a partitioned index and one index per partition
-    /// (named as PostgreSQL names them: [`partition_index_name`]). Returns every index created, the one
-    /// on `table` first.
+    /// table this creates a partitioned index and, per partition, attaches
+    /// an equivalent index it has or creates one (named as PostgreSQL
+    /// names them: [`partition_index_name`]). Returns every index created,
+    /// the one on `table` first.
     pub fn create_index(
         &self,
         db: DbId,
@@ -390,8 +388,7 @@ impl Catalog {
             let parts: Vec<Relation> = c.partitions_of(t.id).cloned().collect();
             for part in parts {
                 let def = IndexDef { table: part.id, columns: numbers.clone(), unique, primary, parent: Some(top.id) };
-                let index_name = partition_index_name(c, &part, &def)?;
-                created.push(add_index(c, &part, &index_name, numbers.clone(), unique, primary, Some(top.id))?);
+                created.extend(attach::attach_or_add_index(c, &part, def)?);
             }
             Ok(created)
         })
@@ -784,6 +781,7 @@ fn write_atomically(dir: &Path, data: &CatalogData) -> Result<(), CatalogError> 
     File::open(dir).and_then(|d| d.sync_all()).map_err(|e| io_error("sync directory of", &path, e))
 }
 
+mod attach;
 mod foreign_key;
 #[cfg(test)]
 mod tests;

@@ -446,7 +446,7 @@ order-22 SELECT id, ts FROM t ORDER BY ts DESC, id
 order-23 SELECT id FROM t ORDER BY upper(s), id
 order-24 SELECT i FROM t ORDER BY id LIMIT 2 OFFSET 1
 
-@family agg Aggregates: count, sum, avg, min, max, string_agg, array_agg over NULLs and empty input, DISTINCT and FILTER
+@family agg Aggregates: count, sum, avg, min, max, string_agg, array_agg over NULLs and empty input, DISTINCT, FILTER and an aggregate's own ORDER BY
 agg-01 SELECT count(*), count(i), count(s), count(f) FROM t
 agg-02 SELECT sum(i), min(i), max(i) FROM t
 agg-03 SELECT min(b), max(b) FROM t
@@ -469,6 +469,10 @@ agg-19 SELECT grp, min(m), max(m), avg(m) FROM g GROUP BY grp ORDER BY grp
 agg-20 SELECT grp, string_agg(grp, '-'), count(*) FROM g GROUP BY grp ORDER BY grp
 agg-21 SELECT string_agg(s, ','), array_agg(i) FROM t WHERE false
 agg-22 SELECT array_agg(n), array_agg(DISTINCT grp) FROM g WHERE id = 3
+agg-23 SELECT array_agg(id ORDER BY id DESC), string_agg(s, ',' ORDER BY s NULLS FIRST) FROM t WHERE id < 5
+agg-24 SELECT grp, array_agg(n ORDER BY n DESC NULLS LAST, id) FROM g GROUP BY grp ORDER BY grp
+agg-25 SELECT array_agg(DISTINCT grp ORDER BY grp DESC) FROM g
+agg-26 SELECT upper(s ORDER BY s) FROM t
 
 @family null WHERE with NULL logic: comparisons with NULL, NOT, AND/OR, IS [NOT] NULL, IS [NOT] TRUE/FALSE
 null-01 SELECT id FROM t WHERE i = NULL
@@ -548,7 +552,7 @@ subq-22 SELECT id, (SELECT k FROM u WHERE u.id = t.id) || '!' AS k FROM t ORDER 
 subq-23 SELECT id FROM t WHERE (SELECT count(*) FROM u WHERE u.tid = t.id) > 1
 subq-24 SELECT u.name FROM u WHERE u.tid IN (SELECT id FROM t WHERE s ILIKE 'a%') ORDER BY 1
 
-@family cte WITH and set operations: UNION [ALL], INTERSECT [ALL], EXCEPT [ALL], ORDER BY, LIMIT and FETCH FIRST over them
+@family cte WITH, WITH RECURSIVE and set operations: UNION [ALL], INTERSECT [ALL], EXCEPT [ALL], ORDER BY, LIMIT and FETCH FIRST over them
 cte-01 WITH x AS (SELECT 1 AS a) SELECT a FROM x
 cte-02 WITH a AS (SELECT id FROM t WHERE id < 4), b AS (SELECT id FROM a WHERE id > 1) SELECT * FROM b ORDER BY id
 cte-03 WITH c (n) AS (SELECT count(*) FROM u) SELECT n FROM c
@@ -572,8 +576,14 @@ cte-20 SELECT x FROM (SELECT 1 AS x UNION ALL SELECT 2) AS v ORDER BY x DESC
 cte-21 VALUES (1, 'a'), (2, NULL)
 cte-22 SELECT id FROM t WHERE id IN (SELECT 1 UNION ALL VALUES (3)) ORDER BY id
 cte-23 VALUES (1), (2, 3)
+cte-24 WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 5) SELECT x FROM n ORDER BY x
+cte-25 WITH RECURSIVE r AS (SELECT id, tid FROM u WHERE id = 2 UNION SELECT u.id, u.tid FROM u JOIN r ON u.id = r.tid) SELECT * FROM r ORDER BY id
+cte-26 WITH RECURSIVE c(k) AS (SELECT 0 UNION SELECT (k + 1) % 3 FROM c) SELECT k FROM c ORDER BY k
+cte-27 WITH RECURSIVE a AS (SELECT 1 AS v), b(w) AS (SELECT v FROM a UNION ALL SELECT w * 2 FROM b WHERE w < 8) SELECT w, (SELECT count(*) FROM b) FROM b ORDER BY w
+cte-28 WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1::bigint FROM n WHERE x < 3) SELECT x FROM n
+cte-29 WITH RECURSIVE n(x, path) AS (SELECT id, s FROM t WHERE id = 1 UNION ALL SELECT t.id, n.path || '>' || t.s FROM n JOIN t ON t.id = n.x + 1 WHERE n.x < 3) SELECT * FROM n ORDER BY x
 
-@family array Arrays: ARRAY[…], ARRAY(SELECT …) and '{…}' literals of the basic types, their text output, = ANY and <> ALL with NULLs, `||`, subscripts, array_to_string and kin, unnest in FROM and as the only target
+@family array Arrays: ARRAY[…], ARRAY(SELECT …) and '{…}' literals of the basic types, their text output, = ANY and <> ALL with NULLs, `||`, subscripts, array_to_string, array_remove and kin, unnest in FROM (WITH ORDINALITY) and in the select list, pg_options_to_table, subscripts of a name
 array-01 SELECT ARRAY[1, 2]
 array-02 SELECT 1 = ANY (ARRAY[1, 2])
 array-03 SELECT ARRAY['a', 'b c', NULL, '', 'NULL', 'x"y', 'a,b']
@@ -603,8 +613,15 @@ array-25 SELECT unnest(ARRAY[1, 2])
 array-26 SELECT array_length(ARRAY[1, 2, 3], 1), array_length('{}'::int[], 1), cardinality(ARRAY[1, 2]), array_upper(ARRAY[5], 1), array_lower(ARRAY[5], 2)
 array-27 SELECT id, (SELECT count(*) FROM unnest(ARRAY[id, i]) x WHERE x IS NOT NULL) AS n FROM t WHERE id < 4 ORDER BY id
 array-28 SELECT array_append(ARRAY[1], 2), array_prepend(0, ARRAY[1]), array_cat(ARRAY[1], NULL)
+array-30 SELECT * FROM unnest(ARRAY['a', 'b', NULL]) WITH ORDINALITY AS u(v, n) ORDER BY n
+array-31 SELECT id, unnest(ARRAY[id, id * 10]) AS x FROM t WHERE id < 3 ORDER BY id, x
+array-32 SELECT unnest(ARRAY[1, 2, 3]) AS a, unnest(ARRAY['x']) AS b, 7 AS c
+array-33 SELECT array_remove(ARRAY[1, 2, 1, NULL], 1), array_remove(ARRAY['a', NULL], NULL), array_remove(NULL::int[], 1)
+array-34 SELECT * FROM pg_options_to_table(ARRAY['fillfactor=70', 'a=b=c', 'flag']) ORDER BY 1
+array-35 SELECT id, s FROM t, unnest(ARRAY[1, 3]) WITH ORDINALITY AS o(val, k) WHERE id = val ORDER BY k
+array-36 SELECT n[0], n[2], n[3] = '', n[63] IS NULL, n[64] IS NULL, n[-1] IS NULL FROM (SELECT 'abc'::name AS n) AS s
 
-@family regex Regular expressions and ILIKE: ~, ~*, !~, !~*, OPERATOR(pg_catalog.op), ILIKE with Unicode case, 2201B for a bad pattern
+@family regex Regular expressions and ILIKE: ~, ~*, !~, !~*, OPERATOR(pg_catalog.op), ~ ANY/ALL (array), ILIKE with Unicode case, 2201B for a bad pattern
 regex-01 SELECT 'abc' ~ '^a'
 regex-02 SELECT s, s ~ 'pp', s ~* '^a', s !~ 'a', s !~* 'A' FROM t ORDER BY id
 regex-03 SELECT id FROM t WHERE s OPERATOR(pg_catalog.~) '^(apple|Apple)$' ORDER BY id
@@ -618,8 +635,10 @@ regex-10 SELECT 1 ~ 'a'
 regex-11 SELECT 'abc' OPERATOR(pg_catalog.=) 'abc', 2 OPERATOR(pg_catalog.+) 3, 'ab' OPERATOR(pg_catalog.~~) 'a%'
 regex-12 SELECT id FROM t WHERE s ~ 'l' COLLATE pg_catalog.default ORDER BY id
 regex-13 SELECT id, id OPERATOR(pg_catalog.<>) ALL ('{1,2}'::int[]) FROM t WHERE s OPERATOR(pg_catalog.=) ANY (ARRAY['apple', 'Banana']) ORDER BY id
+regex-14 SELECT 'abc' ~ ANY (ARRAY['^a', 'x']), 'abc' ~ ALL (ARRAY['^a', 'x']), 'abc' !~* ALL (ARRAY['^A', 'x']), 'abc' ~ ANY ('{}'::text[]), NULL::text ~ ANY (ARRAY['a']), 'a' ~ ANY (ARRAY[NULL, 'b']), 'a' ~ ANY (ARRAY[NULL, 'a']), 'a' ~ ANY (NULL::text[])
+regex-15 SELECT id FROM t WHERE s ~* ANY (ARRAY['^a', 'b$']) ORDER BY id
 
-@family expr Everyday expressions: NULLIF, concat, concat_ws, greatest, least, trim, replace, position, lpad, rpad, split_part, strpos, initcap, upper/lower (Unicode), IS [NOT] DISTINCT FROM, BETWEEN SYMMETRIC, ^, COLLATE "C"
+@family expr Everyday expressions: NULLIF, concat, concat_ws, greatest, least, trim, replace, position, lpad, rpad, split_part, strpos, initcap, upper/lower (Unicode), quote_ident, IS [NOT] DISTINCT FROM, BETWEEN SYMMETRIC, ^, COLLATE "C"
 expr-01 SELECT replace('abc', 'b', 'x')
 expr-02 SELECT trim('  x  '), ltrim('  x')
 expr-03 SELECT position('b' IN 'abc')
@@ -647,6 +666,7 @@ expr-24 SELECT nullif('a', 'a'), nullif(NULL::int, 1), nullif(2, NULL)
 expr-25 SELECT greatest(1, 'a')
 expr-26 SELECT 2 BETWEEN SYMMETRIC 3 AND 1, 2 NOT BETWEEN SYMMETRIC 3 AND 1, 5 BETWEEN ASYMMETRIC 3 AND 1
 expr-27 SELECT id FROM t WHERE i BETWEEN SYMMETRIC (20 - 10) AND -5 ORDER BY id
+expr-28 SELECT quote_ident('abc'), quote_ident('Abc'), quote_ident('a b'), quote_ident('select'), quote_ident('user'), quote_ident('name'), quote_ident('x"y')
 
 @family ljoin Outer joins, USING and CASE: LEFT JOIN on any condition, JOIN … USING and NATURAL JOIN (merged columns), CASE in every position
 ljoin-01 SELECT t.id, u.id FROM t LEFT JOIN u ON u.tid = t.id AND u.k LIKE 'a%' ORDER BY 1, 2
@@ -853,3 +873,5 @@ wdml-10 WITH a AS (SELECT 5 AS k), i AS (INSERT INTO wd SELECT k, k FROM a RETUR
 !unsup-60 [functions outside the list above (trunc, ceil, floor, bool_and, extract, to_char, pg_typeof, octet_length, reverse and others)] SELECT to_char(ts, 'YYYY') FROM t WHERE id = 1
 !unsup-61 [functions outside the list above (trunc, ceil, floor, bool_and, extract, to_char, pg_typeof, octet_length, reverse and others)] SELECT pg_typeof(1)
 !unsup-63 [functions outside the list above (trunc, ceil, floor, bool_and, extract, to_char, pg_typeof, octet_length, reverse and others)] SELECT octet_length('héllo'), reverse('abc'), initcap('ab cd')
+!unsup-65 [TABLESAMPLE] SELECT count(*) FROM t TABLESAMPLE BERNOULLI (100)
+!unsup-66 [generate_series WITH ORDINALITY] SELECT * FROM generate_series(1, 2) WITH ORDINALITY

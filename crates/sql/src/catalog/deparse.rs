@@ -25,9 +25,11 @@ use turnstile_engine::catalog::{CatalogData, PartitionBound, PartitionKey, Parti
 use turnstile_engine::types::ColumnType;
 
 /// `pg_get_indexdef(index)`: `CREATE [UNIQUE] INDEX name ON [ONLY]
-/// public.table USING btree (columns)`; with `column > 0`, that key
-/// column's name only. `None` if `index` is not an index of `cat`.
-pub fn index_def(cat: &CatalogData, index: &Relation, column: usize) -> Option<String> {
+/// [public.]table USING btree (columns)`, the table qualified by `schema`
+/// (`public.` when `public` is not on the search path, else empty); with
+/// `column > 0`, that key column's name only. `None` if `index` is not an
+/// index of `cat`.
+pub fn index_def(cat: &CatalogData, index: &Relation, column: usize, schema: &str) -> Option<String> {
     let def = index.index.as_ref()?;
     let table = cat.relations.get(&def.table)?;
     let names = table.column_names(&def.columns);
@@ -36,7 +38,7 @@ pub fn index_def(cat: &CatalogData, index: &Relation, column: usize) -> Option<S
     }
     let cols: Vec<String> = names.iter().map(|n| quote_ident(n)).collect();
     Some(format!(
-        "CREATE {}INDEX {} ON {}{} USING btree ({})",
+        "CREATE {}INDEX {} ON {}{schema}{} USING btree ({})",
         if def.unique { "UNIQUE " } else { "" },
         quote_ident(&index.name),
         if index.kind == RelKind::PartitionedIndex { "ONLY " } else { "" },
@@ -119,12 +121,31 @@ pub fn default_expr(stored: &str, ty: ColumnType) -> String {
     }
 }
 
-/// `quote_ident`: the name, double-quoted when it is not a plain lower-case
-/// identifier.
+/// PostgreSQL 15's keywords other than the unreserved ones
+/// (`quoted_keywords.txt` says how it was made): `#` lines first, then the
+/// words in byte order.
+const QUOTED_KEYWORDS: &str = include_str!("quoted_keywords.txt");
+
+/// Whether `word` is a keyword `quote_ident` quotes (`user`, `select`).
+fn is_quoted_keyword(word: &str) -> bool {
+    let words: Vec<&str> = QUOTED_KEYWORDS.lines().filter(|l| !l.starts_with('#')).collect();
+    words.binary_search(&word).is_ok()
+}
+
+/// `quote_ident`, as PostgreSQL's `quote_identifier`: the name,
+/// double-quoted unless it is a plain lower-case identifier that is not a
+/// keyword needing quotes.
+///
+/// ```
+/// use turnstile_sql::catalog::deparse::quote_ident;
+/// assert_eq!(quote_ident("things_pkey"), "things_pkey");
+/// assert_eq!(quote_ident("user"), "\"user\"");
+/// assert_eq!(quote_ident("Ab"), "\"Ab\"");
+/// ```
 pub fn quote_ident(name: &str) -> String {
     let plain = name.chars().next().is_some_and(|c| c.is_ascii_lowercase() || c == '_')
         && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if plain {
+    if plain && !is_quoted_keyword(name) {
         name.to_owned()
     } else {
         format!("\"{}\"", name.replace('"', "\"\""))

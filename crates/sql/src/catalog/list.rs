@@ -6,7 +6,7 @@
 use super::relation::{Reader, RowsFn, Schema, SystemRelation};
 use super::{
     attribute, class, cluster, constraint, empty, fk_constraint, info_constraints, info_tables, schema, sequences,
-    settings, types,
+    settings, types, unused,
 };
 use crate::value::{Datum, SqlType};
 
@@ -65,7 +65,7 @@ pub static SYSTEM_RELATIONS: &[SystemRelation] = &[
     rel(2601, "pg_am", 'r', schema::AM, schema::am_rows),
     rel(3456, "pg_collation", 'r', schema::COLLATION, schema::collation_rows),
     rel(3079, "pg_extension", 'r', schema::EXTENSION, no_rows),
-    rel(2609, "pg_description", 'r', schema::DESCRIPTION, no_rows),
+    rel(2609, "pg_description", 'r', schema::DESCRIPTION, schema::description_rows),
     rel(2612, "pg_language", 'r', schema::LANGUAGE, schema::language_rows),
     rel(12104, "pg_settings", 'v', settings::SETTINGS, settings::settings_rows),
     rel(12048, "pg_sequences", 'v', sequences::SEQUENCES, sequences::sequences_rows),
@@ -80,7 +80,7 @@ pub static SYSTEM_RELATIONS: &[SystemRelation] = &[
     rel(2396, "pg_shdescription", 'r', empty::SHDESCRIPTION, no_rows),
     rel(3118, "pg_foreign_table", 'r', empty::FOREIGN_TABLE, no_rows),
     rel(2608, "pg_depend", 'r', empty::DEPEND, no_rows),
-    rel(3394, "pg_init_privs", 'r', empty::INIT_PRIVS, no_rows),
+    rel(3394, "pg_init_privs", 'r', empty::INIT_PRIVS, schema::init_privs_rows),
     rel(3596, "pg_seclabel", 'r', empty::SECLABEL, no_rows),
     rel(3466, "pg_event_trigger", 'r', empty::EVENT_TRIGGER, no_rows),
     rel(826, "pg_default_acl", 'r', empty::DEFAULT_ACL, no_rows),
@@ -88,6 +88,26 @@ pub static SYSTEM_RELATIONS: &[SystemRelation] = &[
     rel(3541, "pg_range", 'r', empty::RANGE, no_rows),
     rel(2964, "pg_db_role_setting", 'r', empty::DB_ROLE_SETTING, no_rows),
     rel(6100, "pg_subscription", 'r', empty::SUBSCRIPTION, no_rows),
+    rel(2605, "pg_cast", 'r', unused::CAST, no_rows),
+    rel(2617, "pg_operator", 'r', unused::OPERATOR, no_rows),
+    rel(2616, "pg_opclass", 'r', unused::OPCLASS, no_rows),
+    rel(2753, "pg_opfamily", 'r', unused::OPFAMILY, no_rows),
+    rel(2602, "pg_amop", 'r', unused::AMOP, no_rows),
+    rel(2603, "pg_amproc", 'r', unused::AMPROC, no_rows),
+    rel(2607, "pg_conversion", 'r', unused::CONVERSION, no_rows),
+    rel(3576, "pg_transform", 'r', unused::TRANSFORM, no_rows),
+    rel(3601, "pg_ts_parser", 'r', unused::TS_PARSER, no_rows),
+    rel(3764, "pg_ts_template", 'r', unused::TS_TEMPLATE, no_rows),
+    rel(3600, "pg_ts_dict", 'r', unused::TS_DICT, no_rows),
+    rel(3602, "pg_ts_config", 'r', unused::TS_CONFIG, no_rows),
+    rel(3603, "pg_ts_config_map", 'r', unused::TS_CONFIG_MAP, no_rows),
+    rel(2328, "pg_foreign_data_wrapper", 'r', unused::FOREIGN_DATA_WRAPPER, no_rows),
+    rel(1417, "pg_foreign_server", 'r', unused::FOREIGN_SERVER, no_rows),
+    rel(1418, "pg_user_mapping", 'r', unused::USER_MAPPING, no_rows),
+    rel(2995, "pg_largeobject_metadata", 'r', unused::LARGEOBJECT_METADATA, no_rows),
+    rel(2613, "pg_largeobject", 'r', unused::LARGEOBJECT, no_rows),
+    rel(3592, "pg_shseclabel", 'r', unused::SHSECLABEL, no_rows),
+    rel(12099, "pg_seclabels", 'v', unused::SECLABELS, no_rows),
     info(13382, "schemata", info_tables::SCHEMATA, info_tables::schemata_rows),
     info(13425, "tables", info_tables::TABLES, info_tables::tables_rows),
     info(13295, "columns", info_tables::COLUMNS, info_tables::columns_rows),
@@ -97,7 +117,7 @@ pub static SYSTEM_RELATIONS: &[SystemRelation] = &[
 
 /// The system relation `name` of `schema`.
 pub fn lookup(schema: Schema, name: &str) -> Option<&'static SystemRelation> {
-    // About 45 names, looked up once per FROM item when a statement is
+    // About 65 names, looked up once per FROM item when a statement is
     // bound: a scan is cheaper than building an index.
     SYSTEM_RELATIONS.iter().find(|r| r.schema == schema && r.name == name)
 }

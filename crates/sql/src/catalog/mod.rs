@@ -12,8 +12,10 @@
 //!   (`pg_type`), [`cluster`] (databases, roles, tablespaces),
 //!   [`schema`] (namespaces, access methods, collations, languages),
 //!   [`settings`] (`pg_settings`, `pg_proc`), [`empty`] (catalogs of
-//!   objects turnstile lacks), [`info_tables`] and [`info_constraints`]
+//!   objects turnstile lacks), [`unused`] (object kinds a user cannot
+//!   define: operators, casts, text search, …), [`info_tables`] and [`info_constraints`]
 //!   (`information_schema`);
+//! * [`search_path`]: the session's schema search path;
 //! * [`reg`]: `regclass` and its kin, names read and printed as OIDs;
 //! * [`deparse`]: the SQL text of indexes, constraints, defaults and
 //!   partition bounds, shared with the catalog functions
@@ -39,9 +41,11 @@ pub mod oid;
 pub mod reg;
 pub mod relation;
 pub mod schema;
+pub mod search_path;
 pub mod sequences;
 pub mod settings;
 pub mod types;
+pub mod unused;
 
 pub use list::{by_oid, is_system_name, lookup, STATUS_VIEW_OIDS, SYSTEM_RELATIONS};
 pub use relation::{Reader, Schema, SystemRelation};

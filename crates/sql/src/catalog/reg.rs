@@ -8,7 +8,7 @@
 
 use super::list::{by_oid, lookup, STATUS_VIEW_OIDS};
 use super::relation::Schema;
-use super::settings::proc_entries;
+use super::settings::{proc_name, proc_oid};
 use super::types::{array_of, builtin, format_type};
 use super::{cluster, schema};
 use crate::error::SqlError;
@@ -94,7 +94,7 @@ pub fn reg_in(kind: RegKind, name: &str, services: &dyn Services) -> Result<Datu
         RegKind::Proc => {
             let head = t.split_once('(').map_or(t, |(h, _)| h);
             let n = fold(head).pop().unwrap_or_default();
-            proc_entries(services.functions()).find(|(_, name, _)| *name == n).map(|(id, _, _)| id)
+            proc_oid(services.functions(), &n)
         }
         RegKind::Namespace => schema::namespace_oid(&fold(t).pop().unwrap_or_default()),
         RegKind::Role => cluster::role_oid(&fold(t).pop().unwrap_or_default()),
@@ -120,7 +120,7 @@ pub fn reg_out(kind: RegKind, oid: u32, services: &dyn Services) -> Result<Strin
             }
         }
         RegKind::Type => (builtin(oid).is_some() || array_of(oid).is_some()).then(|| format_type(oid, -1)),
-        RegKind::Proc => proc_entries(services.functions()).find(|(id, _, _)| *id == oid).map(|(_, n, _)| n.to_owned()),
+        RegKind::Proc => proc_name(services.functions(), oid).map(str::to_owned),
         RegKind::Namespace => schema::namespace_name(oid).map(str::to_owned),
         RegKind::Role => cluster::role_name(oid).map(str::to_owned),
     };

@@ -1,10 +1,12 @@
 //! `pg_settings` (the session's settings and the server's knobs, as `SHOW`
 //! prints them) and `pg_proc` (turnstile's functions, one row per name
-//! a call can use, from the function registry).
+//! a call can use, from the function registry, and the access methods'
+//! handlers).
 
 use super::datum::{boolean, ch, int, oid, oidvector, text, ACL_ARRAY, CHAR_ARRAY, NULL, OID_ARRAY, TEXT_ARRAY};
 use super::oid::{CATALOG_NAMESPACE, INTERNAL_LANGUAGE, PROC_OID_BASE, SUPERUSER};
 use super::relation::Reader;
+use super::schema::{AmHandler, ACCESS_METHODS};
 use crate::expr::functions::def::{FuncDef, Nulls, Signature, Volatility};
 use crate::value::{Datum, SqlType};
 use SqlType::*;
@@ -151,7 +153,43 @@ fn proc_row(id: u32, name: &str, f: &FuncDef) -> Vec<Datum> {
     ]
 }
 
-/// `pg_proc`.
+/// `pg_proc`: the registry's functions, then the access methods'
+/// handlers.
 pub(super) fn proc_rows(r: &Reader<'_>) -> Vec<Vec<Datum>> {
-    proc_entries(r.services.functions()).map(|(id, name, f)| proc_row(id, name, f)).collect()
+    let handlers = ACCESS_METHODS.iter().map(|am| handler_row(&am.3));
+    proc_entries(r.services.functions()).map(|(id, name, f)| proc_row(id, name, f)).chain(handlers).collect()
+}
+
+/// The `internal` pseudo-type, an access method handler's argument.
+const INTERNAL: u32 = 2281;
+
+/// An access method's handler, as PostgreSQL 15's `pg_proc` lists it
+/// (strict, volatile, one `internal` argument, written in C: its
+/// `prosrc` is its name).
+fn handler_row(h: &AmHandler) -> Vec<Datum> {
+    let mut row = proc_row(h.oid, h.name, &HANDLER_SHAPE);
+    row[16] = int(1);
+    row[18] = oid(h.result);
+    row[19] = oidvector(std::iter::once(INTERNAL));
+    row[25] = text(h.name);
+    row
+}
+
+/// The shape of an access method handler's row before its own columns are
+/// filled in ([`handler_row`]): strict and volatile, as in PostgreSQL.
+static HANDLER_SHAPE: FuncDef =
+    FuncDef::fixed("handler", &[], SqlType::Unknown, |_, _| Ok(Datum::Null)).volatility(Volatility::Volatile);
+
+/// The name of function `id` (the registry's, or an access method's
+/// handler), for `regproc`.
+pub fn proc_name(functions: &'static [&'static FuncDef], id: u32) -> Option<&'static str> {
+    let handler = ACCESS_METHODS.iter().find(|am| am.3.oid == id).map(|am| am.3.name);
+    handler.or_else(|| proc_entries(functions).find(|(oid, _, _)| *oid == id).map(|(_, n, _)| n))
+}
+
+/// The OID of function `name` (the registry's, or an access method's
+/// handler), for `regproc`.
+pub fn proc_oid(functions: &'static [&'static FuncDef], name: &str) -> Option<u32> {
+    let handler = ACCESS_METHODS.iter().find(|am| am.3.name == name).map(|am| am.3.oid);
+    handler.or_else(|| proc_entries(functions).find(|(_, n, _)| *n == name).map(|(id, _, _)| id))
 }

@@ -556,6 +556,7 @@ impl Compiler<'_> {
         args: &[ast::Expr],
         distinct: bool,
         filter: Option<&ast::Expr>,
+        order: &[ast::OrderByExpr],
     ) -> Result<(Expr, SqlType), SqlError> {
         if self.aggs.is_none() {
             return Err(SqlError::new(
@@ -580,7 +581,9 @@ impl Compiler<'_> {
         let arg = args.first().map(|a| self.compile(a, text_hint)).transpose();
         let delim = args.get(1).map(|d| self.compile(d, text_hint)).transpose();
         let filt = filter.map(|f| self.boolean(f)).transpose();
+        let keys = order.iter().map(|k| self.agg_order_key(k)).collect::<Result<Vec<_>, _>>();
         self.aggs = saved;
+        let order = keys?;
         let mut arg = arg?;
         let filter = filt?;
         let delim = match delim? {
@@ -628,10 +631,22 @@ impl Compiler<'_> {
             delim,
             filter,
             distinct,
+            order,
             ty,
             arg_ty: arg_ty.unwrap_or(SqlType::Unknown),
         });
         Ok((Expr::Agg(aggs.len() - 1), ty))
+    }
+
+    /// One key of an aggregate's own ORDER BY: the expression (on the
+    /// input row), descending, NULLs first (by default, as descending).
+    fn agg_order_key(&mut self, key: &ast::OrderByExpr) -> Result<(Expr, bool, bool), SqlError> {
+        if key.with_fill.is_some() {
+            return Err(SqlError::unsupported("WITH FILL"));
+        }
+        let desc = matches!(key.options.sort, Some(ast::OrderBySort::Desc));
+        let (x, _) = self.compile(&key.expr, None)?;
+        Ok((x, desc, key.options.nulls_first.unwrap_or(desc)))
     }
 }
 

@@ -1,6 +1,7 @@
 //! Expressions: compiled once from sqlparser's AST against a [`Scope`]
 //! (types resolved, parameters typed), evaluated per row.
 
+mod agg_state;
 mod builtin;
 mod compile;
 mod eval;
@@ -9,12 +10,13 @@ pub mod functions;
 pub mod numeric;
 mod quantified;
 pub mod regex;
+mod regex_any;
 mod subquery;
 pub mod subscript;
 
+pub use agg_state::AggState;
 pub(crate) use compile::comparison_type;
 pub(crate) use eval::cast_value as cast_datum;
-pub use eval::AggState;
 pub use functions::FuncDef;
 pub use subquery::{OuterScope, PlannedSubquery, SubLink, SubLinkKind, SubqueryPlan};
 
@@ -58,9 +60,22 @@ pub struct Scope {
     /// The columns `*` lists, in order, when a USING or NATURAL join
     /// merged some (the merged ones first); `None`: every column.
     pub star: Option<Vec<usize>>,
+    /// System columns (`tableoid` of a catalog table): found by name,
+    /// qualified or not, but never listed by `*` or `alias.*`.
+    pub system: Vec<usize>,
 }
 
 impl Scope {
+    /// The columns `*` lists, in order: every column (or the USING
+    /// order of [`Scope::star`]) but the system columns.
+    pub fn star_columns(&self) -> Vec<usize> {
+        let all = match &self.star {
+            Some(star) => star.clone(),
+            None => (0..self.cols.len()).collect(),
+        };
+        all.into_iter().filter(|i| !self.system.contains(i)).collect()
+    }
+
     /// Resolves `[qual.]name` to a column position.
     pub fn resolve(&self, qual: Option<&str>, name: &str) -> Result<usize, SqlError> {
         resolve_in(&self.cols, qual, name, if qual.is_none() { &self.hidden } else { &[] })
@@ -155,6 +170,8 @@ pub struct AggSpec {
     pub filter: Option<Expr>,
     /// `DISTINCT`.
     pub distinct: bool,
+    /// Its own ORDER BY: key, descending, NULLs first.
+    pub order: Vec<(Expr, bool, bool)>,
     /// Result type.
     pub ty: SqlType,
     /// The argument's type (`count(*)`: [`SqlType::Unknown`]).

@@ -6,7 +6,11 @@
 //! literal alone is `text`); `x op ANY (a)` compares in the common type of
 //! `x` and `a`'s elements, with SQL's NULL rules: true when some element
 //! satisfies `op`, else NULL when `x` or some element is NULL, else false
-//! (`ALL` dually); an empty array makes ANY false and ALL true.
+//! (`ALL` dually); an empty array makes ANY false and ALL true. The
+//! regular-expression operators over an array of patterns are in
+//! `regex_any.rs`. An
+//! integer or OID compared with a catalog vector column (`x = ANY
+//! (partclass)`) compares with its elements, as with an `oidvector`.
 
 use super::subquery::op_symbol;
 use super::{common_type, comparison_type, BinOp, Compiler, Expr, SubLinkKind};
@@ -64,22 +68,31 @@ impl Compiler<'_> {
         right: &ast::Expr,
         any: bool,
     ) -> Result<(Expr, SqlType), SqlError> {
-        let bop = Compiler::binary_op(op)
-            .filter(|b| matches!(b, BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge))
-            .ok_or_else(|| SqlError::unsupported(&format!("{op} {}", if any { "ANY" } else { "ALL" })))?;
         let inner = match right {
             ast::Expr::Nested(x) => x.as_ref(),
             x => x,
         };
+        if let (Some(regex), false) = (super::regex_any::regex_operator(op), matches!(inner, ast::Expr::Subquery(_))) {
+            return self.regex_quantified(left, right, regex, any);
+        }
+        let bop = Compiler::binary_op(op)
+            .filter(|b| matches!(b, BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge))
+            .ok_or_else(|| SqlError::unsupported(&format!("{op} {}", if any { "ANY" } else { "ALL" })))?;
         if let ast::Expr::Subquery(q) = inner {
             let kind = if any { SubLinkKind::Any(bop) } else { SubLinkKind::All(bop) };
             return self.sublink(q, kind, Some(left));
         }
         let (l, tl) = self.compile(left, None)?;
         let hint = if tl == SqlType::Unknown { None } else { SqlType::array_of(tl) };
-        let (arr, ta) = self.compile(right, hint)?;
+        let (mut arr, ta) = self.compile(right, hint)?;
         let elem = match ta {
             SqlType::Array(e) => *e,
+            // A catalog vector column (`partclass`, `indkey`), kept in its
+            // text form as the subscripts read it (`subscript.rs`).
+            SqlType::Text if tl.is_integer() || matches!(tl, SqlType::Oid | SqlType::Reg(_)) => {
+                arr = Expr::Func(&super::subscript::VECTOR_ELEMENTS, vec![arr]);
+                SqlType::Int8
+            }
             SqlType::Unknown => tl,
             other => {
                 return Err(SqlError::new(

@@ -5,6 +5,10 @@
 //! value, or a NULL one, gives NULL, as in PostgreSQL; slices (`a[1:2]`)
 //! are not here.
 //!
+//! A `name` is subscriptable too, as in PostgreSQL (a fixed array of
+//! [`NAME_BYTES`] bytes from 0): `typname[0]` is its first byte as a
+//! `"char"` — empty past the name's end, NULL outside the 64 bytes.
+//!
 //! ```
 //! use turnstile_sql::expr::subscript::element;
 //! use turnstile_sql::value::Datum;
@@ -35,6 +39,49 @@ pub fn element(value: &Datum, index: i64) -> Datum {
     .unwrap_or(Datum::Null)
 }
 
+/// A catalog vector's elements (its text form `1 2` read as integers)
+/// as an array, for `x = ANY (vector)`, called through [`Expr::Func`].
+pub static VECTOR_ELEMENTS: FuncDef = FuncDef::custom(
+    "vector_elements",
+    |_, call: &Call<'_>| Err(call.no_such_arity()),
+    Eval::Values(|a, _| {
+        Ok(match &a[0] {
+            Datum::Text(v) => {
+                Datum::Array(v.split_ascii_whitespace().map(|s| s.parse().map_or(Datum::Null, Datum::Int)).collect())
+            }
+            _ => Datum::Null,
+        })
+    }),
+);
+
+/// The bytes of a `name` (PostgreSQL's `NAMEDATALEN`).
+pub const NAME_BYTES: i64 = 64;
+
+/// Byte `index` of a `name` as a `"char"` (PostgreSQL's text form: a
+/// byte beyond ASCII is `\ooo`); empty past the name's end, NULL outside
+/// its [`NAME_BYTES`].
+pub fn name_byte(name: &str, index: i64) -> Datum {
+    if !(0..NAME_BYTES).contains(&index) {
+        return Datum::Null;
+    }
+    Datum::Text(match name.as_bytes().get(index as usize) {
+        None => String::new(),
+        Some(b) if b.is_ascii() => char::from(*b).to_string(),
+        Some(b) => format!("\\{b:03o}"),
+    })
+}
+
+/// A `name`'s subscript, called through [`Expr::Func`] as [`SUBSCRIPT`].
+pub static NAME_SUBSCRIPT: FuncDef =
+    FuncDef::custom("name_subscript", |_, call: &Call<'_>| Err(call.no_such_arity()), Eval::Values(name_at));
+
+fn name_at(a: &[Datum], _: &mut EvalEnv<'_>) -> Result<Datum, SqlError> {
+    Ok(match (&a[0], &a[1]) {
+        (Datum::Text(name), Datum::Int(i)) => name_byte(name, *i),
+        _ => Datum::Null,
+    })
+}
+
 /// The subscript operation, called through [`Expr::Func`] (it is not a
 /// function SQL can name: PostgreSQL's `array_subscript_handler` is its
 /// subscripting support routine).
@@ -60,10 +107,11 @@ impl Compiler<'_> {
             let ast::AccessExpr::Subscript(ast::Subscript::Index { index }) = access else {
                 return Err(SqlError::unsupported(&format!("the access {access}")));
             };
-            let elem = match t {
-                SqlType::Array(e) => *e,
+            let (elem, op) = match t {
+                SqlType::Array(e) => (*e, &SUBSCRIPT),
+                SqlType::Name => (SqlType::QChar, &NAME_SUBSCRIPT),
                 // A catalog vector column (`int2vector`, `oidvector`).
-                SqlType::Text => SqlType::Int8,
+                SqlType::Text => (SqlType::Int8, &SUBSCRIPT),
                 other => {
                     return Err(SqlError::new(
                         turnstile_lock::SqlState::DATATYPE_MISMATCH,
@@ -78,7 +126,7 @@ impl Compiler<'_> {
                     "array subscript must have type integer",
                 ));
             }
-            x = Expr::Func(&SUBSCRIPT, vec![x, i]);
+            x = Expr::Func(op, vec![x, i]);
             t = elem;
         }
         Ok((x, t))

@@ -44,11 +44,17 @@ impl SelectPlan {
                         }
                         Producer::Query(plan) => plan.run_values(&mut run.nested())?,
                         Producer::SetOp(plan) => plan.rows(run)?,
-                        Producer::Function(f, arg) => {
+                        Producer::Function(f, arg, ordinality) => {
                             let v = arg.eval(&[], &mut run.env)?;
-                            f.rows(v, &mut run.env)?
+                            let mut rows = f.rows(v, &mut run.env)?;
+                            if *ordinality {
+                                rows.iter_mut().zip(1..).for_each(|(r, n)| r.push(Datum::Int(n)));
+                            }
+                            rows
                         }
                         Producer::Dml(d) => d.rows(run)?,
+                        Producer::Recursive(r) => r.rows(run)?,
+                        Producer::WorkTable(w) => w.rows(),
                         Producer::WithDml { body, ctes } => super::dml_cte::run_with_dml(body, ctes, run)?,
                         Producer::Series(a, b, step) => {
                             let (start, stop, step) = series_bounds(a, b, step.as_ref(), &mut run.env)?;
@@ -260,6 +266,12 @@ impl SelectPlan {
             return Ok(input);
         }
         let mut out = Vec::with_capacity(input.len());
+        if super::select_srf::has_unnest(&self.outputs) {
+            for row in &input {
+                out.extend(super::select_srf::expand(&self.outputs, row, &mut run.env)?);
+            }
+            return Ok(out);
+        }
         for row in &input {
             let mut o = Vec::with_capacity(self.outputs.len());
             for x in &self.outputs {

@@ -8,7 +8,7 @@
 //! `column = value` conjuncts are pushed down as engine filters wherever a
 //! table is read, except on the nullable side of a LEFT JOIN.
 
-use super::item::{item_alias, FromItem};
+use super::item::{function_columns, item_alias, FromItem};
 use super::predicate::{conjuncts, equi_columns, pushable};
 use super::using::Merges;
 use super::{compile_query, compiler, Catalog, Producer, QueryCx, RowItem, SelectPlan, SetFunction, Source, TableDef};
@@ -29,7 +29,10 @@ pub(super) fn from_item(
     cx: &QueryCx,
 ) -> Result<FromItem, SqlError> {
     match f {
-        ast::TableFactor::Table { name, alias, args, .. } => {
+        ast::TableFactor::Table { sample: Some(_), .. } | ast::TableFactor::Derived { sample: Some(_), .. } => {
+            Err(SqlError::unsupported("TABLESAMPLE"))
+        }
+        ast::TableFactor::Table { name, alias, args, with_ordinality, .. } => {
             if let Some(view) = qualified_view(name) {
                 let alias = alias.as_ref().map_or_else(|| view.name().to_owned(), |a| ident_name(&a.name));
                 return Ok(FromItem::View { view, alias });
@@ -40,6 +43,10 @@ pub(super) fn from_item(
                 let shown = alias_name.clone().unwrap_or_else(|| n.clone());
                 let plan = super::over_rows(Producer::Dml(std::sync::Arc::clone(d)), d.scope(&n, &shown)?);
                 return derived(plan, shown, &[], alias.as_ref());
+            }
+            if let (Some(r), None, 1) = (cx.recursive(&n), args, name.0.len()) {
+                let shown = alias_name.clone().unwrap_or_else(|| n.clone());
+                return derived(r.plan(), shown, &[], alias.as_ref());
             }
             if let (Some((cte, cols, q)), None, 1) = (cx.cte(&n), args, name.0.len()) {
                 // A common table expression sees those defined before it.
@@ -56,16 +63,10 @@ pub(super) fn from_item(
                         format!("function {n} takes one argument"),
                     ));
                 };
-                let col = alias
-                    .as_ref()
-                    .and_then(|a| a.columns.first().map(|c| ident_name(&c.name)))
-                    .or_else(|| alias_name.clone());
-                return Ok(FromItem::Function {
-                    func,
-                    arg: Box::new(arg.clone()),
-                    alias: alias_name.unwrap_or(n),
-                    col,
-                });
+                return function_item(func, arg, alias.as_ref(), *with_ordinality);
+            }
+            if *with_ordinality {
+                return Err(SqlError::unsupported(&format!("WITH ORDINALITY on {n}")));
             }
             if let Some(args) = args {
                 if n != "generate_series" {
@@ -101,13 +102,10 @@ pub(super) fn from_item(
             let def = cat.table(&n)?;
             Ok(FromItem::Table { alias: alias_name.unwrap_or_else(|| n.clone()), name: n, def })
         }
-        ast::TableFactor::UNNEST { alias, array_exprs, with_offset: false, with_ordinality: false, .. }
+        ast::TableFactor::UNNEST { alias, array_exprs, with_offset: false, with_ordinality, .. }
             if array_exprs.len() == 1 =>
         {
-            let col =
-                alias.as_ref().map(|a| a.columns.first().map_or_else(|| ident_name(&a.name), |c| ident_name(&c.name)));
-            let alias = alias.as_ref().map_or_else(|| "unnest".to_owned(), |a| ident_name(&a.name));
-            Ok(FromItem::Function { func: SetFunction::Unnest, arg: Box::new(array_exprs[0].clone()), alias, col })
+            function_item(SetFunction::Unnest, &array_exprs[0], alias.as_ref(), *with_ordinality)
         }
         ast::TableFactor::Derived { lateral: true, .. } => Err(SqlError::unsupported("LATERAL")),
         ast::TableFactor::Derived { subquery, alias, .. } => {
@@ -120,6 +118,33 @@ pub(super) fn from_item(
         ast::TableFactor::NestedJoin { .. } => Err(SqlError::unsupported("a parenthesised join in FROM")),
         other => Err(SqlError::unsupported(&format!("the FROM item {other}"))),
     }
+}
+
+/// A set-returning function in FROM, under its alias (by default the
+/// function's name); `42P10` when the alias lists more columns than it has.
+fn function_item(
+    func: SetFunction,
+    arg: &ast::Expr,
+    alias: Option<&ast::TableAlias>,
+    ordinality: bool,
+) -> Result<FromItem, SqlError> {
+    let given: Vec<String> = alias.map(|a| a.columns.iter().map(|c| ident_name(&c.name)).collect()).unwrap_or_default();
+    let alias_name = alias.map_or_else(|| func.name().to_owned(), |a| ident_name(&a.name));
+    let available = func.column_names().len() + usize::from(ordinality);
+    if given.len() > available {
+        return Err(SqlError::new(
+            SqlState::INVALID_COLUMN_REFERENCE,
+            format!("table \"{alias_name}\" has {available} columns available but {} columns specified", given.len()),
+        ));
+    }
+    Ok(FromItem::Function {
+        func,
+        arg: Box::new(arg.clone()),
+        alias: alias_name,
+        given,
+        named: alias.is_some(),
+        ordinality,
+    })
 }
 
 /// A derived table: `plan`'s rows under `alias`, its columns named by the
@@ -418,6 +443,16 @@ fn bind_rows(
                         attnum: 0,
                     });
                 }
+                if view.has_tableoid() {
+                    scope.system.push(scope.cols.len());
+                    scope.cols.push(ScopeCol {
+                        qual: alias.clone(),
+                        name: "tableoid".into(),
+                        ty: SqlType::Oid,
+                        table_oid: 0,
+                        attnum: 0,
+                    });
+                }
                 Producer::View(view)
             }
             FromItem::Series { args, alias, col } => {
@@ -434,14 +469,19 @@ fn bind_rows(
                 scope.cols.push(ScopeCol { qual: alias, name: col, ty, table_oid: 0, attnum: 0 });
                 Producer::Series(a, b, step)
             }
-            FromItem::Function { func, arg, alias, col } => {
+            FromItem::Function { func, arg, alias, given, named, ordinality } => {
                 // The argument sees the enclosing query (a correlated reference), not this FROM.
                 let outer = Scope { outer: scope.outer.clone(), ..Scope::default() };
                 let (x, t) = compiler(&outer, params, None).compile(&func.typed_arg(*arg)?, Some(func.arg_hint()))?;
-                let (name, ty) = func.column(t)?;
-                let name = col.unwrap_or_else(|| name.to_owned());
-                scope.cols.push(ScopeCol { qual: alias, name, ty, table_oid: 0, attnum: 0 });
-                Producer::Function(func, x)
+                let mut types = func.column_types(t)?;
+                if ordinality {
+                    types.push(SqlType::Int8);
+                }
+                let names = function_columns(func, &alias, &given, named, ordinality);
+                for (name, ty) in names.into_iter().zip(types) {
+                    scope.cols.push(ScopeCol { qual: alias.clone(), name, ty, table_oid: 0, attnum: 0 });
+                }
+                Producer::Function(func, x, ordinality)
             }
             FromItem::Derived { plan, alias, cols } => {
                 for (n, t) in cols.iter().zip(&plan.out_types) {

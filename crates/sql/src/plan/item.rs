@@ -22,13 +22,17 @@ pub(super) enum FromItem {
         alias: String,
         col: String,
     },
-    /// A set-returning function of one argument: its column is named
-    /// `col` when the alias names it, else by the function.
+    /// A set-returning function of one argument: its columns named by
+    /// the alias's column list (`given`), else the one column by the
+    /// alias, else by the function; `ordinality` (`WITH ORDINALITY`) adds
+    /// the row number as a last column.
     Function {
         func: SetFunction,
         arg: Box<ast::Expr>,
         alias: String,
-        col: Option<String>,
+        given: Vec<String>,
+        named: bool,
+        ordinality: bool,
     },
     /// A subquery in FROM or a common table expression: its plan, alias
     /// and column names.
@@ -56,9 +60,32 @@ pub(super) fn item_columns(item: &FromItem) -> Vec<String> {
         FromItem::Table { def, .. } => def.names.clone(),
         FromItem::View { view, .. } => view.columns().iter().map(|(n, _)| (*n).to_owned()).collect(),
         FromItem::Series { col, .. } => vec![col.clone()],
-        FromItem::Function { func, col, .. } => {
-            vec![col.clone().unwrap_or_else(|| func.column(func.arg_hint()).map_or("", |c| c.0).to_owned())]
+        FromItem::Function { func, alias, given, named, ordinality, .. } => {
+            function_columns(*func, alias, given, *named, *ordinality)
         }
         FromItem::Derived { cols, .. } => cols.clone(),
     }
+}
+
+/// The column names of a set-returning function in FROM: those the alias
+/// lists, then the function's own; a one-column function's column is
+/// named by the alias when the alias lists none (`unnest(a) x`), as in
+/// PostgreSQL; `ordinality` last, under `WITH ORDINALITY`.
+pub(super) fn function_columns(
+    func: SetFunction,
+    alias: &str,
+    given: &[String],
+    named: bool,
+    ordinality: bool,
+) -> Vec<String> {
+    let defaults = func.column_names();
+    let mut cols: Vec<String> = if defaults.len() == 1 && given.is_empty() && named {
+        vec![alias.to_owned()]
+    } else {
+        defaults.iter().enumerate().map(|(i, d)| given.get(i).cloned().unwrap_or_else(|| (*d).to_owned())).collect()
+    };
+    if ordinality {
+        cols.push(given.get(defaults.len()).cloned().unwrap_or_else(|| "ordinality".to_owned()));
+    }
+    cols
 }

@@ -19,7 +19,9 @@ mod modify_from;
 mod order;
 mod predicate;
 mod query;
+mod recursive;
 mod returning;
+mod select_srf;
 mod set_function;
 mod setop;
 pub mod shorthand;
@@ -97,12 +99,17 @@ pub enum Producer {
     View(View),
     /// `generate_series(start, stop [, step])`.
     Series(Expr, Expr, Option<Expr>),
-    /// Another set-returning function (`unnest`, …) of one argument.
-    Function(SetFunction, Expr),
+    /// Another set-returning function (`unnest`, …) of one argument, and
+    /// whether its rows are numbered (`WITH ORDINALITY`).
+    Function(SetFunction, Expr, bool),
     /// A subquery in FROM or a common table expression: its rows.
     Query(Box<SelectPlan>),
     /// A set operation's combined rows.
     SetOp(Box<SetOpPlan>),
+    /// A recursive common table expression's rows (`recursive.rs`).
+    Recursive(std::sync::Arc<recursive::RecursiveCte>),
+    /// The working table a recursive term reads (`recursive.rs`).
+    WorkTable(std::sync::Arc<recursive::WorkTable>),
     /// A data-modifying statement's `RETURNING` rows (`dml_cte.rs`).
     Dml(std::sync::Arc<dml_cte::DmlCte>),
     /// A query with data-modifying statements: `body`'s rows, each of
@@ -136,12 +143,27 @@ pub struct QueryCx {
     /// The enclosing query level, when this one is a subquery in an
     /// expression.
     pub outer: Option<std::sync::Arc<OuterScope>>,
+    /// The names bound by `WITH RECURSIVE` in view (`recursive.rs`).
+    pub recursive: Vec<(String, recursive::RecursiveName)>,
 }
 
 impl QueryCx {
     /// The common table expression `name`, innermost first.
     pub fn cte(&self, name: &str) -> Option<&(String, Vec<String>, std::sync::Arc<sqlparser::ast::Query>)> {
         self.ctes.iter().rev().find(|(n, _, _)| n == name)
+    }
+
+    /// What `name` reads when `WITH RECURSIVE` bound it last.
+    pub fn recursive(&self, name: &str) -> Option<&recursive::RecursiveName> {
+        self.recursive.iter().rev().find(|(n, _)| n == name).map(|(_, r)| r)
+    }
+
+    /// Binds `name` to a recursive CTE (or its working table), hiding any
+    /// CTE of that name defined before.
+    pub fn bind_recursive(&mut self, name: &str, binding: recursive::RecursiveName) {
+        self.ctes.retain(|(n, _, _)| n != name);
+        self.dml.retain(|(n, _)| n != name);
+        self.recursive.push((name.to_owned(), binding));
     }
 
     /// The data-modifying common table expression `name`, if it is one

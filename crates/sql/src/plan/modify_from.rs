@@ -59,6 +59,7 @@ pub(super) fn compile_from(
     }
     scope.cols.extend(fs.cols.iter().cloned());
     scope.hidden.extend(fs.hidden.iter().map(|h| h + target_width));
+    scope.system.extend(fs.system.iter().map(|h| h + target_width));
     let plan = SelectPlan {
         source,
         residual,

@@ -8,7 +8,6 @@ use crate::error::SqlError;
 use crate::expr::{ident_name, AggSpec, Expr, Scope};
 use crate::value::{Datum, SqlType};
 use sqlparser::ast;
-use std::cmp::Ordering;
 use turnstile_lock::SqlState;
 
 /// ORDER BY: sort keys as (output index, descending, nulls first); a key
@@ -99,16 +98,4 @@ pub(super) fn limit_offset(
     }
 }
 
-/// One ORDER BY key's order of two values: ascending or descending
-/// (`desc`), NULLs before or after every other value (`nulls_first`).
-pub(crate) fn compare_key(x: &Datum, y: &Datum, desc: bool, nulls_first: bool) -> Ordering {
-    match (x.is_null(), y.is_null()) {
-        (true, true) => Ordering::Equal,
-        (true, false) if nulls_first => Ordering::Less,
-        (true, false) => Ordering::Greater,
-        (false, true) if nulls_first => Ordering::Greater,
-        (false, true) => Ordering::Less,
-        _ if desc => x.cmp_sql(y).reverse(),
-        _ => x.cmp_sql(y),
-    }
-}
+pub(crate) use crate::value::compare_key;

@@ -12,9 +12,11 @@
 //! rows, exactly as for any other select. A common table expression is
 //! planned where it is read, as a subquery in `FROM` (non-recursive `WITH`
 //! is inlined, as PostgreSQL 12+ does for a CTE read once without side
-//! effects).
+//! effects); a recursive one (`WITH RECURSIVE`) is compiled once, where
+//! it is defined (`recursive.rs`).
 
 use super::dml_cte::compile_dml;
+use super::recursive::{compile_recursive, RecursiveName};
 use super::setop::{SetOpKind, SetOpPlan};
 use super::target::{field, Outputs};
 use super::{Catalog, Producer, QueryCx, RowItem, SelectPlan, Source};
@@ -44,17 +46,23 @@ pub fn compile_query(
     let mut inner = cx.clone();
     let mut dml = Vec::new();
     if let Some(with) = &q.with {
-        if with.recursive {
-            return Err(SqlError::unsupported("WITH RECURSIVE"));
-        }
         for cte in &with.cte_tables {
             let name = ident_name(&cte.alias.name);
+            inner.recursive.retain(|(n, _)| *n != name);
             if let Some(d) = compile_dml(cat, &cte.query.body, params, &inner)? {
                 dml.push(Arc::clone(&d));
                 inner.dml.push((name, d));
                 continue;
             }
-            let cols = cte.alias.columns.iter().map(|c| ident_name(&c.name)).collect();
+            let cols: Vec<String> = cte.alias.columns.iter().map(|c| ident_name(&c.name)).collect();
+            if with.recursive {
+                let compiled =
+                    compile_recursive(&name, &cols, &cte.query, &inner, |term, cx| branch(cat, term, params, cx))?;
+                if let Some(r) = compiled {
+                    inner.bind_recursive(&name, RecursiveName::Cte(Arc::new(r)));
+                    continue;
+                }
+            }
             inner.ctes.push((name, cols, Arc::new((*cte.query).clone())));
         }
     }

@@ -1,14 +1,17 @@
 //! Set-returning functions in FROM besides `generate_series`:
-//! `unnest(array)` (one row per element) and
+//! `unnest(array)` (one row per element),
 //! `pg_partition_ancestors(regclass)` (the relation and the partitioned
 //! tables or indexes above it, nearest first), which psql's `\d` joins to
-//! `pg_constraint`.
+//! `pg_constraint`, and `pg_options_to_table(text[])` (each `name=value`
+//! option as the row `(option_name, option_value)`), which pg_dump reads
+//! options with.
 //!
 //! Their arguments may refer to the enclosing query
 //! (`array(SELECT … FROM unnest(tc.reloptions) x)`, as psql sends); they
 //! are evaluated once per run of the FROM clause. A one-column function's
 //! column takes the alias's name (`unnest(a) x` has column `x`), as in
-//! PostgreSQL.
+//! PostgreSQL. `WITH ORDINALITY` adds a last column, `ordinality`
+//! (`int8`), numbering the rows from 1.
 //!
 //! ```
 //! use turnstile_sql::plan::SetFunction;
@@ -32,6 +35,9 @@ pub enum SetFunction {
     Unnest,
     /// `pg_partition_ancestors(regclass)`: column `relid`.
     PartitionAncestors,
+    /// `pg_options_to_table(text[])`: columns `option_name`,
+    /// `option_value`.
+    OptionsToTable,
 }
 
 impl SetFunction {
@@ -40,6 +46,7 @@ impl SetFunction {
         match name {
             "unnest" => Some(SetFunction::Unnest),
             "pg_partition_ancestors" => Some(SetFunction::PartitionAncestors),
+            "pg_options_to_table" => Some(SetFunction::OptionsToTable),
             _ => None,
         }
     }
@@ -49,13 +56,14 @@ impl SetFunction {
         match self {
             SetFunction::Unnest => "unnest",
             SetFunction::PartitionAncestors => "pg_partition_ancestors",
+            SetFunction::OptionsToTable => "pg_options_to_table",
         }
     }
 
     /// The type hint for the argument (an untyped literal's type).
     pub fn arg_hint(self) -> SqlType {
         match self {
-            SetFunction::Unnest => SqlType::Array(&SqlType::Text),
+            SetFunction::Unnest | SetFunction::OptionsToTable => SqlType::Array(&SqlType::Text),
             SetFunction::PartitionAncestors => SqlType::Reg(RegKind::Class),
         }
     }
@@ -71,9 +79,18 @@ impl SetFunction {
         Ok(arg)
     }
 
-    /// The output column's default name and type, given the argument's
-    /// type; `42883` when the argument does not fit.
-    pub fn column(self, arg: SqlType) -> Result<(&'static str, SqlType), SqlError> {
+    /// The output columns' default names.
+    pub fn column_names(self) -> &'static [&'static str] {
+        match self {
+            SetFunction::Unnest => &["unnest"],
+            SetFunction::PartitionAncestors => &["relid"],
+            SetFunction::OptionsToTable => &["option_name", "option_value"],
+        }
+    }
+
+    /// The output columns' types, given the argument's type; `42883` when
+    /// the argument does not fit.
+    pub fn column_types(self, arg: SqlType) -> Result<Vec<SqlType>, SqlError> {
         let wrong = || {
             SqlError::new(
                 SqlState::UNDEFINED_FUNCTION,
@@ -81,15 +98,19 @@ impl SetFunction {
             )
         };
         match self {
-            SetFunction::Unnest => arg.element().map(|e| ("unnest", e)).ok_or_else(wrong),
+            SetFunction::Unnest => arg.element().map(|e| vec![e]).ok_or_else(wrong),
             SetFunction::PartitionAncestors => {
                 let oid_like = arg.is_integer() || matches!(arg, SqlType::Oid | SqlType::Reg(_) | SqlType::Unknown);
                 if oid_like {
-                    Ok(("relid", SqlType::Reg(RegKind::Class)))
+                    Ok(vec![SqlType::Reg(RegKind::Class)])
                 } else {
                     Err(wrong())
                 }
             }
+            SetFunction::OptionsToTable => match arg.element() {
+                Some(SqlType::Text | SqlType::Varchar(_) | SqlType::Name) => Ok(vec![SqlType::Text, SqlType::Text]),
+                _ => Err(wrong()),
+            },
         }
     }
 
@@ -98,7 +119,18 @@ impl SetFunction {
         match (self, arg) {
             (_, Datum::Null) => Ok(Vec::new()),
             (SetFunction::Unnest, Datum::Array(items)) => Ok(items.into_iter().map(|d| vec![d]).collect()),
-            (SetFunction::Unnest, d) => Err(SqlError::new(
+            (SetFunction::OptionsToTable, Datum::Array(items)) => Ok(items
+                .into_iter()
+                .filter(|d| !d.is_null())
+                .map(|d| {
+                    let option = d.to_text(SqlType::Text).unwrap_or_default();
+                    match option.split_once('=') {
+                        Some((name, value)) => vec![Datum::Text(name.into()), Datum::Text(value.into())],
+                        None => vec![Datum::Text(option), Datum::Null],
+                    }
+                })
+                .collect()),
+            (SetFunction::Unnest | SetFunction::OptionsToTable, d) => Err(SqlError::new(
                 SqlState::DATATYPE_MISMATCH,
                 format!("unnest of a value that is not an array: {d:?}"),
             )),

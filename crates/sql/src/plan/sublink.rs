@@ -59,7 +59,7 @@ pub(super) fn plan_subqueries<'e>(
             parent: scope.outer.clone(),
             captures: Default::default(),
         });
-        let inner = QueryCx { ctes: cx.ctes.clone(), dml: cx.dml.clone(), outer: Some(Arc::clone(&outer)) };
+        let inner = QueryCx { outer: Some(Arc::clone(&outer)), ..cx.clone() };
         let plan = compile_query(cat, q, params, &inner)?;
         let captures = outer.take_captures();
         scope.subqueries.push(PlannedSubquery { query: q.clone(), plan: Arc::new(plan), captures });

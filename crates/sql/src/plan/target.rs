@@ -139,10 +139,7 @@ pub(super) fn item_list(
                         "SELECT * with no tables specified is not valid",
                     ));
                 }
-                match &scope.star {
-                    Some(star) => star.iter().for_each(|&i| out.push_column(i, &scope.cols[i])),
-                    None => scope.cols.iter().enumerate().for_each(|(i, col)| out.push_column(i, col)),
-                }
+                scope.star_columns().into_iter().for_each(|i| out.push_column(i, &scope.cols[i]));
             }
             ast::SelectItem::QualifiedWildcard(kind, _) => {
                 let q = match kind {
@@ -150,7 +147,8 @@ pub(super) fn item_list(
                     ast::SelectItemQualifiedWildcardKind::Expr(e) => e.to_string(),
                 };
                 let before = out.outputs.len();
-                for (i, col) in scope.cols.iter().enumerate().filter(|(_, c)| c.qual == q) {
+                let listed = |i: &usize, c: &ScopeCol| c.qual == q && !scope.system.contains(i);
+                for (i, col) in scope.cols.iter().enumerate().filter(|(i, c)| listed(i, c)) {
                     out.push_column(i, col);
                 }
                 if out.outputs.len() == before {
@@ -165,7 +163,11 @@ pub(super) fn item_list(
                     ast::SelectItem::ExprWithAlias { alias, .. } => ident_name(alias),
                     _ => figure_colname(e),
                 };
-                let (x, t) = compiler(scope, params, Some(aggs)).compile(e, None)?;
+                let mut c = compiler(scope, params, Some(aggs));
+                let (x, t) = match super::select_srf::unnest_arg(e) {
+                    Some(arg) => super::select_srf::compile_unnest(&mut c, arg)?,
+                    None => c.compile(e, None)?,
+                };
                 let t = if t == SqlType::Unknown { SqlType::Text } else { t };
                 let mut f = field(&name, t);
                 if let Expr::Col(i) = x {

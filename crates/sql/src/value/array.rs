@@ -167,6 +167,61 @@ pub(super) fn write_array(items: &[Datum], elem: SqlType, out: &mut String) {
     out.push('}');
 }
 
+/// `array_recv`: the binary form [`send_array`] writes, each element
+/// decoded by `recv` (its value number `index` for messages). One
+/// dimension (or none: empty); another element type is `42804`, more
+/// dimensions `0A000`, truncated or trailing bytes `22P03`.
+pub(crate) fn recv_array(
+    data: &[u8],
+    elem: SqlType,
+    index: usize,
+    recv: impl Fn(SqlType, &[u8], usize) -> Result<Datum, SqlError>,
+) -> Result<Datum, SqlError> {
+    let bad = || crate::binary::incorrect_format(index);
+    let mut at = 0usize;
+    let word = |at: &mut usize| -> Result<i32, SqlError> {
+        let b: [u8; 4] = data.get(*at..*at + 4).and_then(|b| b.try_into().ok()).ok_or_else(bad)?;
+        *at += 4;
+        Ok(i32::from_be_bytes(b))
+    };
+    let (ndim, _flags, oid) = (word(&mut at)?, word(&mut at)?, word(&mut at)? as u32);
+    if oid != elem.oid() {
+        return Err(SqlError::new(
+            SqlState::DATATYPE_MISMATCH,
+            format!("binary data has array element type {oid} instead of expected {}", elem.oid()),
+        ));
+    }
+    let len = match ndim {
+        0 => 0,
+        1 => {
+            let (len, _lower) = (word(&mut at)?, word(&mut at)?);
+            usize::try_from(len).map_err(|_| bad())?
+        }
+        _ => return Err(SqlError::unsupported("multidimensional arrays")),
+    };
+    if len > ARRAY_ELEMENTS_MAX {
+        return Err(SqlError::new(
+            SqlState::PROGRAM_LIMIT_EXCEEDED,
+            format!("array size exceeds the maximum allowed ({ARRAY_ELEMENTS_MAX})"),
+        ));
+    }
+    let mut items = Vec::with_capacity(len);
+    for _ in 0..len {
+        let n = word(&mut at)?;
+        if n < 0 {
+            items.push(Datum::Null);
+            continue;
+        }
+        let end = at.checked_add(n as usize).filter(|e| *e <= data.len()).ok_or_else(bad)?;
+        items.push(recv(elem, &data[at..end], index)?);
+        at = end;
+    }
+    if at != data.len() {
+        return Err(bad());
+    }
+    Ok(Datum::Array(items))
+}
+
 /// `array_send`: dimensions, NULL flag, element OID, then each element's
 /// length and binary form (`-1` for NULL).
 pub(crate) fn send_array(

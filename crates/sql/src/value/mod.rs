@@ -33,15 +33,17 @@ mod cast;
 mod datum;
 mod engine;
 mod range;
+mod sort_key;
 mod sql_type;
 mod text;
 pub mod zone;
 
-pub(crate) use array::send_array;
 pub use array::ARRAY_ELEMENTS_MAX;
+pub(crate) use array::{recv_array, send_array};
 pub(crate) use bytea::bytea_from_text;
 pub use bytea::write_bytea_hex;
 pub use datum::{now_timestamp, timestamp_from_unix_micros, Datum};
 pub use range::{float_check, int_in_range, out_of_range};
+pub use sort_key::compare_key;
 pub use sql_type::{RegKind, SqlType, NUMERIC};
 pub use text::pad_char;

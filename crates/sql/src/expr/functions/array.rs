@@ -1,6 +1,6 @@
 //! Array functions: `array_to_string`, `array_length`, `cardinality`,
-//! `array_lower`/`array_upper`, and `array_cat`/`array_append`/
-//! `array_prepend`, which are also the `||` operator on arrays
+//! `array_lower`/`array_upper`, `array_remove`, and `array_cat`/
+//! `array_append`/`array_prepend`, which are also the `||` operator on arrays
 //! ([`concat`]).
 //!
 //! Arrays here are one-dimensional with lower bound 1
@@ -59,6 +59,12 @@ pub static ARRAY_APPEND: FuncDef =
 /// `array_prepend(element, array)`: a NULL array is empty.
 pub static ARRAY_PREPEND: FuncDef =
     FuncDef::custom("array_prepend", resolve_prepend, Eval::Values(array_prepend)).called_on_null();
+
+/// `array_remove(array, element)`: the array without the elements equal
+/// to `element` (without its NULLs when `element` is NULL); NULL for a
+/// NULL array.
+pub static ARRAY_REMOVE: FuncDef =
+    FuncDef::custom("array_remove", resolve_append, Eval::Values(array_remove)).called_on_null();
 
 /// `42883` for an argument that is not an array.
 fn not_array(name: &str, t: SqlType) -> SqlError {
@@ -248,6 +254,18 @@ fn array_cat(a: &[Datum], _: &mut EvalEnv<'_>) -> Result<Datum, SqlError> {
 
 fn array_append(a: &[Datum], _: &mut EvalEnv<'_>) -> Result<Datum, SqlError> {
     Ok(Datum::Array(items(&a[0]).iter().chain(std::iter::once(&a[1])).cloned().collect()))
+}
+
+fn array_remove(a: &[Datum], _: &mut EvalEnv<'_>) -> Result<Datum, SqlError> {
+    if a[0].is_null() {
+        return Ok(Datum::Null);
+    }
+    let equal = |d: &Datum| match (d.is_null(), a[1].is_null()) {
+        (true, true) => true,
+        (false, false) => d.cmp_sql(&a[1]).is_eq(),
+        _ => false,
+    };
+    Ok(Datum::Array(items(&a[0]).iter().filter(|d| !equal(d)).cloned().collect()))
 }
 
 fn array_prepend(a: &[Datum], _: &mut EvalEnv<'_>) -> Result<Datum, SqlError> {

@@ -5,10 +5,12 @@
 //! `pg_table_is_visible`, `pg_type_is_visible`, `obj_description`,
 //! `col_description`, `shobj_description`, `pg_encoding_to_char`,
 //! `pg_is_in_recovery`, `current_schema`, `current_schemas`,
-//! `pg_relation_is_publishable`, `pg_get_statisticsobjdef_columns`.
+//! `pg_relation_is_publishable`, `pg_get_statisticsobjdef_columns`,
+//! `pg_get_triggerdef`.
 
 use super::def::{FuncDef, Volatility};
 use crate::catalog::reg::catalog_of;
+use crate::catalog::search_path::{public_visible, search_path};
 use crate::catalog::{by_oid, cluster, deparse, oid as oids, types, Schema};
 use crate::error::SqlError;
 use crate::expr::EvalEnv;
@@ -62,7 +64,8 @@ fn get_indexdef(a: &[Datum], env: &mut EvalEnv<'_>) -> Result<Datum, SqlError> {
         _ => 0,
     };
     let index = cat.relations.get(&oid_arg(&a[0])).filter(|r| r.db == db);
-    Ok(text_or_null(index.and_then(|ix| deparse::index_def(&cat, ix, column))))
+    let schema = if public_visible(&*env.services) { "" } else { "public." };
+    Ok(text_or_null(index.and_then(|ix| deparse::index_def(&cat, ix, column, schema))))
 }
 
 /// `pg_get_constraintdef(constraint [, pretty])`.
@@ -112,11 +115,20 @@ pub static TYPE_IS_VISIBLE: FuncDef = FuncDef::fixed("pg_type_is_visible", &[Oid
 })
 .volatility(Volatility::Stable);
 
-/// `obj_description(object [, catalog])`: turnstile has no `COMMENT ON`,
-/// so no object has a description (`pg_description` is empty).
-pub static OBJ_DESCRIPTION: FuncDef = FuncDef::fixed("obj_description", &[Oid, Name], Text, |_, _| Ok(Datum::Null))
-    .required(1)
-    .volatility(Volatility::Stable);
+/// `obj_description(object [, catalog])`: its `pg_description` text
+/// (turnstile has no `COMMENT ON`: only what `initdb` describes, the
+/// schemas); the catalog is named (`'pg_namespace'`), any when omitted.
+pub static OBJ_DESCRIPTION: FuncDef = FuncDef::fixed("obj_description", &[Oid, Name], Text, |a, _| {
+    let object = oid_arg(&a[0]);
+    let found = match a.get(1) {
+        Some(Datum::Text(catalog)) => crate::catalog::lookup(Schema::Catalog, catalog)
+            .and_then(|c| crate::catalog::schema::description(object, c.oid, 0)),
+        _ => crate::catalog::schema::DESCRIPTIONS.iter().find(|d| d.0 == object && d.2 == 0).map(|d| d.3),
+    };
+    Ok(text_or_null(found.map(str::to_owned)))
+})
+.required(1)
+.volatility(Volatility::Stable);
 
 /// `col_description(table, column)`: NULL, as `obj_description`.
 pub static COL_DESCRIPTION: FuncDef =
@@ -141,15 +153,22 @@ pub static ENCODING_TO_CHAR: FuncDef = FuncDef::fixed("pg_encoding_to_char", &[I
 pub static IS_IN_RECOVERY: FuncDef =
     FuncDef::fixed("pg_is_in_recovery", &[], Bool, |_, _| Ok(Datum::Bool(false))).volatility(Volatility::Volatile);
 
-/// `current_schema()`: the first schema of the search path that exists.
-pub static CURRENT_SCHEMA: FuncDef =
-    FuncDef::fixed("current_schema", &[], Name, |_, _| Ok(Datum::Text("public".into()))).volatility(Volatility::Stable);
+/// `current_schema()`: the first schema of the search path that exists
+/// (NULL when none does).
+pub static CURRENT_SCHEMA: FuncDef = FuncDef::fixed("current_schema", &[], Name, |_, env| {
+    Ok(text_or_null(search_path(&*env.services).first().map(|s| (*s).to_owned())))
+})
+.volatility(Volatility::Stable);
 
-/// `current_schemas(include_implicit)`: the search path as a `name[]`
-/// (its text form), `pg_catalog` first when implicit schemas are asked for.
-pub static CURRENT_SCHEMAS: FuncDef = FuncDef::fixed("current_schemas", &[Bool], Text, |a, _| {
-    let implicit = matches!(a[0], Datum::Bool(true));
-    Ok(Datum::Text(if implicit { "{pg_catalog,public}" } else { "{public}" }.into()))
+/// `current_schemas(include_implicit)`: the search path's schemas that
+/// exist as a `name[]` (its text form), with `pg_catalog` first when
+/// implicit schemas are asked for and the path does not name it.
+pub static CURRENT_SCHEMAS: FuncDef = FuncDef::fixed("current_schemas", &[Bool], Text, |a, env| {
+    let mut path = search_path(&*env.services);
+    if matches!(a[0], Datum::Bool(true)) && !path.contains(&"pg_catalog") {
+        path.insert(0, "pg_catalog");
+    }
+    Ok(Datum::Text(format!("{{{}}}", path.join(","))))
 })
 .volatility(Volatility::Stable);
 
@@ -169,3 +188,10 @@ pub static RELATION_IS_PUBLISHABLE: FuncDef = FuncDef::fixed("pg_relation_is_pub
 pub static STATISTICSOBJDEF_COLUMNS: FuncDef =
     FuncDef::fixed("pg_get_statisticsobjdef_columns", &[Oid], Text, |_, _| Ok(Datum::Null))
         .volatility(Volatility::Stable);
+
+/// `pg_get_triggerdef(trigger [, pretty])`: turnstile has no triggers
+/// (`pg_trigger` is empty), and PostgreSQL answers NULL for an OID that is
+/// no trigger.
+pub static GET_TRIGGERDEF: FuncDef = FuncDef::fixed("pg_get_triggerdef", &[Oid, Bool], Text, |_, _| Ok(Datum::Null))
+    .required(1)
+    .volatility(Volatility::Stable);

@@ -2,6 +2,7 @@
 //! family), registered in [`registry`], resolved by the compiler
 //! ([`resolve`]) and called through its definition.
 
+pub mod acl;
 mod admin;
 pub(crate) mod array;
 mod catalog;

@@ -9,11 +9,12 @@
 //! that fixed signatures fit [`MAX_ARGS`](super::def::MAX_ARGS).
 
 use super::def::FuncDef;
-use super::{admin, array, catalog, conditional, datetime, info, math, privilege, sequence, strings, text, wal};
+use super::{acl, admin, array, catalog, conditional, datetime, info, math, privilege, sequence, strings, text, wal};
 use crate::expr::AggKind;
 
 /// Every function, in no particular order.
 pub static FUNCTIONS: &[&FuncDef] = &[
+    &acl::ACLDEFAULT,
     &admin::CANCEL_BACKEND,
     &wal::CURRENT_WAL_LSN,
     &wal::CURRENT_WAL_INSERT_LSN,
@@ -28,6 +29,7 @@ pub static FUNCTIONS: &[&FuncDef] = &[
     &array::ARRAY_LENGTH,
     &array::ARRAY_LOWER,
     &array::ARRAY_PREPEND,
+    &array::ARRAY_REMOVE,
     &array::ARRAY_TO_STRING,
     &array::ARRAY_UPPER,
     &array::CARDINALITY,
@@ -40,6 +42,7 @@ pub static FUNCTIONS: &[&FuncDef] = &[
     &catalog::GET_EXPR,
     &catalog::GET_INDEXDEF,
     &catalog::GET_PARTKEYDEF,
+    &catalog::GET_TRIGGERDEF,
     &catalog::GET_USERBYID,
     &catalog::IS_IN_RECOVERY,
     &catalog::OBJ_DESCRIPTION,
@@ -88,6 +91,7 @@ pub static FUNCTIONS: &[&FuncDef] = &[
     &text::LENGTH,
     &text::LOWER,
     &text::MD5,
+    &text::QUOTE_IDENT,
     &text::QUOTE_LITERAL,
     &text::REPEAT,
     &text::RIGHT,

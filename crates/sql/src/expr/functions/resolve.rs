@@ -22,11 +22,15 @@ struct Args {
     distinct: bool,
     /// `f(*)`.
     star: bool,
+    /// An aggregate's own ORDER BY (`array_agg(x ORDER BY y)`).
+    order: Vec<ast::OrderByExpr>,
 }
 
 fn call_args(name: &str, args: &ast::FunctionArguments) -> Result<Args, SqlError> {
     let list = match args {
-        ast::FunctionArguments::None => return Ok(Args { list: Vec::new(), distinct: false, star: false }),
+        ast::FunctionArguments::None => {
+            return Ok(Args { list: Vec::new(), distinct: false, star: false, order: Vec::new() })
+        }
         ast::FunctionArguments::List(list) => list,
         ast::FunctionArguments::Subquery(_) => return Err(SqlError::unsupported("a subquery")),
     };
@@ -34,6 +38,7 @@ fn call_args(name: &str, args: &ast::FunctionArguments) -> Result<Args, SqlError
         list: Vec::with_capacity(list.args.len()),
         distinct: matches!(list.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct)),
         star: false,
+        order: Vec::new(),
     };
     for a in &list.args {
         match a {
@@ -42,8 +47,11 @@ fn call_args(name: &str, args: &ast::FunctionArguments) -> Result<Args, SqlError
             other => return Err(SqlError::unsupported(&format!("the function argument {other}"))),
         }
     }
-    if !list.clauses.is_empty() {
-        return Err(SqlError::unsupported(&format!("{name}(…) with ORDER BY or other clauses")));
+    for clause in &list.clauses {
+        match clause {
+            ast::FunctionArgumentClause::OrderBy(keys) if out.order.is_empty() => out.order.clone_from(keys),
+            _ => return Err(SqlError::unsupported(&format!("{name}(…) with the clause {clause}"))),
+        }
     }
     Ok(out)
 }
@@ -60,7 +68,13 @@ impl Compiler<'_> {
             return Err(SqlError::unsupported("window functions"));
         }
         if let Some(kind) = aggregate(&name, args.star) {
-            return self.aggregate(kind, &name, &args.list, args.distinct, f.filter.as_deref());
+            return self.aggregate(kind, &name, &args.list, args.distinct, f.filter.as_deref(), &args.order);
+        }
+        if !args.order.is_empty() {
+            return Err(SqlError::new(
+                SqlState::WRONG_OBJECT_TYPE,
+                format!("ORDER BY specified, but {name} is not an aggregate function"),
+            ));
         }
         if f.filter.is_some() {
             return Err(SqlError::new(

@@ -1,5 +1,6 @@
 //! String functions: `repeat`, `md5`, `length`, `lower`, `upper`, `left`,
-//! `right`, `substr` (and `SUBSTRING(… FROM … FOR …)`), `quote_literal`.
+//! `right`, `substr` (and `SUBSTRING(… FROM … FOR …)`), `quote_literal`,
+//! `quote_ident`.
 //!
 //! Lengths and positions count characters. `lower` and `upper` map case
 //! character by character with Unicode's mappings, as PostgreSQL does in
@@ -37,6 +38,11 @@ pub static SUBSTR: FuncDef =
     FuncDef::fixed("substr", &[SqlType::Text, SqlType::Int4, SqlType::Int4], SqlType::Text, substr).required(2);
 /// `quote_literal(text)`.
 pub static QUOTE_LITERAL: FuncDef = FuncDef::fixed("quote_literal", &[SqlType::Text], SqlType::Text, quote_literal);
+/// `quote_ident(text)`: double-quoted unless a plain lower-case name that
+/// is not a keyword needing quotes ([`crate::catalog::deparse::quote_ident`]).
+pub static QUOTE_IDENT: FuncDef = FuncDef::fixed("quote_ident", &[SqlType::Text], SqlType::Text, |a, _| {
+    Ok(Datum::Text(crate::catalog::deparse::quote_ident(&text_arg(&a[0]))))
+});
 
 /// An argument's text (the compiler has cast it to `text`).
 pub(super) fn text_arg(d: &Datum) -> String {
