@@ -16,16 +16,17 @@
 //! The child is this test binary re-executed with `TURNSTILE_CRASH_CHILD`
 //! set, running only [`crash_child_process`].
 
+mod common;
+
+use common::{crash_seed, small_pool_config as config};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::io::Write;
 use std::time::{Duration, Instant};
 use turnstile_engine::query::Query;
 use turnstile_engine::types::ColumnType::{Int4, Int8, Text};
 use turnstile_engine::types::Value;
 use turnstile_engine::Engine;
-use turnstile_sync::Config;
 
 /// Set in the child's environment: the data directory and the run number.
 const CHILD_ENV: &str = "TURNSTILE_CRASH_CHILD";
@@ -35,14 +36,6 @@ const BATCH: i64 = 300;
 const RUN_KEYS: i64 = 10_000_000;
 /// A child stops by itself after this long (if the parent died).
 const CHILD_LIFETIME: Duration = Duration::from_secs(60);
-
-fn config() -> Config {
-    let mut c = Config::default();
-    // A small pool: buffers are evicted (written) between flushes too.
-    c.buffer.shared_buffers = 64;
-    c.buffer.mapping_partitions = 16;
-    c
-}
 
 fn row(k: i64) -> Vec<Value> {
     vec![
@@ -94,42 +87,20 @@ fn crash_child_process() {
 /// Runs one child for run `run` and kills it `kill_after` after its first
 /// completed flush; returns the batches its last reported flush covered.
 fn run_and_kill(dir: &std::path::Path, run: i64, kill_after: Duration) -> i64 {
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "crash_child_process", "--nocapture", "--test-threads=1"])
-        .env(CHILD_ENV, format!("{}:{run}", dir.display()))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("spawn the child");
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel::<i64>();
-    let reader = std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if let Some(rest) = line.strip_prefix("flushed ") {
-                let mut parts = rest.split(' ');
-                assert_eq!(parts.next().unwrap().parse::<i64>().unwrap(), run);
-                let _ = tx.send(parts.next().unwrap().parse().unwrap());
-            }
-        }
-    });
-    // Wait for the first flush, then let it run a random time.
-    let first = rx.recv_timeout(Duration::from_secs(60)).expect("the child flushed nothing within 60 s");
-    assert!(first >= 1);
-    std::thread::sleep(kill_after);
-    child.kill().expect("SIGKILL the child"); // `kill` sends SIGKILL on Unix
-    let status = child.wait().unwrap();
-    assert!(!status.success(), "the child ended by itself: {status}");
-    reader.join().unwrap();
-    rx.try_iter().last().unwrap_or(first)
+    let report = move |line: &str| {
+        let mut parts = line.strip_prefix("flushed ")?.split(' ');
+        assert_eq!(parts.next().unwrap().parse::<i64>().unwrap(), run);
+        Some(parts.next().unwrap().parse().unwrap())
+    };
+    let flushed =
+        common::run_and_kill("crash_child_process", CHILD_ENV, &format!("{}:{run}", dir.display()), kill_after, report);
+    assert!(flushed[0] >= 1);
+    *flushed.last().unwrap()
 }
 
 #[test]
 fn flushed_rows_survive_sigkill_and_every_page_verifies() {
-    let seed: u64 = std::env::var("TURNSTILE_CRASH_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64
-    });
-    println!("crash: seed {seed} (TURNSTILE_CRASH_SEED={seed} replays the kill times)");
+    let seed = crash_seed("crash");
     let mut rng = SmallRng::seed_from_u64(seed);
     let dir = tempfile::tempdir().unwrap();
     let mut flushed = Vec::new();

@@ -18,6 +18,9 @@
 //! Several rounds on one directory, each with its own cut; the seed is
 //! printed, `TURNSTILE_CRASH_SEED` replays it.
 
+mod common;
+
+use common::{crash_seed, int, small_pool_config as config};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use std::collections::HashSet;
@@ -32,28 +35,11 @@ use turnstile_storage::io::OsIo;
 use turnstile_storage::page::{self, PageBuf, PAGE_SIZE};
 use turnstile_storage::power_loss::PowerLossIo;
 use turnstile_storage::wal::{Lsn, WalReader};
-use turnstile_sync::Config;
 
 const ROUNDS: u64 = 4;
 const WRITERS: i64 = 2;
 /// Ledger keys of round `r`, writer `w` start at `(r * WRITERS + w) * KEYS`.
 const KEYS: i64 = 1_000_000;
-
-fn config() -> Config {
-    let mut c = Config::default();
-    // A small pool: pages are evicted (written, after their WAL) all along.
-    c.buffer.shared_buffers = 64;
-    c.buffer.mapping_partitions = 16;
-    c
-}
-
-fn int(v: &Value) -> i64 {
-    match v {
-        Value::Int8(k) => *k,
-        Value::Int4(k) => i64::from(*k),
-        other => panic!("not an integer: {other:?}"),
-    }
-}
 
 /// One writer: commits ledger transactions until one fails (the power is
 /// gone); every `bulk_every`th is a bulk load. Returns the acknowledged keys.
@@ -134,10 +120,7 @@ fn check_wal_before_data(dir: &Path, end: u64, round: u64) -> usize {
 
 #[test]
 fn power_loss_keeps_acknowledged_commits_and_nothing_else() {
-    let seed: u64 = std::env::var("TURNSTILE_CRASH_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64
-    });
-    println!("power_loss: seed {seed} (TURNSTILE_CRASH_SEED={seed} replays the cut times)");
+    let seed = crash_seed("power_loss");
     let mut rng = SmallRng::seed_from_u64(seed);
     let dir = tempfile::tempdir().unwrap();
     {

@@ -21,39 +21,24 @@
 //! kill times. The child is this binary re-executed with
 //! `TURNSTILE_WAL_CRASH_CHILD` set, running only [`wal_crash_child`].
 
+mod common;
+
+use common::{crash_seed, int, small_pool_config as config};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use std::collections::HashSet;
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::io::Write;
 use std::time::{Duration, Instant};
 use turnstile_engine::query::{Operand, Query};
 use turnstile_engine::types::ColumnType::{Int4, Int8, Text};
 use turnstile_engine::types::Value;
 use turnstile_engine::Engine;
-use turnstile_sync::Config;
 
 const CHILD_ENV: &str = "TURNSTILE_WAL_CRASH_CHILD";
 /// Ledger keys of run `r` start at `r * RUN_KEYS`.
 const RUN_KEYS: i64 = 1_000_000;
 /// A child stops by itself after this long (if the parent died).
 const CHILD_LIFETIME: Duration = Duration::from_secs(60);
-
-fn config() -> Config {
-    let mut c = Config::default();
-    // A small pool: pages are evicted (written, after their WAL) all along.
-    c.buffer.shared_buffers = 64;
-    c.buffer.mapping_partitions = 16;
-    c
-}
-
-fn int(v: &Value) -> i64 {
-    match v {
-        Value::Int8(k) => *k,
-        Value::Int4(k) => i64::from(*k),
-        other => panic!("not an integer: {other:?}"),
-    }
-}
 
 /// The child: commits ledger transactions forever, printing
 /// `committed <key>` after each acknowledged commit.
@@ -113,39 +98,14 @@ fn wal_crash_child() {
 /// Runs the child of run `run`, kills it `kill_after` after its first
 /// acknowledged commit; returns the keys it acknowledged.
 fn run_and_kill(dir: &std::path::Path, run: i64, kill_after: Duration) -> Vec<i64> {
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "wal_crash_child", "--nocapture", "--test-threads=1"])
-        .env(CHILD_ENV, format!("{}:{run}", dir.display()))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("spawn the child");
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel::<i64>();
-    let reader = std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            // The harness may print `test wal_crash_child ... ` before the
-            // child's first line.
-            if let Some((_, k)) = line.rsplit_once("committed ") {
-                let _ = tx.send(k.parse().unwrap());
-            }
-        }
-    });
-    let first = rx.recv_timeout(Duration::from_secs(60)).expect("the child committed nothing within 60 s");
-    std::thread::sleep(kill_after);
-    child.kill().expect("SIGKILL the child");
-    assert!(!child.wait().unwrap().success(), "the child ended by itself");
-    reader.join().unwrap();
-    std::iter::once(first).chain(rx.try_iter()).collect()
+    // The harness may print `test wal_crash_child ... ` before the child's first line.
+    let report = |line: &str| line.rsplit_once("committed ").map(|(_, k)| k.parse().unwrap());
+    common::run_and_kill("wal_crash_child", CHILD_ENV, &format!("{}:{run}", dir.display()), kill_after, report)
 }
 
 #[test]
 fn acknowledged_commits_survive_sigkill_and_open_transactions_do_not() {
-    let seed: u64 = std::env::var("TURNSTILE_CRASH_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64
-    });
-    println!("wal_crash: seed {seed} (TURNSTILE_CRASH_SEED={seed} replays the kill times)");
+    let seed = crash_seed("wal_crash");
     let mut rng = SmallRng::seed_from_u64(seed);
     let dir = tempfile::tempdir().unwrap();
     let mut acknowledged: HashSet<i64> = HashSet::new();
