@@ -214,6 +214,7 @@ pub mod durability;
 mod engine;
 pub mod error;
 pub mod heap;
+mod key_filter;
 pub mod keyshare;
 mod lmgr;
 pub mod memory;

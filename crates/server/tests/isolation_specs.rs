@@ -279,7 +279,7 @@ const SPECS: &[Spec] = &[
             },
         ],
         permutations: &["insert1 insert2 c1 select2 c2", "insert1 insert2 a1 select2 c2"],
-        needs: Some("a unique index on an expression, `lower(key)`, and `ON CONFLICT (lower(key))`"),
+        needs: None,
     },
     Spec {
         name: "insert-conflict-do-update-3",

@@ -118,16 +118,16 @@ impl SqlEngine {
         if let Ok(v) = engine.config().to_toml_string().parse::<toml::Table>() {
             flatten_toml("", &toml::Value::Table(v), &mut knobs);
         }
-        Ok(SqlEngine {
-            shared: Arc::new(Shared {
-                engine,
-                registry: Mutex::new(Vec::new()),
-                started,
-                knobs,
-                timer: Timer::default(),
-                sequences,
-            }),
-        })
+        let shared = Arc::new(Shared {
+            engine,
+            registry: Mutex::new(Vec::new()),
+            started,
+            knobs,
+            timer: Timer::default(),
+            sequences,
+        });
+        crate::index_expr::register(&shared);
+        Ok(SqlEngine { shared })
     }
 
     /// The engine underneath.

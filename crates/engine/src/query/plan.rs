@@ -53,7 +53,7 @@
 use super::{Col, Operand, Query, QueryError};
 use crate::btree::BtreeOptions;
 use crate::catalog::{IndexInfo, PartitionBound, RelEntry, RelId, RelKind};
-use crate::error::Result;
+use crate::error::{EngineError, Result};
 use crate::heap::HeapScan;
 use crate::lmgr::RelLocker;
 use crate::types::{ColumnType, Value};
@@ -269,6 +269,9 @@ impl<'a> Planner<'a> {
     /// planner's locks (`AccessShareLock`), which last until the statement
     /// or transaction ends.
     pub fn plan(&mut self, query: &Query, params: Option<&[Value]>) -> Result<Plan> {
+        if query.index_key().is_some() {
+            return Err(EngineError::NotSupported("an index-key filter in a planned query".into()));
+        }
         let generation = self.rels.catalog().published_generation();
         self.planner_locks = 0;
         self.executor_locks = Vec::new();
@@ -484,7 +487,7 @@ impl<'a> Planner<'a> {
                 index: ix.id,
                 opts: BtreeOptions::with_btree_config(
                     ix.name.clone(),
-                    ix.columns.iter().map(|&c| leaf.column_types[c]).collect(),
+                    ix.key.types().to_vec(),
                     ix.unique,
                     &self.btree,
                 ),

@@ -27,6 +27,7 @@ mod setop;
 pub mod shorthand;
 mod sublink;
 mod target;
+mod arbiter;
 mod upsert;
 mod using;
 pub(crate) use exec::count_arg;
