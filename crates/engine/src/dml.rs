@@ -34,8 +34,8 @@ use crate::btree::{BTree, BtreeOptions};
 use crate::catalog::{CatalogError, RelEntry, RelId, RelKind};
 use crate::constraints::check_not_null;
 use crate::error::{EngineError, Internal, Result};
-use crate::key_filter::{key_filter, Filters};
 use crate::heap::{self, HeapError, HeapScan, VersionSink};
+use crate::key_filter::{key_filter, Filters};
 use crate::mvcc::visibility::{self, UpdateVerdict};
 use crate::mvcc::{IsolationLevel, Snapshot, Xid};
 use crate::query::plan::operand_value;
@@ -62,7 +62,6 @@ enum Action {
     Update(Vec<Value>),
     Delete,
 }
-
 
 impl Session {
     /// `UPDATE table SET … WHERE …`: finds the rows of `query`'s table that
@@ -569,8 +568,9 @@ impl Session {
             let found = tree.search(&key);
             self.relcache.amcache(engine.catalog()).remember(ix.id, &tree);
             for tid in found? {
-                let seen =
-                    heap::with_visible(pool, file, tid, &vis, |bytes| decode_row_into(&leaf.column_types, bytes, &mut row));
+                let seen = heap::with_visible(pool, file, tid, &vis, |bytes| {
+                    decode_row_into(&leaf.column_types, bytes, &mut row)
+                });
                 match seen {
                     Ok(Some(Ok(()))) => {
                         if filters.matches(&row)? {

@@ -161,8 +161,7 @@ pub(crate) fn insert_entries<'p>(
         let mut check = UniqueCheck::new(pool, engine.txns(), file, xid);
         let inserted = insert_waiting(&tree, ext, &key, tid, &mut check);
         relcache.amcache(engine.catalog()).remember(ix.id, &tree);
-        inserted?
-            .map_err(|e| crate::EngineError::from_index(e, &leaf.rel.name, || ix.key_names(&leaf.rel)))?;
+        inserted?.map_err(|e| crate::EngineError::from_index(e, &leaf.rel.name, || ix.key_names(&leaf.rel)))?;
     }
     Ok(())
 }

@@ -86,7 +86,11 @@ impl IndexKey {
     /// `column_types`, its expressions compiled by `compiler` (the
     /// table's column names come from `names`, when there are
     /// expressions).
-    pub fn build(def: &IndexDef, column_types: &[ColumnType], compiler: Option<(&dyn IndexExprCompiler, &[String])>) -> IndexKey {
+    pub fn build(
+        def: &IndexDef,
+        column_types: &[ColumnType],
+        compiler: Option<(&dyn IndexExprCompiler, &[String])>,
+    ) -> IndexKey {
         let mut parts = Vec::with_capacity(def.columns.len());
         let mut types = Vec::with_capacity(def.columns.len());
         for p in def.key_parts() {

@@ -347,7 +347,12 @@ impl Catalog {
             for pi in parent_indexes {
                 let Some(def) = pi.index.clone() else { continue };
                 let index_name = partition_index_name(c, &part, &def)?;
-                created.push(add_index(c, &part, &index_name, IndexDef { table: part.id, parent: Some(pi.id), ..def })?);
+                created.push(add_index(
+                    c,
+                    &part,
+                    &index_name,
+                    IndexDef { table: part.id, parent: Some(pi.id), ..def },
+                )?);
             }
             Ok((part, created))
         })

@@ -485,12 +485,7 @@ impl<'a> Planner<'a> {
             None => Access::SeqScan,
             Some((_, ix, key)) => Access::IndexScan {
                 index: ix.id,
-                opts: BtreeOptions::with_btree_config(
-                    ix.name.clone(),
-                    ix.key.types().to_vec(),
-                    ix.unique,
-                    &self.btree,
-                ),
+                opts: BtreeOptions::with_btree_config(ix.name.clone(), ix.key.types().to_vec(), ix.unique, &self.btree),
                 key,
             },
         })

@@ -46,7 +46,11 @@ pub(crate) fn compile_text(columns: &[(String, ColumnType)], sql: &str) -> Resul
 /// Checks index expression `e` of table `table` (whose columns are
 /// `columns`) and describes it for the catalog: its text, the index
 /// column's name (the function's name, else `expr`) and its type.
-pub(crate) fn define(table: &str, columns: &[(String, ColumnType)], e: &ast::Expr) -> Result<IndexExpression, SqlError> {
+pub(crate) fn define(
+    table: &str,
+    columns: &[(String, ColumnType)],
+    e: &ast::Expr,
+) -> Result<IndexExpression, SqlError> {
     let scope = scope_of(table, columns);
     let (x, ty) = compile(&scope, e)?;
     if let Some(what) = not_immutable(&x) {
@@ -56,9 +60,9 @@ pub(crate) fn define(table: &str, columns: &[(String, ColumnType)], e: &ast::Exp
         ));
     }
     let name = match e {
-        ast::Expr::Function(f) => normalize(&f.name.0.last().map_or_else(String::new, |p| p.to_string()))
-            .trim_matches('"')
-            .to_owned(),
+        ast::Expr::Function(f) => {
+            normalize(&f.name.0.last().map_or_else(String::new, |p| p.to_string())).trim_matches('"').to_owned()
+        }
         _ => "expr".to_owned(),
     };
     Ok(IndexExpression { sql: inference_text(e), name, ty: ty.to_column()? })

@@ -160,4 +160,3 @@ impl Arbiter {
 pub(super) fn key_text(key: &[Value]) -> Vec<String> {
     key.iter().map(Value::to_string).collect()
 }
-

@@ -8,6 +8,7 @@
 //! evaluates what the engine does not: residual predicates, expressions,
 //! aggregates, grouping, ordering and limits.
 
+mod arbiter;
 mod bind;
 mod dml;
 mod dml_cte;
@@ -27,7 +28,6 @@ mod setop;
 pub mod shorthand;
 mod sublink;
 mod target;
-mod arbiter;
 mod upsert;
 mod using;
 pub(crate) use exec::count_arg;

@@ -46,8 +46,8 @@
 //! proposed row of the same key fails `DO UPDATE` with `21000`; `DO
 //! NOTHING` skips it. A target that names no unique index is `42P10`.
 
-use super::arbiter::{infer, key_text, no_arbiter, unique_indexes};
 pub use super::arbiter::Arbiter;
+use super::arbiter::{infer, key_text, no_arbiter, unique_indexes};
 use super::from::push_table;
 use super::returning::Returning;
 use super::{compiler, Catalog, Run, TableDef};
