@@ -729,7 +729,7 @@ impl Session {
     /// Whether `row` still belongs to partition `leaf` (its bound holds
     /// the partition key of its parent).
     fn stays_in_partition(&mut self, leaf: &RelEntry, row: &[Value]) -> bool {
-        let (Some(parent), Some(bound)) = (leaf.rel.parent, leaf.rel.bound) else { return true };
+        let (Some(parent), Some(bound)) = (leaf.rel.parent, leaf.rel.bound.as_ref()) else { return true };
         match self.rel_entry(parent).ok().and_then(|p| p.rel.partition_key) {
             Some(key) => row.get(key.column).is_some_and(|v| bound.contains(v)),
             None => true,

@@ -423,8 +423,8 @@ impl TableSpec {
     }
 }
 
-/// A partition's bound: `FOR VALUES FROM (a) TO (b)` or `WITH (MODULUS m,
-/// REMAINDER r)`.
+/// A partition's bound: `FOR VALUES FROM (a) TO (b)`, `WITH (MODULUS m,
+/// REMAINDER r)` or `IN (a, …)`.
 fn partition_bound(v: Option<&ast::ForValues>) -> Result<PartitionBound, SqlError> {
     match v {
         Some(ast::ForValues::From { from, to }) if from.len() == 1 && to.len() == 1 => {
@@ -437,7 +437,16 @@ fn partition_bound(v: Option<&ast::ForValues>) -> Result<PartitionBound, SqlErro
                 .map_err(|_| SqlError::new(SqlState::INVALID_PARAMETER_VALUE, "remainder out of range"))?,
         }),
         Some(ast::ForValues::Default) => Err(SqlError::unsupported("DEFAULT partitions")),
-        Some(ast::ForValues::In(_)) => Err(SqlError::unsupported("list partitions")),
+        Some(ast::ForValues::In(values)) => {
+            let mut keys = Vec::with_capacity(values.len());
+            for v in values {
+                if matches!(v, ast::Expr::Value(x) if matches!(x.value, ast::Value::Null)) {
+                    return Err(SqlError::unsupported("a NULL in a list partition's bound"));
+                }
+                keys.push(bound_value(&ast::PartitionBoundValue::Expr(v.clone()), i64::MIN)?);
+            }
+            Ok(PartitionBound::list(keys))
+        }
         _ => Err(SqlError::unsupported("multi-column partition bounds")),
     }
 }
@@ -474,6 +483,8 @@ pub(crate) fn partition_spec(e: &ast::Expr) -> Result<(PartitionStrategy, String
         (PartitionStrategy::Range, r)
     } else if let Some(r) = text.strip_prefix("hash") {
         (PartitionStrategy::Hash, r)
+    } else if let Some(r) = text.strip_prefix("list") {
+        (PartitionStrategy::List, r)
     } else {
         return Err(SqlError::unsupported(&format!("PARTITION BY {text}")));
     };

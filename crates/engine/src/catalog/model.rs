@@ -70,6 +70,8 @@ pub enum PartitionStrategy {
     Range,
     /// By the hash of the key, modulo the number of partitions.
     Hash,
+    /// By lists of key values.
+    List,
 }
 
 /// The partition key of a partitioned table: one integer column.
@@ -82,7 +84,7 @@ pub struct PartitionKey {
 }
 
 /// Which rows a partition holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PartitionBound {
     /// Keys in `from..to` (`FOR VALUES FROM (from) TO (to)`); `from ==
@@ -100,6 +102,12 @@ pub enum PartitionBound {
         /// This partition's remainder.
         remainder: u32,
     },
+    /// Keys equal to one of `values` (`FOR VALUES IN (…)`), in the order
+    /// written (as `pg_get_expr` shows them), without repeats.
+    List {
+        /// The keys.
+        values: Vec<i64>,
+    },
 }
 
 impl PartitionBound {
@@ -115,12 +123,24 @@ impl PartitionBound {
         PartitionBound::Range { from: from.unwrap_or(Self::MINVALUE), to: to.unwrap_or(Self::MAXVALUE) }
     }
 
+    /// `FOR VALUES IN (values…)`, repeats dropped.
+    pub fn list(values: Vec<i64>) -> PartitionBound {
+        let mut kept: Vec<i64> = Vec::with_capacity(values.len());
+        for v in values {
+            if !kept.contains(&v) {
+                kept.push(v);
+            }
+        }
+        PartitionBound::List { values: kept }
+    }
+
     /// Whether a row whose partition key is `key` belongs here.
     pub fn contains(&self, key: &Value) -> bool {
         let Some(k) = key.as_i64() else { return false };
         match *self {
             PartitionBound::Range { from, to } => (from..to).contains(&k) || (to == Self::MAXVALUE && k == to),
             PartitionBound::Hash { modulus, remainder } => hash_partition(k, modulus) == remainder,
+            PartitionBound::List { ref values } => values.contains(&k),
         }
     }
 }

@@ -84,7 +84,7 @@ impl RelEntry {
         RelEntry {
             rel: rel.clone(),
             column_types: column_types.clone(),
-            partitions: data.partitions_of(rel.id).filter_map(|p| p.bound.map(|b| (p.id, b))).collect(),
+            partitions: data.partitions_of(rel.id).filter_map(|p| p.bound.clone().map(|b| (p.id, b))).collect(),
             indexes: data
                 .indexes_of(rel.id)
                 .filter_map(|ix| {

@@ -326,7 +326,7 @@ impl Catalog {
             if c.find(db, name).is_some() {
                 return Err(CatalogError::DuplicateRelation(name.to_owned()));
             }
-            check_bound(c, &p, key, bound)?;
+            check_bound(c, &p, key, bound.clone())?;
             let id = allocate(c)?;
             let part = Relation {
                 id,
@@ -603,7 +603,7 @@ fn check_bound(
     key: PartitionKey,
     bound: PartitionBound,
 ) -> Result<(), CatalogError> {
-    let siblings = c.partitions_of(parent.id).filter_map(|p| p.bound.map(|b| (p.name.clone(), b)));
+    let siblings = c.partitions_of(parent.id).filter_map(|p| p.bound.clone().map(|b| (p.name.clone(), b)));
     match (key.strategy, bound) {
         (PartitionStrategy::Range, PartitionBound::Range { from, to }) => {
             if from >= to {
@@ -631,6 +631,19 @@ fn check_bound(
                         )));
                     }
                     if r2 == remainder {
+                        return Err(CatalogError::Invalid(format!("partition would overlap partition \"{name}\"")));
+                    }
+                }
+            }
+            Ok(())
+        }
+        (PartitionStrategy::List, PartitionBound::List { values }) => {
+            if values.is_empty() {
+                return Err(CatalogError::Invalid("a list partition needs at least one value".into()));
+            }
+            for (name, b) in siblings {
+                if let PartitionBound::List { values: v2 } = b {
+                    if values.iter().any(|v| v2.contains(v)) {
                         return Err(CatalogError::Invalid(format!("partition would overlap partition \"{name}\"")));
                     }
                 }

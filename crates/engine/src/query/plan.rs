@@ -383,15 +383,14 @@ impl<'a> Planner<'a> {
         let mut keep = Vec::with_capacity(e.partitions.len());
         match on_key {
             Some((_, op)) => match operand_value(op, params)? {
-                Some(v) => {
-                    keep.extend(e.partitions.iter().filter(|(_, b)| b.contains(v)).map(|(id, b)| (*id, Some(*b))))
-                }
+                Some(v) => keep
+                    .extend(e.partitions.iter().filter(|(_, b)| b.contains(v)).map(|(id, b)| (*id, Some(b.clone())))),
                 None => {
                     runtime_prune = Some((key.column, op.clone()));
-                    keep.extend(e.partitions.iter().map(|(id, b)| (*id, Some(*b))));
+                    keep.extend(e.partitions.iter().map(|(id, b)| (*id, Some(b.clone()))));
                 }
             },
-            None => keep.extend(e.partitions.iter().map(|(id, b)| (*id, Some(*b)))),
+            None => keep.extend(e.partitions.iter().map(|(id, b)| (*id, Some(b.clone())))),
         }
         for (id, _) in &keep {
             self.lock(*id)?;

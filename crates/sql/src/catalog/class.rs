@@ -273,6 +273,7 @@ pub(super) fn partitioned_table_rows(r: &Reader<'_>) -> Vec<Vec<Datum>> {
                 ch(match key.strategy {
                     PartitionStrategy::Range => 'r',
                     PartitionStrategy::Hash => 'h',
+                    PartitionStrategy::List => 'l',
                 }),
                 int(1),
                 oid(0),

@@ -66,8 +66,8 @@ pub fn constraint_def(cat: &CatalogData, index: &Relation) -> Option<String> {
     Some(format!("{kind} ({})", cols.join(", ")))
 }
 
-/// `pg_get_expr(relpartbound)`: `FOR VALUES FROM ('1') TO (MAXVALUE)` or
-/// `FOR VALUES WITH (modulus 4, remainder 0)`.
+/// `pg_get_expr(relpartbound)`: `FOR VALUES FROM ('1') TO (MAXVALUE)`,
+/// `FOR VALUES WITH (modulus 4, remainder 0)` or `FOR VALUES IN (1, 3)`.
 pub fn partition_bound(bound: &PartitionBound) -> String {
     match *bound {
         PartitionBound::Range { from, to } => {
@@ -87,6 +87,10 @@ pub fn partition_bound(bound: &PartitionBound) -> String {
         PartitionBound::Hash { modulus, remainder } => {
             format!("FOR VALUES WITH (modulus {modulus}, remainder {remainder})")
         }
+        PartitionBound::List { ref values } => {
+            let values: Vec<String> = values.iter().map(i64::to_string).collect();
+            format!("FOR VALUES IN ({})", values.join(", "))
+        }
     }
 }
 
@@ -95,6 +99,7 @@ pub fn partition_key(table: &Relation, key: &PartitionKey) -> String {
     let strategy = match key.strategy {
         PartitionStrategy::Range => "RANGE",
         PartitionStrategy::Hash => "HASH",
+        PartitionStrategy::List => "LIST",
     };
     let col = table.columns.get(key.column).map_or_else(|| format!("#{}", key.column), |c| quote_ident(&c.name));
     format!("{strategy} ({col})")

@@ -40,7 +40,7 @@ impl Catalog {
                     "table \"{name}\" must have the same columns as \"{parent}\" (names and types, in order)"
                 )));
             }
-            check_bound(c, &p, key, bound)?;
+            check_bound(c, &p, key, bound.clone())?;
             let part = Relation { parent: Some(p.id), bound: Some(bound), ..t };
             c.relations.insert(part.id, part.clone());
             let parent_indexes: Vec<Relation> = c.indexes_of(p.id).cloned().collect();
