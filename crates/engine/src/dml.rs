@@ -442,7 +442,9 @@ impl Session {
                     changed = true;
                     continue;
                 }
-                UpdateVerdict::SerializationFailure(what) => return Err(EngineError::SerializationFailure(what)),
+                // PostgreSQL 15's `LockRows` words a deleted row as an
+                // updated one ("concurrent update").
+                UpdateVerdict::SerializationFailure(_) => return Err(EngineError::SerializationFailure("update")),
                 UpdateVerdict::Act => {}
             }
             let row = decode_row(&leaf.column_types, &bytes)?;

@@ -251,7 +251,7 @@ impl SqlSession {
                 }
                 ast::AlterTableOperation::AttachPartitionOf { partition, for_values } => {
                     let bound = partition_bound(Some(for_values))?;
-                    self.es.attach_partition(&table, &object_name(partition)?, bound)?;
+                    self.attach_partition_checked(&table, &object_name(partition)?, bound)?;
                 }
                 other => return Err(SqlError::unsupported(&format!("ALTER TABLE … {other}"))),
             }

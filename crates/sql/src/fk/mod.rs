@@ -16,6 +16,7 @@
 mod defaults;
 pub(crate) mod define;
 pub mod enforce;
+pub(crate) mod partitions;
 pub mod violation;
 
 pub use enforce::{after_statement, is_key_update, Written};

@@ -35,7 +35,14 @@ impl Catalog {
             if t.parent.is_some() {
                 return Err(CatalogError::Invalid(format!("\"{name}\" is already a partition")));
             }
-            if t.columns != p.columns {
+            // The same names and types in order; a NOT NULL of the parent's
+            // the partition must have too (it may have more of its own).
+            let fits = t.columns.len() == p.columns.len()
+                && t.columns
+                    .iter()
+                    .zip(&p.columns)
+                    .all(|(a, b)| a.name == b.name && a.ty == b.ty && (a.not_null || !b.not_null));
+            if !fits {
                 return Err(CatalogError::Invalid(format!(
                     "table \"{name}\" must have the same columns as \"{parent}\" (names and types, in order)"
                 )));
