@@ -13,6 +13,7 @@
 //! - `defaults`: the values `SET DEFAULT` writes;
 //! - [`violation`]: the `23503` errors, worded as PostgreSQL's.
 
+mod attach;
 mod defaults;
 pub(crate) mod define;
 pub mod enforce;
