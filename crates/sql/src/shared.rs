@@ -112,7 +112,7 @@ impl SqlEngine {
     pub fn open(data_dir: &Path, config: turnstile_sync::Config) -> Result<SqlEngine, SqlError> {
         let block = config.txn.sequence_block;
         let engine = Engine::open(data_dir, config)?;
-        let sequences = crate::sequence::Sequences::open(data_dir, block)?;
+        let sequences = crate::sequence::Sequences::open_with(data_dir, block, Some(Arc::clone(engine.log())))?;
         let started = now_timestamp();
         let mut knobs = BTreeMap::new();
         if let Ok(v) = engine.config().to_toml_string().parse::<toml::Table>() {
