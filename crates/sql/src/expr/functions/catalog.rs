@@ -64,8 +64,11 @@ fn get_indexdef(a: &[Datum], env: &mut EvalEnv<'_>) -> Result<Datum, SqlError> {
         _ => 0,
     };
     let index = cat.relations.get(&oid_arg(&a[0])).filter(|r| r.db == db);
-    let schema = if public_visible(&*env.services) { "" } else { "public." };
-    Ok(text_or_null(index.and_then(|ix| deparse::index_def(&cat, ix, column, schema))))
+    // PostgreSQL qualifies the table unless `pretty` asks for names as the
+    // search path shows them (`PRETTYFLAG_SCHEMA`).
+    let pretty = matches!(a.get(2), Some(Datum::Bool(true)));
+    let schema = if pretty && public_visible(&*env.services) { "" } else { "public." };
+    Ok(text_or_null(index.and_then(|ix| deparse::index_def(&cat, ix, column, schema, pretty))))
 }
 
 /// `pg_get_constraintdef(constraint [, pretty])`.
