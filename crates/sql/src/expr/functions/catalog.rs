@@ -164,14 +164,15 @@ pub static CURRENT_SCHEMA: FuncDef = FuncDef::fixed("current_schema", &[], Name,
 .volatility(Volatility::Stable);
 
 /// `current_schemas(include_implicit)`: the search path's schemas that
-/// exist as a `name[]` (its text form), with `pg_catalog` first when
-/// implicit schemas are asked for and the path does not name it.
-pub static CURRENT_SCHEMAS: FuncDef = FuncDef::fixed("current_schemas", &[Bool], Text, |a, env| {
+/// exist as a `name[]`, with `pg_catalog` first when implicit schemas are
+/// asked for and the path does not name it. pgjdbc's `getSchemas` reads
+/// `(current_schemas(true))[1]`.
+pub static CURRENT_SCHEMAS: FuncDef = FuncDef::fixed("current_schemas", &[Bool], SqlType::Array(&Name), |a, env| {
     let mut path = search_path(&*env.services);
     if matches!(a[0], Datum::Bool(true)) && !path.contains(&"pg_catalog") {
         path.insert(0, "pg_catalog");
     }
-    Ok(Datum::Text(format!("{{{}}}", path.join(","))))
+    Ok(Datum::Array(path.into_iter().map(|s| Datum::Text(s.to_owned())).collect()))
 })
 .volatility(Volatility::Stable);
 
