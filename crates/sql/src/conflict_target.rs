@@ -16,8 +16,8 @@
 //! assert_eq!(rewrite("INSERT INTO t VALUES (1) ON CONFLICT (k) DO NOTHING"), None);
 //! ```
 
-use sqlparser::dialect::PostgreSqlDialect;
-use sqlparser::tokenizer::{Location, Token, Tokenizer};
+use crate::rewrite_tokens::{bare_word, significant_tokens, Offsets};
+use sqlparser::tokenizer::Token;
 
 /// The first character of a rewritten element's identifier (a control
 /// character: no column name a client types starts with it).
@@ -36,12 +36,8 @@ pub fn rewrite(piece: &str) -> Option<String> {
     if !piece.to_ascii_lowercase().contains("conflict") {
         return None;
     }
-    let tokens = Tokenizer::new(&PostgreSqlDialect {}, piece).tokenize_with_location().ok()?;
-    let tokens: Vec<_> = tokens.into_iter().filter(|t| !matches!(t.token, Token::Whitespace(_))).collect();
-    let word = |t: &Token| match t {
-        Token::Word(w) if w.quote_style.is_none() => Some(w.value.to_ascii_lowercase()),
-        _ => None,
-    };
+    let tokens = significant_tokens(piece)?;
+    let word = bare_word;
     let open = tokens.windows(3).position(|w| {
         word(&w[0].token).as_deref() == Some("on")
             && word(&w[1].token).as_deref() == Some("conflict")
@@ -69,12 +65,8 @@ pub fn rewrite(piece: &str) -> Option<String> {
         }
     }
     close?;
-    let line_starts: Vec<usize> = std::iter::once(0).chain(piece.match_indices('\n').map(|(i, _)| i + 1)).collect();
-    let byte_of = |l: &Location| -> Option<usize> {
-        let start = *line_starts.get((l.line as usize).checked_sub(1)?)?;
-        let col = (l.column as usize).checked_sub(1)?;
-        piece[start..].char_indices().nth(col).map(|(i, _)| start + i).or(Some(piece.len()))
-    };
+    let offsets = Offsets::new(piece);
+    let byte_of = |l| offsets.of(l);
     let mut out = piece.to_owned();
     let mut changed = false;
     // Back to front, so earlier byte offsets stay valid.

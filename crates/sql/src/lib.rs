@@ -136,6 +136,7 @@ mod protocol_statements;
 mod read_only;
 mod reindex;
 mod result_format;
+mod rewrite_tokens;
 mod rows;
 mod run_advisory;
 mod run_copy;
