@@ -35,6 +35,7 @@ use crate::catalog::{CatalogError, RelEntry, RelId, RelKind};
 use crate::constraints::check_not_null;
 use crate::error::{EngineError, Internal, Result};
 use crate::heap::{self, HeapError, HeapScan, VersionSink};
+use crate::key_filter::{key_filter, Filters};
 use crate::mvcc::visibility::{self, UpdateVerdict};
 use crate::mvcc::{IsolationLevel, Snapshot, Xid};
 use crate::query::plan::operand_value;
@@ -60,14 +61,6 @@ enum Action {
     Keep,
     Update(Vec<Value>),
     Delete,
-}
-
-fn sql_eq(a: &Value, b: &Value) -> bool {
-    !matches!(a, Value::Null) && !matches!(b, Value::Null) && a.sql_cmp(b) == std::cmp::Ordering::Equal
-}
-
-fn matches(row: &[Value], filters: &[(usize, Value)]) -> bool {
-    filters.iter().all(|(c, v)| row.get(*c).is_some_and(|x| sql_eq(x, v)))
 }
 
 impl Session {
@@ -255,7 +248,7 @@ impl Session {
             return Err(CatalogError::WrongKind { name, expected: "a table" }.into());
         }
         // Equality filters, as the column stores them.
-        let mut filters = Vec::with_capacity(query.filters().len());
+        let mut filters = Filters::default();
         let mut impossible = false;
         for p in query.filters() {
             let unknown = || QueryError::UnknownColumn(p.column.to_string());
@@ -273,13 +266,13 @@ impl Session {
             }
             match v.coerce(ty) {
                 Some(Value::Null) | None => impossible = true, // NULL, or too long for char(n): no row
-                Some(v) => filters.push((c, v)),
+                Some(v) => filters.columns.push((c, v)),
             }
         }
         let ids: Vec<RelId> = match target.rel.partition_key {
             None => vec![target.rel.id],
             Some(key) => {
-                let on_key = filters.iter().find(|(c, _)| *c == key.column).map(|(_, v)| v.clone());
+                let on_key = filters.value_of(key.column).cloned();
                 target
                     .partitions
                     .iter()
@@ -299,6 +292,9 @@ impl Session {
                 self.lock_relation(ix.id, index_mode)?;
             }
             leaves.push(leaf);
+        }
+        if let Some((index, values)) = query.index_key() {
+            impossible |= key_filter(&target, index, values, params, &mut filters)?;
         }
         Ok(Target { filters, impossible, leaves })
     }
@@ -375,13 +371,34 @@ impl Session {
         })
     }
 
+    /// The rows of `query`'s one table that the statement's snapshot sees
+    /// matching its filters (an index-key filter among them:
+    /// [`Query::filter_index_key`]), without row locks: `ON CONFLICT DO
+    /// NOTHING`'s probe.
+    pub fn select_by_key(&mut self, query: &Query, params: &[Value]) -> Result<Vec<Vec<Value>>> {
+        self.statement(&query.to_string(), |s| {
+            let t = s.resolve_target(query, params, LockMode::AccessShare, "a key probe")?;
+            let mut rows = Vec::new();
+            if t.impossible {
+                return Ok(rows);
+            }
+            let xid = s.ensure_xid()?;
+            s.ensure_snapshot();
+            let snapshot = s.snapshot.clone().expect("taken above");
+            for leaf in &t.leaves {
+                s.candidates(leaf, &t.filters, &snapshot, xid, Some(&mut rows))?;
+            }
+            Ok(rows)
+        })
+    }
+
     /// [`Session::select_locking`] for one candidate row (`seen`, at `tid`):
     /// the row to return, or `None` to leave it out.
     #[allow(clippy::too_many_arguments)]
     fn lock_one(
         &mut self,
         leaf: &RelEntry,
-        filters: &[(usize, Value)],
+        filters: &Filters,
         tid: Tid,
         seen: &[Value],
         snapshot: &Snapshot,
@@ -425,12 +442,14 @@ impl Session {
                     changed = true;
                     continue;
                 }
-                UpdateVerdict::SerializationFailure(what) => return Err(EngineError::SerializationFailure(what)),
+                // PostgreSQL 15's `LockRows` words a deleted row as an
+                // updated one ("concurrent update").
+                UpdateVerdict::SerializationFailure(_) => return Err(EngineError::SerializationFailure("update")),
                 UpdateVerdict::Act => {}
             }
             let row = decode_row(&leaf.column_types, &bytes)?;
             changed |= h.xmin != xid && !snaps.sees(snapshot, h.xmin, xid);
-            if changed && !(matches(&row, filters) && filter.recheck(&row)?) {
+            if changed && !(filters.matches(&row)? && filter.recheck(&row)?) {
                 self.unlock_row(leaf.rel.id, at, grant);
                 return Ok(None);
             }
@@ -443,7 +462,7 @@ impl Session {
     fn modify_leaf(
         &mut self,
         leaf: &RelEntry,
-        filters: &[(usize, Value)],
+        filters: &Filters,
         mode: RowLockMode,
         decide: &mut dyn FnMut(&[Value]) -> Result<Action>,
     ) -> Result<u64> {
@@ -492,7 +511,7 @@ impl Session {
                     UpdateVerdict::Act => {}
                 }
                 let row = decode_row(&leaf.column_types, &bytes)?;
-                let action = if matches(&row, filters) { decide(&row)? } else { Action::Keep };
+                let action = if filters.matches(&row)? { decide(&row)? } else { Action::Keep };
                 match action {
                     Action::Keep => release(self),
                     Action::Delete => {
@@ -506,13 +525,12 @@ impl Session {
                         // A key update (a unique index's columns change)
                         // needs `FOR UPDATE` strength, as PostgreSQL's
                         // `heap_update` with `key_intact` false.
-                        let key_of =
-                            |r: &[Value], cols: &[usize]| cols.iter().map(|&c| r[c].clone()).collect::<Vec<_>>();
-                        let key_update = mode < RowLockMode::Update
-                            && leaf
-                                .indexes
-                                .iter()
-                                .any(|ix| ix.unique && key_of(&row, &ix.columns) != key_of(&new, &ix.columns));
+                        let mut key_update = false;
+                        if mode < RowLockMode::Update {
+                            for ix in leaf.indexes.iter().filter(|ix| ix.unique) {
+                                key_update |= ix.key.values(&row)? != ix.key.values(&new)?;
+                            }
+                        }
                         if key_update {
                             self.lock_row(leaf.rel.id, &leaf.rel.name, at, RowLockMode::Update, RowWait::Block)?;
                         }
@@ -534,7 +552,7 @@ impl Session {
     fn candidates(
         &mut self,
         leaf: &RelEntry,
-        filters: &[(usize, Value)],
+        filters: &Filters,
         snapshot: &Snapshot,
         xid: Xid,
         mut rows: Option<&mut Vec<Vec<Value>>>,
@@ -543,35 +561,28 @@ impl Session {
         let pool = engine.pool();
         let file = RelFileId::new(self.db, leaf.rel.id);
         let vis = engine.txns().visibility(snapshot, xid);
-        let value_of = |c: usize| filters.iter().find(|(fc, _)| *fc == c).map(|(_, v)| v.clone());
-        let best = leaf
-            .indexes
-            .iter()
-            .map(|ix| (ix, ix.columns.iter().take_while(|&&c| value_of(c).is_some()).count()))
-            .filter(|(_, n)| *n > 0)
-            .max_by_key(|(ix, n)| (*n, ix.unique));
         let mut row = Vec::new();
         let mut out = Vec::new();
-        if let Some((ix, n)) = best {
-            let key: Vec<Value> = ix.columns[..n].iter().filter_map(|&c| value_of(c)).collect();
-            let key_types = ix.columns.iter().map(|&c| leaf.column_types[c]).collect();
-            let opts = BtreeOptions::new(ix.name.clone(), key_types, ix.unique, engine.config());
+        if let Some((ix, key)) = filters.index_probe(leaf) {
+            let opts = BtreeOptions::new(ix.name.clone(), ix.key.types().to_vec(), ix.unique, engine.config());
             let root = self.relcache.amcache(engine.catalog()).root(ix.id);
             let tree = BTree::attach(pool, RelFileId::new(self.db, ix.id), opts)?.with_cached_root(root);
             let found = tree.search(&key);
             self.relcache.amcache(engine.catalog()).remember(ix.id, &tree);
             for tid in found? {
                 let seen = heap::with_visible(pool, file, tid, &vis, |bytes| {
-                    decode_row_into(&leaf.column_types, bytes, &mut row).map(|()| matches(&row, filters))
+                    decode_row_into(&leaf.column_types, bytes, &mut row)
                 });
                 match seen {
-                    Ok(Some(Ok(true))) => {
-                        out.push(tid);
-                        if let Some(rows) = rows.as_deref_mut() {
-                            rows.push(row.clone());
+                    Ok(Some(Ok(()))) => {
+                        if filters.matches(&row)? {
+                            out.push(tid);
+                            if let Some(rows) = rows.as_deref_mut() {
+                                rows.push(row.clone());
+                            }
                         }
                     }
-                    Ok(Some(Ok(false)) | None) | Err(HeapError::NoSuchTuple { .. }) => {}
+                    Ok(None) | Err(HeapError::NoSuchTuple { .. }) => {}
                     Ok(Some(Err(e))) => return Err(e.into()),
                     Err(e) => return Err(e.into()),
                 }
@@ -584,7 +595,7 @@ impl Session {
             }
             let (tid, bytes) = item?;
             decode_row_into(&leaf.column_types, &bytes, &mut row)?;
-            if matches(&row, filters) {
+            if filters.matches(&row)? {
                 out.push(tid);
                 if let Some(rows) = rows.as_deref_mut() {
                     rows.push(row.clone());
@@ -642,8 +653,10 @@ impl Session {
         let txns = engine.txns();
         let xid = self.ensure_xid()?;
         let file = RelFileId::new(self.db, leaf.rel.id);
-        let key_of = |row: &[Value], cols: &[usize]| cols.iter().map(|&c| row[c].clone()).collect::<Vec<_>>();
-        let keys_changed = leaf.indexes.iter().any(|ix| key_of(old, &ix.columns) != key_of(&new, &ix.columns));
+        let mut keys_changed = false;
+        for ix in &leaf.indexes {
+            keys_changed |= ix.key.values(old)? != ix.key.values(&new)?;
+        }
         if !keys_changed && self.update_in_place(file, tid, &new_bytes, xid)? {
             self.log_undo(Undo::Update { rel: leaf.rel.id, tid })?;
             return Ok(tid);
@@ -677,9 +690,14 @@ impl Session {
         let mut ext = Extender::new(pool, &mut self.backend, config.storage.extend, config.storage.extend_max_blocks);
         let mut result = Ok(());
         for ix in leaf.indexes.iter().filter(|i| i.unique).chain(leaf.indexes.iter().filter(|i| !i.unique)) {
-            let key = key_of(&new, &ix.columns);
-            let key_types = ix.columns.iter().map(|&c| types[c]).collect();
-            let opts = BtreeOptions::new(ix.name.clone(), key_types, ix.unique, config);
+            let key = match ix.key.values(&new) {
+                Ok(k) => k,
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            };
+            let opts = BtreeOptions::new(ix.name.clone(), ix.key.types().to_vec(), ix.unique, config);
             let root = self.relcache.amcache(engine.catalog()).root(ix.id);
             let tree = BTree::attach(pool, RelFileId::new(self.db, ix.id), opts)?.with_cached_root(root);
             let mut check = crate::unique_wait::UniqueCheck::new(pool, txns, file, xid);
@@ -688,7 +706,7 @@ impl Session {
             match inserted {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => {
-                    result = Err(EngineError::from_index(e, &leaf.rel.name, || leaf.rel.column_names(&ix.columns)));
+                    result = Err(EngineError::from_index(e, &leaf.rel.name, || ix.key_names(&leaf.rel)));
                     break;
                 }
                 Err(e) => {
@@ -713,7 +731,7 @@ impl Session {
     /// Whether `row` still belongs to partition `leaf` (its bound holds
     /// the partition key of its parent).
     fn stays_in_partition(&mut self, leaf: &RelEntry, row: &[Value]) -> bool {
-        let (Some(parent), Some(bound)) = (leaf.rel.parent, leaf.rel.bound) else { return true };
+        let (Some(parent), Some(bound)) = (leaf.rel.parent, leaf.rel.bound.as_ref()) else { return true };
         match self.rel_entry(parent).ok().and_then(|p| p.rel.partition_key) {
             Some(key) => row.get(key.column).is_some_and(|v| bound.contains(v)),
             None => true,
@@ -741,8 +759,8 @@ impl Session {
 
 /// A single-table statement's target, resolved and locked.
 struct Target {
-    /// Equality filters: column number and value, as the column stores it.
-    filters: Vec<(usize, Value)>,
+    /// Equality filters.
+    filters: Filters,
     /// A filter no row can match (a NULL).
     impossible: bool,
     /// The relations with storage to visit (partitions after pruning).

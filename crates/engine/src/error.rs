@@ -129,6 +129,16 @@ pub enum EngineError {
     /// kept aborted) could not be read or written (SQLSTATE `58030`).
     #[error("could not record transaction ids: {0}")]
     XidLimit(String),
+    /// Computing an index expression's key failed (a division by zero in
+    /// it, or an expression that could not be compiled): the SQL layer's
+    /// error, with its SQLSTATE.
+    #[error("{message}")]
+    IndexExpression {
+        /// The SQLSTATE.
+        code: SqlState,
+        /// The message.
+        message: String,
+    },
     /// Crash recovery could not go on: a malformed record, a page the log
     /// cannot rebuild (SQLSTATE `XX001`, data corrupted).
     #[error("recovery failed: {0}")]
@@ -231,6 +241,7 @@ impl EngineError {
             EngineError::SerializationFailure(_) => S::SERIALIZATION_FAILURE,
             EngineError::XidLimit(_) => S::IO_ERROR,
             EngineError::Recovery(_) => S::DATA_CORRUPTED,
+            EngineError::IndexExpression { code, .. } => *code,
         }
     }
 }

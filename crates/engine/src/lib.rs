@@ -28,7 +28,7 @@
 //!   `text`, `bool`, `date`, `timestamp`, `char(n)`, `varchar(n)` values with
 //!   PostgreSQL's type OIDs, and the row codec ([`datetime`] for dates' and
 //!   timestamps' text form and validation).
-//! * [`catalog`] — databases, tables, range/hash partitions, B-tree index
+//! * [`catalog`] — databases, tables, range/hash/list partitions, B-tree index
 //!   definitions, persisted atomically; and the per-backend relation cache
 //!   that keeps each relation's index list with each index's column set
 //!   (Geier 2022).
@@ -214,6 +214,7 @@ pub mod durability;
 mod engine;
 pub mod error;
 pub mod heap;
+mod key_filter;
 pub mod keyshare;
 mod lmgr;
 pub mod memory;

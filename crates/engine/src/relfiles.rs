@@ -40,16 +40,18 @@ impl Session {
         let Some(def) = ix.index.as_ref() else { return Ok(()) };
         let table = self.rel_entry(def.table)?;
         let pool = self.engine.pool();
+        let names: Vec<String> = table.rel.columns.iter().map(|c| c.name.clone()).collect();
+        let compiler = self.engine.catalog().index_expr_compiler().map(|c| (c, names.as_slice()));
+        let key = crate::catalog::IndexKey::build(def, &table.column_types, compiler);
         let mut entries = Vec::new();
         for item in HeapScan::current(pool, self.file(def.table), self.engine.txns().snapshots())? {
             let (tid, bytes) = item?;
             let row = decode_row(&table.column_types, &bytes)?;
-            entries.push((def.columns.iter().map(|&c| row[c].clone()).collect::<Vec<_>>(), tid));
+            entries.push((key.values(&row)?, tid));
         }
-        let key_types = def.columns.iter().map(|&c| table.column_types[c]).collect();
-        let opts = BtreeOptions::new(ix.name.clone(), key_types, def.unique, self.engine.config());
+        let opts = BtreeOptions::new(ix.name.clone(), key.types().to_vec(), def.unique, self.engine.config());
         BTree::build(pool, self.file(ix.id), opts, entries)
-            .map_err(|e| EngineError::from_index(e, &table.rel.name, || table.rel.column_names(&def.columns)))?;
+            .map_err(|e| EngineError::from_index(e, &table.rel.name, || def.key_names(&table.rel)))?;
         Ok(())
     }
 }

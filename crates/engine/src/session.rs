@@ -412,17 +412,22 @@ impl Session {
         })
     }
 
-    /// `CREATE [UNIQUE] INDEX name ON table (columns…)`: locks the table
-    /// (and each partition) `AccessExclusive`. On a partitioned table one
-    /// index per partition is created. Returns the index's id.
-    pub fn create_index(&mut self, table: &str, name: &str, columns: &[&str], unique: bool) -> Result<RelId> {
+    /// `CREATE [UNIQUE] INDEX name ON table (key…)`, each part a column
+    /// name or an expression ([`crate::catalog::KeyPartSpec`]): locks the
+    /// table (and each partition) `AccessExclusive`. On a partitioned table
+    /// one index per partition is created. Returns the index's id.
+    pub fn create_index<K>(&mut self, table: &str, name: &str, key: &[K], unique: bool) -> Result<RelId>
+    where
+        K: Clone + Into<crate::catalog::KeyPartSpec>,
+    {
+        let key: Vec<crate::catalog::KeyPartSpec> = key.iter().cloned().map(Into::into).collect();
         self.statement(&format!("CREATE INDEX {name} ON {table}"), |s| {
             let t = s.lock_by_name(table, LockMode::AccessExclusive)?;
             for (part, _) in t.partitions.clone() {
                 s.lock_relation(part, LockMode::AccessExclusive)?;
             }
             s.note_ddl(&format!("CREATE INDEX {name}"));
-            let made = s.engine.catalog().create_index(s.db, table, name, columns, unique, false)?;
+            let made = s.engine.catalog().create_index_on(s.db, table, name, &key, unique, false)?;
             let built = s
                 .create_storage(&made)
                 .and_then(|()| made.iter().filter(|r| r.kind.has_storage()).try_for_each(|ix| s.build_index(ix)));

@@ -153,16 +153,15 @@ pub(crate) fn insert_entries<'p>(
     let (pool, config) = (engine.pool(), engine.config());
     let file = RelFileId::new(leaf.rel.db, leaf.rel.id);
     for ix in leaf.indexes.iter().filter(|i| i.unique).chain(leaf.indexes.iter().filter(|i| !i.unique)) {
-        let key: Vec<crate::types::Value> = ix.columns.iter().map(|&c| row[c].clone()).collect();
-        let key_types = ix.columns.iter().map(|&c| leaf.column_types[c]).collect();
+        let key = ix.key.values(row)?;
+        let key_types = ix.key.types().to_vec();
         let opts = crate::btree::BtreeOptions::new(ix.name.clone(), key_types, ix.unique, config);
         let root = relcache.amcache(engine.catalog()).root(ix.id);
         let tree = crate::btree::BTree::attach(pool, RelFileId::new(leaf.rel.db, ix.id), opts)?.with_cached_root(root);
         let mut check = UniqueCheck::new(pool, engine.txns(), file, xid);
         let inserted = insert_waiting(&tree, ext, &key, tid, &mut check);
         relcache.amcache(engine.catalog()).remember(ix.id, &tree);
-        inserted?
-            .map_err(|e| crate::EngineError::from_index(e, &leaf.rel.name, || leaf.rel.column_names(&ix.columns)))?;
+        inserted?.map_err(|e| crate::EngineError::from_index(e, &leaf.rel.name, || ix.key_names(&leaf.rel)))?;
     }
     Ok(())
 }

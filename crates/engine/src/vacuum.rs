@@ -200,7 +200,7 @@ impl Session {
         if !tids.is_empty() {
             for ix in &leaf.indexes {
                 self.check_interrupts()?;
-                let key_types = ix.columns.iter().map(|&c| leaf.column_types[c]).collect();
+                let key_types = ix.key.types().to_vec();
                 let opts = BtreeOptions::new(ix.name.clone(), key_types, ix.unique, engine.config());
                 let tree = BTree::attach(pool, RelFileId::new(self.db, ix.id), opts)?;
                 report.index_entries += tree.bulk_delete(&tids)?;

@@ -13,7 +13,12 @@
 //! * every acknowledged commit is there, nothing of the open transaction,
 //!   nothing of an unacknowledged commit but the one per writer in flight;
 //! * the counter equals the number of ledger rows, and every row is found
-//!   through the primary key.
+//!   through the primary key;
+//! * DDL cut short leaves a consistent catalog: a DDL thread creates
+//!   tables, fills each with one bulk transaction, builds a unique index
+//!   on it (a B-tree build with splits) and drops the table before; every
+//!   table it saw complete is there whole with its index agreeing, every
+//!   table it saw dropped is gone, and the one in flight is all or nothing.
 //!
 //! Several rounds on one directory, each with its own cut; the seed is
 //! printed, `TURNSTILE_CRASH_SEED` replays it.
@@ -68,6 +73,97 @@ fn writer(engine: &Arc<Engine>, first: i64, bulk_every: i64) -> Vec<i64> {
         }
     }
     acked
+}
+
+/// Rows of each DDL thread's table.
+const DDL_ROWS: i64 = 2000;
+
+/// What the DDL thread saw acknowledged.
+#[derive(Default)]
+struct DdlLog {
+    /// Every table the thread began to create.
+    attempted: Vec<String>,
+    /// Tables created, filled and indexed, not yet dropped.
+    complete: Vec<String>,
+    /// Tables whose `DROP` returned.
+    dropped: Vec<String>,
+    /// The table whose `DROP` was under way when the power went: like a
+    /// commit in flight, it may or may not survive.
+    dropping: Option<String>,
+}
+
+/// The DDL thread of round `round`: until a statement fails (the power is
+/// gone), creates a table, fills it in one bulk transaction, builds its
+/// unique index, then drops the table before it.
+fn ddl(engine: &Arc<Engine>, round: u64, log: &Mutex<DdlLog>) {
+    let mut s = engine.session().unwrap();
+    for n in 0.. {
+        let name = format!("ddl_{round}_{n}");
+        log.lock().unwrap().attempted.push(name.clone());
+        let step = (|| -> turnstile_engine::error::Result<()> {
+            s.create_table(&name, &[("k", Int8), ("note", Text)], None)?;
+            s.insert_many(&name, (0..DDL_ROWS).map(|k| vec![Value::Int8(k), Value::Text(format!("row {k:>40}"))]))?;
+            s.create_index(&name, &format!("{name}_pkey"), &["k"], true)?;
+            log.lock().unwrap().complete.push(name.clone());
+            if n > 0 {
+                let before = format!("ddl_{round}_{}", n - 1);
+                log.lock().unwrap().dropping = Some(before.clone());
+                s.drop_relation(&before)?;
+                let mut log = log.lock().unwrap();
+                log.dropping = None;
+                log.complete.retain(|t| *t != before);
+                log.dropped.push(before);
+            }
+            Ok(())
+        })();
+        if step.is_err() {
+            return;
+        }
+    }
+}
+
+/// After recovery: every complete table is whole and its index agrees,
+/// every dropped one is gone, any other is empty or whole. The `DROP` in
+/// flight is settled: dropped if its table is gone.
+fn check_ddl(s: &mut turnstile_engine::Session, log: &mut DdlLog, round: u64) {
+    if let Some(t) = log.dropping.take() {
+        if s.scan_all(&t).is_err() {
+            log.complete.retain(|c| *c != t);
+            log.dropped.push(t);
+        }
+    }
+    for t in &log.dropped {
+        assert!(s.scan_all(t).is_err(), "round {round}: dropped table {t} is back");
+    }
+    for t in &log.attempted {
+        if log.dropped.contains(t) {
+            continue;
+        }
+        let rows = match s.scan_all(t) {
+            Ok(rows) => rows,
+            Err(e) => {
+                let dropping = log.dropping.as_ref() == Some(t);
+                assert!(dropping || !log.complete.contains(t), "round {round}: complete table {t} is lost: {e}");
+                continue;
+            }
+        };
+        if !log.complete.contains(t) {
+            assert!(rows.is_empty() || rows.len() as i64 == DDL_ROWS, "round {round}: {t} has {} rows", rows.len());
+        } else {
+            assert_eq!(rows.len() as i64, DDL_ROWS, "round {round}: complete table {t}");
+        }
+        let lookup = Query::from(t.as_str()).filter("k", Operand::Param(1)).select(["k"]);
+        let plan = s.explain(&lookup).unwrap();
+        assert!(
+            !log.complete.contains(t) || plan.contains(&format!("{t}_pkey")),
+            "round {round}: {t}'s index is lost:\n{plan}"
+        );
+        let mut prepared = s.prepare(&lookup).unwrap();
+        for k in (0..rows.len() as i64).step_by(97) {
+            let found = s.execute(&mut prepared, &[Value::Int8(k)]).unwrap();
+            assert_eq!(found, vec![vec![Value::Int8(k)]], "round {round}: {t} lookup of {k} ({plan})");
+        }
+    }
 }
 
 /// The end of the WAL that survived, read from the last checkpoint's
@@ -134,6 +230,7 @@ fn power_loss_keeps_acknowledged_commits_and_nothing_else() {
         engine.close().unwrap();
     }
     let mut acknowledged: HashSet<i64> = HashSet::new();
+    let ddl_log = Mutex::new(DdlLog::default());
     for round in 0..ROUNDS {
         let io = Arc::new(PowerLossIo::new());
         let engine = Engine::open_with_io(dir.path(), config(), io.clone()).expect("open (recovery)");
@@ -142,6 +239,7 @@ fn power_loss_keeps_acknowledged_commits_and_nothing_else() {
         let bulk_every = rng.random_range(5..40);
         let acked = Arc::new(Mutex::new(Vec::new()));
         std::thread::scope(|scope| {
+            scope.spawn(|| ddl(&engine, round, &ddl_log));
             for w in 0..WRITERS {
                 let (engine, acked) = (&engine, acked.clone());
                 let first = (round as i64 * WRITERS + w) * KEYS;
@@ -177,7 +275,14 @@ fn power_loss_keeps_acknowledged_commits_and_nothing_else() {
             io.cut_power();
         });
         let acked = std::mem::take(&mut *acked.lock().unwrap());
-        println!("power_loss: round {round} cut after {cut_after:?} (torn page: {tear}); {} acknowledged", acked.len());
+        let tables = {
+            let log = ddl_log.lock().unwrap();
+            log.complete.len() + log.dropped.len()
+        };
+        println!(
+            "power_loss: round {round} cut after {cut_after:?} (torn page: {tear}); {} acknowledged, {tables} DDL tables so far",
+            acked.len()
+        );
         drop(engine);
         io.lose_unsynced(tear);
         acknowledged.extend(acked);
@@ -206,6 +311,7 @@ fn power_loss_keeps_acknowledged_commits_and_nothing_else() {
             let rows = s.execute(&mut prepared, &[Value::Int8(*k)]).unwrap();
             assert_eq!(rows, vec![vec![Value::Int8(*k)]], "round {round}: index lookup of {k}");
         }
+        check_ddl(&mut s, &mut ddl_log.lock().unwrap(), round);
         // Rows of a commit in flight at the cut count as acknowledged from now on.
         acknowledged.extend(present);
         drop(s);

@@ -168,6 +168,11 @@ fn catalog_functions_and_regclass_agree_with_the_relations() {
             ),
             "postgres|character varying(20)|integer|public|{pg_catalog,public}|t|UTF8|f|t|"
         );
+        // A name[]: pgjdbc's getSchemas reads its first element.
+        assert_eq!(
+            rows(&srv, "SELECT (current_schemas(true))[1], array_length(current_schemas(false), 1)"),
+            "pg_catalog|1"
+        );
         let err = srv.psql("postgres", &["SELECT 'nope'::regclass"]);
         assert!(String::from_utf8_lossy(&err.stderr).contains("42P01"), "{profile:?}: {err:?}");
         // Every relation's columns are in pg_attribute, under its OID.

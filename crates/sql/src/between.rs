@@ -18,8 +18,8 @@
 //! assert_eq!(rewrite("SELECT 'between symmetric'"), None);
 //! ```
 
-use sqlparser::dialect::PostgreSqlDialect;
-use sqlparser::tokenizer::{Location, Token, Tokenizer};
+use crate::rewrite_tokens::{bare_word, significant_tokens, Offsets};
+use sqlparser::tokenizer::Token;
 
 /// The marker function whose argument is a symmetric BETWEEN's first bound.
 pub const SYMMETRIC_MARK: &str = "__turnstile_between_symmetric";
@@ -30,18 +30,10 @@ pub fn rewrite(piece: &str) -> Option<String> {
     if !piece.to_ascii_lowercase().contains("symmetric") {
         return None;
     }
-    let tokens = Tokenizer::new(&PostgreSqlDialect {}, piece).tokenize_with_location().ok()?;
-    let tokens: Vec<_> = tokens.into_iter().filter(|t| !matches!(t.token, Token::Whitespace(_))).collect();
-    let word = |t: &Token| match t {
-        Token::Word(w) if w.quote_style.is_none() => Some(w.value.to_ascii_lowercase()),
-        _ => None,
-    };
-    let line_starts: Vec<usize> = std::iter::once(0).chain(piece.match_indices('\n').map(|(i, _)| i + 1)).collect();
-    let byte_of = |l: &Location| -> Option<usize> {
-        let start = *line_starts.get((l.line as usize).checked_sub(1)?)?;
-        let col = (l.column as usize).checked_sub(1)?;
-        piece[start..].char_indices().nth(col).map(|(i, _)| start + i).or(Some(piece.len()))
-    };
+    let tokens = significant_tokens(piece)?;
+    let word = bare_word;
+    let offsets = Offsets::new(piece);
+    let byte_of = |l| offsets.of(l);
     // (byte range replaced, replacement), in text order.
     let mut edits: Vec<(usize, usize, String)> = Vec::new();
     for (i, t) in tokens.iter().enumerate() {

@@ -10,7 +10,7 @@ use crate::session::SqlSession;
 use crate::statement::Outcome;
 use crate::value::{Datum, SqlType};
 use sqlparser::ast;
-use turnstile_engine::catalog::{PartitionBound, PartitionStrategy};
+use turnstile_engine::catalog::{KeyPartSpec, PartitionBound, PartitionStrategy};
 use turnstile_engine::types::ColumnType;
 use turnstile_lock::SqlState;
 
@@ -124,27 +124,52 @@ impl SqlSession {
         if ci.using.as_ref().is_some_and(|u| !u.to_string().eq_ignore_ascii_case("btree")) {
             return Err(SqlError::unsupported("index methods other than btree"));
         }
-        let mut cols = Vec::new();
-        for c in &ci.columns {
-            match &c.column.expr {
-                ast::Expr::Identifier(i) => cols.push(expr::ident_name(i)),
-                other => return Err(SqlError::unsupported(&format!("an index on the expression {other}"))),
-            }
-        }
+        let key = self.index_key(&table, &ci.columns)?;
         let name = match &ci.name {
             Some(n) => object_name(n)?,
             None => {
-                // PostgreSQL's ChooseRelationName: table_col_idx, then _idx1, …
-                let base = format!("{table}_{}_idx", cols.join("_"));
+                // PostgreSQL's ChooseRelationName: table_col_idx (an
+                // expression named by its function, else `expr`), then
+                // _idx1, …
+                let names: Vec<&str> = key
+                    .iter()
+                    .map(|k| match k {
+                        KeyPartSpec::Column(c) => c.as_str(),
+                        KeyPartSpec::Expression(e) => e.name.as_str(),
+                    })
+                    .collect();
+                let base = format!("{table}_{}_idx", names.join("_"));
                 self.free_relation_name(&base)
             }
         };
         if ci.if_not_exists && self.exists_skipping(&name) {
             return Self::command("CREATE INDEX");
         }
-        let refs: Vec<&str> = cols.iter().map(String::as_str).collect();
-        self.es.create_index(&table, &name, &refs, ci.unique)?;
+        self.es.create_index(&table, &name, &key, ci.unique)?;
         Self::command("CREATE INDEX")
+    }
+
+    /// The key of `CREATE INDEX … ON table (columns)`: column names, and
+    /// expressions checked and described ([`crate::index_expr::define`]).
+    fn index_key(&self, table: &str, columns: &[ast::IndexColumn]) -> Result<Vec<KeyPartSpec>, SqlError> {
+        let mut key = Vec::with_capacity(columns.len());
+        for c in columns {
+            match &c.column.expr {
+                ast::Expr::Identifier(i) => key.push(KeyPartSpec::Column(expr::ident_name(i))),
+                ast::Expr::Nested(inner) if matches!(**inner, ast::Expr::Identifier(_)) => {
+                    let ast::Expr::Identifier(i) = &**inner else { continue };
+                    key.push(KeyPartSpec::Column(expr::ident_name(i)))
+                }
+                e => {
+                    let rel = self.es.engine().catalog().relation(self.es.database(), table).map_err(|_| {
+                        SqlError::new(SqlState::UNDEFINED_TABLE, format!("relation \"{table}\" does not exist"))
+                    })?;
+                    let cols: Vec<(String, ColumnType)> = rel.columns.iter().map(|c| (c.name.clone(), c.ty)).collect();
+                    key.push(KeyPartSpec::Expression(crate::index_expr::define(table, &cols, e)?));
+                }
+            }
+        }
+        Ok(key)
     }
 
     pub(crate) fn alter_table(&mut self, at: &ast::AlterTable) -> Result<Outcome, SqlError> {
@@ -226,7 +251,7 @@ impl SqlSession {
                 }
                 ast::AlterTableOperation::AttachPartitionOf { partition, for_values } => {
                     let bound = partition_bound(Some(for_values))?;
-                    self.es.attach_partition(&table, &object_name(partition)?, bound)?;
+                    self.attach_partition_checked(&table, &object_name(partition)?, bound)?;
                 }
                 other => return Err(SqlError::unsupported(&format!("ALTER TABLE … {other}"))),
             }
@@ -398,8 +423,8 @@ impl TableSpec {
     }
 }
 
-/// A partition's bound: `FOR VALUES FROM (a) TO (b)` or `WITH (MODULUS m,
-/// REMAINDER r)`.
+/// A partition's bound: `FOR VALUES FROM (a) TO (b)`, `WITH (MODULUS m,
+/// REMAINDER r)` or `IN (a, …)`.
 fn partition_bound(v: Option<&ast::ForValues>) -> Result<PartitionBound, SqlError> {
     match v {
         Some(ast::ForValues::From { from, to }) if from.len() == 1 && to.len() == 1 => {
@@ -412,7 +437,16 @@ fn partition_bound(v: Option<&ast::ForValues>) -> Result<PartitionBound, SqlErro
                 .map_err(|_| SqlError::new(SqlState::INVALID_PARAMETER_VALUE, "remainder out of range"))?,
         }),
         Some(ast::ForValues::Default) => Err(SqlError::unsupported("DEFAULT partitions")),
-        Some(ast::ForValues::In(_)) => Err(SqlError::unsupported("list partitions")),
+        Some(ast::ForValues::In(values)) => {
+            let mut keys = Vec::with_capacity(values.len());
+            for v in values {
+                if matches!(v, ast::Expr::Value(x) if matches!(x.value, ast::Value::Null)) {
+                    return Err(SqlError::unsupported("a NULL in a list partition's bound"));
+                }
+                keys.push(bound_value(&ast::PartitionBoundValue::Expr(v.clone()), i64::MIN)?);
+            }
+            Ok(PartitionBound::list(keys))
+        }
         _ => Err(SqlError::unsupported("multi-column partition bounds")),
     }
 }
@@ -449,6 +483,8 @@ pub(crate) fn partition_spec(e: &ast::Expr) -> Result<(PartitionStrategy, String
         (PartitionStrategy::Range, r)
     } else if let Some(r) = text.strip_prefix("hash") {
         (PartitionStrategy::Hash, r)
+    } else if let Some(r) = text.strip_prefix("list") {
+        (PartitionStrategy::List, r)
     } else {
         return Err(SqlError::unsupported(&format!("PARTITION BY {text}")));
     };

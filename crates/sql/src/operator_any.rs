@@ -17,8 +17,8 @@
 //! assert_eq!(rewrite("SELECT 1 OPERATOR(pg_catalog.=) 1"), None);
 //! ```
 
-use sqlparser::dialect::PostgreSqlDialect;
-use sqlparser::tokenizer::{Location, Token, Tokenizer};
+use crate::rewrite_tokens::{bare_word, significant_tokens, Offsets};
+use sqlparser::tokenizer::Token;
 
 /// The operators rewritten: those sqlparser accepts before `ANY`/`ALL`.
 const QUANTIFIABLE: &[&str] =
@@ -31,18 +31,10 @@ pub fn rewrite(piece: &str) -> Option<String> {
     if !piece.to_ascii_lowercase().contains("operator") {
         return None;
     }
-    let tokens = Tokenizer::new(&PostgreSqlDialect {}, piece).tokenize_with_location().ok()?;
-    let tokens: Vec<_> = tokens.into_iter().filter(|t| !matches!(t.token, Token::Whitespace(_))).collect();
-    let word = |t: &Token| match t {
-        Token::Word(w) if w.quote_style.is_none() => Some(w.value.to_ascii_lowercase()),
-        _ => None,
-    };
-    let line_starts: Vec<usize> = std::iter::once(0).chain(piece.match_indices('\n').map(|(i, _)| i + 1)).collect();
-    let byte_of = |l: &Location| -> Option<usize> {
-        let start = *line_starts.get((l.line as usize).checked_sub(1)?)?;
-        let col = (l.column as usize).checked_sub(1)?;
-        piece[start..].char_indices().nth(col).map(|(i, _)| start + i).or(Some(piece.len()))
-    };
+    let tokens = significant_tokens(piece)?;
+    let word = bare_word;
+    let offsets = Offsets::new(piece);
+    let byte_of = |l| offsets.of(l);
     let mut out = piece.to_owned();
     let mut changed = false;
     for (i, t) in tokens.iter().enumerate() {

@@ -284,6 +284,8 @@ pub fn parse_one(sql: &str, piece: &str, offset: usize) -> Result<Parsed, SqlErr
     let source = symmetric.as_deref().unwrap_or(piece);
     let quantified = crate::operator_any::rewrite(source);
     let source = quantified.as_deref().unwrap_or(source);
+    let inferred = crate::conflict_target::rewrite(source);
+    let source = inferred.as_deref().unwrap_or(source);
     let (text, modes) = key_lock_clauses(source);
     match Parser::parse_sql(&dialect, text.as_deref().unwrap_or(source)) {
         Ok(mut v) => match v.len() {

@@ -112,22 +112,22 @@ impl SqlEngine {
     pub fn open(data_dir: &Path, config: turnstile_sync::Config) -> Result<SqlEngine, SqlError> {
         let block = config.txn.sequence_block;
         let engine = Engine::open(data_dir, config)?;
-        let sequences = crate::sequence::Sequences::open(data_dir, block)?;
+        let sequences = crate::sequence::Sequences::open_with(data_dir, block, Some(Arc::clone(engine.log())))?;
         let started = now_timestamp();
         let mut knobs = BTreeMap::new();
         if let Ok(v) = engine.config().to_toml_string().parse::<toml::Table>() {
             flatten_toml("", &toml::Value::Table(v), &mut knobs);
         }
-        Ok(SqlEngine {
-            shared: Arc::new(Shared {
-                engine,
-                registry: Mutex::new(Vec::new()),
-                started,
-                knobs,
-                timer: Timer::default(),
-                sequences,
-            }),
-        })
+        let shared = Arc::new(Shared {
+            engine,
+            registry: Mutex::new(Vec::new()),
+            started,
+            knobs,
+            timer: Timer::default(),
+            sequences,
+        });
+        crate::index_expr::register(&shared);
+        Ok(SqlEngine { shared })
     }
 
     /// The engine underneath.

@@ -198,6 +198,10 @@ impl SqlSession {
         match object_type {
             ast::ObjectType::Table | ast::ObjectType::Index => {
                 let kind = if *object_type == ast::ObjectType::Table { "table" } else { "index" };
+                // Every name is looked up before any is dropped, as
+                // PostgreSQL does: one dropped with an earlier one (a
+                // partition with its parent) is then gone, not missing.
+                let mut present = Vec::with_capacity(names.len());
                 for n in names {
                     let name = object_name(n)?;
                     let exists = self.es.engine().catalog().relation(self.es.database(), &name).is_ok();
@@ -214,6 +218,12 @@ impl SqlSession {
                             SqlState::UNDEFINED_TABLE,
                             format!("{kind} \"{name}\" does not exist"),
                         ));
+                    }
+                    present.push(name);
+                }
+                for name in present {
+                    if self.es.engine().catalog().relation(self.es.database(), &name).is_err() {
+                        continue;
                     }
                     if kind == "table" {
                         let all = names.iter().map(object_name).collect::<Result<Vec<_>, _>>()?;

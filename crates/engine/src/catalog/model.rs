@@ -70,6 +70,8 @@ pub enum PartitionStrategy {
     Range,
     /// By the hash of the key, modulo the number of partitions.
     Hash,
+    /// By lists of key values.
+    List,
 }
 
 /// The partition key of a partitioned table: one integer column.
@@ -82,7 +84,7 @@ pub struct PartitionKey {
 }
 
 /// Which rows a partition holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PartitionBound {
     /// Keys in `from..to` (`FOR VALUES FROM (from) TO (to)`); `from ==
@@ -100,6 +102,12 @@ pub enum PartitionBound {
         /// This partition's remainder.
         remainder: u32,
     },
+    /// Keys equal to one of `values` (`FOR VALUES IN (…)`), in the order
+    /// written (as `pg_get_expr` shows them), without repeats.
+    List {
+        /// The keys.
+        values: Vec<i64>,
+    },
 }
 
 impl PartitionBound {
@@ -115,12 +123,24 @@ impl PartitionBound {
         PartitionBound::Range { from: from.unwrap_or(Self::MINVALUE), to: to.unwrap_or(Self::MAXVALUE) }
     }
 
+    /// `FOR VALUES IN (values…)`, repeats dropped.
+    pub fn list(values: Vec<i64>) -> PartitionBound {
+        let mut kept: Vec<i64> = Vec::with_capacity(values.len());
+        for v in values {
+            if !kept.contains(&v) {
+                kept.push(v);
+            }
+        }
+        PartitionBound::List { values: kept }
+    }
+
     /// Whether a row whose partition key is `key` belongs here.
     pub fn contains(&self, key: &Value) -> bool {
         let Some(k) = key.as_i64() else { return false };
         match *self {
             PartitionBound::Range { from, to } => (from..to).contains(&k) || (to == Self::MAXVALUE && k == to),
             PartitionBound::Hash { modulus, remainder } => hash_partition(k, modulus) == remainder,
+            PartitionBound::List { ref values } => values.contains(&k),
         }
     }
 }
@@ -142,14 +162,83 @@ pub fn hash_partition(key: i64, modulus: u32) -> u32 {
 pub struct IndexDef {
     /// The indexed table.
     pub table: RelId,
-    /// Column numbers of the key, in key order (`indkey`).
+    /// Column numbers of the key, in key order (`indkey`); a position
+    /// holding [`IndexDef::EXPRESSION`] takes the next of `expressions`
+    /// (as `indkey`'s 0 takes the next of `indexprs`).
     pub columns: Vec<usize>,
+    /// The key's expressions, in key order (`indexprs`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expressions: Vec<IndexExpression>,
     /// Whether keys are unique.
     pub unique: bool,
     /// Whether it is the table's primary key.
     pub primary: bool,
     /// For an index on a partition: the partitioned index it belongs to.
     pub parent: Option<RelId>,
+}
+
+impl IndexDef {
+    /// The entry of [`IndexDef::columns`] of a key position computed by an
+    /// expression.
+    pub const EXPRESSION: usize = usize::MAX;
+
+    /// A key of plain columns.
+    pub fn on_columns(table: RelId, columns: Vec<usize>, unique: bool, primary: bool) -> IndexDef {
+        IndexDef { table, columns, expressions: Vec::new(), unique, primary, parent: None }
+    }
+
+    /// The key's parts in key order: each a column of `table` or an
+    /// expression.
+    pub fn key_parts(&self) -> impl Iterator<Item = KeyPartDef<'_>> + '_ {
+        let mut exprs = self.expressions.iter();
+        self.columns.iter().map(move |&c| match c {
+            IndexDef::EXPRESSION => exprs.next().map_or(KeyPartDef::Column(c), KeyPartDef::Expression),
+            c => KeyPartDef::Column(c),
+        })
+    }
+
+    /// The key's parts as PostgreSQL names them in messages and in
+    /// `pg_get_indexdef`: a column's name, an expression's SQL text.
+    pub fn key_names(&self, table: &Relation) -> Vec<String> {
+        self.key_parts()
+            .map(|p| match p {
+                KeyPartDef::Column(c) => table.column_names(&[c]).remove(0),
+                KeyPartDef::Expression(e) => e.sql.clone(),
+            })
+            .collect()
+    }
+
+    /// Whether two definitions key the same values (the same columns and
+    /// expressions, uniqueness alike), whatever their tables and names.
+    pub fn same_key(&self, other: &IndexDef) -> bool {
+        self.columns == other.columns
+            && self.unique == other.unique
+            && self.primary == other.primary
+            && self.expressions.iter().map(|e| &e.sql).eq(other.expressions.iter().map(|e| &e.sql))
+    }
+}
+
+/// One expression of an index key (an element of `pg_index.indexprs`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndexExpression {
+    /// Its SQL text as `pg_get_indexdef` shows it (`lower(key)`), which the
+    /// SQL layer compiles against the table's columns
+    /// ([`super::IndexExprCompiler`]).
+    pub sql: String,
+    /// The index column's name (`pg_attribute.attname`: the function's
+    /// name, else `expr`).
+    pub name: String,
+    /// Its result type.
+    pub ty: ColumnType,
+}
+
+/// One part of an index key, as defined.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyPartDef<'a> {
+    /// A column of the table.
+    Column(usize),
+    /// An expression over the table's columns.
+    Expression(&'a IndexExpression),
 }
 
 /// A relation: table, partitioned table, or index.

@@ -17,6 +17,7 @@
 //! entries.
 
 use super::amcache::AmCache;
+use super::index_key::{IndexExprCompiler, IndexKey};
 use super::model::*;
 use super::store::{Catalog, CatalogError};
 use crate::types::ColumnType;
@@ -30,8 +31,12 @@ pub struct IndexInfo {
     pub id: RelId,
     /// Its name.
     pub name: String,
-    /// Column numbers of its key in the indexed table, in key order.
+    /// Column numbers of its key in the indexed table, in key order
+    /// ([`IndexDef::EXPRESSION`] where a part is an expression: no plain
+    /// column filter matches it).
     pub columns: Vec<usize>,
+    /// Its key, ready to compute from a row (expressions compiled).
+    pub key: IndexKey,
     /// Whether keys are unique.
     pub unique: bool,
     /// Whether it is the primary key.
@@ -39,9 +44,23 @@ pub struct IndexInfo {
 }
 
 impl IndexInfo {
-    /// The key's leading column.
+    /// The key's parts as messages name them (`DETAIL: Key (lower(key))=…`):
+    /// a column's name, an expression's text.
+    pub fn key_names(&self, table: &Relation) -> Vec<String> {
+        let mut exprs = self.key.expression_texts();
+        self.columns
+            .iter()
+            .map(|&c| match c {
+                IndexDef::EXPRESSION => exprs.next().unwrap_or_default(),
+                c => table.column_names(&[c]).remove(0),
+            })
+            .collect()
+    }
+
+    /// The key's leading column ([`IndexDef::EXPRESSION`] when the key
+    /// opens with an expression).
     pub fn leading_column(&self) -> usize {
-        self.columns[0]
+        self.columns.first().copied().unwrap_or(IndexDef::EXPRESSION)
     }
 }
 
@@ -59,11 +78,13 @@ pub struct RelEntry {
 }
 
 impl RelEntry {
-    fn build(data: &CatalogData, rel: &Relation) -> RelEntry {
+    fn build(data: &CatalogData, rel: &Relation, compiler: Option<&dyn IndexExprCompiler>) -> RelEntry {
+        let column_types = rel.column_types();
+        let names: Vec<String> = rel.columns.iter().map(|c| c.name.clone()).collect();
         RelEntry {
             rel: rel.clone(),
-            column_types: rel.column_types(),
-            partitions: data.partitions_of(rel.id).filter_map(|p| p.bound.map(|b| (p.id, b))).collect(),
+            column_types: column_types.clone(),
+            partitions: data.partitions_of(rel.id).filter_map(|p| p.bound.clone().map(|b| (p.id, b))).collect(),
             indexes: data
                 .indexes_of(rel.id)
                 .filter_map(|ix| {
@@ -71,6 +92,7 @@ impl RelEntry {
                         id: ix.id,
                         name: ix.name.clone(),
                         columns: def.columns.clone(),
+                        key: IndexKey::build(def, &column_types, compiler.map(|c| (c, names.as_slice()))),
                         unique: def.unique,
                         primary: def.primary,
                     })
@@ -136,7 +158,7 @@ impl RelCache {
         }
         let data = catalog.snapshot();
         let rel = data.relations.get(&id).ok_or_else(|| CatalogError::UnknownRelation(format!("with id {id}")))?;
-        Ok(self.insert(&data, rel))
+        Ok(self.insert(&data, rel, catalog.index_expr_compiler()))
     }
 
     /// The entry of relation `name` in database `db`.
@@ -147,14 +169,19 @@ impl RelCache {
         }
         let data = catalog.snapshot();
         let rel = data.find(db, name).ok_or_else(|| CatalogError::UnknownRelation(name.to_owned()))?;
-        Ok(self.insert(&data, rel))
+        Ok(self.insert(&data, rel, catalog.index_expr_compiler()))
     }
 
-    fn insert(&mut self, data: &CatalogData, rel: &Relation) -> Arc<RelEntry> {
+    fn insert(
+        &mut self,
+        data: &CatalogData,
+        rel: &Relation,
+        compiler: Option<&dyn IndexExprCompiler>,
+    ) -> Arc<RelEntry> {
         // Built from a snapshot at least as new as `self.generation`: if DDL
         // ran in between, the next look-up sees a newer generation and
         // drops it.
-        let entry = Arc::new(RelEntry::build(data, rel));
+        let entry = Arc::new(RelEntry::build(data, rel, compiler));
         self.builds += 1;
         self.by_name.insert((rel.db, rel.name.clone()), rel.id);
         self.by_id.insert(rel.id, Arc::clone(&entry));

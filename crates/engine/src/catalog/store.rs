@@ -137,6 +137,8 @@ pub struct Catalog {
     deferred: AtomicBool,
     /// Generation last written to disk.
     written: AtomicU64,
+    /// What compiles index expressions (the SQL layer's), set once.
+    index_exprs: index::ExprCompilerSlot,
 }
 
 impl Catalog {
@@ -161,6 +163,7 @@ impl Catalog {
             generation,
             deferred: AtomicBool::new(false),
             written,
+            index_exprs: index::ExprCompilerSlot::default(),
         })
     }
 
@@ -323,7 +326,7 @@ impl Catalog {
             if c.find(db, name).is_some() {
                 return Err(CatalogError::DuplicateRelation(name.to_owned()));
             }
-            check_bound(c, &p, key, bound)?;
+            check_bound(c, &p, key, bound.clone())?;
             let id = allocate(c)?;
             let part = Relation {
                 id,
@@ -344,53 +347,14 @@ impl Catalog {
             for pi in parent_indexes {
                 let Some(def) = pi.index.clone() else { continue };
                 let index_name = partition_index_name(c, &part, &def)?;
-                created.push(add_index(c, &part, &index_name, def.columns, def.unique, def.primary, Some(pi.id))?);
+                created.push(add_index(
+                    c,
+                    &part,
+                    &index_name,
+                    IndexDef { table: part.id, parent: Some(pi.id), ..def },
+                )?);
             }
             Ok((part, created))
-        })
-    }
-
-    /// `CREATE [UNIQUE] INDEX name ON table (columns…)`. On a partitioned
-    /// table this creates a partitioned index and, per partition, attaches
-    /// an equivalent index it has or creates one (named as PostgreSQL
-    /// names them: [`partition_index_name`]). Returns every index created,
-    /// the one on `table` first.
-    pub fn create_index(
-        &self,
-        db: DbId,
-        table: &str,
-        name: &str,
-        columns: &[&str],
-        unique: bool,
-        primary: bool,
-    ) -> Result<Vec<Relation>, CatalogError> {
-        check_name(name)?;
-        if columns.is_empty() || columns.len() > 32 {
-            return Err(CatalogError::Invalid("an index needs 1 to 32 key columns".into()));
-        }
-        self.modify(|c| {
-            let t = c.find(db, table).ok_or_else(|| CatalogError::UnknownRelation(table.into()))?.clone();
-            if !matches!(t.kind, RelKind::Table | RelKind::PartitionedTable) {
-                return Err(CatalogError::WrongKind { name: table.into(), expected: "a table" });
-            }
-            let mut numbers = Vec::with_capacity(columns.len());
-            for col in columns {
-                let n = t
-                    .column_number(col)
-                    .ok_or_else(|| CatalogError::UnknownColumn { relation: table.into(), column: (*col).into() })?;
-                numbers.push(n);
-            }
-            if c.find(db, name).is_some() {
-                return Err(CatalogError::DuplicateRelation(name.to_owned()));
-            }
-            let top = add_index(c, &t, name, numbers.clone(), unique, primary, None)?;
-            let mut created = vec![top.clone()];
-            let parts: Vec<Relation> = c.partitions_of(t.id).cloned().collect();
-            for part in parts {
-                let def = IndexDef { table: part.id, columns: numbers.clone(), unique, primary, parent: Some(top.id) };
-                created.extend(attach::attach_or_add_index(c, &part, def)?);
-            }
-            Ok(created)
         })
     }
 
@@ -609,62 +573,7 @@ fn dependents(c: &CatalogData, id: RelId) -> Vec<RelId> {
     out
 }
 
-/// The name PostgreSQL's `ChooseIndexName` gives the index a partition
-/// inherits: `<partition>_pkey` for a primary key, else
-/// `<partition>_<key columns>_key` (unique) or `_idx`; when that name is
-/// taken, a number is appended (`trips_1_pkey1`), as `ChooseRelationName`
-/// does. The table part is cut to fit [`NAME_MAX`].
-fn partition_index_name(c: &CatalogData, part: &Relation, def: &IndexDef) -> Result<String, CatalogError> {
-    let (middle, label) = if def.primary {
-        (String::new(), "pkey")
-    } else {
-        (part.column_names(&def.columns).join("_"), if def.unique { "key" } else { "idx" })
-    };
-    let base = if middle.is_empty() { part.name.clone() } else { format!("{}_{middle}", part.name) };
-    for n in 0..=u32::MAX {
-        let suffix = if n == 0 { format!("_{label}") } else { format!("_{label}{n}") };
-        let mut head = base.clone();
-        while head.len() + suffix.len() > NAME_MAX {
-            head.pop();
-        }
-        let name = format!("{head}{suffix}");
-        if c.find(part.db, &name).is_none() {
-            return Ok(name);
-        }
-    }
-    Err(CatalogError::DuplicateRelation(base))
-}
-
-fn add_index(
-    c: &mut CatalogData,
-    table: &Relation,
-    name: &str,
-    columns: Vec<usize>,
-    unique: bool,
-    primary: bool,
-    parent: Option<RelId>,
-) -> Result<Relation, CatalogError> {
-    check_name(name)?;
-    let id = allocate(c)?;
-    let kind = if table.kind == RelKind::PartitionedTable { RelKind::PartitionedIndex } else { RelKind::Index };
-    let rel = Relation {
-        id,
-        db: table.db,
-        name: name.to_owned(),
-        kind,
-        columns: columns.iter().map(|&n| table.columns[n].clone()).collect(),
-        partition_key: None,
-        parent: None,
-        bound: None,
-        index: Some(IndexDef { table: table.id, columns, unique, primary, parent }),
-        fillfactor: None,
-        unlogged: table.unlogged,
-    };
-    c.relations.insert(id, rel.clone());
-    Ok(rel)
-}
-
-fn allocate(c: &mut CatalogData) -> Result<u32, CatalogError> {
+pub(super) fn allocate(c: &mut CatalogData) -> Result<u32, CatalogError> {
     let id = c.next_id;
     c.next_id = id.checked_add(1).ok_or_else(|| CatalogError::Invalid("object ids exhausted".into()))?;
     Ok(id)
@@ -678,7 +587,7 @@ fn check_db(c: &CatalogData, db: DbId) -> Result<(), CatalogError> {
     }
 }
 
-fn check_name(name: &str) -> Result<(), CatalogError> {
+pub(super) fn check_name(name: &str) -> Result<(), CatalogError> {
     if name.is_empty() || name.len() > NAME_MAX {
         return Err(CatalogError::Invalid(format!("name \"{name}\" must be 1 to {NAME_MAX} bytes")));
     }
@@ -694,7 +603,7 @@ fn check_bound(
     key: PartitionKey,
     bound: PartitionBound,
 ) -> Result<(), CatalogError> {
-    let siblings = c.partitions_of(parent.id).filter_map(|p| p.bound.map(|b| (p.name.clone(), b)));
+    let siblings = c.partitions_of(parent.id).filter_map(|p| p.bound.clone().map(|b| (p.name.clone(), b)));
     match (key.strategy, bound) {
         (PartitionStrategy::Range, PartitionBound::Range { from, to }) => {
             if from >= to {
@@ -722,6 +631,19 @@ fn check_bound(
                         )));
                     }
                     if r2 == remainder {
+                        return Err(CatalogError::Invalid(format!("partition would overlap partition \"{name}\"")));
+                    }
+                }
+            }
+            Ok(())
+        }
+        (PartitionStrategy::List, PartitionBound::List { values }) => {
+            if values.is_empty() {
+                return Err(CatalogError::Invalid("a list partition needs at least one value".into()));
+            }
+            for (name, b) in siblings {
+                if let PartitionBound::List { values: v2 } = b {
+                    if values.iter().any(|v| v2.contains(v)) {
                         return Err(CatalogError::Invalid(format!("partition would overlap partition \"{name}\"")));
                     }
                 }
@@ -783,5 +705,8 @@ fn write_atomically(dir: &Path, data: &CatalogData) -> Result<(), CatalogError> 
 
 mod attach;
 mod foreign_key;
+mod index;
+use index::{add_index, partition_index_name};
+pub use index::{KeyPartSpec, INDEX_MAX_KEYS};
 #[cfg(test)]
 mod tests;

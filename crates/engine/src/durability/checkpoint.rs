@@ -37,6 +37,9 @@ impl Engine {
             return Err(StorageError::Wal(turnstile_storage::wal::WalError::Failed).into());
         }
         let redo = log.begin_checkpoint();
+        // Sequence states logged before `redo` may be removed below: log
+        // them again after it, durably.
+        log.relog_sequences()?;
         // A write or fsync of a data file that failed is never retried as
         // if nothing happened (the kernel may have dropped the pages and
         // cleared the error): no checkpoint completes in this process any

@@ -63,6 +63,7 @@ pub(crate) mod checkpoint;
 pub(crate) mod control;
 pub mod records;
 pub(crate) mod recovery;
+mod sequence_log;
 
 use crate::mvcc::Xid;
 use std::sync::Arc;
@@ -84,6 +85,8 @@ pub struct EngineLog {
     /// A checkpoint's data write or fsync failed: no checkpoint may
     /// complete until the server restarts and recovers.
     data_unsafe: turnstile_sync::sync::counter::AtomicBool,
+    /// Sequence states logged and recovered (`sequence_log.rs`).
+    sequences: sequence_log::SequenceStates,
 }
 
 impl EngineLog {
@@ -93,6 +96,7 @@ impl EngineLog {
             redo: AtomicU64::new(redo),
             starts: (0..backends).map(|_| AtomicU64::new(0)).collect(),
             data_unsafe: turnstile_sync::sync::counter::AtomicBool::new(false),
+            sequences: sequence_log::SequenceStates::default(),
         }
     }
 
@@ -200,7 +204,9 @@ pub(crate) fn open_log(
     let mut redone = recovery::redo(&wal_dir, io.clone(), control, first, pool, smgr, &known)?;
     redone.crashed = control.is_some_and(|c| !c.clean);
     let wal = Wal::open(&wal_dir, io, &config.wal, redone.end).map_err(StorageError::from)?;
-    let log = Arc::new(EngineLog::new(wal, control.map_or(0, |c| c.redo), config.lock.max_backends as usize));
+    let mut log = EngineLog::new(wal, control.map_or(0, |c| c.redo), config.lock.max_backends as usize);
+    log.sequences = sequence_log::SequenceStates::recovered(std::mem::take(&mut redone.sequences));
+    let log = Arc::new(log);
     pool.set_redo_log(as_redo_log(&log))?;
     Ok((log, redone))
 }

@@ -5,6 +5,7 @@
 //! |---|---|---|
 //! | [`RMGR_XACT`] | [`XactOp::Commit`], [`XactOp::Abort`] | none (the header's xid) |
 //! | [`RMGR_SMGR`] | [`SmgrOp::Truncate`] | `u32 db, u32 rel, u8 fork, u32 blocks`: the fork keeps its first `blocks` blocks |
+//! | [`RMGR_SEQ`] | [`SeqOp::Log`] | `u64 state`, then the sequence's key (UTF-8): its logged state ([`super::sequence_log`]) |
 
 use turnstile_storage::rel::{BlockNumber, Fork, RelFileId};
 
@@ -12,6 +13,31 @@ use turnstile_storage::rel::{BlockNumber, Fork, RelFileId};
 pub const RMGR_XACT: u8 = 3;
 /// Relation files.
 pub const RMGR_SMGR: u8 = 4;
+/// Sequences (PostgreSQL's `RM_SEQ_ID`).
+pub const RMGR_SEQ: u8 = 5;
+
+/// A sequence record's `info`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum SeqOp {
+    /// A sequence's state, at or beyond every value handed out.
+    Log = 1,
+}
+
+/// The data of a sequence record.
+pub fn encode_seq_log(key: &str, state: u64) -> Vec<u8> {
+    let mut b = Vec::with_capacity(8 + key.len());
+    b.extend_from_slice(&state.to_le_bytes());
+    b.extend_from_slice(key.as_bytes());
+    b
+}
+
+/// Decodes a sequence record's data (`None`: malformed).
+pub fn decode_seq_log(b: &[u8]) -> Option<(String, u64)> {
+    let state = u64::from_le_bytes(b.get(..8)?.try_into().ok()?);
+    let key = std::str::from_utf8(b.get(8..)?).ok()?;
+    (!key.is_empty()).then(|| (key.to_owned(), state))
+}
 
 /// A transaction record's `info`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,5 +84,13 @@ mod tests {
         let rel = RelFileId::new(3, 16390);
         assert_eq!(decode_truncate(&encode_truncate(rel, Fork::Main, 7)), Some((rel, Fork::Main, 7)));
         assert_eq!(decode_truncate(&[0; 12]), None);
+    }
+
+    #[test]
+    fn sequence_records_round_trip() {
+        let b = encode_seq_log("5/orders_id_seq", (1 << 63) | 64);
+        assert_eq!(decode_seq_log(&b), Some(("5/orders_id_seq".into(), (1 << 63) | 64)));
+        assert_eq!(decode_seq_log(&b[..7]), None);
+        assert_eq!(decode_seq_log(&b[..8]), None);
     }
 }

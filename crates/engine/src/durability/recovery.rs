@@ -2,7 +2,7 @@
 //! ended (the rules are in [`super`]).
 
 use super::control::Control;
-use super::records::{self, SmgrOp, RMGR_SMGR, RMGR_XACT};
+use super::records::{self, SmgrOp, RMGR_SEQ, RMGR_SMGR, RMGR_XACT};
 use super::EngineLog;
 use crate::error::{EngineError, Result};
 use crate::heap::log::{undo_tuple, HeapOp, RMGR_HEAP};
@@ -39,6 +39,8 @@ pub(crate) struct Redone {
     /// Whether the server had not shut down cleanly (unlogged relations
     /// are emptied).
     pub crashed: bool,
+    /// Each sequence's last logged state (`sequence_log.rs`).
+    pub sequences: std::collections::HashMap<String, u64>,
 }
 
 /// Reads the log from where `control` says and redoes every change from
@@ -70,6 +72,10 @@ pub(crate) fn redo(
                 truncate_for_redo(pool, smgr, rel, fork, blocks)?;
             }
             RMGR_SMGR => {}
+            RMGR_SEQ => {
+                let (key, state) = records::decode_seq_log(&data).ok_or_else(|| malformed(lsn))?;
+                out.sequences.insert(key, state);
+            }
             _ => {
                 let (pages, rest) = page_log::decode(&data).map_err(|_| malformed(lsn))?;
                 if replay {

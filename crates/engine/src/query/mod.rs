@@ -139,18 +139,35 @@ pub struct Query {
     joins: Vec<Join>,
     filters: Vec<Predicate>,
     select: Option<Vec<Col>>,
+    /// `WHERE (key of index) = (values)`: see [`Query::filter_index_key`].
+    index_key: Option<(String, Vec<Operand>)>,
 }
 
 impl Query {
     /// `SELECT * FROM table`.
     pub fn from(table: impl Into<String>) -> Query {
-        Query { from: table.into(), joins: Vec::new(), filters: Vec::new(), select: None }
+        Query { from: table.into(), joins: Vec::new(), filters: Vec::new(), select: None, index_key: None }
     }
 
     /// Adds `WHERE column = value`.
     pub fn filter(mut self, column: impl Into<Col>, value: impl Into<Operand>) -> Query {
         self.filters.push(Predicate { column: column.into(), value: value.into() });
         self
+    }
+
+    /// Adds `WHERE (key of index) = (values…)`: rows whose key in index
+    /// `index` of the table — columns or expressions over them — equals
+    /// `values`, part by part (an `ON CONFLICT` arbiter's probe). Read by
+    /// the engine's row-changing calls and [`crate::Session::select_by_key`]
+    /// only; the planner refuses it (`0A000`).
+    pub fn filter_index_key(mut self, index: impl Into<String>, values: Vec<Operand>) -> Query {
+        self.index_key = Some((index.into(), values));
+        self
+    }
+
+    /// The index-key filter of [`Query::filter_index_key`].
+    pub fn index_key(&self) -> Option<(&str, &[Operand])> {
+        self.index_key.as_ref().map(|(n, v)| (n.as_str(), v.as_slice()))
     }
 
     /// Adds `JOIN table ON left = table.right`.
@@ -189,8 +206,10 @@ impl Query {
     pub fn param_count(&self) -> usize {
         self.filters
             .iter()
-            .filter_map(|p| match p.value {
-                Operand::Param(n) => Some(n),
+            .map(|p| &p.value)
+            .chain(self.index_key.iter().flat_map(|(_, v)| v.iter()))
+            .filter_map(|v| match v {
+                Operand::Param(n) => Some(*n),
                 Operand::Const(_) => None,
             })
             .max()
@@ -215,6 +234,11 @@ impl fmt::Display for Query {
         }
         for (i, p) in self.filters.iter().enumerate() {
             write!(f, "{} {} = {}", if i == 0 { " WHERE" } else { " AND" }, p.column, p.value)?;
+        }
+        if let Some((index, values)) = &self.index_key {
+            let values: Vec<String> = values.iter().map(Operand::to_string).collect();
+            let and = if self.filters.is_empty() { " WHERE" } else { " AND" };
+            write!(f, "{and} KEY OF {index} = ({})", values.join(", "))?;
         }
         Ok(())
     }

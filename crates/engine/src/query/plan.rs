@@ -53,7 +53,7 @@
 use super::{Col, Operand, Query, QueryError};
 use crate::btree::BtreeOptions;
 use crate::catalog::{IndexInfo, PartitionBound, RelEntry, RelId, RelKind};
-use crate::error::Result;
+use crate::error::{EngineError, Result};
 use crate::heap::HeapScan;
 use crate::lmgr::RelLocker;
 use crate::types::{ColumnType, Value};
@@ -269,6 +269,9 @@ impl<'a> Planner<'a> {
     /// planner's locks (`AccessShareLock`), which last until the statement
     /// or transaction ends.
     pub fn plan(&mut self, query: &Query, params: Option<&[Value]>) -> Result<Plan> {
+        if query.index_key().is_some() {
+            return Err(EngineError::NotSupported("an index-key filter in a planned query".into()));
+        }
         let generation = self.rels.catalog().published_generation();
         self.planner_locks = 0;
         self.executor_locks = Vec::new();
@@ -380,15 +383,14 @@ impl<'a> Planner<'a> {
         let mut keep = Vec::with_capacity(e.partitions.len());
         match on_key {
             Some((_, op)) => match operand_value(op, params)? {
-                Some(v) => {
-                    keep.extend(e.partitions.iter().filter(|(_, b)| b.contains(v)).map(|(id, b)| (*id, Some(*b))))
-                }
+                Some(v) => keep
+                    .extend(e.partitions.iter().filter(|(_, b)| b.contains(v)).map(|(id, b)| (*id, Some(b.clone())))),
                 None => {
                     runtime_prune = Some((key.column, op.clone()));
-                    keep.extend(e.partitions.iter().map(|(id, b)| (*id, Some(*b))));
+                    keep.extend(e.partitions.iter().map(|(id, b)| (*id, Some(b.clone()))));
                 }
             },
-            None => keep.extend(e.partitions.iter().map(|(id, b)| (*id, Some(*b)))),
+            None => keep.extend(e.partitions.iter().map(|(id, b)| (*id, Some(b.clone())))),
         }
         for (id, _) in &keep {
             self.lock(*id)?;
@@ -482,12 +484,7 @@ impl<'a> Planner<'a> {
             None => Access::SeqScan,
             Some((_, ix, key)) => Access::IndexScan {
                 index: ix.id,
-                opts: BtreeOptions::with_btree_config(
-                    ix.name.clone(),
-                    ix.columns.iter().map(|&c| leaf.column_types[c]).collect(),
-                    ix.unique,
-                    &self.btree,
-                ),
+                opts: BtreeOptions::with_btree_config(ix.name.clone(), ix.key.types().to_vec(), ix.unique, &self.btree),
                 key,
             },
         })

@@ -846,6 +846,46 @@ wdml-08 SELECT id, bal FROM wdarch ORDER BY id
 wdml-09 WITH d AS (DELETE FROM wdarch) SELECT * FROM d
 wdml-10 WITH a AS (SELECT 5 AS k), i AS (INSERT INTO wd SELECT k, k FROM a RETURNING id AS new_id) SELECT new_id FROM i
 
+@family lpart LIST partitioning: PARTITION BY LIST (column), FOR VALUES IN (…), routing of INSERT, UPDATE and DELETE, 23514 for a key no partition takes, overlapping lists, ATTACH PARTITION, pg_get_partkeydef and the bound's text
+lpart-01 CREATE TABLE lpa (a int, b text) PARTITION BY LIST (a)
+lpart-02 CREATE TABLE lpa1 PARTITION OF lpa FOR VALUES IN (1, 3, 2)
+lpart-03 CREATE TABLE lpa2 PARTITION OF lpa FOR VALUES IN (4)
+lpart-04 CREATE TABLE lpa3 PARTITION OF lpa FOR VALUES IN (3, 5)
+lpart-05 INSERT INTO lpa VALUES (1, 'x'), (4, 'y'), (3, 'z') RETURNING *
+lpart-06 INSERT INTO lpa VALUES (7, 'w')
+lpart-07 SELECT a, b FROM lpa1 ORDER BY a
+lpart-08 SELECT b FROM lpa WHERE a = 4
+lpart-09 UPDATE lpa SET b = b || '!' WHERE a = 3 RETURNING *
+lpart-10 DELETE FROM lpa WHERE a = 1 RETURNING b
+lpart-11 SELECT relname, pg_get_expr(relpartbound, oid), pg_get_partkeydef(oid) FROM pg_class WHERE relname LIKE 'lpa%' ORDER BY 1
+lpart-12 SELECT partstrat FROM pg_partitioned_table WHERE partrelid = 'lpa'::regclass
+lpart-13 CREATE TABLE lpa9 (a int, b text)
+lpart-14 INSERT INTO lpa9 VALUES (9, 'n')
+lpart-15 ALTER TABLE lpa ATTACH PARTITION lpa9 FOR VALUES IN (9)
+lpart-16 SELECT a, b FROM lpa ORDER BY a
+lpart-17 INSERT INTO lpa VALUES (9, 'm'), (2, 'k') RETURNING a
+lpart-18 SELECT count(*) FROM lpa9
+
+@family xidx Expression indexes: CREATE [UNIQUE] INDEX on expressions, 23505 with the expression in DETAIL, ON CONFLICT (expression) inference, 42P17 for a function that is not IMMUTABLE, pg_index and pg_get_indexdef
+xidx-01 CREATE TABLE xi (id int PRIMARY KEY, k text, n int)
+xidx-02 INSERT INTO xi VALUES (1, 'Ab', 1), (2, 'cD', 2)
+xidx-03 CREATE UNIQUE INDEX ON xi (lower(k))
+xidx-04 INSERT INTO xi VALUES (3, 'AB', 3)
+xidx-05 INSERT INTO xi VALUES (3, 'AB', 3) ON CONFLICT (lower(k)) DO UPDATE SET n = xi.n + EXCLUDED.n RETURNING id, k, n
+xidx-06 INSERT INTO xi VALUES (4, 'CD', 4) ON CONFLICT (LOWER(k)) DO NOTHING RETURNING id
+xidx-07 INSERT INTO xi VALUES (5, 'Ef', 5) ON CONFLICT (lower(k)) DO NOTHING RETURNING id
+xidx-08 INSERT INTO xi VALUES (6, 'x', 6) ON CONFLICT (upper(k)) DO NOTHING
+xidx-09 UPDATE xi SET k = 'EF' WHERE id = 1
+xidx-10 UPDATE xi SET k = 'xy' WHERE id = 1
+xidx-11 INSERT INTO xi VALUES (7, 'AB', 7)
+xidx-12 SELECT id, k, n FROM xi ORDER BY id
+xidx-13 CREATE INDEX ON xi ((n * 2), k)
+xidx-14 CREATE INDEX ON xi (random())
+xidx-15 SELECT indkey, indexprs IS NOT NULL AS e, pg_get_indexdef(indexrelid), pg_get_indexdef(indexrelid, 1, false) FROM pg_index WHERE indrelid = 'xi'::regclass ORDER BY indexrelid
+xidx-16 SELECT pg_get_indexdef(indexrelid, 0, true) FROM pg_index WHERE indrelid = 'xi'::regclass ORDER BY indexrelid
+xidx-17 SELECT count(*) FROM pg_constraint WHERE conrelid = 'xi'::regclass
+xidx-18 SELECT id FROM xi WHERE lower(k) = 'ab'
+
 @family unsup Unsupported constructs: each answers 0A000 and the connection goes on
 !unsup-11 [TABLE t] TABLE t
 !unsup-13 [RIGHT/FULL JOIN] SELECT t.id, u.id FROM t RIGHT JOIN u ON t.id = u.tid ORDER BY 1, 2

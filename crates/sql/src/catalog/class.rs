@@ -9,7 +9,7 @@ use super::oid::{BTREE_AM, HEAP_AM, PUBLIC_NAMESPACE, SUPERUSER};
 use super::relation::Reader;
 use super::types;
 use crate::value::{Datum, SqlType};
-use turnstile_engine::catalog::{PartitionStrategy, RelKind, Relation};
+use turnstile_engine::catalog::{IndexDef, PartitionStrategy, RelKind, Relation};
 use SqlType::*;
 
 /// `pg_catalog.pg_class`'s columns.
@@ -212,11 +212,18 @@ pub(super) fn index_rows(r: &Reader<'_>) -> Vec<Vec<Datum>> {
         let table = r.relation(def.table);
         let col_type =
             |c: usize| table.and_then(|t| t.columns.get(c)).and_then(|col| types::of(SqlType::of_column(col.ty)));
-        let collations = def
-            .columns
-            .iter()
-            .map(|&c| col_type(c).map_or(0, |t| if t.collatable { super::oid::DEFAULT_COLLATION } else { 0 }));
-        let classes = def.columns.iter().map(|&c| col_type(c).map_or(0, |t| t.btree_opclass));
+        // A key part's type: its column's, or its expression's (the index's
+        // own column).
+        let part_type = |k: usize, c: usize| match c {
+            IndexDef::EXPRESSION => rel.columns.get(k).and_then(|col| types::of(SqlType::of_column(col.ty))),
+            c => col_type(c),
+        };
+        let collations =
+            def.columns.iter().enumerate().map(|(k, &c)| {
+                part_type(k, c).map_or(0, |t| if t.collatable { super::oid::DEFAULT_COLLATION } else { 0 })
+            });
+        let classes = def.columns.iter().enumerate().map(|(k, &c)| part_type(k, c).map_or(0, |t| t.btree_opclass));
+        let exprs: Vec<&str> = def.expressions.iter().map(|e| e.sql.as_str()).collect();
         let n = def.columns.len() as i64;
         rows.push(vec![
             oid(rel.id),
@@ -238,7 +245,7 @@ pub(super) fn index_rows(r: &Reader<'_>) -> Vec<Vec<Datum>> {
             oidvector(collations),
             oidvector(classes),
             text(vec!["0"; def.columns.len()].join(" ")),
-            NULL,
+            if exprs.is_empty() { NULL } else { text(exprs.join(", ")) },
             NULL,
         ]);
     }
@@ -266,6 +273,7 @@ pub(super) fn partitioned_table_rows(r: &Reader<'_>) -> Vec<Vec<Datum>> {
                 ch(match key.strategy {
                     PartitionStrategy::Range => 'r',
                     PartitionStrategy::Hash => 'h',
+                    PartitionStrategy::List => 'l',
                 }),
                 int(1),
                 oid(0),

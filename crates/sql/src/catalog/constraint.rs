@@ -45,7 +45,11 @@ pub(super) const CONSTRAINT: &[(&str, SqlType)] = &[
 /// The indexes of the session's database that implement a constraint,
 /// with their definitions.
 pub(super) fn constraint_indexes<'a>(r: &'a Reader<'_>) -> impl Iterator<Item = (&'a Relation, &'a IndexDef)> + 'a {
-    r.relations().filter_map(|x| x.index.as_ref().filter(|d| d.unique || d.primary).map(|d| (x, d)))
+    // An index on expressions is never a constraint's (PostgreSQL's
+    // `UNIQUE` constraints take column names only).
+    r.relations().filter_map(|x| {
+        x.index.as_ref().filter(|d| (d.unique || d.primary) && d.expressions.is_empty()).map(|d| (x, d))
+    })
 }
 
 /// An `int2[]` (`{1,2}`) of zero-based column numbers.

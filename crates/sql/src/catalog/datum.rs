@@ -62,7 +62,9 @@ pub(crate) const NULL: Datum = Datum::Null;
 
 /// An `int2vector`'s text (`1 2`) of zero-based column numbers.
 pub(crate) fn int2vector(columns: &[usize]) -> Datum {
-    text(columns.iter().map(|c| (c + 1).to_string()).collect::<Vec<_>>().join(" "))
+    // An expression's position (`IndexDef::EXPRESSION`, `usize::MAX`)
+    // wraps to PostgreSQL's 0.
+    text(columns.iter().map(|c| c.wrapping_add(1).to_string()).collect::<Vec<_>>().join(" "))
 }
 
 /// An `oidvector`'s text (`1978 3126`).

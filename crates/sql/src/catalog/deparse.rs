@@ -21,22 +21,31 @@
 use super::types::format_type;
 use crate::value::SqlType;
 use sqlparser::ast;
-use turnstile_engine::catalog::{CatalogData, PartitionBound, PartitionKey, PartitionStrategy, RelKind, Relation};
+use turnstile_engine::catalog::{
+    CatalogData, KeyPartDef, PartitionBound, PartitionKey, PartitionStrategy, RelKind, Relation,
+};
 use turnstile_engine::types::ColumnType;
 
 /// `pg_get_indexdef(index)`: `CREATE [UNIQUE] INDEX name ON [ONLY]
 /// [public.]table USING btree (columns)`, the table qualified by `schema`
 /// (`public.` when `public` is not on the search path, else empty); with
-/// `column > 0`, that key column's name only. `None` if `index` is not an
-/// index of `cat`.
-pub fn index_def(cat: &CatalogData, index: &Relation, column: usize, schema: &str) -> Option<String> {
+/// `column > 0`, that key column's name (or expression) only. An
+/// expression that is not a function call is parenthesised once more
+/// unless `pretty`, as PostgreSQL 15 shows it (`((n * 2))`, pretty
+/// `(n * 2)`). `None` if `index` is not an index of `cat`.
+pub fn index_def(cat: &CatalogData, index: &Relation, column: usize, schema: &str, pretty: bool) -> Option<String> {
     let def = index.index.as_ref()?;
     let table = cat.relations.get(&def.table)?;
-    let names = table.column_names(&def.columns);
+    let part = |p: KeyPartDef<'_>| match p {
+        KeyPartDef::Column(c) => quote_ident(&table.column_names(&[c])[0]),
+        // Kept as `lower(key)` or `(key || payload)` (`index_expr`).
+        KeyPartDef::Expression(e) if !pretty && e.sql.starts_with('(') => format!("({})", e.sql),
+        KeyPartDef::Expression(e) => e.sql.clone(),
+    };
     if column > 0 {
-        return names.get(column - 1).map(|n| quote_ident(n));
+        return def.key_parts().nth(column - 1).map(part);
     }
-    let cols: Vec<String> = names.iter().map(|n| quote_ident(n)).collect();
+    let cols: Vec<String> = def.key_parts().map(part).collect();
     Some(format!(
         "CREATE {}INDEX {} ON {}{schema}{} USING btree ({})",
         if def.unique { "UNIQUE " } else { "" },
@@ -57,8 +66,8 @@ pub fn constraint_def(cat: &CatalogData, index: &Relation) -> Option<String> {
     Some(format!("{kind} ({})", cols.join(", ")))
 }
 
-/// `pg_get_expr(relpartbound)`: `FOR VALUES FROM ('1') TO (MAXVALUE)` or
-/// `FOR VALUES WITH (modulus 4, remainder 0)`.
+/// `pg_get_expr(relpartbound)`: `FOR VALUES FROM ('1') TO (MAXVALUE)`,
+/// `FOR VALUES WITH (modulus 4, remainder 0)` or `FOR VALUES IN (1, 3)`.
 pub fn partition_bound(bound: &PartitionBound) -> String {
     match *bound {
         PartitionBound::Range { from, to } => {
@@ -78,6 +87,10 @@ pub fn partition_bound(bound: &PartitionBound) -> String {
         PartitionBound::Hash { modulus, remainder } => {
             format!("FOR VALUES WITH (modulus {modulus}, remainder {remainder})")
         }
+        PartitionBound::List { ref values } => {
+            let values: Vec<String> = values.iter().map(i64::to_string).collect();
+            format!("FOR VALUES IN ({})", values.join(", "))
+        }
     }
 }
 
@@ -86,6 +99,7 @@ pub fn partition_key(table: &Relation, key: &PartitionKey) -> String {
     let strategy = match key.strategy {
         PartitionStrategy::Range => "RANGE",
         PartitionStrategy::Hash => "HASH",
+        PartitionStrategy::List => "LIST",
     };
     let col = table.columns.get(key.column).map_or_else(|| format!("#{}", key.column), |c| quote_ident(&c.name));
     format!("{strategy} ({col})")

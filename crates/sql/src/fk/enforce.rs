@@ -28,6 +28,7 @@
 //! The rows an action writes are enforced the same way, recursively, at
 //! most [`MAX_CASCADE_DEPTH`] levels deep.
 
+use super::partitions;
 use super::violation::{not_present, still_referenced};
 use crate::error::SqlError;
 use crate::plan::Run;
@@ -74,13 +75,13 @@ fn enforce(
             format!("foreign key actions cascade more than {MAX_CASCADE_DEPTH} levels deep"),
         ));
     }
-    for k in cat.foreign_keys_of(table) {
+    for k in partitions::keys_of(cat, table) {
         let changed = written.updated.iter().filter(|(o, n)| !same(o, n, &k.columns)).map(|(_, n)| n);
         for row in written.inserted.iter().chain(changed) {
             check_parent(run, cat, k, row)?;
         }
     }
-    for k in cat.referencing(table) {
+    for k in partitions::referencing(cat, table) {
         let mut done = HashSet::new();
         for old in &written.deleted {
             if done.insert(key_of(old, &k.ref_columns)) {
@@ -123,7 +124,7 @@ fn key_query(table: &str, columns: &[usize]) -> Query {
 
 /// Keeps every candidate, in the order found (the WHERE is all equality
 /// filters, which the engine re-checks itself).
-struct EveryRow;
+pub(crate) struct EveryRow;
 
 impl LockingFilter for EveryRow {
     fn order(&mut self, rows: &[Vec<Value>]) -> turnstile_engine::error::Result<Vec<usize>> {
@@ -154,7 +155,8 @@ fn check_parent(run: &mut Run<'_>, cat: &CatalogData, k: &ForeignKey, row: &[Val
         return Ok(());
     }
     let child = rel(cat, k.table)?;
-    Err(not_present(&child.name, &k.name, &parent.name, &child.column_names(&k.columns), &key))
+    let leaf = partitions::leaf_for(cat, child, row);
+    Err(not_present(&leaf.name, &k.name, &parent.name, &child.column_names(&k.columns), &key))
 }
 
 /// The referenced side: `old`'s key was deleted (`new` is `None`) or
@@ -180,7 +182,8 @@ fn on_parent_change(
             }
             if lock_key_share(run, &child.name, &k.columns, &key)? {
                 let columns = parent.column_names(&k.ref_columns);
-                return Err(still_referenced(&parent.name, &k.name, &child.name, &columns, &key));
+                let (leaf, name) = (partitions::leaf_for(cat, parent, old), partitions::clone_name(cat, k, old));
+                return Err(still_referenced(&leaf.name, &name, &child.name, &columns, &key));
             }
             return Ok(());
         }

@@ -13,9 +13,11 @@
 //! - `defaults`: the values `SET DEFAULT` writes;
 //! - [`violation`]: the `23503` errors, worded as PostgreSQL's.
 
+mod attach;
 mod defaults;
 pub(crate) mod define;
 pub mod enforce;
+pub(crate) mod partitions;
 pub mod violation;
 
 pub use enforce::{after_statement, is_key_update, Written};

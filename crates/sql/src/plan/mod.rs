@@ -8,6 +8,7 @@
 //! evaluates what the engine does not: residual predicates, expressions,
 //! aggregates, grouping, ordering and limits.
 
+mod arbiter;
 mod bind;
 mod dml;
 mod dml_cte;
@@ -275,8 +276,8 @@ impl Catalog<'_> {
     /// `FOR UPDATE` row lock rather than `FOR NO KEY UPDATE`.
     pub fn fk_roles(&self, oid: u32, columns: &[usize]) -> (bool, bool, bool) {
         let snapshot = self.session.engine().catalog().snapshot();
-        let child = snapshot.foreign_keys_of(oid).next().is_some();
-        let parent = snapshot.referencing(oid).next().is_some();
+        let child = !crate::fk::partitions::keys_of(&snapshot, oid).is_empty();
+        let parent = !crate::fk::partitions::referencing(&snapshot, oid).is_empty();
         (child, parent, crate::fk::is_key_update(&snapshot, oid, columns))
     }
 

@@ -46,30 +46,22 @@
 //! proposed row of the same key fails `DO UPDATE` with `21000`; `DO
 //! NOTHING` skips it. A target that names no unique index is `42P10`.
 
+pub use super::arbiter::Arbiter;
+use super::arbiter::{infer, key_text, no_arbiter, unique_indexes};
 use super::from::push_table;
 use super::returning::Returning;
 use super::{compiler, Catalog, Run, TableDef};
 use crate::error::SqlError;
-use crate::expr::{ident_name, object_name, Expr, Scope};
+use crate::expr::{object_name, Expr, Scope};
 use crate::value::{Datum, SqlType};
 use sqlparser::ast;
 use std::collections::HashSet;
-use turnstile_engine::query::{Col, Operand, Query};
 use turnstile_engine::types::{ColumnType, Value};
 use turnstile_lock::SqlState;
 
 /// Times one proposed row goes back to its probe after its insert met a
 /// committed conflicting key, before the statement gives up with `40001`.
 const UPSERT_RETRIES_MAX: usize = 100;
-
-/// A unique index an upsert decides on.
-#[derive(Debug, Clone)]
-pub struct Arbiter {
-    /// The index (and constraint) name.
-    pub name: String,
-    /// Its key columns.
-    pub columns: Vec<usize>,
-}
 
 /// What `ON CONFLICT` does.
 #[derive(Debug)]
@@ -94,30 +86,6 @@ pub struct OnConflict {
     pub action: ConflictAction,
 }
 
-/// The proposed row's key on `arbiter` (as text, to compare), `None` when
-/// a column of it is NULL: such a key never conflicts.
-fn key(arbiter: &Arbiter, row: &[Value]) -> Option<Vec<String>> {
-    arbiter.columns.iter().map(|&c| (!matches!(row[c], Value::Null)).then(|| row[c].to_string())).collect()
-}
-
-fn no_arbiter() -> SqlError {
-    SqlError::new(
-        SqlState::INVALID_COLUMN_REFERENCE,
-        "there is no unique or exclusion constraint matching the ON CONFLICT specification",
-    )
-}
-
-/// The unique indexes of table `def` as (name, columns).
-fn unique_indexes(cat: &Catalog<'_>, def: &TableDef) -> Vec<Arbiter> {
-    let snapshot = cat.session.engine().catalog().snapshot();
-    snapshot
-        .indexes_of(def.oid)
-        .filter_map(|r| {
-            r.index.as_ref().filter(|i| i.unique).map(|i| Arbiter { name: r.name.clone(), columns: i.columns.clone() })
-        })
-        .collect()
-}
-
 /// Compiles `ON CONFLICT` of an INSERT into `table` (`def`, called `qual`
 /// in the statement).
 pub(super) fn compile_on_conflict(
@@ -126,7 +94,7 @@ pub(super) fn compile_on_conflict(
     on: &ast::OnConflict,
     params: &mut Vec<SqlType>,
 ) -> Result<OnConflict, SqlError> {
-    let all = unique_indexes(cat, def);
+    let all = unique_indexes(cat, def)?;
     let arbiters = match &on.conflict_target {
         None => {
             if matches!(on.action, ast::OnConflictAction::DoUpdate(_)) {
@@ -137,24 +105,7 @@ pub(super) fn compile_on_conflict(
             }
             all
         }
-        Some(ast::ConflictTarget::Columns { columns, predicate: None }) => {
-            let mut want = Vec::new();
-            for c in columns {
-                let n = ident_name(c);
-                let k = def.names.iter().position(|x| *x == n).ok_or_else(|| {
-                    SqlError::new(SqlState::UNDEFINED_COLUMN, format!("column \"{n}\" does not exist"))
-                })?;
-                want.push(k);
-            }
-            want.sort_unstable();
-            want.dedup();
-            let found = all.into_iter().find(|a| {
-                let mut cols = a.columns.clone();
-                cols.sort_unstable();
-                cols == want
-            });
-            vec![found.ok_or_else(no_arbiter)?]
-        }
+        Some(ast::ConflictTarget::Columns { columns, predicate: None }) => vec![infer(all, def, columns)?],
         Some(ast::ConflictTarget::OnConstraint(name)) => {
             let n = object_name(name)?;
             let found = all.into_iter().find(|a| a.name == n);
@@ -210,16 +161,6 @@ struct Progress {
 }
 
 impl OnConflict {
-    fn probe_query(table: &str, arbiter: &Arbiter, row: &[Value]) -> (Query, Vec<Value>) {
-        let mut q = Query::from(table.to_owned());
-        let mut params = Vec::with_capacity(arbiter.columns.len());
-        for &c in &arbiter.columns {
-            params.push(row[c].clone());
-            q = q.filter(Col::at(0, c), Operand::Param(params.len()));
-        }
-        (q, params)
-    }
-
     /// Runs the upsert of `rows` into `table` (whose types are `types`,
     /// `sql_types`): rows inserted or updated, and their `RETURNING` rows.
     /// `fk_child`: the table's id when it has foreign keys, checked on the
@@ -247,23 +188,29 @@ impl OnConflict {
 
     /// One proposed row: the loop of the module header.
     fn one(&self, t: &Target<'_>, row: Vec<Value>, run: &mut Run<'_>, p: &mut Progress) -> Result<(), SqlError> {
-        let keys: Vec<Option<Vec<String>>> = self.arbiters.iter().map(|a| key(a, &row)).collect();
+        let keys: Vec<Option<Vec<Value>>> =
+            self.arbiters.iter().map(|a| a.key_of(&row, &mut run.env)).collect::<Result<_, _>>()?;
         for _ in 0..UPSERT_RETRIES_MAX {
             for (a, key) in self.arbiters.iter().zip(&keys) {
                 let Some(key) = key else { continue };
                 let found = match &self.action {
                     ConflictAction::Nothing => {
-                        let (q, params) = Self::probe_query(t.table, a, &row);
-                        !run.session()?.query(&q, &params)?.is_empty()
+                        let (q, params, by_key) = a.probe(t.table, key);
+                        let s = run.session()?;
+                        if by_key {
+                            !s.select_by_key(&q, &params)?.is_empty()
+                        } else {
+                            !s.query(&q, &params)?.is_empty()
+                        }
                     }
                     ConflictAction::Update { .. } => {
-                        if p.touched.contains(key) {
+                        if p.touched.contains(&key_text(key)) {
                             return Err(SqlError::new(
                                 SqlState::CARDINALITY_VIOLATION,
                                 "ON CONFLICT DO UPDATE command cannot affect row a second time",
                             ));
                         }
-                        self.try_update(t, a, &row, run, p)?
+                        self.try_update(t, (a, key), &row, run, p)?
                     }
                 };
                 if found {
@@ -277,7 +224,7 @@ impl OnConflict {
                         w.inserted.push(row.clone());
                     }
                     if matches!(self.action, ConflictAction::Update { .. }) {
-                        p.touched.extend(keys.iter().flatten().cloned());
+                        p.touched.extend(keys.iter().flatten().map(|k| key_text(k)));
                     }
                     if let Some(ret) = t.returning {
                         p.returned.push(ret.project(&row, &mut run.env)?);
@@ -318,14 +265,14 @@ impl OnConflict {
     fn try_update(
         &self,
         t: &Target<'_>,
-        a: &Arbiter,
+        (a, key): (&Arbiter, &[Value]),
         row: &[Value],
         run: &mut Run<'_>,
         p: &mut Progress,
     ) -> Result<bool, SqlError> {
         let ConflictAction::Update { assignments, selection } = &self.action else { return Ok(false) };
         let proposed: Vec<Datum> = row.iter().map(Datum::from_engine).collect();
-        let (q, params) = Self::probe_query(t.table, a, row);
+        let (q, params, _) = a.probe(t.table, key);
         let (mut found, mut updated, mut failure, mut old) = (false, None, None, None);
         // The engine session is lent to the update; the callback's
         // expressions run without it.
@@ -362,7 +309,9 @@ impl OnConflict {
             if let (Some(w), Some(old)) = (&mut p.written, old) {
                 w.updated.push((old, new.clone()));
             }
-            p.touched.extend(key(a, &new));
+            if let Some(k) = a.key_of(&new, &mut run.env)? {
+                p.touched.insert(key_text(&k));
+            }
             if let Some(ret) = t.returning {
                 p.returned.push(ret.project(&new, &mut run.env)?);
             }

@@ -18,6 +18,7 @@ use crate::sync::Mutex;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use turnstile_engine::durability::EngineLog;
 use turnstile_lock::SqlState;
 
 /// Every sequence of the engine.
@@ -32,6 +33,13 @@ pub struct Sequences {
     /// `txn.sequence_block`: 0 for PostgreSQL's allocation, else the
     /// values a session takes at once without the sequence's lock.
     pub block: u64,
+    /// The engine's log, where each sequence's states are logged too.
+    wal: Option<Arc<EngineLog>>,
+}
+
+/// Sequence `name` of database `db`'s key in the engine's log.
+fn wal_key(db: u32, name: &str) -> String {
+    format!("{db}/{name}")
 }
 
 /// A sequence read back from its file's text; `None` if it is not one.
@@ -49,8 +57,17 @@ fn parse_file(name: &str, text: &str, path: PathBuf) -> Option<Sequence> {
 }
 
 impl Sequences {
-    /// Reads every sequence under `<data_dir>/sequences`.
+    /// Reads every sequence under `<data_dir>/sequences`, its states not
+    /// logged in a WAL (the lab's in-process benchmark).
     pub fn open(data_dir: &Path, block: u64) -> Result<Sequences, SqlError> {
+        Sequences::open_with(data_dir, block, None)
+    }
+
+    /// Reads every sequence under `<data_dir>/sequences`; with `wal`, each
+    /// resumes from the last state the engine's log recovered for it when
+    /// there is one (a file write the crash lost), and logs its states
+    /// there from now on.
+    pub fn open_with(data_dir: &Path, block: u64, wal: Option<Arc<EngineLog>>) -> Result<Sequences, SqlError> {
         let dir = data_dir.join("sequences");
         std::fs::create_dir_all(&dir).map_err(|e| io_error("create the directory of", &dir, e))?;
         let mut map = HashMap::new();
@@ -67,10 +84,19 @@ impl Sequences {
                 let seq = parse_file(&name, &text, path.clone()).ok_or_else(|| {
                     SqlError::new(SqlState::DATA_CORRUPTED, format!("sequence file \"{}\" is corrupt", path.display()))
                 })?;
+                let seq = seq.logged(wal.as_ref().map(|l| (Arc::clone(l), wal_key(oid, &name))));
+                if let Some(&word) = wal.as_ref().and_then(|l| l.recovered_sequences().get(&wal_key(oid, &name))) {
+                    seq.resume_at(word)?;
+                }
                 map.insert((oid, name), Arc::new(seq));
             }
         }
-        Ok(Sequences { dir, map: Mutex::new(map), generation: AtomicU64::new(0), block })
+        Ok(Sequences { dir, map: Mutex::new(map), generation: AtomicU64::new(0), block, wal })
+    }
+
+    /// Where sequence `name` of `db` logs its states.
+    fn logged_as(&self, db: u32, name: &str) -> Option<(Arc<EngineLog>, String)> {
+        self.wal.as_ref().map(|l| (Arc::clone(l), wal_key(db, name)))
     }
 
     fn map(&self) -> std::sync::MutexGuard<'_, HashMap<(u32, String), Arc<Sequence>>> {
@@ -116,7 +142,8 @@ impl Sequences {
         let dir = self.dir.join(db.to_string());
         std::fs::create_dir_all(&dir).map_err(|e| io_error("create the directory of", &dir, e))?;
         let word = Sequence::word_for(&def, def.start, false).unwrap_or(0);
-        let seq = Arc::new(Sequence::new(name, def, owner, word, Some(dir.join(name))));
+        let seq = Sequence::new(name, def, owner, word, Some(dir.join(name)));
+        let seq = Arc::new(seq.logged(self.logged_as(db, name)));
         seq.persist()?;
         map.insert((db, name.to_owned()), Arc::clone(&seq));
         self.generation.fetch_add(1, Ordering::SeqCst);
@@ -145,7 +172,8 @@ impl Sequences {
                     return Err(e);
                 }
             };
-            let new = Arc::new(Sequence::new(&o.name, def, o.owner.clone(), word, o.file_path()));
+            let new = Sequence::new(&o.name, def, o.owner.clone(), word, o.file_path());
+            let new = Arc::new(new.logged(self.logged_as(db, &o.name)));
             if let Err(e) = new.persist() {
                 o.reopen();
                 return Err(e);
@@ -169,6 +197,9 @@ impl Sequences {
         })?;
         if let Some(path) = seq.file_path() {
             std::fs::remove_file(&path).map_err(|e| io_error("remove", &path, e))?;
+        }
+        if let Some(log) = &self.wal {
+            log.forget_sequence(&wal_key(db, name));
         }
         self.generation.fetch_add(1, Ordering::SeqCst);
         Ok(())

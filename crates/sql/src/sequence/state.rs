@@ -47,12 +47,20 @@
 //! A `CYCLE` sequence that wraps resumes after a restart from its logged
 //! state, which may lie in the previous cycle: it may then repeat values
 //! of the current cycle, which a cycling sequence repeats anyway.
+//!
+//! Each state the file gets is first logged in the engine's WAL and
+//! flushed (`Sequences::open_with`; the engine's
+//! `durability/sequence_log.rs`): the file is not synced, so a machine
+//! crash may lose its last write, and recovery then resumes the sequence
+//! from the WAL's last state for it (`tests/sequence_crash.rs`).
 
 use super::options::SeqDef;
 use crate::error::SqlError;
 use crate::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use crate::sync::Mutex;
 use std::path::PathBuf;
+use std::sync::Arc;
+use turnstile_engine::durability::EngineLog;
 use turnstile_lock::SqlState;
 
 /// `CALLED`: the state word's offset is the last value handed out.
@@ -142,6 +150,9 @@ pub struct Sequence {
     closed: AtomicBool,
     /// Its file (`None`: in memory only, as in the lab's micro-benchmark).
     file: Option<PathBuf>,
+    /// The engine's log and this sequence's key there: every state the
+    /// file gets is logged first (`durability/sequence_log.rs`).
+    wal: Option<(Arc<EngineLog>, String)>,
 }
 
 impl Sequence {
@@ -159,7 +170,31 @@ impl Sequence {
             log_writes: AtomicU64::new(0),
             closed: AtomicBool::new(false),
             file,
+            wal: None,
         }
+    }
+
+    /// This sequence with its states logged in `log` under `key` (`None`:
+    /// not logged).
+    pub(crate) fn logged(mut self, wal: Option<(Arc<EngineLog>, String)>) -> Sequence {
+        self.wal = wal;
+        self
+    }
+
+    /// Logs state `word` in the engine's log, durably, when the sequence
+    /// is logged there.
+    fn log_state(&self, word: u64) -> Result<(), SqlError> {
+        if let Some((log, key)) = &self.wal {
+            log.log_sequence(key, word).map_err(|e| SqlError::from(turnstile_engine::EngineError::from(e)))?;
+        }
+        Ok(())
+    }
+
+    /// Takes state `word` recovered from the engine's log (newer than the
+    /// file's), and writes it to the file.
+    pub(crate) fn resume_at(&self, word: u64) -> Result<(), SqlError> {
+        self.state.store(word, Ordering::SeqCst);
+        self.persist()
     }
 
     /// A sequence in memory only (no file), at its start: for the lab.
@@ -301,6 +336,7 @@ impl Sequence {
     /// Writes the definition and state `word` to the file; `durable`
     /// becomes `word`. The caller holds `logging`.
     fn write_file(&self, word: u64) -> Result<(), SqlError> {
+        self.log_state(word)?;
         if let Some(path) = &self.file {
             super::file::write_atomically(path, &self.file_text(word), false)?;
             self.log_writes.fetch_add(1, Ordering::Relaxed);
@@ -385,6 +421,7 @@ impl Sequence {
     /// Writes the current state to the file at once (CREATE, ALTER).
     pub(crate) fn persist(&self) -> Result<(), SqlError> {
         let w = self.state.load(Ordering::SeqCst);
+        self.log_state(w)?;
         if let Some(path) = &self.file {
             super::file::write_atomically(path, &self.file_text(w), true)?;
         }

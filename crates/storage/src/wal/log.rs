@@ -101,9 +101,7 @@ impl Shared {
         let result = (|| {
             let written = self.written.load(Ordering::Relaxed);
             if upto > written {
-                w.buf.clear();
-                self.ring.load(written, upto, &mut w.buf);
-                w.write_buf(Lsn(written), &self.counters)?;
+                w.write_from_ring(&self.ring, written, upto, &self.counters)?;
                 self.written.store(upto, Ordering::Release);
             }
             let written = self.written.load(Ordering::Relaxed);

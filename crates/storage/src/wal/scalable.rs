@@ -260,9 +260,7 @@ impl Scalable {
     fn write_out(&self, sh: &Shared, seg: &mut SegmentWriter, copied: u64, sync: bool) -> Result<(), WalError> {
         let written = sh.written.load(Ordering::Relaxed);
         if copied > written {
-            seg.buf.clear();
-            sh.ring.load(written, copied, &mut seg.buf);
-            seg.write_buf(Lsn(written), &sh.counters)?;
+            seg.write_from_ring(&sh.ring, written, copied, &sh.counters)?;
             sh.written.store(copied, Ordering::SeqCst);
             self.space_waiters.wake(written, copied);
         }

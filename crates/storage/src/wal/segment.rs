@@ -11,6 +11,7 @@
 //! whole stream below it.
 
 use super::lsn::{parse_segment_file_name, segment_file_name};
+use super::ring::Ring;
 use super::stats::WalCounters;
 use super::{Lsn, WalError};
 use crate::error::{FileError, FileOp};
@@ -30,9 +31,18 @@ pub struct SegmentWriter {
     segment_size: u64,
     fsync: bool,
     current: Option<(u64, File)>,
-    /// The bytes being written, staged from the ring.
-    pub(crate) buf: Vec<u8>,
+    /// The bytes being written, staged from the ring: at most
+    /// [`WRITE_CHUNK_BYTES`].
+    buf: Vec<u8>,
 }
+
+/// The most bytes staged from the ring per `write`. A longer range is
+/// written in pieces of this size, so the staging buffer stays this small
+/// however far behind the writer falls. Staging a whole range would grow
+/// it towards the ring's size (`wal.buffers`) as the largest backlog so
+/// far ratchets up: resident memory that creeps up for hours, which the
+/// soak measures. A multiple of 8, as the ring's words are.
+pub const WRITE_CHUNK_BYTES: u64 = 256 * 1024;
 
 fn file_err(path: &Path, op: FileOp, e: std::io::Error) -> WalError {
     WalError::File(FileError::from_io(path, op, e))
@@ -78,11 +88,20 @@ impl SegmentWriter {
         Ok(file)
     }
 
-    /// Writes `self.buf`, which holds the stream from `from`, into the
-    /// segments; a finished segment is synced before the next is opened.
-    pub fn write_buf(&mut self, from: Lsn, counters: &WalCounters) -> Result<(), WalError> {
-        let buf = std::mem::take(&mut self.buf);
-        let result = self.write_range(from, &buf, counters);
+    /// Writes the stream's bytes `from..to`, which the ring holds (every
+    /// inserter of the range has finished), into the segments: staged in
+    /// pieces of at most [`WRITE_CHUNK_BYTES`].
+    pub fn write_from_ring(&mut self, ring: &Ring, from: u64, to: u64, counters: &WalCounters) -> Result<(), WalError> {
+        let mut buf = std::mem::take(&mut self.buf);
+        let mut at = from;
+        let mut result = Ok(());
+        while at < to && result.is_ok() {
+            let end = to.min(at + WRITE_CHUNK_BYTES);
+            buf.clear();
+            ring.load(at, end, &mut buf);
+            result = self.write_range(Lsn(at), &buf, counters);
+            at = end;
+        }
         self.buf = buf;
         result
     }
@@ -184,4 +203,34 @@ pub fn remove_before(dir: &Path, io: &dyn StorageIo, segment_size: u64, lsn: Lsn
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::OsIo;
+
+    #[test]
+    fn a_range_longer_than_a_chunk_is_written_whole_through_a_small_buffer() {
+        let dir = std::env::temp_dir().join(format!("turnstile-segment-chunks-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let segment_size = 4 * WRITE_CHUNK_BYTES;
+        let ring_bytes = 8 * WRITE_CHUNK_BYTES;
+        let ring = Ring::new(ring_bytes);
+        // 2.5 chunks of distinct words from an offset that straddles a segment.
+        let from = segment_size - WRITE_CHUNK_BYTES / 2;
+        let to = from + 5 * WRITE_CHUNK_BYTES / 2;
+        let bytes: Vec<u8> = (from / 8..to / 8).flat_map(|w| w.to_le_bytes()).collect();
+        ring.store(from, &bytes);
+        let mut w = SegmentWriter::new(&dir, Arc::new(OsIo), segment_size, false);
+        w.write_from_ring(&ring, from, to, &WalCounters::default()).unwrap();
+        assert!(w.buf.capacity() as u64 <= 2 * WRITE_CHUNK_BYTES, "staging grew to {}", w.buf.capacity());
+        let read = |segno: u64| std::fs::read(dir.join(segment_file_name(segno, segment_size))).unwrap();
+        let (first, second) = (read(0), read(1));
+        let mut got = first[(from % segment_size) as usize..].to_vec();
+        got.extend_from_slice(&second[..(to - segment_size) as usize]);
+        assert_eq!(got, bytes);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -35,12 +35,19 @@ impl Catalog {
             if t.parent.is_some() {
                 return Err(CatalogError::Invalid(format!("\"{name}\" is already a partition")));
             }
-            if t.columns != p.columns {
+            // The same names and types in order; a NOT NULL of the parent's
+            // the partition must have too (it may have more of its own).
+            let fits = t.columns.len() == p.columns.len()
+                && t.columns
+                    .iter()
+                    .zip(&p.columns)
+                    .all(|(a, b)| a.name == b.name && a.ty == b.ty && (a.not_null || !b.not_null));
+            if !fits {
                 return Err(CatalogError::Invalid(format!(
                     "table \"{name}\" must have the same columns as \"{parent}\" (names and types, in order)"
                 )));
             }
-            check_bound(c, &p, key, bound)?;
+            check_bound(c, &p, key, bound.clone())?;
             let part = Relation { parent: Some(p.id), bound: Some(bound), ..t };
             c.relations.insert(part.id, part.clone());
             let parent_indexes: Vec<Relation> = c.indexes_of(p.id).cloned().collect();
@@ -82,7 +89,7 @@ impl Catalog {
             if def.parent.is_some() {
                 return Err(mismatch("it is already attached to another index"));
             }
-            if !same_key(def, pdef) {
+            if !def.same_key(pdef) {
                 return Err(mismatch("the index definitions do not match"));
             }
             let taken =
@@ -108,14 +115,14 @@ pub(super) fn attach_or_add_index(
     let parent = def.parent.ok_or_else(|| CatalogError::Invalid("a partition's index needs its parent".into()))?;
     let existing = c
         .indexes_of(part.id)
-        .find(|ix| ix.index.as_ref().is_some_and(|d| d.parent.is_none() && same_key(d, &def)))
+        .find(|ix| ix.index.as_ref().is_some_and(|d| d.parent.is_none() && d.same_key(&def)))
         .map(|ix| ix.id);
     if let Some(id) = existing {
         set_parent_index(c.relations.get_mut(&id), parent);
         return Ok(None);
     }
     let name = partition_index_name(c, part, &def)?;
-    add_index(c, part, &name, def.columns, def.unique, def.primary, Some(parent)).map(Some)
+    add_index(c, part, &name, IndexDef { parent: Some(parent), ..def }).map(Some)
 }
 
 /// The partitioned table `name` and its partition key.
@@ -128,12 +135,6 @@ pub(super) fn partitioned_table(
     let key =
         p.partition_key.ok_or(CatalogError::WrongKind { name: name.to_owned(), expected: "a partitioned table" })?;
     Ok((p, key))
-}
-
-/// Whether two indexes have the same key columns, uniqueness and
-/// primary-ness (a partition's columns are numbered as its parent's).
-fn same_key(a: &IndexDef, b: &IndexDef) -> bool {
-    a.columns == b.columns && a.unique == b.unique && a.primary == b.primary
 }
 
 fn set_parent_index(index: Option<&mut Relation>, parent: RelId) {

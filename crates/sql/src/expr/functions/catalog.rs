@@ -64,8 +64,11 @@ fn get_indexdef(a: &[Datum], env: &mut EvalEnv<'_>) -> Result<Datum, SqlError> {
         _ => 0,
     };
     let index = cat.relations.get(&oid_arg(&a[0])).filter(|r| r.db == db);
-    let schema = if public_visible(&*env.services) { "" } else { "public." };
-    Ok(text_or_null(index.and_then(|ix| deparse::index_def(&cat, ix, column, schema))))
+    // PostgreSQL qualifies the table unless `pretty` asks for names as the
+    // search path shows them (`PRETTYFLAG_SCHEMA`).
+    let pretty = matches!(a.get(2), Some(Datum::Bool(true)));
+    let schema = if pretty && public_visible(&*env.services) { "" } else { "public." };
+    Ok(text_or_null(index.and_then(|ix| deparse::index_def(&cat, ix, column, schema, pretty))))
 }
 
 /// `pg_get_constraintdef(constraint [, pretty])`.
@@ -161,14 +164,15 @@ pub static CURRENT_SCHEMA: FuncDef = FuncDef::fixed("current_schema", &[], Name,
 .volatility(Volatility::Stable);
 
 /// `current_schemas(include_implicit)`: the search path's schemas that
-/// exist as a `name[]` (its text form), with `pg_catalog` first when
-/// implicit schemas are asked for and the path does not name it.
-pub static CURRENT_SCHEMAS: FuncDef = FuncDef::fixed("current_schemas", &[Bool], Text, |a, env| {
+/// exist as a `name[]`, with `pg_catalog` first when implicit schemas are
+/// asked for and the path does not name it. pgjdbc's `getSchemas` reads
+/// `(current_schemas(true))[1]`.
+pub static CURRENT_SCHEMAS: FuncDef = FuncDef::fixed("current_schemas", &[Bool], SqlType::Array(&Name), |a, env| {
     let mut path = search_path(&*env.services);
     if matches!(a[0], Datum::Bool(true)) && !path.contains(&"pg_catalog") {
         path.insert(0, "pg_catalog");
     }
-    Ok(Datum::Text(format!("{{{}}}", path.join(","))))
+    Ok(Datum::Array(path.into_iter().map(|s| Datum::Text(s.to_owned())).collect()))
 })
 .volatility(Volatility::Stable);
 
