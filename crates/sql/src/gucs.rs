@@ -230,6 +230,8 @@ pub(crate) const FIXED: &[&str] = &[
     "is_superuser",
     "max_connections",
     "server_version_num",
+    "max_index_keys",
+    "max_identifier_length",
 ];
 
 /// The settings whose change must reach the lock manager or the timers.

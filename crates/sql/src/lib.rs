@@ -95,8 +95,8 @@
 //!
 //! ## What is not there (each is an ErrorResponse, never a crash)
 //!
-//! Subqueries, CTEs, set operations, `RIGHT` and `FULL` joins, joins with
-//! `USING` or `NATURAL`, window functions, `ON CONFLICT`, `RETURNING`; a locking
+//! `RIGHT` and `FULL` joins, window frame clauses, named windows and window
+//! functions in a grouped query; a locking
 //! clause on a join or with aggregates; an advisory-lock function inside a
 //! larger query: `0A000` naming the construct. `VACUUM [FULL] [ANALYZE]` is the
 //! engine's (reclaims dead tuples under PostgreSQL's locks); `ANALYZE`

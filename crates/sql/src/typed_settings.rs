@@ -204,6 +204,9 @@ pub(crate) fn default_settings(user: &str, application_name: &str, max_backends:
     text.insert("application_name".into(), application_name.to_owned());
     text.insert("session_authorization".into(), user.to_owned());
     text.insert("max_connections".into(), max_backends.to_string());
+    // Preset options (PostgreSQL's compile-time limits), read-only.
+    text.insert("max_index_keys".into(), turnstile_engine::catalog::INDEX_MAX_KEYS.to_string());
+    text.insert("max_identifier_length".into(), (turnstile_engine::catalog::NAME_MAX).to_string());
     Settings {
         lock_timeout_ms: 0,
         deadlock_timeout_ms: 1000,

@@ -886,12 +886,37 @@ xidx-16 SELECT pg_get_indexdef(indexrelid, 0, true) FROM pg_index WHERE indrelid
 xidx-17 SELECT count(*) FROM pg_constraint WHERE conrelid = 'xi'::regclass
 xidx-18 SELECT id FROM xi WHERE lower(k) = 'ab'
 
+@family win Window functions, bitwise operators and records: row_number, rank, dense_rank and aggregates OVER (PARTITION BY … ORDER BY …) with peers sharing a running value, 42P20 outside the select list and ORDER BY; &, |, #, << and >> on integers; information_schema._pg_expandarray and (record).field, as pgjdbc sends; a qualified column's subscript; WHERE over a comma join of catalog relations
+win-01 SELECT id, row_number() OVER (ORDER BY id) FROM t ORDER BY id
+win-02 SELECT id, sum(i) OVER () FROM t ORDER BY id
+win-03 SELECT id, grp, row_number() OVER (PARTITION BY grp ORDER BY id DESC) AS rn FROM g ORDER BY id
+win-04 SELECT id, grp, rank() OVER (ORDER BY grp), dense_rank() OVER (ORDER BY grp) FROM g ORDER BY id
+win-05 SELECT id, grp, n, sum(n) OVER (PARTITION BY grp ORDER BY n), count(*) OVER (PARTITION BY grp) FROM g ORDER BY id
+win-06 SELECT id, row_number() OVER (ORDER BY id) + 100 AS r FROM g WHERE id > 2 ORDER BY row_number() OVER (ORDER BY id) DESC
+win-07 SELECT * FROM (SELECT id, grp, row_number() OVER (PARTITION BY grp ORDER BY id) AS rn FROM g) s WHERE rn = 1 ORDER BY id
+win-08 SELECT id, max(m) OVER (PARTITION BY grp ORDER BY id NULLS FIRST), array_agg(id) OVER (PARTITION BY grp ORDER BY id) FROM g ORDER BY id
+win-09 SELECT id FROM g WHERE row_number() OVER () > 1
+win-10 SELECT count(*) OVER (ORDER BY grp DESC NULLS LAST), grp FROM g ORDER BY 1, 2
+win-11 SELECT 5 & 3, 5 | 3, 5 # 3, 1 << 4, -16 >> 2
+win-12 SELECT 32767::int2 & 1::int2, 1::int2 << 15, 1 << 31, 1::int8 << 63, 7::int8 & 3
+win-13 SELECT 1.5 & 1
+win-14 SELECT id, i & 3, i | 256 FROM t ORDER BY id
+win-15 SELECT (information_schema._pg_expandarray(ARRAY[10,20,30])).x, (information_schema._pg_expandarray(ARRAY[10,20,30])).n
+win-16 SELECT information_schema._pg_expandarray(ARRAY['a b', 'c', NULL])
+win-17 SELECT s.k, (s.k).x, (s.k).n FROM (SELECT information_schema._pg_expandarray(ARRAY[7, 8]) AS k) s ORDER BY (s.k).n DESC
+win-18 SELECT (id).x FROM t
+win-19 SELECT (s.k).y FROM (SELECT information_schema._pg_expandarray(ARRAY[1]) AS k) s
+win-20 SELECT r.relname, c.contype, c.conkey[1], a.attname FROM pg_constraint c JOIN pg_class r ON r.oid = c.conrelid JOIN pg_attribute a ON a.attrelid = r.oid AND a.attnum = c.conkey[1] WHERE r.relname = 'u'
+win-21 SELECT n.nspname, c.relname, a.attname, p.n FROM pg_namespace n, pg_class c, pg_attribute a, generate_series(1, 3) p(n) WHERE c.relnamespace = n.oid AND a.attrelid = c.oid AND c.relname = 'g' AND a.attnum = p.n ORDER BY p.n
+win-22 SELECT setting FROM pg_settings WHERE name IN ('max_index_keys', 'max_identifier_length') ORDER BY name
+win-23 SELECT i.indkey, (information_schema._pg_expandarray(i.indkey)).n, (information_schema._pg_expandarray(i.indkey)).x FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid WHERE c.relname = 'u'
+
 @family unsup Unsupported constructs: each answers 0A000 and the connection goes on
 !unsup-11 [TABLE t] TABLE t
 !unsup-13 [RIGHT/FULL JOIN] SELECT t.id, u.id FROM t RIGHT JOIN u ON t.id = u.tid ORDER BY 1, 2
 !unsup-14 [RIGHT/FULL JOIN] SELECT t.id, u.id FROM t FULL JOIN u ON t.id = u.tid ORDER BY 1, 2
-!unsup-20 [window functions] SELECT id, row_number() OVER (ORDER BY id) FROM t ORDER BY id
-!unsup-21 [window functions] SELECT id, sum(i) OVER () FROM t ORDER BY id
+!unsup-67 [window functions in a grouped query] SELECT grp, rank() OVER (ORDER BY grp) FROM g GROUP BY grp
+!unsup-68 [window frame clauses] SELECT id, sum(n) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM g ORDER BY id
 !unsup-22 [DISTINCT ON] SELECT DISTINCT ON (grp) grp, id FROM g ORDER BY grp, id
 !unsup-24 [GROUP BY ROLLUP/CUBE/GROUPING SETS] SELECT grp, count(*) FROM g GROUP BY ROLLUP (grp)
 !unsup-28 [INSERT DEFAULT VALUES] INSERT INTO g DEFAULT VALUES
@@ -904,7 +929,6 @@ xidx-18 SELECT id FROM xi WHERE lower(k) = 'ab'
 !unsup-39 [SIMILAR TO, LIKE … ESCAPE] SELECT 'abc' SIMILAR TO 'a%'
 !unsup-43 [row constructors] SELECT (1, 2) = (1, 2)
 !unsup-64 [row constructors] SELECT ROW(1, 2)
-!unsup-44 [bitwise operators] SELECT 5 & 3, 5 | 3
 !unsup-47 [other types (json, interval)] SELECT '{"a": 1}'::json
 !unsup-49 [other types (json, interval)] SELECT interval '1 day'
 !unsup-53 [functions outside the list above (trunc, ceil, floor, bool_and, extract, to_char, pg_typeof, octet_length, reverse and others)] SELECT trunc(2.5), ceil(2.1), floor(2.9)

@@ -464,6 +464,9 @@ impl Compiler<'_> {
             }
             _ => {}
         }
+        if let Some(bit) = super::bitwise::bit_op(op) {
+            return self.bitwise(l, bit, op, r);
+        }
         let Some(bop) = Compiler::binary_op(op) else {
             return Err(SqlError::unsupported(&format!("the operator {op}")));
         };

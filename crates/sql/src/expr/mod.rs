@@ -2,9 +2,11 @@
 //! (types resolved, parameters typed), evaluated per row.
 
 mod agg_state;
+pub mod bitwise;
 mod builtin;
 mod compile;
 mod eval;
+pub mod expand_array;
 mod forms;
 pub mod functions;
 pub mod numeric;
@@ -63,6 +65,10 @@ pub struct Scope {
     /// System columns (`tableoid` of a catalog table): found by name,
     /// qualified or not, but never listed by `*` or `alias.*`.
     pub system: Vec<usize>,
+    /// The window function calls of this level, planned before the
+    /// expressions are compiled (keyed by the call as parsed), and the
+    /// column holding each one's value (`plan/window.rs`).
+    pub windows: Vec<(ast::Function, usize)>,
 }
 
 impl Scope {

@@ -96,39 +96,81 @@ fn at(a: &[Datum], _: &mut EvalEnv<'_>) -> Result<Datum, SqlError> {
 }
 
 impl Compiler<'_> {
-    /// `root[i][j]…`: each subscript applied in turn.
+    /// `root[i][j]…` and `(root).field`: each subscript or field
+    /// selection applied in turn. A leading `.name` after a bare name
+    /// continues the column reference (`c.conkey[1]`).
     pub(super) fn subscript(
         &mut self,
         root: &ast::Expr,
         chain: &[ast::AccessExpr],
     ) -> Result<(Expr, SqlType), SqlError> {
-        let (mut x, mut t) = self.compile(root, None)?;
-        for access in chain {
-            let ast::AccessExpr::Subscript(ast::Subscript::Index { index }) = access else {
-                return Err(SqlError::unsupported(&format!("the access {access}")));
+        let mut parts: Vec<ast::Ident> = match root {
+            ast::Expr::Identifier(i) => vec![i.clone()],
+            ast::Expr::CompoundIdentifier(p) => p.clone(),
+            _ => Vec::new(),
+        };
+        let mut rest = chain;
+        while let (false, Some((ast::AccessExpr::Dot(ast::Expr::Identifier(i)), tail))) =
+            (parts.is_empty(), rest.split_first())
+        {
+            parts.push(i.clone());
+            rest = tail;
+        }
+        let (mut x, mut t) = if rest.len() < chain.len() {
+            self.compile(&ast::Expr::CompoundIdentifier(parts), None)?
+        } else {
+            self.compile(root, None)?
+        };
+        for access in rest {
+            (x, t) = match access {
+                ast::AccessExpr::Subscript(ast::Subscript::Index { index }) => self.element_of(x, t, index)?,
+                ast::AccessExpr::Dot(ast::Expr::Identifier(field)) => field_of(x, t, &super::ident_name(field))?,
+                other => return Err(SqlError::unsupported(&format!("the access {other}"))),
             };
-            let (elem, op) = match t {
-                SqlType::Array(e) => (*e, &SUBSCRIPT),
-                SqlType::Name => (SqlType::QChar, &NAME_SUBSCRIPT),
-                // A catalog vector column (`int2vector`, `oidvector`).
-                SqlType::Text => (SqlType::Int8, &SUBSCRIPT),
-                other => {
-                    return Err(SqlError::new(
-                        turnstile_lock::SqlState::DATATYPE_MISMATCH,
-                        format!("cannot subscript type {} because it does not support subscripting", other.name()),
-                    ))
-                }
-            };
-            let (i, ti) = self.compile(index, Some(SqlType::Int4))?;
-            if !(ti.is_integer() || ti == SqlType::Unknown) {
-                return Err(SqlError::new(
-                    turnstile_lock::SqlState::DATATYPE_MISMATCH,
-                    "array subscript must have type integer",
-                ));
-            }
-            x = Expr::Func(op, vec![x, i]);
-            t = elem;
         }
         Ok((x, t))
     }
+
+    /// `x[index]`.
+    fn element_of(&mut self, x: Expr, t: SqlType, index: &ast::Expr) -> Result<(Expr, SqlType), SqlError> {
+        let (elem, op) = match t {
+            SqlType::Array(e) => (*e, &SUBSCRIPT),
+            SqlType::Name => (SqlType::QChar, &NAME_SUBSCRIPT),
+            // A catalog vector column (`int2vector`, `oidvector`).
+            SqlType::Text => (SqlType::Int8, &SUBSCRIPT),
+            other => {
+                return Err(SqlError::new(
+                    turnstile_lock::SqlState::DATATYPE_MISMATCH,
+                    format!("cannot subscript type {} because it does not support subscripting", other.name()),
+                ))
+            }
+        };
+        let (i, ti) = self.compile(index, Some(SqlType::Int4))?;
+        if !(ti.is_integer() || ti == SqlType::Unknown) {
+            return Err(SqlError::new(
+                turnstile_lock::SqlState::DATATYPE_MISMATCH,
+                "array subscript must have type integer",
+            ));
+        }
+        Ok((Expr::Func(op, vec![x, i]), elem))
+    }
+}
+
+/// `(x).name`: a field of a record (`42809` for another type, `42703`
+/// for a field it lacks). A record's value is the array of its fields,
+/// so the field is its element `k + 1`.
+fn field_of(x: Expr, t: SqlType, name: &str) -> Result<(Expr, SqlType), SqlError> {
+    let SqlType::Record(fields) = t else {
+        return Err(SqlError::new(
+            turnstile_lock::SqlState::WRONG_OBJECT_TYPE,
+            format!("column notation .{name} applied to type {}, which is not a composite type", t.name()),
+        ));
+    };
+    let Some(k) = fields.iter().position(|(n, _)| *n == name) else {
+        return Err(SqlError::new(
+            turnstile_lock::SqlState::UNDEFINED_COLUMN,
+            format!("could not identify column \"{name}\" in record data type"),
+        ));
+    };
+    Ok((Expr::Func(&SUBSCRIPT, vec![x, Expr::Const(Datum::Int(k as i64 + 1))]), fields[k].1))
 }

@@ -8,8 +8,10 @@ use super::from::{bind_from, from_list};
 use super::group::{check_grouped, group_by, grouped_by_primary_key};
 use super::order::{limit_offset, order_by};
 use super::predicate::{and_all, conjuncts};
+use super::pushdown::push_filters;
 use super::sublink::plan_subqueries;
 use super::target::select_list;
+use super::window::plan_windows;
 use super::{compiler, Catalog, QueryCx, SelectPlan};
 use crate::error::SqlError;
 use crate::expr::Scope;
@@ -32,11 +34,13 @@ pub(super) fn compile_select_in(
     if let Some(w) = &sel.selection {
         conjuncts(w, &mut where_parts);
     }
-    let (source, residual) = bind_from(items, &mut scope, where_parts, params)?;
+    let (mut source, residual) = bind_from(items, &mut scope, where_parts, params)?;
     merges.apply(&mut scope)?;
     plan_subqueries(cat, level_exprs(q, sel), &mut scope, params, cx)?;
+    let windows = plan_windows(window_exprs(q, sel), &mut scope, params)?;
     let mut c = compiler(&scope, params, None);
-    let residual = and_all(residual.iter().map(|p| c.boolean(p)).collect::<Result<Vec<_>, _>>()?);
+    let conjuncts = residual.iter().map(|p| c.boolean(p)).collect::<Result<Vec<_>, _>>()?;
+    let residual = and_all(push_filters(&mut source, conjuncts));
     let mut aggs = Vec::new();
     let mut out = select_list(sel, &scope, params, &mut aggs)?;
     let group_by = group_by(sel, &scope, params, &out)?;
@@ -46,6 +50,9 @@ pub(super) fn compile_select_in(
     };
     let order = order_by(q, &scope, params, &mut aggs, &mut out)?;
     let grouped = !group_by.is_empty() || !aggs.is_empty() || having.is_some();
+    if grouped && !windows.is_empty() {
+        return Err(SqlError::unsupported("window functions in a grouped query"));
+    }
     if grouped {
         let dependent = grouped_by_primary_key(cat, &group_by, &scope);
         for x in out.outputs.iter().chain(having.iter()) {
@@ -65,6 +72,7 @@ pub(super) fn compile_select_in(
         aggs,
         group_by,
         grouped,
+        windows,
         having,
         outputs: out.outputs,
         out_types: out.out_types,
@@ -87,21 +95,29 @@ fn check_clauses(q: &ast::Query) -> Result<(), SqlError> {
 /// Every expression of one query level: the select list, WHERE, GROUP
 /// BY, HAVING and ORDER BY.
 fn level_exprs<'q>(q: &'q ast::Query, sel: &'q ast::Select) -> impl Iterator<Item = &'q ast::Expr> {
-    let projection = sel.projection.iter().filter_map(|i| match i {
-        ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => Some(e),
-        _ => None,
-    });
     let group = match &sel.group_by {
         ast::GroupByExpr::Expressions(e, _) => e.as_slice(),
         ast::GroupByExpr::All(_) => &[],
     };
+    projection(sel).chain(sel.selection.iter()).chain(group.iter()).chain(sel.having.iter()).chain(order_exprs(q))
+}
+
+/// Where window functions may be called: the select list and ORDER BY.
+fn window_exprs<'q>(q: &'q ast::Query, sel: &'q ast::Select) -> impl Iterator<Item = &'q ast::Expr> {
+    projection(sel).chain(order_exprs(q))
+}
+
+fn projection(sel: &ast::Select) -> impl Iterator<Item = &ast::Expr> {
+    sel.projection.iter().filter_map(|i| match i {
+        ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => Some(e),
+        _ => None,
+    })
+}
+
+fn order_exprs(q: &ast::Query) -> impl Iterator<Item = &ast::Expr> {
     let order = match q.order_by.as_ref().map(|o| &o.kind) {
         Some(ast::OrderByKind::Expressions(e)) => e.as_slice(),
         _ => &[],
     };
-    projection
-        .chain(sel.selection.iter())
-        .chain(group.iter())
-        .chain(sel.having.iter())
-        .chain(order.iter().map(|o| &o.expr))
+    order.iter().map(|o| &o.expr)
 }

@@ -335,8 +335,9 @@ impl InsertPlan {
         // Streaming path: `SELECT exprs FROM generate_series(…)` with no
         // grouping, ordering or limits (pgbench -i's server-side generation).
         if let Source::Rows(items) = &plan.source {
-            if let [RowItem { producer: Producer::Series(a, b, step), on: None, .. }] = items.as_slice() {
+            if let [RowItem { producer: Producer::Series(a, b, step), on: None, filter: None, .. }] = items.as_slice() {
                 if !plan.grouped
+                    && plan.windows.is_empty()
                     && plan.order.is_empty()
                     && !plan.distinct
                     && plan.limit.is_none()

@@ -73,28 +73,7 @@ impl SelectPlan {
                             v
                         }
                     };
-                    let mut joined = Vec::new();
-                    for left in &rows {
-                        let mut matched = false;
-                        for right in &produced {
-                            let mut row = left.clone();
-                            row.extend(right.iter().cloned());
-                            if let Some(on) = &item.on {
-                                // Pad so the condition sees every later column as NULL.
-                                if !on.test(&row, &mut run.env)? {
-                                    continue;
-                                }
-                            }
-                            matched = true;
-                            joined.push(row);
-                        }
-                        if item.left && !matched {
-                            let mut row = left.clone();
-                            row.extend(std::iter::repeat_n(Datum::Null, item.width));
-                            joined.push(row);
-                        }
-                    }
-                    rows = joined;
+                    rows = super::nested_loop::join_step(rows, &produced, item, &mut run.env)?;
                 }
                 rows
             }
@@ -132,6 +111,7 @@ impl SelectPlan {
             (Source::Engine { query, pushed, cache }, Some(columns))
                 if self.residual.is_none()
                     && !self.grouped
+                    && self.windows.is_empty()
                     && !self.distinct
                     && self.order.is_empty()
                     && self.limit.is_none()
@@ -173,7 +153,8 @@ impl SelectPlan {
     /// set operation's branch): a `regclass` stays an OID there, compared
     /// and joined as one.
     pub fn run_values(&self, run: &mut Run<'_>) -> Result<Vec<Vec<Datum>>, SqlError> {
-        let input = self.input(run)?;
+        let mut input = self.input(run)?;
+        super::window::add_window_columns(&self.windows, &mut input, &mut run.env)?;
         let mut out = if self.grouped { self.aggregate(&input, run)? } else { self.project(input, run)? };
         if self.distinct {
             let mut seen = HashSet::new();

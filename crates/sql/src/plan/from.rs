@@ -495,7 +495,7 @@ fn bind_rows(
             Some((e, left)) => (Some(compiler(scope, params, None).boolean(&e)?), left),
             None => (None, false),
         };
-        row_items.push(RowItem { producer, width, on, left });
+        row_items.push(RowItem { producer, width, on, left, filter: None });
     }
     let mut residual = Vec::new();
     for p in where_parts {

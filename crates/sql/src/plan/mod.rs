@@ -17,8 +17,10 @@ mod from;
 mod group;
 mod item;
 mod modify_from;
+mod nested_loop;
 mod order;
 mod predicate;
+mod pushdown;
 mod query;
 mod recursive;
 mod returning;
@@ -30,6 +32,8 @@ mod sublink;
 mod target;
 mod upsert;
 mod using;
+mod walk;
+mod window;
 pub(crate) use exec::count_arg;
 pub(crate) use order::compare_key;
 
@@ -57,6 +61,7 @@ pub use query::{compile_query, compile_select};
 pub use returning::{Affected, Returning};
 pub use set_function::SetFunction;
 pub use setop::{SetOpKind, SetOpPlan};
+pub use window::{WindowFunc, WindowPlan};
 
 /// How many custom plans before a generic one (`plan_cache_mode = auto`).
 const CUSTOM_PLANS: u32 = 5;
@@ -91,6 +96,9 @@ pub struct RowItem {
     pub on: Option<Expr>,
     /// LEFT JOIN.
     pub left: bool,
+    /// WHERE's conjuncts that read no column past this item's, applied
+    /// to the rows once it is joined (`pushdown.rs`).
+    pub filter: Option<Expr>,
 }
 
 /// A materialised row producer.
@@ -212,6 +220,9 @@ pub struct SelectPlan {
     pub group_by: Vec<Expr>,
     /// Whether the query aggregates (GROUP BY or an aggregate call).
     pub grouped: bool,
+    /// Window function calls, each appending a column to the input rows
+    /// (`window.rs`).
+    pub windows: Vec<WindowPlan>,
     /// HAVING.
     pub having: Option<Expr>,
     /// Output expressions (visible, then hidden sort keys).

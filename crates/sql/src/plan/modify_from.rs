@@ -66,6 +66,7 @@ pub(super) fn compile_from(
         aggs: Vec::new(),
         group_by: Vec::new(),
         grouped: false,
+        windows: Vec::new(),
         having: None,
         outputs: (0..fs.cols.len()).map(Expr::Col).collect(),
         out_types: fs.cols.iter().map(|c| c.ty).collect(),

@@ -204,13 +204,14 @@ pub(super) fn over_rows(producer: Producer, scope: Scope) -> SelectPlan {
     let out_types: Vec<SqlType> = scope.cols.iter().map(|c| c.ty).collect();
     let fields: Vec<_> = scope.cols.iter().map(|c| field(&c.name, c.ty)).collect();
     SelectPlan {
-        source: Source::Rows(vec![RowItem { producer, width, on: None, left: false }]),
+        source: Source::Rows(vec![RowItem { producer, width, on: None, left: false, filter: None }]),
         outputs: (0..width).map(crate::expr::Expr::Col).collect(),
         scope,
         residual: None,
         aggs: Vec::new(),
         group_by: Vec::new(),
         grouped: false,
+        windows: Vec::new(),
         having: None,
         out_types,
         fields: fields.into(),

@@ -1,5 +1,8 @@
 //! `unnest(array)` in the select list (`SELECT unnest(setconfig) FROM
-//! pg_db_role_setting`, as pg_dump sends): PostgreSQL's `ProjectSet`.
+//! pg_db_role_setting`, as pg_dump sends), and
+//! `information_schema._pg_expandarray(array)` with or without a field
+//! selected (`(…_pg_expandarray(i.indkey)).n`, as pgjdbc sends;
+//! `expr/expand_array.rs`): PostgreSQL's `ProjectSet`.
 //! Each input row gives as many output rows as its longest such array,
 //! the other outputs repeated and a shorter array's column NULL past its
 //! end (PostgreSQL 10+'s lockstep rule); a row whose arrays are all NULL
@@ -11,7 +14,9 @@
 //! `0A000`, so a set-returning call never gives a wrong single value.
 
 use crate::error::SqlError;
+use crate::expr::expand_array::{expand_array, EXPANDARRAY_IN_SELECT};
 use crate::expr::functions::def::{Call, Eval, FuncDef};
+use crate::expr::subscript::{element, SUBSCRIPT};
 use crate::expr::{object_name, Compiler, EvalEnv, Expr};
 use crate::value::{Datum, SqlType};
 use sqlparser::ast;
@@ -55,9 +60,48 @@ fn is_unnest(x: &Expr) -> bool {
     matches!(x, Expr::Func(f, _) if std::ptr::eq(*f, &UNNEST_IN_SELECT))
 }
 
-/// Whether some output is a select-list `unnest`.
+fn is_expand_array(x: &Expr) -> bool {
+    matches!(x, Expr::Func(f, _) if std::ptr::eq(*f, &EXPANDARRAY_IN_SELECT))
+}
+
+/// Whether some output is a select-list set-returning call.
 pub(super) fn has_unnest(outputs: &[Expr]) -> bool {
-    outputs.iter().any(is_unnest)
+    outputs.iter().any(|x| set_values(x).is_some())
+}
+
+/// How an output is a set-returning call: its argument, whether it
+/// expands into records, and the field selected from each record.
+fn set_values(x: &Expr) -> Option<(&Expr, bool, Option<&Expr>)> {
+    match x {
+        Expr::Func(_, args) if is_unnest(x) => Some((args.first()?, false, None)),
+        Expr::Func(_, args) if is_expand_array(x) => Some((args.first()?, true, None)),
+        Expr::Func(f, args) if std::ptr::eq(*f, &SUBSCRIPT) => match args.as_slice() {
+            [inner @ Expr::Func(_, a), field] if is_expand_array(inner) => Some((a.first()?, true, Some(field))),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The values an output that is a set-returning call gives for `row`.
+fn set_items(
+    arg: &Expr,
+    records: bool,
+    field: Option<&Expr>,
+    row: &[Datum],
+    env: &mut EvalEnv<'_>,
+) -> Result<Vec<Datum>, SqlError> {
+    let value = arg.eval(row, env)?;
+    if !records {
+        return Ok(match value {
+            Datum::Array(items) => items,
+            _ => Vec::new(),
+        });
+    }
+    let recs = expand_array(&value);
+    let Some(field) = field else { return Ok(recs) };
+    let Datum::Int(k) = field.eval(row, env)? else { return Ok(vec![Datum::Null; recs.len()]) };
+    Ok(recs.iter().map(|r| element(r, k)).collect())
 }
 
 /// The output rows of one input row when some output is a select-list
@@ -66,16 +110,12 @@ pub(super) fn expand(outputs: &[Expr], row: &[Datum], env: &mut EvalEnv<'_>) -> 
     let mut values = Vec::with_capacity(outputs.len());
     let mut arrays = Vec::with_capacity(outputs.len());
     for x in outputs {
-        match x {
-            Expr::Func(_, args) if is_unnest(x) => {
-                let items = match args.first().map(|a| a.eval(row, env)).transpose()? {
-                    Some(Datum::Array(items)) => items,
-                    _ => Vec::new(),
-                };
-                arrays.push(Some(items));
+        match set_values(x) {
+            Some((arg, records, field)) => {
+                arrays.push(Some(set_items(arg, records, field, row, env)?));
                 values.push(Datum::Null);
             }
-            _ => {
+            None => {
                 arrays.push(None);
                 values.push(x.eval(row, env)?);
             }

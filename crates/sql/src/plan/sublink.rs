@@ -70,72 +70,18 @@ pub(super) fn plan_subqueries<'e>(
 /// The subqueries directly in `e` (not those nested in them: each is
 /// planned with its own level).
 fn collect<'e>(e: &'e ast::Expr, out: &mut Vec<&'e ast::Query>) {
-    use ast::Expr as A;
-    match e {
-        A::Subquery(q) | A::Exists { subquery: q, .. } => out.push(q),
-        A::In { expr, target, .. } => {
-            collect(expr, out);
-            match target {
-                ast::InTarget::Subquery(q) => out.push(q),
-                ast::InTarget::List(l) => l.iter().for_each(|x| collect(x, out)),
-                _ => {}
-            }
-        }
-        A::BinaryOp { left, right, .. }
-        | A::AnyOp { left, right, .. }
-        | A::AllOp { left, right, .. }
-        | A::IsDistinctFrom(left, right)
-        | A::IsNotDistinctFrom(left, right) => {
-            collect(left, out);
-            collect(right, out);
-        }
-        A::Like { expr, pattern, .. } | A::ILike { expr, pattern, .. } | A::SimilarTo { expr, pattern, .. } => {
-            collect(expr, out);
-            collect(pattern, out);
-        }
-        A::Between { expr, low, high, .. } => {
-            collect(expr, out);
-            collect(low, out);
-            collect(high, out);
-        }
-        A::UnaryOp { expr, .. }
-        | A::Nested(expr)
-        | A::Cast { expr, .. }
-        | A::IsNull(expr)
-        | A::IsNotNull(expr)
-        | A::IsTrue(expr)
-        | A::IsNotTrue(expr)
-        | A::IsFalse(expr)
-        | A::IsNotFalse(expr)
-        | A::Collate { expr, .. } => collect(expr, out),
-        A::Case { operand, conditions, else_result, .. } => {
-            operand.iter().for_each(|x| collect(x, out));
-            for w in conditions {
-                collect(&w.condition, out);
-                collect(&w.result, out);
-            }
-            else_result.iter().for_each(|x| collect(x, out));
-        }
-        A::Function(f) => {
-            if let ast::FunctionArguments::Subquery(q) = &f.args {
-                out.push(q);
-            }
-            if let ast::FunctionArguments::List(l) = &f.args {
-                for a in &l.args {
-                    let (ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x))
-                    | ast::FunctionArg::Named { arg: ast::FunctionArgExpr::Expr(x), .. }) = a
-                    else {
-                        continue;
-                    };
-                    collect(x, out);
+    super::walk::walk(e, &mut |x| {
+        match x {
+            ast::Expr::Subquery(q)
+            | ast::Expr::Exists { subquery: q, .. }
+            | ast::Expr::In { target: ast::InTarget::Subquery(q), .. } => out.push(q),
+            ast::Expr::Function(f) => {
+                if let ast::FunctionArguments::Subquery(q) = &f.args {
+                    out.push(q);
                 }
             }
-            if let Some(x) = &f.filter {
-                collect(x, out);
-            }
+            _ => {}
         }
-        A::Array(a) => a.elem.iter().for_each(|x| collect(x, out)),
-        A::Tuple(l) => l.iter().for_each(|x| collect(x, out)),
-        _ => {}
-    }
+        !matches!(x, ast::Expr::Subquery(_) | ast::Expr::Exists { .. })
+    });
 }

@@ -46,7 +46,8 @@ fn figure_colname_strength(e: &ast::Expr) -> (String, u8) {
         ast::Expr::Function(f) if matches!(f.args, ast::FunctionArguments::Subquery(_)) => ("array".into(), 2),
         ast::Expr::Function(f) => match object_name(&f.name) {
             Ok(n) => (n, 2),
-            Err(_) => ("?column?".into(), 0),
+            // A function of another schema (`information_schema.…`).
+            Err(_) => f.name.0.last().and_then(|p| p.as_ident()).map_or(("?column?".into(), 0), |i| (ident_name(i), 2)),
         },
         ast::Expr::Cast { expr, data_type, .. } => match figure_colname_strength(expr) {
             (_, s) if s <= 1 => (type_name(data_type), 1),
@@ -56,7 +57,16 @@ fn figure_colname_strength(e: &ast::Expr) -> (String, u8) {
         ast::Expr::Substring { shorthand, .. } => (if *shorthand { "substr" } else { "substring" }.into(), 2),
         ast::Expr::Nested(x) => figure_colname_strength(x),
         // A subscripted value is named as the value is.
-        ast::Expr::CompoundFieldAccess { root, .. } => figure_colname_strength(root),
+        // A subscripted value is named as the value is: the last name
+        // in the chain (`c.conkey[1]` is `conkey`, `(f(x)).n` is `n`),
+        // else the root's.
+        ast::Expr::CompoundFieldAccess { root, access_chain } => {
+            let last_name = access_chain.iter().rev().find_map(|a| match a {
+                ast::AccessExpr::Dot(ast::Expr::Identifier(i)) => Some(ident_name(i)),
+                _ => None,
+            });
+            last_name.map_or_else(|| figure_colname_strength(root), |n| (n, 2))
+        }
         ast::Expr::Array(_) => ("array".into(), 2),
         ast::Expr::Trim { trim_where, .. } => (
             match trim_where {

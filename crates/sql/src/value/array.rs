@@ -155,14 +155,7 @@ pub(super) fn write_array(items: &[Datum], elem: SqlType, out: &mut String) {
             out.push_str(&text);
             continue;
         }
-        out.push('"');
-        for c in text.chars() {
-            if c == '"' || c == '\\' {
-                out.push('\\');
-            }
-            out.push(c);
-        }
-        out.push('"');
+        super::record::push_quoted(out, &text, false);
     }
     out.push('}');
 }

@@ -33,6 +33,7 @@ mod cast;
 mod datum;
 mod engine;
 mod range;
+mod record;
 mod sort_key;
 mod sql_type;
 mod text;

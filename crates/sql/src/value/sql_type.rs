@@ -54,6 +54,11 @@ pub enum SqlType {
     /// A one-dimensional array of the element type (one of the basic
     /// types without modifier: see [`SqlType::array_of`]).
     Array(&'static SqlType),
+    /// An anonymous composite (`record`) with these named fields, as a
+    /// function with OUT parameters returns it; its values are
+    /// [`Datum::Array`](super::Datum::Array)s of the fields in order
+    /// (`value/record.rs`).
+    Record(&'static [(&'static str, SqlType)]),
 }
 
 /// What kind of object a [`SqlType::Reg`] value names.
@@ -122,6 +127,7 @@ impl SqlType {
             SqlType::QChar => 18,
             SqlType::Array(e) => array_oid(*e),
             SqlType::Reg(k) => k.oid(),
+            SqlType::Record(_) => 2249,
         }
     }
 
@@ -226,6 +232,7 @@ impl SqlType {
             SqlType::QChar => "\"char\"",
             SqlType::Reg(k) => k.name(),
             SqlType::Unknown => "unknown",
+            SqlType::Record(_) => "record",
             SqlType::Array(e) => match e {
                 SqlType::Bool => "boolean[]",
                 SqlType::Bytea => "bytea[]",
@@ -272,6 +279,7 @@ impl SqlType {
             SqlType::QChar => "char",
             SqlType::Reg(k) => k.name(),
             SqlType::Unknown => "unknown",
+            SqlType::Record(_) => "record",
             SqlType::Array(e) => match e {
                 SqlType::Bool => "_bool",
                 SqlType::Bytea => "_bytea",

@@ -44,7 +44,10 @@ impl Datum {
             Datum::Bytea(b) => write_bytea_hex(b, out),
             Datum::Timestamp(t) => format_timestamp(*t, out, ty == SqlType::TimestampTz),
             Datum::Date(d) => out.push_str(&datetime::format_date(*d)),
-            Datum::Array(items) => super::array::write_array(items, ty.element().unwrap_or(SqlType::Text), out),
+            Datum::Array(items) => match ty {
+                SqlType::Record(fields) => super::record::write_record(items, fields, out),
+                _ => super::array::write_array(items, ty.element().unwrap_or(SqlType::Text), out),
+            },
         }
         true
     }
@@ -56,6 +59,7 @@ impl Datum {
         let t = s.trim();
         Ok(match ty {
             SqlType::Array(e) => super::array::parse_array(s, *e)?,
+            SqlType::Record(_) => return Err(SqlError::unsupported("input of anonymous composite types")),
             SqlType::Bool => Datum::Bool(parse_bool(s).ok_or_else(|| bad_input(ty, s))?),
             SqlType::Int2 => Datum::Int(t.parse::<i16>().map_err(|_| int_error(ty, s))?.into()),
             SqlType::Int4 => Datum::Int(t.parse::<i32>().map_err(|_| int_error(ty, s))?.into()),

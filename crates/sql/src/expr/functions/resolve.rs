@@ -59,13 +59,19 @@ fn call_args(name: &str, args: &ast::FunctionArguments) -> Result<Args, SqlError
 impl Compiler<'_> {
     /// Compiles a function call (aggregates included).
     pub(crate) fn function(&mut self, f: &ast::Function) -> Result<(Expr, SqlType), SqlError> {
+        if crate::expr::expand_array::is_expand_array(&f.name) && f.over.is_none() {
+            return self.expand_array_call(&call_args("_pg_expandarray", &f.args)?.list);
+        }
         let name = object_name(&f.name)?;
         if let (ast::FunctionArguments::Subquery(q), "array") = (&f.args, name.as_str()) {
             return self.sublink(q, crate::expr::SubLinkKind::Array, None);
         }
         let args = call_args(&name, &f.args)?;
         if f.over.is_some() {
-            return Err(SqlError::unsupported("window functions"));
+            return match self.scope.windows.iter().find(|(call, _)| call == f) {
+                Some(&(_, c)) => Ok((Expr::Col(c), self.scope.cols[c].ty)),
+                None => Err(SqlError::new(SqlState::WINDOWING_ERROR, "window functions are not allowed here")),
+            };
         }
         if let Some(kind) = aggregate(&name, args.star) {
             return self.aggregate(kind, &name, &args.list, args.distinct, f.filter.as_deref(), &args.order);
