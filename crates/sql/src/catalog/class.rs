@@ -1,5 +1,5 @@
 //! Relations and their structure: `pg_class` (user tables, partitioned
-//! tables, indexes, and the system relations themselves), `pg_index`,
+//! tables, indexes, sequences, and the system relations themselves), `pg_index`,
 //! `pg_inherits` (partitions and their indexes) and
 //! `pg_partitioned_table`.
 
@@ -191,10 +191,16 @@ fn system_class_row(oid_: u32, name: &str, namespace: u32, kind: char, natts: us
     ]
 }
 
-/// `pg_class`: the session database's relations, then the system
+/// `pg_class`: the session database's relations and sequences
+/// (`relkind 'S'`, three columns as PostgreSQL's), then the system
 /// relations.
 pub(super) fn class_rows(r: &Reader<'_>) -> Vec<Vec<Datum>> {
     let mut rows: Vec<Vec<Datum>> = r.relations().map(|rel| user_class_row(r, rel)).collect();
+    let mut seqs = r.services.shared().sequences.in_database(r.db);
+    seqs.sort_by_key(|s| s.oid);
+    for s in seqs {
+        rows.push(system_class_row(s.oid, &s.name, PUBLIC_NAMESPACE, 'S', 3));
+    }
     for s in r.system {
         rows.push(system_class_row(s.oid, s.name, s.schema.oid(), s.kind, s.columns.len()));
     }

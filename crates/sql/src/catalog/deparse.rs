@@ -109,7 +109,8 @@ pub fn partition_key(table: &Relation, key: &PartitionKey) -> String {
 /// as PostgreSQL shows them after coercion to the column's type (a string
 /// or negative number gets the type's cast: `'unnamed'::text`,
 /// `'-7'::integer`; `'x'::varchar(9)` becomes `'x'::character varying`),
-/// other expressions as written.
+/// `nextval('s')` with its argument a `regclass` (`nextval('s'::regclass)`,
+/// the parameter's type), other expressions as written.
 pub fn default_expr(stored: &str, ty: ColumnType) -> String {
     let Ok(e) = crate::parse::parse_expr(stored) else { return stored.to_owned() };
     let type_name = |t: SqlType| format_type(t.oid(), -1);
@@ -131,7 +132,24 @@ pub fn default_expr(stored: &str, ty: ColumnType) -> String {
                 _ => stored.to_owned(),
             }
         }
+        ast::Expr::Function(f) => match sequence_call(f) {
+            Some((name, arg)) => format!("{name}({}::regclass)", quote_literal(arg)),
+            None => stored.to_owned(),
+        },
         _ => stored.to_owned(),
+    }
+}
+
+/// `nextval('s')`: the function's name and the sequence's text.
+fn sequence_call(f: &ast::Function) -> Option<(String, &str)> {
+    let name = crate::expr::object_name(&f.name).ok().filter(|n| n == "nextval")?;
+    let ast::FunctionArguments::List(l) = &f.args else { return None };
+    let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(ast::Expr::Value(v)))] = l.args.as_slice() else {
+        return None;
+    };
+    match &v.value {
+        ast::Value::SingleQuotedString(s) => Some((name, s.as_str())),
+        _ => None,
     }
 }
 

@@ -66,6 +66,9 @@ fn class_oid(services: &dyn Services, name: &str) -> Result<Option<u32>, SqlErro
         if let Some(r) = cat.find(db, rel) {
             return Ok(Some(r.id));
         }
+        if let Some(s) = services.shared().sequences.find(db, rel) {
+            return Ok(Some(s.oid));
+        }
     }
     let system = match schema {
         None | Some("pg_catalog") => lookup(Schema::Catalog, rel)
@@ -109,8 +112,10 @@ pub fn reg_out(kind: RegKind, oid: u32, services: &dyn Services) -> Result<Strin
     let name = match kind {
         RegKind::Class => {
             let (cat, db) = catalog_of(services)?;
+            let sequence = || services.shared().sequences.by_oid(db, oid);
             match cat.relations.get(&oid).filter(|r| r.db == db) {
                 Some(r) => Some(super::deparse::quote_ident(&r.name)),
+                None if sequence().is_some() => sequence().map(|s| super::deparse::quote_ident(&s.name)),
                 None => by_oid(oid)
                     .map(|r| match r.schema {
                         Schema::Catalog => r.name.to_owned(),

@@ -8,18 +8,28 @@
 //! changed only by DDL, under its mutex; `generation` counts those changes,
 //! so a session keeps the `Arc<Sequence>` it looked up and looks again
 //! only when the generation moved — `nextval` takes no registry lock.
+//!
+//! Each sequence has an OID (its file's `oid=` line), from
+//! [`SEQUENCE_OID_BASE`] upwards, apart from the engine's relation ids and
+//! the catalog's derived OIDs (`catalog/oid.rs`); a file written before
+//! sequences had one gets the next free OID when it is read.
 
 use super::file::io_error;
 use super::options::SeqDef;
 use super::state::{Identity, Owner, Sequence};
 use crate::error::SqlError;
-use crate::sync::atomic::{AtomicU64, Ordering};
+use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use crate::sync::Mutex;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use turnstile_engine::durability::EngineLog;
 use turnstile_lock::SqlState;
+
+/// The first sequence OID: above any relation id the engine allocates
+/// (from 16384, one per relation) and below the constraint OIDs
+/// (`catalog::oid::CONSTRAINT_OID_BASE`).
+pub const SEQUENCE_OID_BASE: u32 = 0x3000_0000;
 
 /// Every sequence of the engine.
 #[derive(Debug)]
@@ -35,6 +45,8 @@ pub struct Sequences {
     pub block: u64,
     /// The engine's log, where each sequence's states are logged too.
     wal: Option<Arc<EngineLog>>,
+    /// The OID the next sequence created gets.
+    next_oid: AtomicU32,
 }
 
 /// Sequence `name` of database `db`'s key in the engine's log.
@@ -53,7 +65,8 @@ fn parse_file(name: &str, text: &str, path: PathBuf) -> Option<Sequence> {
         }
         _ => None,
     };
-    Some(Sequence::new(name, def, owner, state, Some(path)))
+    let oid = field("oid").map_or(Some(0), |o| o.parse().ok())?;
+    Some(Sequence::new(name, def, owner, state, Some(path)).with_oid(oid))
 }
 
 impl Sequences {
@@ -70,7 +83,7 @@ impl Sequences {
     pub fn open_with(data_dir: &Path, block: u64, wal: Option<Arc<EngineLog>>) -> Result<Sequences, SqlError> {
         let dir = data_dir.join("sequences");
         std::fs::create_dir_all(&dir).map_err(|e| io_error("create the directory of", &dir, e))?;
-        let mut map = HashMap::new();
+        let mut loaded = Vec::new();
         let dbs = std::fs::read_dir(&dir).map_err(|e| io_error("read", &dir, e))?;
         for db in dbs.flatten() {
             let Some(oid) = db.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else { continue };
@@ -88,10 +101,24 @@ impl Sequences {
                 if let Some(&word) = wal.as_ref().and_then(|l| l.recovered_sequences().get(&wal_key(oid, &name))) {
                     seq.resume_at(word)?;
                 }
-                map.insert((oid, name), Arc::new(seq));
+                loaded.push(((oid, name), seq));
             }
         }
-        Ok(Sequences { dir, map: Mutex::new(map), generation: AtomicU64::new(0), block, wal })
+        // Files without an OID get the next free ones, in name order.
+        loaded.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut next = loaded.iter().map(|(_, s)| s.oid + 1).max().unwrap_or(0).max(SEQUENCE_OID_BASE);
+        let mut map = HashMap::with_capacity(loaded.len());
+        for (key, seq) in loaded {
+            let seq = if seq.oid == 0 {
+                next += 1;
+                seq.with_oid(next - 1)
+            } else {
+                seq
+            };
+            map.insert(key, Arc::new(seq));
+        }
+        let next_oid = AtomicU32::new(next);
+        Ok(Sequences { dir, map: Mutex::new(map), generation: AtomicU64::new(0), block, wal, next_oid })
     }
 
     /// Where sequence `name` of `db` logs its states.
@@ -119,6 +146,11 @@ impl Sequences {
         self.map().get(&(db, name.to_owned())).cloned()
     }
 
+    /// The sequence of database `db` whose OID is `oid`, if there is one.
+    pub fn by_oid(&self, db: u32, oid: u32) -> Option<Arc<Sequence>> {
+        self.map().iter().find(|((d, _), s)| *d == db && s.oid == oid).map(|(_, s)| Arc::clone(s))
+    }
+
     /// Every sequence of database `db` (`pg_sequences`), in no order.
     pub fn in_database(&self, db: u32) -> Vec<Arc<Sequence>> {
         self.map().iter().filter(|((d, _), _)| *d == db).map(|(_, s)| Arc::clone(s)).collect()
@@ -142,7 +174,8 @@ impl Sequences {
         let dir = self.dir.join(db.to_string());
         std::fs::create_dir_all(&dir).map_err(|e| io_error("create the directory of", &dir, e))?;
         let word = Sequence::word_for(&def, def.start, false).unwrap_or(0);
-        let seq = Sequence::new(name, def, owner, word, Some(dir.join(name)));
+        let oid = self.next_oid.fetch_add(1, Ordering::SeqCst);
+        let seq = Sequence::new(name, def, owner, word, Some(dir.join(name))).with_oid(oid);
         let seq = Arc::new(seq.logged(self.logged_as(db, name)));
         seq.persist()?;
         map.insert((db, name.to_owned()), Arc::clone(&seq));
@@ -172,7 +205,7 @@ impl Sequences {
                     return Err(e);
                 }
             };
-            let new = Sequence::new(&o.name, def, o.owner.clone(), word, o.file_path());
+            let new = Sequence::new(&o.name, def, o.owner.clone(), word, o.file_path()).with_oid(o.oid);
             let new = Arc::new(new.logged(self.logged_as(db, &o.name)));
             if let Err(e) = new.persist() {
                 o.reopen();

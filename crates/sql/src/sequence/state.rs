@@ -128,6 +128,9 @@ pub struct Block {
 pub struct Sequence {
     /// Its name.
     pub name: String,
+    /// Its OID (`pg_class.oid`, `regclass`), given by the registry
+    /// ([`super::Sequences`]); 0 for a sequence in memory only.
+    pub oid: u32,
     /// Its definition; a changed definition is a new [`Sequence`].
     pub def: SeqDef,
     /// The column it belongs to (`SERIAL`, identity), if any.
@@ -160,6 +163,7 @@ impl Sequence {
     pub(crate) fn new(name: &str, def: SeqDef, owner: Option<Owner>, state: u64, file: Option<PathBuf>) -> Sequence {
         Sequence {
             name: name.to_owned(),
+            oid: 0,
             def,
             owner,
             state: AtomicU64::new(state),
@@ -172,6 +176,12 @@ impl Sequence {
             file,
             wal: None,
         }
+    }
+
+    /// This sequence with OID `oid`.
+    pub(crate) fn with_oid(mut self, oid: u32) -> Sequence {
+        self.oid = oid;
+        self
     }
 
     /// This sequence with its states logged in `log` under `key` (`None`:
@@ -415,7 +425,7 @@ impl Sequence {
             None => String::new(),
             Some(o) => format!("owner_table={}\nowner_column={}\nidentity={}\n", o.table, o.column, o.identity.name()),
         };
-        format!("{}{owner}state={word}\n", self.def.to_text())
+        format!("{}{owner}oid={}\nstate={word}\n", self.def.to_text(), self.oid)
     }
 
     /// Writes the current state to the file at once (CREATE, ALTER).

@@ -45,6 +45,10 @@ pub struct FuncDef {
     pub volatility: Volatility,
     /// How a call is evaluated.
     pub eval: Eval,
+    /// Whether the first argument names a relation as text, as
+    /// PostgreSQL's `regclass` parameter of the sequence functions does:
+    /// a `regclass` value is then accepted too, passed as its name.
+    pub relation_arg: bool,
 }
 
 /// A function's signature.
@@ -163,6 +167,7 @@ impl FuncDef {
             nulls: Nulls::Strict,
             volatility: Volatility::Immutable,
             eval: Eval::Values(eval),
+            relation_arg: false,
         }
     }
 
@@ -175,6 +180,7 @@ impl FuncDef {
             nulls: Nulls::Strict,
             volatility: Volatility::Immutable,
             eval,
+            relation_arg: false,
         }
     }
 
@@ -201,6 +207,12 @@ impl FuncDef {
     /// Of volatility `v`.
     pub const fn volatility(mut self, v: Volatility) -> FuncDef {
         self.volatility = v;
+        self
+    }
+
+    /// Its first argument names a relation ([`FuncDef::relation_arg`]).
+    pub const fn names_relation(mut self) -> FuncDef {
+        self.relation_arg = true;
         self
     }
 

@@ -9,10 +9,10 @@
 
 use super::def::{no_such_function, Call, FuncDef, Signature};
 use super::registry::{aggregate, lookup};
-use super::regtype::reg_cast_in;
+use super::regtype::{reg_cast_in, reg_cast_out};
 use crate::error::SqlError;
 use crate::expr::{builtin, implicit_cast, object_name, syntax, Compiler, Expr};
-use crate::value::SqlType;
+use crate::value::{RegKind, SqlType};
 use sqlparser::ast;
 use turnstile_lock::SqlState;
 
@@ -113,7 +113,14 @@ impl Compiler<'_> {
     fn fixed_args(&mut self, call: &Call<'_>, params: &[SqlType], required: usize) -> Result<Vec<Expr>, SqlError> {
         call.arity(required, params.len())?;
         let mut compiled = Vec::with_capacity(call.args.len());
-        for (a, t) in call.args.iter().zip(params) {
+        for (k, (a, t)) in call.args.iter().zip(params).enumerate() {
+            if k == 0 && call.def.relation_arg {
+                compiled.push(match self.compile(a, Some(*t))? {
+                    (x, SqlType::Reg(RegKind::Class)) => (Expr::Func(reg_cast_out(RegKind::Class), vec![x]), *t),
+                    other => other,
+                });
+                continue;
+            }
             // An untyped literal for a `regclass` (or kin) parameter is a
             // name, read against the catalog when the call runs.
             let SqlType::Reg(kind) = *t else {

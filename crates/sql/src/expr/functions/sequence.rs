@@ -1,6 +1,8 @@
 //! Sequence functions: `nextval`, `currval`, `setval`, `lastval`
 //! (PostgreSQL's `sequence.c`). The sequence is named by text, read as
-//! PostgreSQL reads a `regclass` (folded to lower case unless quoted); the
+//! PostgreSQL reads a `regclass` (folded to lower case unless quoted), or
+//! by a `regclass` value (`nextval('s'::regclass)`, as `pg_get_expr`
+//! prints a serial column's default), passed as its name; the
 //! work is the session's ([`Services::sequences`](crate::expr::Services)),
 //! see [`crate::sequence`].
 
@@ -17,7 +19,8 @@ pub static NEXTVAL: FuncDef = FuncDef::fixed("nextval", &[SqlType::Text], SqlTyp
     let (seqs, session, db) = env.services.sequences();
     Ok(Datum::Int(session.nextval(seqs, db, &name)?))
 })
-.volatility(Volatility::Volatile);
+.volatility(Volatility::Volatile)
+.names_relation();
 
 /// `currval(regclass)`: the value `nextval` last gave this session (`55000`
 /// before the first).
@@ -26,7 +29,8 @@ pub static CURRVAL: FuncDef = FuncDef::fixed("currval", &[SqlType::Text], SqlTyp
     let (seqs, session, db) = env.services.sequences();
     Ok(Datum::Int(session.currval(seqs, db, &name)?))
 })
-.volatility(Volatility::Volatile);
+.volatility(Volatility::Volatile)
+.names_relation();
 
 /// `lastval()`: the value the session's last `nextval` gave, of any
 /// sequence.
@@ -40,7 +44,8 @@ pub static LASTVAL: FuncDef = FuncDef::fixed("lastval", &[], SqlType::Int8, |_, 
 pub static SETVAL: FuncDef =
     FuncDef::fixed("setval", &[SqlType::Text, SqlType::Int8, SqlType::Bool], SqlType::Int8, setval)
         .required(2)
-        .volatility(Volatility::Volatile);
+        .volatility(Volatility::Volatile)
+        .names_relation();
 
 fn setval(args: &[Datum], env: &mut EvalEnv<'_>) -> Result<Datum, SqlError> {
     let name = sequence_name(&text_arg(&args[0]));
