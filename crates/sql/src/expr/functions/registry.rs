@@ -9,7 +9,9 @@
 //! that fixed signatures fit [`MAX_ARGS`](super::def::MAX_ARGS).
 
 use super::def::FuncDef;
-use super::{acl, admin, array, catalog, conditional, datetime, info, math, privilege, sequence, strings, text, wal};
+use super::{
+    acl, admin, array, catalog, conditional, datetime, info, math, privilege, regtype, sequence, strings, text, wal,
+};
 use crate::expr::AggKind;
 
 /// Every function, in no particular order.
@@ -51,6 +53,11 @@ pub static FUNCTIONS: &[&FuncDef] = &[
     &catalog::STATISTICSOBJDEF_COLUMNS,
     &catalog::TABLE_IS_VISIBLE,
     &catalog::TYPE_IS_VISIBLE,
+    &regtype::TO_REGCLASS,
+    &regtype::TO_REGTYPE,
+    &regtype::TO_REGPROC,
+    &regtype::TO_REGNAMESPACE,
+    &regtype::TO_REGROLE,
     &conditional::COALESCE,
     &conditional::GREATEST,
     &conditional::LEAST,
