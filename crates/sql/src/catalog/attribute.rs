@@ -8,6 +8,7 @@ use super::deparse::default_expr;
 use super::oid::{attrdef_oid, C_COLLATION, DEFAULT_COLLATION};
 use super::relation::Reader;
 use super::types::{self, BuiltinType};
+use crate::sequence::Identity;
 use crate::value::{Datum, SqlType};
 use turnstile_engine::catalog::RelKind;
 use SqlType::*;
@@ -61,6 +62,8 @@ struct Attr<'a> {
     not_null: bool,
     has_default: bool,
     inherited: bool,
+    /// `attidentity`: `a` (ALWAYS), `d` (BY DEFAULT) or empty.
+    identity: &'static str,
 }
 
 impl Attr<'_> {
@@ -88,7 +91,7 @@ impl Attr<'_> {
             boolean(self.not_null),
             boolean(self.has_default),
             boolean(false),
-            text(""),
+            text(self.identity),
             text(""),
             boolean(false),
             boolean(!self.inherited),
@@ -107,6 +110,15 @@ pub(super) fn attribute_rows(r: &Reader<'_>) -> Vec<Vec<Datum>> {
     let mut rows = Vec::new();
     for rel in r.relations() {
         let table = matches!(rel.kind, RelKind::Table | RelKind::PartitionedTable);
+        let owned = if table { r.services.shared().sequences.owned_by(r.db, &rel.name) } else { Vec::new() };
+        let identity = |column: &str| {
+            let owner = owned.iter().filter_map(|s| s.owner.as_ref()).find(|o| o.column == column);
+            match owner.map(|o| o.identity) {
+                Some(Identity::Always) => "a",
+                Some(Identity::ByDefault) => "d",
+                Some(Identity::Serial) | None => "",
+            }
+        };
         for (i, c) in rel.columns.iter().enumerate() {
             let st = SqlType::of_column(c.ty);
             rows.push(
@@ -120,6 +132,7 @@ pub(super) fn attribute_rows(r: &Reader<'_>) -> Vec<Vec<Datum>> {
                     not_null: table && c.not_null,
                     has_default: table && c.default.is_some(),
                     inherited: table && rel.parent.is_some(),
+                    identity: identity(&c.name),
                 }
                 .row(),
             );
@@ -137,6 +150,7 @@ pub(super) fn attribute_rows(r: &Reader<'_>) -> Vec<Vec<Datum>> {
                     not_null: true,
                     has_default: false,
                     inherited: false,
+                    identity: "",
                 };
                 rows.push(a.row());
             }
@@ -154,6 +168,7 @@ pub(super) fn attribute_rows(r: &Reader<'_>) -> Vec<Vec<Datum>> {
                 not_null: false,
                 has_default: false,
                 inherited: false,
+                identity: "",
             };
             rows.push(a.row());
         }

@@ -69,6 +69,7 @@ pub static SYSTEM_RELATIONS: &[SystemRelation] = &[
     rel(2612, "pg_language", 'r', schema::LANGUAGE, schema::language_rows),
     rel(12104, "pg_settings", 'v', settings::SETTINGS, settings::settings_rows),
     rel(12048, "pg_sequences", 'v', sequences::SEQUENCES, sequences::sequences_rows),
+    rel(2224, "pg_sequence", 'r', sequences::SEQUENCE, sequences::sequence_rows),
     rel(1255, "pg_proc", 'r', settings::PROC, settings::proc_rows),
     rel(3256, "pg_policy", 'r', empty::POLICY, no_rows),
     rel(3381, "pg_statistic_ext", 'r', empty::STATISTIC_EXT, no_rows),

@@ -5,9 +5,14 @@
 //! the first `nextval` (`is_called` false), as `pg_sequence_last_value`
 //! answers. Values a session has cached, or a `scalable` block it took,
 //! count as handed out, as PostgreSQL's cached values do.
+//!
+//! `pg_sequence` is the catalog under that view: one row per sequence,
+//! keyed by its OID (`seqrelid`, its `pg_class` row), with its type's OID
+//! and its definition.
 
-use super::datum::{boolean, int, text, NULL};
+use super::datum::{boolean, int, oid, text, NULL};
 use super::relation::Reader;
+use crate::sequence::SeqType;
 use crate::value::{Datum, SqlType};
 use SqlType::*;
 
@@ -25,6 +30,43 @@ pub(super) const SEQUENCES: &[(&str, SqlType)] = &[
     ("cache_size", Int8),
     ("last_value", Int8),
 ];
+
+/// `pg_catalog.pg_sequence`'s columns.
+pub(super) const SEQUENCE: &[(&str, SqlType)] = &[
+    ("seqrelid", Oid),
+    ("seqtypid", Oid),
+    ("seqstart", Int8),
+    ("seqincrement", Int8),
+    ("seqmax", Int8),
+    ("seqmin", Int8),
+    ("seqcache", Int8),
+    ("seqcycle", Bool),
+];
+
+/// `pg_sequence`, by OID.
+pub(super) fn sequence_rows(r: &Reader<'_>) -> Vec<Vec<Datum>> {
+    let mut seqs = r.services.shared().sequences.in_database(r.db);
+    seqs.sort_by_key(|s| s.oid);
+    let type_oid = |t: SeqType| match t {
+        SeqType::Int2 => Int2.oid(),
+        SeqType::Int4 => Int4.oid(),
+        SeqType::Int8 => Int8.oid(),
+    };
+    seqs.iter()
+        .map(|s| {
+            vec![
+                oid(s.oid),
+                oid(type_oid(s.def.ty)),
+                int(s.def.start),
+                int(s.def.increment),
+                int(s.def.max),
+                int(s.def.min),
+                int(s.def.cache),
+                boolean(s.def.cycle),
+            ]
+        })
+        .collect()
+}
 
 /// `pg_sequences`, by sequence name.
 pub(super) fn sequences_rows(r: &Reader<'_>) -> Vec<Vec<Datum>> {

@@ -59,6 +59,9 @@ pub enum SqlType {
     /// [`Datum::Array`](super::Datum::Array)s of the fields in order
     /// (`value/record.rs`).
     Record(&'static [(&'static str, SqlType)]),
+    /// `json`: its text ([`Datum::Text`](super::Datum::Text)), as
+    /// `json_build_object` writes it; there is no `json` input.
+    Json,
 }
 
 /// What kind of object a [`SqlType::Reg`] value names.
@@ -128,6 +131,7 @@ impl SqlType {
             SqlType::Array(e) => array_oid(*e),
             SqlType::Reg(k) => k.oid(),
             SqlType::Record(_) => 2249,
+            SqlType::Json => 114,
         }
     }
 
@@ -233,6 +237,7 @@ impl SqlType {
             SqlType::Reg(k) => k.name(),
             SqlType::Unknown => "unknown",
             SqlType::Record(_) => "record",
+            SqlType::Json => "json",
             SqlType::Array(e) => match e {
                 SqlType::Bool => "boolean[]",
                 SqlType::Bytea => "bytea[]",
@@ -280,6 +285,7 @@ impl SqlType {
             SqlType::Reg(k) => k.name(),
             SqlType::Unknown => "unknown",
             SqlType::Record(_) => "record",
+            SqlType::Json => "json",
             SqlType::Array(e) => match e {
                 SqlType::Bool => "_bool",
                 SqlType::Bytea => "_bytea",

@@ -60,6 +60,7 @@ impl Datum {
         Ok(match ty {
             SqlType::Array(e) => super::array::parse_array(s, *e)?,
             SqlType::Record(_) => return Err(SqlError::unsupported("input of anonymous composite types")),
+            SqlType::Json => return Err(SqlError::unsupported("json input")),
             SqlType::Bool => Datum::Bool(parse_bool(s).ok_or_else(|| bad_input(ty, s))?),
             SqlType::Int2 => Datum::Int(t.parse::<i16>().map_err(|_| int_error(ty, s))?.into()),
             SqlType::Int4 => Datum::Int(t.parse::<i32>().map_err(|_| int_error(ty, s))?.into()),

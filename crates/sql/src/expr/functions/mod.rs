@@ -10,6 +10,7 @@ mod conditional;
 mod datetime;
 pub mod def;
 mod info;
+pub mod json;
 mod math;
 mod privilege;
 pub mod registry;

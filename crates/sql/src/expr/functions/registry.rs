@@ -10,7 +10,8 @@
 
 use super::def::FuncDef;
 use super::{
-    acl, admin, array, catalog, conditional, datetime, info, math, privilege, regtype, sequence, strings, text, wal,
+    acl, admin, array, catalog, conditional, datetime, info, json, math, privilege, regtype, sequence, strings, text,
+    wal,
 };
 use crate::expr::AggKind;
 
@@ -53,6 +54,8 @@ pub static FUNCTIONS: &[&FuncDef] = &[
     &catalog::STATISTICSOBJDEF_COLUMNS,
     &catalog::TABLE_IS_VISIBLE,
     &catalog::TYPE_IS_VISIBLE,
+    &json::JSON_BUILD_OBJECT,
+    &sequence::GET_SERIAL_SEQUENCE,
     &regtype::TO_REGCLASS,
     &regtype::TO_REGTYPE,
     &regtype::TO_REGPROC,

@@ -8,6 +8,7 @@
 
 use super::def::{FuncDef, Volatility};
 use super::text::text_arg;
+use crate::catalog::deparse::quote_ident;
 use crate::error::SqlError;
 use crate::expr::EvalEnv;
 use crate::sequence::sequence_name;
@@ -31,6 +32,23 @@ pub static CURRVAL: FuncDef = FuncDef::fixed("currval", &[SqlType::Text], SqlTyp
 })
 .volatility(Volatility::Volatile)
 .names_relation();
+
+/// `pg_get_serial_sequence(table, column)`: the sequence that a SERIAL or
+/// identity column takes its values from, schema-qualified
+/// (`public.t_id_seq`), or NULL. The table is read as a `regclass` name
+/// (folded unless quoted, `public.` allowed); the column is taken as
+/// written, as in PostgreSQL.
+pub static GET_SERIAL_SEQUENCE: FuncDef =
+    FuncDef::fixed("pg_get_serial_sequence", &[SqlType::Text, SqlType::Text], SqlType::Text, |args, env| {
+        let table = text_arg(&args[0]);
+        let table = sequence_name(table.strip_prefix("public.").unwrap_or(&table));
+        let column = text_arg(&args[1]);
+        let (seqs, _, db) = env.services.sequences();
+        let owned = seqs.owned_by(db, &table);
+        let seq = owned.iter().find(|s| s.owner.as_ref().is_some_and(|o| o.column == column));
+        Ok(seq.map_or(Datum::Null, |s| Datum::Text(format!("public.{}", quote_ident(&s.name)))))
+    })
+    .volatility(Volatility::Stable);
 
 /// `lastval()`: the value the session's last `nextval` gave, of any
 /// sequence.
