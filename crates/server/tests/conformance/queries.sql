@@ -886,7 +886,7 @@ xidx-16 SELECT pg_get_indexdef(indexrelid, 0, true) FROM pg_index WHERE indrelid
 xidx-17 SELECT count(*) FROM pg_constraint WHERE conrelid = 'xi'::regclass
 xidx-18 SELECT id FROM xi WHERE lower(k) = 'ab'
 
-@family win Window functions, bitwise operators and records: row_number, rank, dense_rank and aggregates OVER (PARTITION BY … ORDER BY …) with peers sharing a running value, 42P20 outside the select list and ORDER BY; &, |, #, << and >> on integers; information_schema._pg_expandarray and (record).field, as pgjdbc sends; a qualified column's subscript; WHERE over a comma join of catalog relations
+@family win What pgjdbc and SQLAlchemy read the catalog with: window functions (row_number, rank, dense_rank and aggregates OVER (PARTITION BY … ORDER BY …) with peers sharing a running value, 42P20 outside the select list and ORDER BY); &, |, #, << and >> on integers; information_schema._pg_expandarray and (record).field; unnest and generate_subscripts of a catalog vector; a qualified column's subscript; WHERE over a comma join of catalog relations; bool_and, bool_or and every; to_regclass and kin; json_build_object
 win-01 SELECT id, row_number() OVER (ORDER BY id) FROM t ORDER BY id
 win-02 SELECT id, sum(i) OVER () FROM t ORDER BY id
 win-03 SELECT id, grp, row_number() OVER (PARTITION BY grp ORDER BY id DESC) AS rn FROM g ORDER BY id
@@ -910,6 +910,14 @@ win-20 SELECT r.relname, c.contype, c.conkey[1], a.attname FROM pg_constraint c 
 win-21 SELECT n.nspname, c.relname, a.attname, p.n FROM pg_namespace n, pg_class c, pg_attribute a, generate_series(1, 3) p(n) WHERE c.relnamespace = n.oid AND a.attrelid = c.oid AND c.relname = 'g' AND a.attnum = p.n ORDER BY p.n
 win-22 SELECT setting FROM pg_settings WHERE name IN ('max_index_keys', 'max_identifier_length') ORDER BY name
 win-23 SELECT i.indkey, (information_schema._pg_expandarray(i.indkey)).n, (information_schema._pg_expandarray(i.indkey)).x FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid WHERE c.relname = 'u'
+win-24 SELECT bool_and(f), bool_or(f), every(f) FROM t
+win-25 SELECT grp, bool_and(n > 1), bool_or(n > 4) FROM g GROUP BY grp ORDER BY grp
+win-26 SELECT bool_and(id) FROM t
+win-27 SELECT to_regclass('t'), to_regclass('no_such_table'), to_regtype('int4'), to_regtype('hstore'), to_regnamespace('public'), to_regproc('now')
+win-28 SELECT json_build_object('a', 1, 'b', true, 'c', 'x"y', 'd', NULL, 'e', 2.50)
+win-29 SELECT json_build_object('a')
+win-30 SELECT unnest(i.indkey), generate_subscripts(i.indkey, 1) FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid WHERE c.relname = 'u'
+win-31 SELECT generate_subscripts(ARRAY['a', 'b', 'c'], 1), unnest(ARRAY['a', 'b', 'c'])
 
 @family unsup Unsupported constructs: each answers 0A000 and the connection goes on
 !unsup-11 [TABLE t] TABLE t
@@ -931,11 +939,10 @@ win-23 SELECT i.indkey, (information_schema._pg_expandarray(i.indkey)).n, (infor
 !unsup-64 [row constructors] SELECT ROW(1, 2)
 !unsup-47 [other types (json, interval)] SELECT '{"a": 1}'::json
 !unsup-49 [other types (json, interval)] SELECT interval '1 day'
-!unsup-53 [functions outside the list above (trunc, ceil, floor, bool_and, extract, to_char, pg_typeof, octet_length, reverse and others)] SELECT trunc(2.5), ceil(2.1), floor(2.9)
-!unsup-58 [functions outside the list above (trunc, ceil, floor, bool_and, extract, to_char, pg_typeof, octet_length, reverse and others)] SELECT bool_and(f), bool_or(f) FROM t
-!unsup-59 [functions outside the list above (trunc, ceil, floor, bool_and, extract, to_char, pg_typeof, octet_length, reverse and others)] SELECT extract(year FROM ts) FROM t WHERE id = 1
-!unsup-60 [functions outside the list above (trunc, ceil, floor, bool_and, extract, to_char, pg_typeof, octet_length, reverse and others)] SELECT to_char(ts, 'YYYY') FROM t WHERE id = 1
-!unsup-61 [functions outside the list above (trunc, ceil, floor, bool_and, extract, to_char, pg_typeof, octet_length, reverse and others)] SELECT pg_typeof(1)
-!unsup-63 [functions outside the list above (trunc, ceil, floor, bool_and, extract, to_char, pg_typeof, octet_length, reverse and others)] SELECT octet_length('héllo'), reverse('abc'), initcap('ab cd')
+!unsup-53 [functions outside the list above (trunc, ceil, floor, extract, to_char, pg_typeof, octet_length, reverse and others)] SELECT trunc(2.5), ceil(2.1), floor(2.9)
+!unsup-59 [functions outside the list above (trunc, ceil, floor, extract, to_char, pg_typeof, octet_length, reverse and others)] SELECT extract(year FROM ts) FROM t WHERE id = 1
+!unsup-60 [functions outside the list above (trunc, ceil, floor, extract, to_char, pg_typeof, octet_length, reverse and others)] SELECT to_char(ts, 'YYYY') FROM t WHERE id = 1
+!unsup-61 [functions outside the list above (trunc, ceil, floor, extract, to_char, pg_typeof, octet_length, reverse and others)] SELECT pg_typeof(1)
+!unsup-63 [functions outside the list above (trunc, ceil, floor, extract, to_char, pg_typeof, octet_length, reverse and others)] SELECT octet_length('héllo'), reverse('abc'), initcap('ab cd')
 !unsup-65 [TABLESAMPLE] SELECT count(*) FROM t TABLESAMPLE BERNOULLI (100)
 !unsup-66 [generate_series WITH ORDINALITY] SELECT * FROM generate_series(1, 2) WITH ORDINALITY

@@ -66,6 +66,34 @@ pub fn constraint_def(cat: &CatalogData, index: &Relation) -> Option<String> {
     Some(format!("{kind} ({})", cols.join(", ")))
 }
 
+/// `pg_get_constraintdef` of a foreign key: `FOREIGN KEY (author_id)
+/// REFERENCES authors(id)`, then `ON UPDATE …` and `ON DELETE …` for
+/// actions other than `NO ACTION`, as PostgreSQL prints it.
+pub fn foreign_key_def(cat: &CatalogData, key: &turnstile_engine::catalog::ForeignKey) -> Option<String> {
+    use turnstile_engine::catalog::FkAction;
+    let (table, referenced) = (cat.relations.get(&key.table)?, cat.relations.get(&key.ref_table)?);
+    let names = |rel: &Relation, cols: &[usize]| {
+        rel.column_names(cols).iter().map(|n| quote_ident(n)).collect::<Vec<_>>().join(", ")
+    };
+    let mut def = format!(
+        "FOREIGN KEY ({}) REFERENCES {}({})",
+        names(table, &key.columns),
+        quote_ident(&referenced.name),
+        names(referenced, &key.ref_columns)
+    );
+    for (on, action) in [("UPDATE", key.on_update), ("DELETE", key.on_delete)] {
+        let what = match action {
+            FkAction::NoAction => continue,
+            FkAction::Restrict => "RESTRICT",
+            FkAction::Cascade => "CASCADE",
+            FkAction::SetNull => "SET NULL",
+            FkAction::SetDefault => "SET DEFAULT",
+        };
+        def.push_str(&format!(" ON {on} {what}"));
+    }
+    Some(def)
+}
+
 /// `pg_get_expr(relpartbound)`: `FOR VALUES FROM ('1') TO (MAXVALUE)`,
 /// `FOR VALUES WITH (modulus 4, remainder 0)` or `FOR VALUES IN (1, 3)`.
 pub fn partition_bound(bound: &PartitionBound) -> String {

@@ -1,5 +1,5 @@
 //! Running aggregates ([`AggState`]): `count`, `sum`, `avg`, `min`,
-//! `max`, `string_agg` and `array_agg`, with `FILTER`, `DISTINCT` and an
+//! `max`, `string_agg`, `array_agg`, `bool_and` and `bool_or`, with `FILTER`, `DISTINCT` and an
 //! ORDER BY of their own (`array_agg(attnum ORDER BY attnum)`, as pg_dump
 //! sends). An ordered aggregate keeps its input rows' keys and values and
 //! folds them in key order when it finishes, as PostgreSQL's
@@ -103,6 +103,13 @@ impl AggState {
                 Datum::Array(items) => items.push(v),
                 acc => *acc = Datum::Array(vec![v]),
             },
+            AggKind::BoolAnd | AggKind::BoolOr => {
+                let and = spec.kind == AggKind::BoolAnd;
+                self.acc = match (&self.acc, v) {
+                    (Datum::Bool(a), Datum::Bool(b)) => Datum::Bool(if and { *a && b } else { *a || b }),
+                    (_, v) => v,
+                };
+            }
             AggKind::Min | AggKind::Max => {
                 let keep_new = match &self.acc {
                     Datum::Null => true,
@@ -153,6 +160,7 @@ impl AggState {
         Ok(match spec.kind {
             AggKind::CountStar | AggKind::Count => Datum::Int(self.count),
             AggKind::Min | AggKind::Max | AggKind::StringAgg | AggKind::ArrayAgg => self.acc.clone(),
+            AggKind::BoolAnd | AggKind::BoolOr => self.acc.clone(),
             _ if self.count == 0 => Datum::Null,
             AggKind::Sum if int_arg && spec.ty.is_integer() => {
                 Datum::Int(i64::try_from(self.int_sum).map_err(|_| out_of_range(spec.ty))?)

@@ -617,6 +617,7 @@ impl Compiler<'_> {
             // PostgreSQL has no min/max over boolean (bool_and and bool_or are those).
             (AggKind::Min | AggKind::Max, Some(t)) if t != SqlType::Bool => t,
             (AggKind::StringAgg, Some(t)) if t.is_string() => SqlType::Text,
+            (AggKind::BoolAnd | AggKind::BoolOr, Some(SqlType::Bool)) => SqlType::Bool,
             (AggKind::ArrayAgg, Some(SqlType::Unknown)) => SqlType::Array(&SqlType::Text),
             (AggKind::ArrayAgg, Some(t)) if SqlType::array_of(t).is_some() => SqlType::array_of(t).unwrap_or(t),
             (_, t) => {

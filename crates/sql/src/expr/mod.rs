@@ -9,6 +9,7 @@ mod eval;
 pub mod expand_array;
 mod forms;
 pub mod functions;
+pub mod generate_subscripts;
 pub mod numeric;
 mod quantified;
 pub mod regex;
@@ -161,6 +162,10 @@ pub enum AggKind {
     StringAgg,
     /// `array_agg(x)`: every value, NULLs included, as an array.
     ArrayAgg,
+    /// `bool_and(x)` (`every`): true when every non-NULL value is.
+    BoolAnd,
+    /// `bool_or(x)`: true when some non-NULL value is.
+    BoolOr,
 }
 
 /// One aggregate call of a query.

@@ -2,7 +2,8 @@
 //! pg_db_role_setting`, as pg_dump sends), and
 //! `information_schema._pg_expandarray(array)` with or without a field
 //! selected (`(…_pg_expandarray(i.indkey)).n`, as pgjdbc sends;
-//! `expr/expand_array.rs`): PostgreSQL's `ProjectSet`.
+//! `expr/expand_array.rs`), and `generate_subscripts(array, dim)`
+//! (`expr/generate_subscripts.rs`): PostgreSQL's `ProjectSet`.
 //! Each input row gives as many output rows as its longest such array,
 //! the other outputs repeated and a shorter array's column NULL past its
 //! end (PostgreSQL 10+'s lockstep rule); a row whose arrays are all NULL
@@ -16,6 +17,7 @@
 use crate::error::SqlError;
 use crate::expr::expand_array::{expand_array, EXPANDARRAY_IN_SELECT};
 use crate::expr::functions::def::{Call, Eval, FuncDef};
+use crate::expr::generate_subscripts::{subscripts, GENERATE_SUBSCRIPTS_IN_SELECT};
 use crate::expr::subscript::{element, SUBSCRIPT};
 use crate::expr::{object_name, Compiler, EvalEnv, Expr};
 use crate::value::{Datum, SqlType};
@@ -50,7 +52,8 @@ pub(super) fn unnest_arg(e: &ast::Expr) -> Option<&ast::Expr> {
 /// type (`42883` for an argument that is not an array).
 pub(super) fn compile_unnest(c: &mut Compiler<'_>, arg: &ast::Expr) -> Result<(Expr, SqlType), SqlError> {
     let (x, t) = c.compile(arg, Some(SqlType::Array(&SqlType::Text)))?;
-    let elem = t.element().ok_or_else(|| {
+    // A catalog vector's elements read as `bigint` (`subscript.rs`).
+    let elem = t.element().or((t == SqlType::Text).then_some(SqlType::Int8)).ok_or_else(|| {
         SqlError::new(SqlState::UNDEFINED_FUNCTION, format!("function unnest({}) does not exist", t.name()))
     })?;
     Ok((Expr::Func(&UNNEST_IN_SELECT, vec![x]), elem))
@@ -69,14 +72,28 @@ pub(super) fn has_unnest(outputs: &[Expr]) -> bool {
     outputs.iter().any(|x| set_values(x).is_some())
 }
 
-/// How an output is a set-returning call: its argument, whether it
-/// expands into records, and the field selected from each record.
-fn set_values(x: &Expr) -> Option<(&Expr, bool, Option<&Expr>)> {
+/// What a select-list set-returning call expands to.
+#[derive(Clone, Copy)]
+enum SetKind {
+    /// `unnest`: the elements.
+    Elements,
+    /// `_pg_expandarray`: a record per element.
+    Records,
+    /// `generate_subscripts`: the subscripts.
+    Subscripts,
+}
+
+/// How an output is a set-returning call: its arguments, what it gives,
+/// and the field selected from each record.
+fn set_values(x: &Expr) -> Option<(&[Expr], SetKind, Option<&Expr>)> {
     match x {
-        Expr::Func(_, args) if is_unnest(x) => Some((args.first()?, false, None)),
-        Expr::Func(_, args) if is_expand_array(x) => Some((args.first()?, true, None)),
+        Expr::Func(_, args) if is_unnest(x) => Some((args, SetKind::Elements, None)),
+        Expr::Func(_, args) if is_expand_array(x) => Some((args, SetKind::Records, None)),
+        Expr::Func(f, args) if std::ptr::eq(*f, &GENERATE_SUBSCRIPTS_IN_SELECT) => {
+            Some((args, SetKind::Subscripts, None))
+        }
         Expr::Func(f, args) if std::ptr::eq(*f, &SUBSCRIPT) => match args.as_slice() {
-            [inner @ Expr::Func(_, a), field] if is_expand_array(inner) => Some((a.first()?, true, Some(field))),
+            [inner @ Expr::Func(_, a), field] if is_expand_array(inner) => Some((a, SetKind::Records, Some(field))),
             _ => None,
         },
         _ => None,
@@ -85,20 +102,36 @@ fn set_values(x: &Expr) -> Option<(&Expr, bool, Option<&Expr>)> {
 
 /// The values an output that is a set-returning call gives for `row`.
 fn set_items(
-    arg: &Expr,
-    records: bool,
+    args: &[Expr],
+    kind: SetKind,
     field: Option<&Expr>,
     row: &[Datum],
     env: &mut EvalEnv<'_>,
 ) -> Result<Vec<Datum>, SqlError> {
-    let value = arg.eval(row, env)?;
-    if !records {
-        return Ok(match value {
-            Datum::Array(items) => items,
-            _ => Vec::new(),
-        });
-    }
-    let recs = expand_array(&value);
+    let value = match args.first() {
+        Some(a) => a.eval(row, env)?,
+        None => Datum::Null,
+    };
+    let recs = match kind {
+        SetKind::Elements => {
+            return Ok(match value {
+                Datum::Array(items) => items,
+                // A catalog vector's elements (`unnest(indkey)`).
+                Datum::Text(vector) => {
+                    vector.split_ascii_whitespace().map(|s| s.parse().map_or(Datum::Null, Datum::Int)).collect()
+                }
+                _ => Vec::new(),
+            });
+        }
+        SetKind::Subscripts => {
+            let dim = match args.get(1).map(|d| d.eval(row, env)).transpose()? {
+                Some(Datum::Int(d)) => d,
+                _ => return Ok(Vec::new()),
+            };
+            return Ok(subscripts(&value, dim));
+        }
+        SetKind::Records => expand_array(&value),
+    };
     let Some(field) = field else { return Ok(recs) };
     let Datum::Int(k) = field.eval(row, env)? else { return Ok(vec![Datum::Null; recs.len()]) };
     Ok(recs.iter().map(|r| element(r, k)).collect())
@@ -111,8 +144,8 @@ pub(super) fn expand(outputs: &[Expr], row: &[Datum], env: &mut EvalEnv<'_>) -> 
     let mut arrays = Vec::with_capacity(outputs.len());
     for x in outputs {
         match set_values(x) {
-            Some((arg, records, field)) => {
-                arrays.push(Some(set_items(arg, records, field, row, env)?));
+            Some((args, kind, field)) => {
+                arrays.push(Some(set_items(args, kind, field, row, env)?));
                 values.push(Datum::Null);
             }
             None => {

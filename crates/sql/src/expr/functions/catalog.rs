@@ -74,8 +74,14 @@ fn get_indexdef(a: &[Datum], env: &mut EvalEnv<'_>) -> Result<Datum, SqlError> {
 /// `pg_get_constraintdef(constraint [, pretty])`.
 pub static GET_CONSTRAINTDEF: FuncDef = FuncDef::fixed("pg_get_constraintdef", &[Oid, Bool], Text, |a, env| {
     let (cat, db) = catalog_of(&*env.services)?;
-    let index = oids::constraint_index(oid_arg(&a[0])).and_then(|i| cat.relations.get(&i)).filter(|r| r.db == db);
-    Ok(text_or_null(index.and_then(|ix| deparse::constraint_def(&cat, ix))))
+    let id = oids::constraint_index(oid_arg(&a[0]));
+    let index = id.and_then(|i| cat.relations.get(&i)).filter(|r| r.db == db);
+    let key = id.and_then(|i| cat.foreign_keys.get(&i)).filter(|k| k.db == db);
+    Ok(text_or_null(match (index, key) {
+        (Some(ix), _) => deparse::constraint_def(&cat, ix),
+        (None, Some(k)) => deparse::foreign_key_def(&cat, k),
+        (None, None) => None,
+    }))
 })
 .required(1)
 .volatility(Volatility::Stable);

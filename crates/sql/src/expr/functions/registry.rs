@@ -127,6 +127,8 @@ pub fn aggregate(name: &str, star: bool) -> Option<AggKind> {
         "avg" => AggKind::Avg,
         "string_agg" => AggKind::StringAgg,
         "array_agg" => AggKind::ArrayAgg,
+        "bool_and" | "every" => AggKind::BoolAnd,
+        "bool_or" => AggKind::BoolOr,
         _ => return None,
     })
 }

@@ -63,6 +63,9 @@ impl Compiler<'_> {
             return self.expand_array_call(&call_args("_pg_expandarray", &f.args)?.list);
         }
         let name = object_name(&f.name)?;
+        if name == "generate_subscripts" && f.over.is_none() {
+            return self.generate_subscripts_call(&call_args(&name, &f.args)?.list);
+        }
         if let (ast::FunctionArguments::Subquery(q), "array") = (&f.args, name.as_str()) {
             return self.sublink(q, crate::expr::SubLinkKind::Array, None);
         }
