@@ -231,6 +231,7 @@ pub mod txn;
 pub mod types;
 mod unique_wait;
 pub mod vacuum;
+mod xact_id;
 
 pub use engine::Engine;
 pub use error::{EngineError, Internal, InvalidTransactionState, Result, UniqueViolation};

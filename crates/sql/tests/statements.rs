@@ -271,6 +271,10 @@ fn errors_carry_sqlstates_and_the_session_goes_on() {
     assert_eq!(code(&mut s, "select * from t"), "55P03");
     run(&mut other, "commit").unwrap();
     assert_eq!(one(&mut s, "select count(*) from t"), "1");
+    run(&mut s, "begin").unwrap();
+    let x = one(&mut s, "select txid_current() from t");
+    assert_eq!(one(&mut s, "select txid_current()"), x, "the same id evaluated over a scan");
+    run(&mut s, "commit").unwrap();
 }
 
 #[test]
@@ -518,4 +522,38 @@ fn explain_plans_the_parsed_query() {
     assert!(plan.iter().any(|r| r[0].as_deref().is_some_and(|l| l.starts_with("Planning Time"))), "{plan:?}");
     assert_eq!(code(&mut s, "EXPLAIN SELECT nosuch FROM t"), "42703");
     assert_eq!(code(&mut s, "EXPLAIN INSERT INTO t VALUES (1, 'a')"), "0A000");
+}
+
+#[test]
+fn txid_current_assigns_an_id_as_postgresql_and_runs_past_2_to_the_32() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = turnstile_sync::Config::default();
+    let start = (1u64 << 32) - 2;
+    config.set("txn.start_xid", &start.to_string()).unwrap();
+    let e = SqlEngine::open(dir.path(), config).unwrap();
+    let mut s = session(&e);
+    run(&mut s, "create table t(a int)").unwrap();
+    // A read-only transaction has no id until it asks for one; then it keeps it.
+    run(&mut s, "begin").unwrap();
+    assert_eq!(one(&mut s, "select txid_current_if_assigned()"), "NULL");
+    let first: u64 = one(&mut s, "select txid_current()").parse().unwrap();
+    assert!(first >= start, "{first} below txn.start_xid {start}");
+    assert_eq!(one(&mut s, "select txid_current_if_assigned()"), first.to_string());
+    run(&mut s, "insert into t values (1)").unwrap();
+    assert_eq!(one(&mut s, "select txid_current()"), first.to_string(), "the id of a write is the same");
+    run(&mut s, "commit").unwrap();
+    // In autocommit each call is its own transaction: ids climb through 2^32.
+    let mut last = first;
+    for _ in 0..4 {
+        let x: u64 = one(&mut s, "select txid_current()").parse().unwrap();
+        assert!(x > last, "{x} after {last}");
+        last = x;
+    }
+    assert!(last > 1 << 32, "{last} has not passed 2^32");
+    assert_eq!(one(&mut s, "select txid_current_if_assigned()"), "NULL");
+    assert_eq!(one(&mut s, "select count(*) from t"), "1");
+    run(&mut s, "begin").unwrap();
+    let x = one(&mut s, "select txid_current() from t");
+    assert_eq!(one(&mut s, "select txid_current()"), x, "the same id evaluated over a scan");
+    run(&mut s, "commit").unwrap();
 }

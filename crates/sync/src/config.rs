@@ -445,6 +445,7 @@ pub const KNOBS: &[Knob] = &[
     Knob { key: "wal.commit_siblings", allowed: "an integer from 0 to 1000" },
     Knob { key: "wal.group_wait_us", allowed: "0 (never) or an integer up to 100000" },
     Knob { key: "wal.segment_size", allowed: "a power of two from 1048576 to 1073741824 (bytes)" },
+    Knob { key: "wal.init_zero", allowed: "true or false" },
     Knob { key: "wal.max_wal_size", allowed: "bytes, at least 2 × wal.segment_size" },
     Knob { key: "wal.checkpoint_timeout_s", allowed: "an integer from 1 to 86400" },
 ];

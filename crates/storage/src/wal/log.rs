@@ -147,7 +147,7 @@ impl Wal {
             return Err(WalError::BadStart { lsn: end, reason: "before the first segment" });
         }
         segment::prepare_end(dir, &*io, config.segment_size, end, config.fsync)?;
-        let seg = SegmentWriter::new(dir, Arc::clone(&io), config.segment_size, config.fsync);
+        let seg = SegmentWriter::new(dir, Arc::clone(&io), config.segment_size, config.fsync, config.init_zero);
         let ring_bytes = config.buffers;
         let (inserter, writer_seg) = match config.insert {
             WalInsert::Classic => {

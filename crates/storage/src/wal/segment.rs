@@ -3,9 +3,13 @@
 //! segments. Only one thread writes at a time (the `WALWrite` lock's
 //! holder under `classic`, the WAL writer under `scalable`).
 //!
-//! A new segment is created at its full size (`fallocate`, else zeros)
-//! and the directory is synced, so a later `fdatasync` of it need not
-//! update metadata and the file survives a crash. A write that finishes a
+//! A new segment is created at its full size, filled with written zeros
+//! (`wal.init_zero`, PostgreSQL's `wal_init_zero`), and the directory is
+//! synced, so the file survives a crash and a later `fdatasync` of WAL
+//! writes flushes their data only. `fallocate` would be cheaper to create
+//! but leaves unwritten extents on ext4 and XFS: the first write into each
+//! block converts one, a metadata change that the commit's `fdatasync`
+//! then has to journal. A write that finishes a
 //! segment syncs it before the next segment is opened, as PostgreSQL's
 //! `XLogWrite` does, so one `fdatasync` of the current file covers the
 //! whole stream below it.
@@ -30,6 +34,8 @@ pub struct SegmentWriter {
     io: Arc<dyn StorageIo>,
     segment_size: u64,
     fsync: bool,
+    /// Fill a new segment with written zeros (`wal.init_zero`).
+    init_zero: bool,
     current: Option<(u64, File)>,
     /// The bytes being written, staged from the ring: at most
     /// [`WRITE_CHUNK_BYTES`].
@@ -49,9 +55,11 @@ fn file_err(path: &Path, op: FileOp, e: std::io::Error) -> WalError {
 }
 
 impl SegmentWriter {
-    /// A writer of segments of `segment_size` bytes in `dir`.
-    pub fn new(dir: &Path, io: Arc<dyn StorageIo>, segment_size: u64, fsync: bool) -> SegmentWriter {
-        SegmentWriter { dir: dir.to_path_buf(), io, segment_size, fsync, current: None, buf: Vec::new() }
+    /// A writer of segments of `segment_size` bytes in `dir`; a new
+    /// segment is filled with written zeros when `init_zero` (PostgreSQL's
+    /// `wal_init_zero`), else `fallocate`d.
+    pub fn new(dir: &Path, io: Arc<dyn StorageIo>, segment_size: u64, fsync: bool, init_zero: bool) -> SegmentWriter {
+        SegmentWriter { dir: dir.to_path_buf(), io, segment_size, fsync, init_zero, current: None, buf: Vec::new() }
     }
 
     fn path(&self, segno: u64) -> PathBuf {
@@ -74,7 +82,12 @@ impl SegmentWriter {
 
     fn create_segment(&self, path: &Path) -> Result<File, WalError> {
         let file = self.io.open(path, true).map_err(|e| file_err(path, FileOp::Open, e))?;
-        match self.io.allocate(&file, 0, self.segment_size) {
+        let allocated = if self.init_zero {
+            Err(std::io::ErrorKind::Unsupported.into())
+        } else {
+            self.io.allocate(&file, 0, self.segment_size)
+        };
+        match allocated {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::Unsupported => {
                 self.io.write_zeros(&file, 0, self.segment_size).map_err(|e| file_err(path, FileOp::Extend, e))?
@@ -223,7 +236,7 @@ mod tests {
         let to = from + 5 * WRITE_CHUNK_BYTES / 2;
         let bytes: Vec<u8> = (from / 8..to / 8).flat_map(|w| w.to_le_bytes()).collect();
         ring.store(from, &bytes);
-        let mut w = SegmentWriter::new(&dir, Arc::new(OsIo), segment_size, false);
+        let mut w = SegmentWriter::new(&dir, Arc::new(OsIo), segment_size, false, true);
         w.write_from_ring(&ring, from, to, &WalCounters::default()).unwrap();
         assert!(w.buf.capacity() as u64 <= 2 * WRITE_CHUNK_BYTES, "staging grew to {}", w.buf.capacity());
         let read = |segno: u64| std::fs::read(dir.join(segment_file_name(segno, segment_size))).unwrap();

@@ -72,6 +72,12 @@ pub struct WalConfig {
     pub group_wait_us: u64,
     /// Bytes of one WAL segment file (`wal_segment_size`, 16 MiB).
     pub segment_size: u64,
+    /// A new segment is filled with written zeros (`wal_init_zero`, on), so
+    /// that a later `fdatasync` of WAL writes flushes data only; off:
+    /// `fallocate`, whose unwritten extents each first write converts (a
+    /// metadata change every sync then pays).
+    #[serde(default = "init_zero_default")]
+    pub init_zero: bool,
     /// WAL bytes since the last checkpoint's redo point that start a
     /// checkpoint (`max_wal_size`, 1 GiB).
     pub max_wal_size: u64,
@@ -81,6 +87,10 @@ pub struct WalConfig {
 
 fn group_wait_default() -> u64 {
     1000
+}
+
+fn init_zero_default() -> bool {
+    true
 }
 
 impl Default for WalConfig {
@@ -104,6 +114,7 @@ impl WalConfig {
             commit_siblings: 5,
             group_wait_us: group_wait_default(),
             segment_size: 16 << 20,
+            init_zero: init_zero_default(),
             max_wal_size: 1 << 30,
             checkpoint_timeout_s: 300,
         }

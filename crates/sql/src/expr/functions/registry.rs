@@ -72,6 +72,8 @@ pub static FUNCTIONS: &[&FuncDef] = &[
     &info::CURRENT_DATABASE,
     &info::CURRENT_USER,
     &info::VERSION_FN,
+    &info::TXID_CURRENT,
+    &info::TXID_CURRENT_IF_ASSIGNED,
     &math::ABS,
     &math::POWER,
     &privilege::HAS_ANY_COLUMN,
