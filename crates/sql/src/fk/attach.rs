@@ -28,22 +28,11 @@ impl SqlSession {
         partition: &str,
         bound: PartitionBound,
     ) -> Result<(), SqlError> {
-        let own = !self.es.in_transaction();
-        if own {
-            self.es.begin()?;
-        }
-        let done = self.check_attached_rows(parent, partition).and_then(|()| {
-            self.es.attach_partition(parent, partition, bound)?;
+        self.in_own_transaction(|s| {
+            s.check_attached_rows(parent, partition)?;
+            s.es.attach_partition(parent, partition, bound)?;
             Ok(())
-        });
-        match (own, done) {
-            (false, r) => r,
-            (true, Ok(())) => Ok(self.es.commit()?),
-            (true, Err(e)) => {
-                self.es.rollback()?;
-                Err(e)
-            }
-        }
+        })
     }
 
     fn check_attached_rows(&mut self, parent: &str, partition: &str) -> Result<(), SqlError> {

@@ -177,11 +177,21 @@ impl SqlSession {
             self.es.add_foreign_key(fk)?;
             return Ok(());
         }
+        self.in_own_transaction(|s| s.check_and_add(&child, &parent, fk))
+    }
+
+    /// Runs `body` in the open transaction block, or outside one in a
+    /// transaction of its own that commits if `body` succeeds and rolls
+    /// back if it fails (so the locks `body` takes last until it is done).
+    pub(super) fn in_own_transaction(
+        &mut self,
+        body: impl FnOnce(&mut Self) -> Result<(), SqlError>,
+    ) -> Result<(), SqlError> {
         let own = !self.es.in_transaction();
         if own {
             self.es.begin()?;
         }
-        let done = self.check_and_add(&child, &parent, fk);
+        let done = body(self);
         match (own, done) {
             (false, r) => r,
             (true, Ok(())) => Ok(self.es.commit()?),
