@@ -129,7 +129,7 @@ impl Session {
             .map_err(|e| EngineError::XidLimit(e.to_string()))?;
         self.backend.lock(LockTag::transaction_id(XID_DATABASE, x), LockMode::Exclusive, Wait::Block)?;
         self.txn.xid = Some(x);
-        self.engine.log().xact_started(self.activity.backend());
+        self.engine.log().xact_started(self.activity.backend(), x);
         Ok(x)
     }
 

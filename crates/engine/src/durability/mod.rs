@@ -22,7 +22,10 @@
 //!    up to its LSN (the buffer pool asks the log, `turnstile_storage::page_log`).
 //! 2. **Durable before visible**: `COMMIT` inserts its record and, with
 //!    `synchronous_commit` on, waits until it is durable before the
-//!    transaction becomes visible to snapshots and its locks are released.
+//!    transaction becomes visible to snapshots and its locks are released
+//!    — unless the transaction logged nothing of its own (it changed only
+//!    unlogged tables): then, as in PostgreSQL, it does not wait
+//!    (`xact_wal.rs`), since a crash empties what it changed anyway.
 //! 3. **Whole pages after a checkpoint**: the first change of a page after
 //!    a checkpoint's redo point logs the whole page, so a page torn by a
 //!    crash mid-write is rebuilt from the log (PostgreSQL's full-page
@@ -64,6 +67,7 @@ pub(crate) mod control;
 pub mod records;
 pub(crate) mod recovery;
 mod sequence_log;
+mod xact_wal;
 
 use crate::mvcc::Xid;
 use std::sync::Arc;
@@ -87,6 +91,8 @@ pub struct EngineLog {
     data_unsafe: turnstile_sync::sync::counter::AtomicBool,
     /// Sequence states logged and recovered (`sequence_log.rs`).
     sequences: sequence_log::SequenceStates,
+    /// Whether a committing transaction wrote WAL of its own (`xact_wal.rs`).
+    xact_wal: xact_wal::XactWal,
 }
 
 impl EngineLog {
@@ -97,6 +103,7 @@ impl EngineLog {
             starts: (0..backends).map(|_| AtomicU64::new(0)).collect(),
             data_unsafe: turnstile_sync::sync::counter::AtomicBool::new(false),
             sequences: sequence_log::SequenceStates::default(),
+            xact_wal: xact_wal::XactWal::default(),
         }
     }
 
@@ -105,12 +112,13 @@ impl EngineLog {
         &self.wal
     }
 
-    /// A transaction of backend `slot` got its id: its first record comes
-    /// after the insert position now.
-    pub(crate) fn xact_started(&self, slot: usize) {
+    /// Transaction `xid` of backend `slot` got its id (on this thread):
+    /// its first record comes after the insert position now.
+    pub(crate) fn xact_started(&self, slot: usize, xid: Xid) {
         if let Some(s) = self.starts.get(slot) {
             s.store(self.wal.insert_lsn().0, Ordering::Release);
         }
+        self.xact_wal.started(xid);
         self.wal.enter_writer();
     }
 
@@ -119,6 +127,7 @@ impl EngineLog {
         if let Some(s) = self.starts.get(slot) {
             s.store(0, Ordering::Release);
         }
+        self.xact_wal.ended();
         self.wal.leave_writer();
     }
 
@@ -129,10 +138,12 @@ impl EngineLog {
     }
 
     /// Logs `xid`'s commit and, when `synchronous` (the session's
-    /// `synchronous_commit`), returns once it is durable.
+    /// `synchronous_commit`) and the transaction wrote WAL of its own
+    /// (`xact_wal.rs`: one that changed only unlogged tables did not),
+    /// returns once it is durable.
     pub(crate) fn commit(&self, xid: Xid, synchronous: bool) -> Result<Lsn, StorageError> {
         let end = self.insert_xact(xid, records::XactOp::Commit)?;
-        if synchronous {
+        if synchronous && self.xact_wal.wrote(xid) {
             self.wal.commit_flush(end).map_err(StorageError::from)?;
         }
         Ok(end)
@@ -161,6 +172,7 @@ impl EngineLog {
 impl RedoLog for EngineLog {
     fn insert(&self, kind: RecordKind, parts: &[&[u8]], full_pages: usize) -> Result<u64, StorageError> {
         let rec = WalRecord { xid: kind.xid, rmgr: kind.rmgr, info: kind.info, parts };
+        self.xact_wal.inserted(kind.xid);
         let lsn = if full_pages > 0 { self.wal.insert_fpi(&rec) } else { self.wal.insert(&rec) };
         Ok(lsn.map_err(StorageError::from)?.0)
     }

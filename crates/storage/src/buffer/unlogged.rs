@@ -3,11 +3,13 @@
 //! answer costs one atomic load: with no unlogged relation at all, a flag;
 //! otherwise each thread keeps the set it last read and re-reads it (under
 //! a mutex) only when its generation moved — it moves when a relation is
-//! marked, which is DDL.
+//! marked, which is DDL. The set hashes with hashbrown's foldhash: std's
+//! SipHash made this lookup, done twice per logged change, a tenth of a
+//! `COPY` into an unlogged table.
 
 use crate::rel::RelFileId;
+use hashbrown::HashSet;
 use std::cell::RefCell;
-use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use turnstile_sync::sync::counter::{AtomicU64, Ordering};
 
