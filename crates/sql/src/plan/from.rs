@@ -99,8 +99,15 @@ pub(super) fn from_item(
             if let Some(view) = View::named(&n) {
                 return Ok(FromItem::View { view, alias: alias_name.unwrap_or(n) });
             }
-            let def = cat.table(&n)?;
-            Ok(FromItem::Table { alias: alias_name.unwrap_or_else(|| n.clone()), name: n, def })
+            match cat.table(&n) {
+                Ok(def) => Ok(FromItem::Table { alias: alias_name.unwrap_or_else(|| n.clone()), name: n, def }),
+                // Not a table: a sequence, read as a relation (looked up
+                // only then, so a table's planning pays nothing for it).
+                Err(e) => match cat.sequences.find(cat.session.database(), &n) {
+                    Some(s) => Ok(FromItem::View { view: View::Sequence(s.oid), alias: alias_name.unwrap_or(n) }),
+                    None => Err(e),
+                },
+            }
         }
         ast::TableFactor::UNNEST { alias, array_exprs, with_offset: false, with_ordinality, .. }
             if array_exprs.len() == 1 =>

@@ -1,7 +1,7 @@
 //! Sequence options as written: sqlparser's `CREATE SEQUENCE` options
-//! turned into [`SeqOption`]s, and `ALTER SEQUENCE`, which sqlparser does
-//! not read, read here (its options other than `RESTART` as `CREATE
-//! SEQUENCE`'s).
+//! turned into [`SeqOption`]s (`OWNED BY table.column` among them), and
+//! `ALTER SEQUENCE`, which sqlparser does not read, read here (its options
+//! other than `RESTART` as `CREATE SEQUENCE`'s).
 
 use super::options::{SeqOption, SeqType};
 use crate::error::SqlError;
@@ -14,6 +14,22 @@ fn int_of(e: &ast::Expr, what: &str) -> Result<i64, SqlError> {
     let text = e.to_string().replace(' ', "");
     text.parse()
         .map_err(|_| SqlError::new(SqlState::SYNTAX_ERROR, format!("{what} must be an integer constant, not {text}")))
+}
+
+/// `OWNED BY [schema.]table.column`'s table and column (`42601` for a
+/// name of one part, as PostgreSQL's `process_owned_by` answers).
+fn owned_by(name: &ast::ObjectName) -> Result<(String, String), SqlError> {
+    match name.0.split_last() {
+        Some((column, table)) if !table.is_empty() => {
+            let column = column.as_ident().map(crate::expr::ident_name).unwrap_or_default();
+            Ok((object_name(&ast::ObjectName(table.to_vec()))?, column))
+        }
+        _ => {
+            let mut e = SqlError::new(SqlState::SYNTAX_ERROR, "invalid OWNED BY option");
+            e.hint = Some("Specify OWNED BY table.column or OWNED BY NONE.".into());
+            Err(e)
+        }
+    }
 }
 
 /// sqlparser's sequence options as [`SeqOption`]s.
@@ -34,7 +50,7 @@ pub(crate) fn seq_options(opts: &[ast::SequenceOptions]) -> Result<Vec<SeqOption
                 O::StartWith(e, _) => SeqOption::Start(int_of(e, "START")?),
                 O::Cache(e) => SeqOption::Cache(int_of(e, "CACHE")?),
                 O::Cycle(c) => SeqOption::Cycle(!*c),
-                O::OwnedBy(_) => return Err(SqlError::unsupported("OWNED BY")),
+                O::OwnedBy(owner) => SeqOption::OwnedBy(owner.as_ref().map(owned_by).transpose()?),
             })
         })
         .collect()
