@@ -247,29 +247,7 @@ impl SqlSession {
                 ast::AlterTableOperation::DropConstraint { if_exists, name, .. } => {
                     self.drop_constraint(&table, name, *if_exists)?;
                 }
-                // turnstile has one role, which owns every table (as the
-                // dumps of a single-role PostgreSQL say).
-                ast::AlterTableOperation::OwnerTo { new_owner } => {
-                    let owner = new_owner.to_string();
-                    let owner = owner.trim_matches('"');
-                    if !matches!(owner, "postgres" | "CURRENT_USER" | "CURRENT_ROLE" | "SESSION_USER") {
-                        return Err(SqlError::new(
-                            SqlState::UNDEFINED_OBJECT,
-                            format!("role \"{owner}\" does not exist"),
-                        ));
-                    }
-                    // A sequence too (PostgreSQL 15's pg_dump writes
-                    // `ALTER TABLE s OWNER TO` for a sequence).
-                    let db = self.es.database();
-                    if self.es.engine().catalog().relation(db, &table).is_err()
-                        && self.ctx.shared.sequences.find(db, &table).is_none()
-                    {
-                        return Err(SqlError::new(
-                            SqlState::UNDEFINED_TABLE,
-                            format!("relation \"{table}\" does not exist"),
-                        ));
-                    }
-                }
+                ast::AlterTableOperation::OwnerTo { new_owner } => self.owner_to(&table, new_owner)?,
                 ast::AlterTableOperation::AttachPartitionOf { partition, for_values } => {
                     let bound = partition_bound(Some(for_values))?;
                     self.attach_partition_checked(&table, &object_name(partition)?, bound)?;
@@ -282,6 +260,25 @@ impl SqlSession {
 }
 
 impl SqlSession {
+    /// `ALTER TABLE table OWNER TO role`: turnstile has one role, which
+    /// owns every table (as the dumps of a single-role PostgreSQL say), and
+    /// every sequence (PostgreSQL 15's pg_dump writes `ALTER TABLE s OWNER
+    /// TO` for a sequence).
+    fn owner_to(&self, table: &str, new_owner: &ast::Owner) -> Result<(), SqlError> {
+        let owner = new_owner.to_string();
+        let owner = owner.trim_matches('"');
+        if !matches!(owner, "postgres" | "CURRENT_USER" | "CURRENT_ROLE" | "SESSION_USER") {
+            return Err(SqlError::new(SqlState::UNDEFINED_OBJECT, format!("role \"{owner}\" does not exist")));
+        }
+        let db = self.es.database();
+        if self.es.engine().catalog().relation(db, table).is_err()
+            && self.ctx.shared.sequences.find(db, table).is_none()
+        {
+            return Err(SqlError::new(SqlState::UNDEFINED_TABLE, format!("relation \"{table}\" does not exist")));
+        }
+        Ok(())
+    }
+
     /// `ALTER TABLE table DROP CONSTRAINT [IF EXISTS] name`: a foreign key
     /// (a primary key or unique constraint is `0A000`).
     fn drop_constraint(&mut self, table: &str, name: &ast::Ident, if_exists: bool) -> Result<(), SqlError> {

@@ -283,7 +283,7 @@ pub fn parse_one(sql: &str, piece: &str, offset: usize) -> Result<Parsed, SqlErr
             }
         }
         "alter" if second_word(piece) == "table" && has_words(piece, &["sequence", "name"]) => {
-            if let Some((text, sequence)) = crate::sequence::column::split_sequence_name(piece)? {
+            if let Some((text, sequence)) = crate::sequence::syntax::split_sequence_name(piece)? {
                 let parsed = Parser::parse_sql(&PostgreSqlDialect {}, &text)
                     .map_err(|e| parser_error(sql, piece, offset, &e.to_string()))?;
                 if let [ast::Statement::AlterTable(alter)] = parsed.as_slice() {
