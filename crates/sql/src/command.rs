@@ -163,6 +163,7 @@ impl Command {
                 PreStmt::CreateDatabase(_) => "CREATE",
                 PreStmt::CopyFrom { .. } | PreStmt::CopyTo { .. } => "COPY",
                 PreStmt::AlterSequence { .. } => "ALTER SEQUENCE",
+                PreStmt::AlterTableNamingSequence { .. } => "ALTER TABLE",
                 PreStmt::AttachIndex { .. } => "ALTER INDEX",
             }
             .into(),

@@ -173,9 +173,22 @@ impl SqlSession {
     }
 
     pub(crate) fn alter_table(&mut self, at: &ast::AlterTable) -> Result<Outcome, SqlError> {
+        self.alter_table_naming(at, None)
+    }
+
+    /// `ALTER TABLE`, `sequence` the `SEQUENCE NAME` its `ADD GENERATED …
+    /// AS IDENTITY` gives (`sequence/column.rs`).
+    pub(crate) fn alter_table_naming(
+        &mut self,
+        at: &ast::AlterTable,
+        sequence: Option<&str>,
+    ) -> Result<Outcome, SqlError> {
         let table = object_name(&at.name)?;
         for op in &at.operations {
             match op {
+                ast::AlterTableOperation::AlterColumn { column_name, op } => {
+                    self.alter_column(&table, &expr::ident_name(column_name), op, sequence)?;
+                }
                 ast::AlterTableOperation::AddColumn { column_def, if_not_exists, .. } => {
                     let ty = parse_type_name(&column_def.data_type.to_string())?.to_column()?;
                     if !column_def.options.is_empty() {
@@ -234,21 +247,7 @@ impl SqlSession {
                 ast::AlterTableOperation::DropConstraint { if_exists, name, .. } => {
                     self.drop_constraint(&table, name, *if_exists)?;
                 }
-                // turnstile has one role, which owns every table (as the
-                // dumps of a single-role PostgreSQL say).
-                ast::AlterTableOperation::OwnerTo { new_owner } => {
-                    let owner = new_owner.to_string();
-                    let owner = owner.trim_matches('"');
-                    if !matches!(owner, "postgres" | "CURRENT_USER" | "CURRENT_ROLE" | "SESSION_USER") {
-                        return Err(SqlError::new(
-                            SqlState::UNDEFINED_OBJECT,
-                            format!("role \"{owner}\" does not exist"),
-                        ));
-                    }
-                    self.es.engine().catalog().relation(self.es.database(), &table).map_err(|_| {
-                        SqlError::new(SqlState::UNDEFINED_TABLE, format!("relation \"{table}\" does not exist"))
-                    })?;
-                }
+                ast::AlterTableOperation::OwnerTo { new_owner } => self.owner_to(&table, new_owner)?,
                 ast::AlterTableOperation::AttachPartitionOf { partition, for_values } => {
                     let bound = partition_bound(Some(for_values))?;
                     self.attach_partition_checked(&table, &object_name(partition)?, bound)?;
@@ -261,6 +260,25 @@ impl SqlSession {
 }
 
 impl SqlSession {
+    /// `ALTER TABLE table OWNER TO role`: turnstile has one role, which
+    /// owns every table (as the dumps of a single-role PostgreSQL say), and
+    /// every sequence (PostgreSQL 15's pg_dump writes `ALTER TABLE s OWNER
+    /// TO` for a sequence).
+    fn owner_to(&self, table: &str, new_owner: &ast::Owner) -> Result<(), SqlError> {
+        let owner = new_owner.to_string();
+        let owner = owner.trim_matches('"');
+        if !matches!(owner, "postgres" | "CURRENT_USER" | "CURRENT_ROLE" | "SESSION_USER") {
+            return Err(SqlError::new(SqlState::UNDEFINED_OBJECT, format!("role \"{owner}\" does not exist")));
+        }
+        let db = self.es.database();
+        if self.es.engine().catalog().relation(db, table).is_err()
+            && self.ctx.shared.sequences.find(db, table).is_none()
+        {
+            return Err(SqlError::new(SqlState::UNDEFINED_TABLE, format!("relation \"{table}\" does not exist")));
+        }
+        Ok(())
+    }
+
     /// `ALTER TABLE table DROP CONSTRAINT [IF EXISTS] name`: a foreign key
     /// (a primary key or unique constraint is `0A000`).
     fn drop_constraint(&mut self, table: &str, name: &ast::Ident, if_exists: bool) -> Result<(), SqlError> {
@@ -377,6 +395,7 @@ impl TableSpec {
                 ty: t,
                 options: Vec::new(),
                 identity: Identity::Serial,
+                name: None,
             });
             self.not_null.push(cname.clone());
         }
@@ -397,7 +416,7 @@ impl TableSpec {
                     let options = seq_options(sequence_options.as_deref().unwrap_or_default())?;
                     let identity =
                         if matches!(g, ast::GeneratedAs::Always) { Identity::Always } else { Identity::ByDefault };
-                    self.keys.push(KeySequence { column: cname.clone(), ty, options, identity });
+                    self.keys.push(KeySequence { column: cname.clone(), ty, options, identity, name: None });
                     self.not_null.push(cname.clone());
                 }
                 ast::ColumnOption::Null => {}

@@ -64,6 +64,15 @@ pub enum PreStmt {
         /// The partition's index.
         index: String,
     },
+    /// `ALTER TABLE … ADD GENERATED … AS IDENTITY (SEQUENCE NAME s …)`:
+    /// the statement as sqlparser reads it without the option, and the
+    /// sequence's name (`sequence/column.rs`).
+    AlterTableNamingSequence {
+        /// The statement without `SEQUENCE NAME`.
+        alter: Box<ast::AlterTable>,
+        /// The identity sequence's name.
+        sequence: String,
+    },
     /// `ALTER SEQUENCE [IF EXISTS] name options` (`sequence/ddl.rs`).
     AlterSequence {
         /// The sequence.
@@ -271,6 +280,16 @@ pub fn parse_one(sql: &str, piece: &str, offset: usize) -> Result<Parsed, SqlErr
         "alter" if second_word(piece) == "index" && has_words(piece, &["attach", "partition"]) => {
             if let Some((parent, index)) = crate::attach_index::parse(piece)? {
                 return Ok(Parsed::Pre(PreStmt::AttachIndex { parent, index }));
+            }
+        }
+        "alter" if second_word(piece) == "table" && has_words(piece, &["sequence", "name"]) => {
+            if let Some((text, sequence)) = crate::sequence::syntax::split_sequence_name(piece)? {
+                let parsed = Parser::parse_sql(&PostgreSqlDialect {}, &text)
+                    .map_err(|e| parser_error(sql, piece, offset, &e.to_string()))?;
+                if let [ast::Statement::AlterTable(alter)] = parsed.as_slice() {
+                    let alter = Box::new(alter.clone());
+                    return Ok(Parsed::Pre(PreStmt::AlterTableNamingSequence { alter, sequence }));
+                }
             }
         }
         "alter" if second_word(piece) == "sequence" => {

@@ -37,6 +37,8 @@ fn writes(command: &Command) -> Option<String> {
         Command::Pre(PreStmt::Vacuum { .. }) => Some("VACUUM".into()),
         Command::Pre(PreStmt::Reindex { .. }) => Some("REINDEX".into()),
         Command::Pre(PreStmt::CreateDatabase(_)) => Some("CREATE DATABASE".into()),
+        Command::Pre(PreStmt::AlterTableNamingSequence { .. }) => Some("ALTER TABLE".into()),
+        Command::Pre(PreStmt::AlterSequence { .. }) => Some("ALTER SEQUENCE".into()),
         Command::Utility(s) => match &**s {
             S::CreateTable(_) => Some("CREATE TABLE".into()),
             S::CreateIndex(_) => Some("CREATE INDEX".into()),

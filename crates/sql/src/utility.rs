@@ -109,6 +109,7 @@ impl SqlSession {
             }
             PreStmt::CopyTo { query, file, options } => self.copy_to(query, file.as_deref(), options),
             PreStmt::AlterSequence { name, if_exists, options } => self.alter_sequence(name, *if_exists, options),
+            PreStmt::AlterTableNamingSequence { alter, sequence } => self.alter_table_naming(alter, Some(sequence)),
             PreStmt::AttachIndex { parent, index } => {
                 self.es.attach_index(parent, index)?;
                 Self::command("ALTER INDEX")

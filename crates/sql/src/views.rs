@@ -5,7 +5,8 @@
 //! transaction status log and the 64-bit id counter) and
 //! `pg_stat_version_store` ([`crate::mvcc_views`]); and the catalog
 //! relations of [`crate::catalog`] (`pg_class`,
-//! `information_schema.columns`, …), computed from its catalog.
+//! `information_schema.columns`, …), computed from its catalog; and a
+//! sequence read as a relation (its one row of state).
 
 use crate::catalog::{self, Reader, Schema, SystemRelation};
 use crate::error::SqlError;
@@ -31,6 +32,9 @@ pub enum View {
     Wal,
     /// A relation of `pg_catalog` or `information_schema`.
     Catalog(&'static SystemRelation),
+    /// A sequence read as a relation (`SELECT last_value, is_called FROM
+    /// s`, as pg_dump reads it), by OID: [`catalog::sequences::SEQUENCE_DATA`].
+    Sequence(u32),
 }
 
 /// The views of the engine's live state (listed in `pg_class` too).
@@ -129,6 +133,7 @@ impl View {
             View::VersionStore => "pg_stat_version_store",
             View::Wal => "pg_stat_wal",
             View::Catalog(r) => r.name,
+            View::Sequence(_) => "sequence",
         }
     }
 
@@ -137,6 +142,7 @@ impl View {
     pub fn oid(self) -> u32 {
         match self {
             View::Catalog(r) => r.oid,
+            View::Sequence(oid) => oid,
             status => catalog::STATUS_VIEW_OIDS.iter().find(|v| v.1 == status.name()).map_or(0, |v| v.0),
         }
     }
@@ -160,6 +166,7 @@ impl View {
             View::VersionStore => crate::mvcc_views::VERSION_STORE,
             View::Wal => crate::wal_views::STAT_WAL,
             View::Catalog(r) => r.columns,
+            View::Sequence(_) => catalog::sequences::SEQUENCE_DATA,
         }
     }
 }
@@ -256,6 +263,7 @@ pub fn rows(view: View, session: &mut Session, services: &mut dyn Services) -> R
             }
             rows
         }
+        View::Sequence(oid) => vec![catalog::sequences::sequence_data_row(shared, session.database(), oid)?],
         View::XactLog => vec![crate::mvcc_views::xact_log_row(&engine)],
         View::VersionStore => vec![crate::mvcc_views::version_store_row(&engine)],
         View::Wal => vec![crate::wal_views::stat_wal_row(&engine, shared.started)],

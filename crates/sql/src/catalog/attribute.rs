@@ -2,14 +2,22 @@
 //! system columns, indexes, and the system relations' own columns) and
 //! `pg_attrdef` (each column DEFAULT, its expression in `adbin` as
 //! [`default_expr`] prints it).
+//!
+//! An identity column (`GENERATED … AS IDENTITY`) takes its values from
+//! its sequence through a `nextval` default in turnstile's catalog, but
+//! PostgreSQL keeps no default for it: it has `attidentity` `a` or `d`,
+//! `atthasdef` false and no `pg_attrdef` row, and so does it here (psql
+//! prints `generated always as identity`; pg_dump adds the identity with
+//! its sequence, `ALTER TABLE … ADD GENERATED … AS IDENTITY`).
 
 use super::datum::{boolean, ch, int, oid, text, ACL_ARRAY, NULL, TEXT_ARRAY};
 use super::deparse::default_expr;
 use super::oid::{attrdef_oid, C_COLLATION, DEFAULT_COLLATION};
 use super::relation::Reader;
 use super::types::{self, BuiltinType};
-use crate::sequence::Identity;
+use crate::sequence::{Identity, Sequence};
 use crate::value::{Datum, SqlType};
+use std::sync::Arc;
 use turnstile_engine::catalog::RelKind;
 use SqlType::*;
 
@@ -105,20 +113,24 @@ impl Attr<'_> {
     }
 }
 
+/// The identity of column `column` (`attidentity`): `a` (ALWAYS), `d`
+/// (BY DEFAULT) or empty, from the sequences `owned` by its table.
+fn identity_of(owned: &[Arc<Sequence>], column: &str) -> &'static str {
+    let owner = owned.iter().filter_map(|s| s.owner.as_ref()).find(|o| o.column == column);
+    match owner.map(|o| o.identity) {
+        Some(Identity::Always) => "a",
+        Some(Identity::ByDefault) => "d",
+        Some(Identity::Serial) | None => "",
+    }
+}
+
 /// `pg_attribute`.
 pub(super) fn attribute_rows(r: &Reader<'_>) -> Vec<Vec<Datum>> {
     let mut rows = Vec::new();
     for rel in r.relations() {
         let table = matches!(rel.kind, RelKind::Table | RelKind::PartitionedTable);
         let owned = if table { r.services.shared().sequences.owned_by(r.db, &rel.name) } else { Vec::new() };
-        let identity = |column: &str| {
-            let owner = owned.iter().filter_map(|s| s.owner.as_ref()).find(|o| o.column == column);
-            match owner.map(|o| o.identity) {
-                Some(Identity::Always) => "a",
-                Some(Identity::ByDefault) => "d",
-                Some(Identity::Serial) | None => "",
-            }
-        };
+        let identity = |column: &str| identity_of(&owned, column);
         for (i, c) in rel.columns.iter().enumerate() {
             let st = SqlType::of_column(c.ty);
             rows.push(
@@ -130,7 +142,7 @@ pub(super) fn attribute_rows(r: &Reader<'_>) -> Vec<Vec<Datum>> {
                     type_oid: st.oid(),
                     typmod: st.modifier(),
                     not_null: table && c.not_null,
-                    has_default: table && c.default.is_some(),
+                    has_default: table && c.default.is_some() && identity(&c.name).is_empty(),
                     inherited: table && rel.parent.is_some(),
                     identity: identity(&c.name),
                 }
@@ -180,8 +192,12 @@ pub(super) fn attribute_rows(r: &Reader<'_>) -> Vec<Vec<Datum>> {
 pub(super) fn attrdef_rows(r: &Reader<'_>) -> Vec<Vec<Datum>> {
     let mut rows = Vec::new();
     for rel in r.relations().filter(|x| matches!(x.kind, RelKind::Table | RelKind::PartitionedTable)) {
+        let owned = r.services.shared().sequences.owned_by(r.db, &rel.name);
         for (i, c) in rel.columns.iter().enumerate() {
             let Some(d) = &c.default else { continue };
+            if !identity_of(&owned, &c.name).is_empty() {
+                continue;
+            }
             let Some(id) = attrdef_oid(rel.id, i as u32 + 1) else { continue };
             rows.push(vec![oid(id), oid(rel.id), int(i as i64 + 1), text(default_expr(d, c.ty))]);
         }

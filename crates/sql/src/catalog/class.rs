@@ -116,6 +116,11 @@ fn user_class_row(r: &Reader<'_>, rel: &Relation) -> Vec<Datum> {
     let has_subclass = r.cat.partitions_of(rel.id).next().is_some()
         || r.relations().any(|x| x.index.as_ref().is_some_and(|d| d.parent == Some(rel.id)));
     let partition = rel.parent.is_some() || rel.index.as_ref().is_some_and(|d| d.parent.is_some());
+    // PostgreSQL enforces a foreign key by triggers on both tables, and
+    // pg_dump and psql look for foreign keys only where
+    // `relhastriggers` is set.
+    let has_triggers =
+        table && r.cat.foreign_keys.values().any(|k| k.db == r.db && (k.table == rel.id || k.ref_table == rel.id));
     vec![
         oid(rel.id),
         text(rel.name.clone()),
@@ -137,7 +142,7 @@ fn user_class_row(r: &Reader<'_>, rel: &Relation) -> Vec<Datum> {
         int(rel.columns.len() as i64),
         int(0),
         boolean(false),
-        boolean(false),
+        boolean(has_triggers),
         boolean(has_subclass),
         boolean(false),
         boolean(false),

@@ -100,17 +100,6 @@ pub(super) const SHDESCRIPTION: &[(&str, SqlType)] = &[("objoid", Oid), ("classo
 pub(super) const FOREIGN_TABLE: &[(&str, SqlType)] =
     &[("ftrelid", Oid), ("ftserver", Oid), ("ftoptions", TEXT_ARRAY) /* _text */];
 
-/// `pg_catalog.pg_depend`'s columns.
-pub(super) const DEPEND: &[(&str, SqlType)] = &[
-    ("classid", Oid),
-    ("objid", Oid),
-    ("objsubid", Int4),
-    ("refclassid", Oid),
-    ("refobjid", Oid),
-    ("refobjsubid", Int4),
-    ("deptype", QChar),
-];
-
 /// `pg_catalog.pg_init_privs`'s columns.
 pub(super) const INIT_PRIVS: &[(&str, SqlType)] = &[
     ("objoid", Oid),

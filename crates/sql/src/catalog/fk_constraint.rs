@@ -13,6 +13,16 @@ use super::datum::{boolean, ch, int, oid, text, NULL};
 use super::oid::{constraint_oid, PUBLIC_NAMESPACE};
 use super::relation::Reader;
 use crate::value::Datum;
+use turnstile_engine::catalog::{CatalogData, ForeignKey, Relation};
+
+/// The unique index on a foreign key's referenced columns (`conindid`).
+pub(super) fn referenced_index<'a>(cat: &'a CatalogData, k: &ForeignKey) -> Option<&'a Relation> {
+    cat.indexes_of(k.ref_table).find(|ix| {
+        ix.index.as_ref().is_some_and(|d| {
+            d.unique && d.columns.len() == k.ref_columns.len() && d.columns.iter().all(|c| k.ref_columns.contains(c))
+        })
+    })
+}
 
 /// `pg_constraint`: the primary key and unique constraints
 /// ([`constraint_rows`]), then the foreign keys in key id order.
@@ -20,13 +30,7 @@ pub(super) fn all_constraint_rows(r: &Reader<'_>) -> Vec<Vec<Datum>> {
     let mut rows = constraint_rows(r);
     for k in r.cat.foreign_keys.values().filter(|k| k.db == r.db) {
         let Some(id) = constraint_oid(k.id) else { continue };
-        let index = r.cat.indexes_of(k.ref_table).find(|ix| {
-            ix.index.as_ref().is_some_and(|d| {
-                d.unique
-                    && d.columns.len() == k.ref_columns.len()
-                    && d.columns.iter().all(|c| k.ref_columns.contains(c))
-            })
-        });
+        let index = referenced_index(r.cat, k);
         rows.push(vec![
             oid(id),
             text(k.name.clone()),

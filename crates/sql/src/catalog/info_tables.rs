@@ -1,12 +1,15 @@
 //! `information_schema.schemata`, `tables` and `columns`, as PostgreSQL 15
 //! computes them for a superuser (who sees every object): the user's
 //! relations in `public`, then the system relations in their schemas.
+//! An identity column shows no `column_default` and its sequence's
+//! definition in the `identity_*` columns, as in PostgreSQL.
 
 use super::datum::{int, text, yes_no, NULL};
 use super::deparse::default_expr;
 use super::relation::Reader;
 use super::schema::namespace_name;
 use super::types::{self, format_type};
+use crate::sequence::{Identity, SeqDef};
 use crate::value::{Datum, SqlType};
 use turnstile_engine::catalog::RelKind;
 use SqlType::*;
@@ -140,6 +143,9 @@ struct ColumnInfo<'a> {
     not_null: bool,
     default: Option<String>,
     updatable: bool,
+    /// An identity column's generation (`ALWAYS`, `BY DEFAULT`) and its
+    /// sequence's definition.
+    identity: Option<(&'static str, SeqDef)>,
 }
 
 /// `data_type`: the SQL name without modifiers, `ARRAY` for arrays.
@@ -182,6 +188,7 @@ fn column_row(r: &Reader<'_>, c: &ColumnInfo<'_>) -> Vec<Datum> {
         _ => NULL,
     };
     let udt = types::type_name(c.ty.oid()).unwrap_or_default();
+    let id = |f: fn(&(&str, SeqDef)) -> String| c.identity.as_ref().map_or(NULL, |i| text(f(i)));
     vec![
         text(r.database()),
         text(c.schema),
@@ -217,13 +224,13 @@ fn column_row(r: &Reader<'_>, c: &ColumnInfo<'_>) -> Vec<Datum> {
         NULL,
         text(c.position.to_string()),
         yes_no(false),
-        yes_no(false),
-        NULL,
-        NULL,
-        NULL,
-        NULL,
-        NULL,
-        yes_no(false),
+        yes_no(c.identity.is_some()),
+        id(|(g, _)| (*g).to_owned()),
+        id(|(_, d)| d.start.to_string()),
+        id(|(_, d)| d.increment.to_string()),
+        id(|(_, d)| d.max.to_string()),
+        id(|(_, d)| d.min.to_string()),
+        yes_no(c.identity.as_ref().is_some_and(|(_, d)| d.cycle)),
         text("NEVER"),
         NULL,
         yes_no(c.updatable),
@@ -234,7 +241,14 @@ fn column_row(r: &Reader<'_>, c: &ColumnInfo<'_>) -> Vec<Datum> {
 pub(super) fn columns_rows(r: &Reader<'_>) -> Vec<Vec<Datum>> {
     let mut rows = Vec::new();
     for rel in r.relations().filter(|x| matches!(x.kind, RelKind::Table | RelKind::PartitionedTable)) {
+        let owned = r.services.shared().sequences.owned_by(r.db, &rel.name);
         for (i, col) in rel.columns.iter().enumerate() {
+            let seq = owned.iter().find(|s| s.owner.as_ref().is_some_and(|o| o.column == col.name));
+            let identity = seq.and_then(|s| match s.owner.as_ref().map(|o| o.identity) {
+                Some(Identity::Always) => Some(("ALWAYS", s.def.clone())),
+                Some(Identity::ByDefault) => Some(("BY DEFAULT", s.def.clone())),
+                _ => None,
+            });
             let info = ColumnInfo {
                 schema: "public",
                 table: &rel.name,
@@ -242,8 +256,9 @@ pub(super) fn columns_rows(r: &Reader<'_>) -> Vec<Vec<Datum>> {
                 position: i + 1,
                 ty: SqlType::of_column(col.ty),
                 not_null: col.not_null,
-                default: col.default.as_deref().map(|d| default_expr(d, col.ty)),
+                default: col.default.as_deref().filter(|_| identity.is_none()).map(|d| default_expr(d, col.ty)),
                 updatable: true,
+                identity,
             };
             rows.push(column_row(r, &info));
         }
@@ -259,6 +274,7 @@ pub(super) fn columns_rows(r: &Reader<'_>) -> Vec<Vec<Datum>> {
                 not_null: false,
                 default: None,
                 updatable: s.kind == 'r',
+                identity: None,
             };
             rows.push(column_row(r, &info));
         }

@@ -5,8 +5,8 @@
 
 use super::relation::{Reader, RowsFn, Schema, SystemRelation};
 use super::{
-    attribute, class, cluster, constraint, empty, fk_constraint, info_constraints, info_tables, schema, sequences,
-    settings, types, unused,
+    attribute, class, cluster, constraint, depend, empty, fk_constraint, info_constraints, info_tables, schema,
+    sequences, settings, types, unused,
 };
 use crate::value::{Datum, SqlType};
 
@@ -80,7 +80,7 @@ pub static SYSTEM_RELATIONS: &[SystemRelation] = &[
     rel(2618, "pg_rewrite", 'r', empty::REWRITE, no_rows),
     rel(2396, "pg_shdescription", 'r', empty::SHDESCRIPTION, no_rows),
     rel(3118, "pg_foreign_table", 'r', empty::FOREIGN_TABLE, no_rows),
-    rel(2608, "pg_depend", 'r', empty::DEPEND, no_rows),
+    rel(2608, "pg_depend", 'r', depend::DEPEND, depend::depend_rows),
     rel(3394, "pg_init_privs", 'r', empty::INIT_PRIVS, schema::init_privs_rows),
     rel(3596, "pg_seclabel", 'r', empty::SECLABEL, no_rows),
     rel(3466, "pg_event_trigger", 'r', empty::EVENT_TRIGGER, no_rows),

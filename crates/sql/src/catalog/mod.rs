@@ -9,7 +9,8 @@
 //! * one file per group of relations: [`class`] (`pg_class`, `pg_index`,
 //!   `pg_inherits`, `pg_partitioned_table`), [`attribute`]
 //!   (`pg_attribute`, `pg_attrdef`), [`constraint`], [`types`]
-//!   (`pg_type`), [`cluster`] (databases, roles, tablespaces),
+//!   (`pg_type`), [`depend`] (`pg_depend`, the dependencies pg_dump
+//!   orders by), [`cluster`] (databases, roles, tablespaces),
 //!   [`schema`] (namespaces, access methods, collations, languages),
 //!   [`settings`] (`pg_settings`, `pg_proc`), [`empty`] (catalogs of
 //!   objects turnstile lacks), [`unused`] (object kinds a user cannot
@@ -32,6 +33,7 @@ pub mod cluster;
 pub mod constraint;
 pub mod datum;
 pub mod deparse;
+pub mod depend;
 pub mod empty;
 pub mod fk_constraint;
 pub mod info_constraints;

@@ -9,11 +9,19 @@
 //! `pg_sequence` is the catalog under that view: one row per sequence,
 //! keyed by its OID (`seqrelid`, its `pg_class` row), with its type's OID
 //! and its definition.
+//!
+//! A sequence read as a relation (`SELECT last_value, is_called FROM s`,
+//! pg_dump's `dumpSequenceData`) has PostgreSQL's one row: `last_value`
+//! (the last value handed out, or the next one while `is_called` is
+//! false), `log_cnt` (values logged ahead and not yet handed out) and
+//! `is_called`.
 
 use super::datum::{boolean, int, oid, text, NULL};
 use super::relation::Reader;
+use crate::error::SqlError;
 use crate::sequence::SeqType;
 use crate::value::{Datum, SqlType};
+use turnstile_lock::SqlState;
 use SqlType::*;
 
 /// `pg_catalog.pg_sequences`'s columns.
@@ -42,6 +50,20 @@ pub(super) const SEQUENCE: &[(&str, SqlType)] = &[
     ("seqcache", Int8),
     ("seqcycle", Bool),
 ];
+
+/// The columns of a sequence read as a relation.
+pub const SEQUENCE_DATA: &[(&str, SqlType)] = &[("last_value", Int8), ("log_cnt", Int8), ("is_called", Bool)];
+
+/// The row of sequence `oid` of database `db` read as a relation (`42P01`
+/// if it was dropped since the statement was planned).
+pub(crate) fn sequence_data_row(shared: &crate::Shared, db: u32, seq: u32) -> Result<Vec<Datum>, SqlError> {
+    let s = shared
+        .sequences
+        .by_oid(db, seq)
+        .ok_or_else(|| SqlError::new(SqlState::UNDEFINED_TABLE, format!("could not open relation with OID {seq}")))?;
+    let (last, called) = s.last_value();
+    Ok(vec![int(last), int(s.log_cnt()), boolean(called)])
+}
 
 /// `pg_sequence`, by OID.
 pub(super) fn sequence_rows(r: &Reader<'_>) -> Vec<Vec<Datum>> {

@@ -99,8 +99,7 @@ pub(super) fn from_item(
             if let Some(view) = View::named(&n) {
                 return Ok(FromItem::View { view, alias: alias_name.unwrap_or(n) });
             }
-            let def = cat.table(&n)?;
-            Ok(FromItem::Table { alias: alias_name.unwrap_or_else(|| n.clone()), name: n, def })
+            table_or_sequence(cat, n, alias_name)
         }
         ast::TableFactor::UNNEST { alias, array_exprs, with_offset: false, with_ordinality, .. }
             if array_exprs.len() == 1 =>
@@ -117,6 +116,19 @@ pub(super) fn from_item(
         }
         ast::TableFactor::NestedJoin { .. } => Err(SqlError::unsupported("a parenthesised join in FROM")),
         other => Err(SqlError::unsupported(&format!("the FROM item {other}"))),
+    }
+}
+
+/// The relation `n` of a FROM item, under `alias` (else its name): a
+/// table, else a sequence read as a relation (looked up only then, so a
+/// table's planning pays nothing for it).
+fn table_or_sequence(cat: &Catalog<'_>, n: String, alias: Option<String>) -> Result<FromItem, SqlError> {
+    match cat.table(&n) {
+        Ok(def) => Ok(FromItem::Table { alias: alias.unwrap_or_else(|| n.clone()), name: n, def }),
+        Err(e) => match cat.sequences.find(cat.session.database(), &n) {
+            Some(s) => Ok(FromItem::View { view: View::Sequence(s.oid), alias: alias.unwrap_or(n) }),
+            None => Err(e),
+        },
     }
 }
 

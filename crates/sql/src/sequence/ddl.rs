@@ -1,6 +1,9 @@
 //! The sequence statements — `CREATE SEQUENCE`, `ALTER SEQUENCE` (read by
 //! `syntax.rs`: sqlparser does not), `DROP SEQUENCE` — and the
-//! sequences behind `SERIAL` and identity columns.
+//! sequences behind `SERIAL` and identity columns. `OWNED BY
+//! table.column` makes a sequence a `SERIAL`'s (dropped with its table,
+//! shown in `pg_depend` with deptype `a`), `OWNED BY NONE` frees it; an
+//! identity column's sequence keeps its owner (`0A000`).
 //!
 //! A `SERIAL` column (`smallserial`, `serial`, `bigserial`) is a column of
 //! `smallint`, `integer` or `bigint`, `NOT NULL`, whose default is
@@ -18,6 +21,7 @@ use crate::expr::object_name;
 use crate::session::SqlSession;
 use crate::statement::Outcome;
 use sqlparser::ast;
+use turnstile_engine::catalog::RelKind;
 use turnstile_lock::SqlState;
 
 /// A column's generated key: its sequence's type, options and kind.
@@ -27,6 +31,23 @@ pub(crate) struct KeySequence {
     pub(crate) ty: SeqType,
     pub(crate) options: Vec<SeqOption>,
     pub(crate) identity: Identity,
+    /// The sequence's name when given (`SEQUENCE NAME s`), else chosen.
+    pub(crate) name: Option<String>,
+}
+
+/// The `OWNED BY` among `options`, if given: `Some(None)` for `OWNED BY
+/// NONE`.
+fn owned_by(options: &[SeqOption]) -> Option<Option<(String, String)>> {
+    options.iter().rev().find_map(|o| match o {
+        SeqOption::OwnedBy(owner) => Some(owner.clone()),
+        _ => None,
+    })
+}
+
+/// The default that takes the next value of sequence `name`:
+/// `nextval('name')`, the name quoted as a `regclass` reads it.
+pub(crate) fn nextval_of(name: &str) -> String {
+    format!("nextval('{}')", crate::catalog::deparse::quote_ident(name).replace('\'', "''"))
 }
 
 /// The type of a `SERIAL` pseudo-type, if `type_name` is one.
@@ -65,7 +86,11 @@ impl SqlSession {
             }
             return Err(SqlError::new(SqlState::DUPLICATE_TABLE, format!("relation \"{name}\" already exists")));
         }
-        self.ctx.shared.sequences.create(db, &name, def, None)?;
+        let owner = match owned_by(&opts).flatten() {
+            Some((table, column)) => Some(self.serial_owner(&table, &column)?),
+            None => None,
+        };
+        self.ctx.shared.sequences.create(db, &name, def, owner)?;
         Self::command("CREATE SEQUENCE")
     }
 
@@ -90,8 +115,16 @@ impl SqlSession {
         };
         let mut def = seq.def.clone();
         let restart = def.apply(options)?;
+        let owner = match owned_by(options) {
+            None => seq.owner.clone(),
+            Some(_) if seq.owner.as_ref().is_some_and(|o| o.identity != Identity::Serial) => {
+                return Err(SqlError::unsupported("changing the owner of an identity sequence"));
+            }
+            Some(None) => None,
+            Some(Some((table, column))) => Some(self.serial_owner(&table, &column)?),
+        };
         self.ctx.sequences.release(db, name);
-        self.ctx.shared.sequences.replace(db, &seq, def, restart)?;
+        self.ctx.shared.sequences.replace(db, &seq, def, restart, owner)?;
         Self::command("ALTER SEQUENCE")
     }
 
@@ -139,22 +172,57 @@ impl SqlSession {
         let db = self.es.database();
         let mut defaults = Vec::new();
         for k in keys {
-            let base = format!("{table}_{}_seq", k.column);
-            let mut name = base.clone();
-            let mut n = 0;
-            while self.ctx.shared.sequences.find(db, &name).is_some()
-                || self.es.engine().catalog().relation(db, &name).is_ok()
-            {
-                n += 1;
-                name = format!("{base}{n}");
-            }
+            let taken = |s: &Self, name: &str| {
+                s.ctx.shared.sequences.find(db, name).is_some() || s.es.engine().catalog().relation(db, name).is_ok()
+            };
+            let name = match k.name {
+                Some(given) if taken(self, &given) => {
+                    return Err(SqlError::new(
+                        SqlState::DUPLICATE_TABLE,
+                        format!("relation \"{given}\" already exists"),
+                    ))
+                }
+                Some(given) => given,
+                None => {
+                    let base = format!("{table}_{}_seq", k.column);
+                    let mut name = base.clone();
+                    let mut n = 0;
+                    while taken(self, &name) {
+                        n += 1;
+                        name = format!("{base}{n}");
+                    }
+                    name
+                }
+            };
             let mut def = SeqDef::new(k.ty);
             def.apply(&k.options)?;
             let owner = Owner { table: table.to_owned(), column: k.column.clone(), identity: k.identity };
             self.ctx.shared.sequences.create(db, &name, def, Some(owner))?;
-            defaults.push((k.column, format!("nextval('{name}')")));
+            defaults.push((k.column, nextval_of(&name)));
         }
         Ok(defaults)
+    }
+
+    /// The owner `OWNED BY table.column` names (a `SERIAL`'s kind):
+    /// `42P01` without such a table, `42703` without such a column.
+    fn serial_owner(&self, table: &str, column: &str) -> Result<Owner, SqlError> {
+        let rel =
+            self.es.engine().catalog().relation(self.es.database(), table).map_err(|_| {
+                SqlError::new(SqlState::UNDEFINED_TABLE, format!("relation \"{table}\" does not exist"))
+            })?;
+        if !matches!(rel.kind, RelKind::Table | RelKind::PartitionedTable) {
+            return Err(SqlError::new(
+                SqlState::from_code("42809"),
+                format!("sequence cannot be owned by relation \"{table}\""),
+            ));
+        }
+        if rel.column_number(column).is_none() {
+            return Err(SqlError::new(
+                SqlState::UNDEFINED_COLUMN,
+                format!("column \"{column}\" of relation \"{table}\" does not exist"),
+            ));
+        }
+        Ok(Owner { table: table.to_owned(), column: column.to_owned(), identity: Identity::Serial })
     }
 
     /// Drops the sequences owned by `table`'s columns (after DROP TABLE).

@@ -18,8 +18,11 @@
 //! - [`session`]: a session's blocks, `currval` and `lastval`;
 //! - `syntax`: the options as written, and `ALTER SEQUENCE`'s text;
 //! - `ddl`: the statements, and the sequences of `SERIAL` and identity
-//!   columns.
+//!   columns;
+//! - `column`: a sequence attached to an existing column (`ALTER TABLE …
+//!   ALTER COLUMN … SET DEFAULT` / `ADD GENERATED … AS IDENTITY`).
 
+pub(crate) mod column;
 pub(crate) mod ddl;
 mod file;
 pub mod options;

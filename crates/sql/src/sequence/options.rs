@@ -80,6 +80,10 @@ pub enum SeqOption {
     Cache(i64),
     /// `[NO] CYCLE`.
     Cycle(bool),
+    /// `OWNED BY table.column` (`None`: `OWNED BY NONE`); not part of the
+    /// definition ([`SeqDef::apply`] leaves it), it sets the sequence's
+    /// owner.
+    OwnedBy(Option<(String, String)>),
 }
 
 /// A sequence's definition (`pg_sequence`'s row).
@@ -134,6 +138,7 @@ impl SeqDef {
                 SeqOption::Restart(r) => restart = Some(*r),
                 SeqOption::Cache(c) => self.cache = *c,
                 SeqOption::Cycle(c) => self.cycle = *c,
+                SeqOption::OwnedBy(_) => {}
             }
         }
         if self.increment == 0 {

@@ -183,9 +183,16 @@ impl Sequences {
         Ok(seq)
     }
 
-    /// Replaces `old` (sequence `name` of `db`) by `def`, its state
-    /// carried over or restarted at `restart` (`ALTER SEQUENCE`).
-    pub fn replace(&self, db: u32, old: &Sequence, def: SeqDef, restart: Option<i64>) -> Result<(), SqlError> {
+    /// Replaces `old` (sequence `name` of `db`) by `def` and `owner`, its
+    /// state carried over or restarted at `restart` (`ALTER SEQUENCE`).
+    pub fn replace(
+        &self,
+        db: u32,
+        old: &Sequence,
+        def: SeqDef,
+        restart: Option<i64>,
+        owner: Option<Owner>,
+    ) -> Result<(), SqlError> {
         let mut map = self.map();
         let new = old.exclusive(|o| {
             let (last, called) = o.close();
@@ -205,7 +212,7 @@ impl Sequences {
                     return Err(e);
                 }
             };
-            let new = Sequence::new(&o.name, def, o.owner.clone(), word, o.file_path()).with_oid(o.oid);
+            let new = Sequence::new(&o.name, def, owner, word, o.file_path()).with_oid(o.oid);
             let new = Arc::new(new.logged(self.logged_as(db, &o.name)));
             if let Err(e) = new.persist() {
                 o.reopen();

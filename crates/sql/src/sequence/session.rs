@@ -44,9 +44,13 @@ pub struct SeqSession {
 }
 
 /// A sequence's name as `nextval('…')` takes it: folded to lower case
-/// unless double-quoted (PostgreSQL reads the text as a `regclass`).
+/// unless double-quoted (PostgreSQL reads the text as a `regclass`),
+/// without a `public.` schema (every sequence lives in `public`; pg_dump
+/// writes `setval('public.t_id_seq', …)`).
 pub fn sequence_name(text: &str) -> String {
     let t = text.trim();
+    let unqualified = t.get(..7).filter(|p| p.eq_ignore_ascii_case("public.")).map(|_| &t[7..]);
+    let t = unqualified.or_else(|| t.strip_prefix("\"public\".")).unwrap_or(t);
     match t.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
         Some(q) => q.replace("\"\"", "\""),
         None => t.to_ascii_lowercase(),
@@ -152,5 +156,9 @@ mod tests {
     fn names_fold_unless_quoted() {
         assert_eq!(sequence_name(" Vq1 "), "vq1");
         assert_eq!(sequence_name("\"Vq\"\"1\""), "Vq\"1");
+        assert_eq!(sequence_name("public.t_id_seq"), "t_id_seq");
+        assert_eq!(sequence_name("PUBLIC.\"T\""), "T");
+        assert_eq!(sequence_name("\"public\".s"), "s");
+        assert_eq!(sequence_name("\"public.s\""), "public.s");
     }
 }

@@ -257,6 +257,14 @@ impl Sequence {
         (self.value(w & OFFSET), w & CALLED != 0)
     }
 
+    /// PostgreSQL's `log_cnt`: values between the state and the logged
+    /// state (`durable`), which a `nextval` may take without a log write.
+    pub fn log_cnt(&self) -> i64 {
+        let (state, durable) = (self.state.load(Ordering::SeqCst), self.durable.load(Ordering::SeqCst));
+        let ahead = (durable & OFFSET).saturating_sub(state & OFFSET) / self.step().max(1);
+        i64::try_from(ahead).unwrap_or(i64::MAX)
+    }
+
     /// Takes up to `want` (≥ 1) values. `Ok(None)`: the sequence was
     /// replaced or dropped meanwhile (look it up again). `2200H` past the
     /// end of a sequence without `CYCLE`. Under `classic` (`locked`) the

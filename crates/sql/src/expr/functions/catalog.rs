@@ -105,7 +105,8 @@ pub static GET_PARTKEYDEF: FuncDef = FuncDef::fixed("pg_get_partkeydef", &[Oid],
 pub static TABLE_IS_VISIBLE: FuncDef = FuncDef::fixed("pg_table_is_visible", &[Oid], Bool, |a, env| {
     let id = oid_arg(&a[0]);
     let (cat, db) = catalog_of(&*env.services)?;
-    if cat.relations.get(&id).is_some_and(|r| r.db == db) {
+    // A relation or sequence of the database (all in `public`).
+    if cat.relations.get(&id).is_some_and(|r| r.db == db) || env.services.shared().sequences.by_oid(db, id).is_some() {
         return Ok(Datum::Bool(true));
     }
     Ok(match by_oid(id) {
