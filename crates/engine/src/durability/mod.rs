@@ -169,8 +169,21 @@ impl EngineLog {
     }
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Run by this thread's next page-change insertion, before it (tests
+    /// use it to start a checkpoint between a change's before-image and
+    /// its record).
+    pub(crate) static BEFORE_PAGE_INSERT: std::cell::Cell<Option<Box<dyn FnOnce()>>> =
+        const { std::cell::Cell::new(None) };
+}
+
 impl RedoLog for EngineLog {
     fn insert(&self, kind: RecordKind, parts: &[&[u8]], full_pages: usize) -> Result<u64, StorageError> {
+        #[cfg(test)]
+        if let Some(hook) = BEFORE_PAGE_INSERT.take() {
+            hook();
+        }
         let rec = WalRecord { xid: kind.xid, rmgr: kind.rmgr, info: kind.info, parts };
         self.xact_wal.inserted(kind.xid);
         let lsn = if full_pages > 0 { self.wal.insert_fpi(&rec) } else { self.wal.insert(&rec) };

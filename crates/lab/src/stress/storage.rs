@@ -76,6 +76,7 @@ pub struct Args {
     #[arg(long, default_value_t = 20)]
     pub fault_every_ms: u64,
     /// Data directory parent (default: a temporary directory, removed).
+    /// Under it, the directory of a run that failed is kept.
     #[arg(long)]
     pub data_dir: Option<std::path::PathBuf>,
     /// Print `{"results":[…]}` as JSON instead of a table.
@@ -173,7 +174,12 @@ pub fn run(args: &Args) -> Result<(), CliError> {
             Some(d) => tempfile::Builder::new().prefix("stress-storage-").tempdir_in(d)?,
             None => tempfile::Builder::new().prefix("turnstile-stress-storage-").tempdir()?,
         };
-        Ok(run_profile(profile, parent.path(), args, length, seed))
+        let result = run_profile(profile, parent.path(), args, length, seed);
+        if args.data_dir.is_some() && result.violations > 0 {
+            // Under --data-dir, a failed run's directory is kept to look at.
+            eprintln!("stress storage: {profile}: kept {}", parent.keep().join(profile.name()).display());
+        }
+        Ok(result)
     };
     super::run_profiles("storage", args.seed, &cli::profiles(&args.profile), args.json, one, print_table)
 }
