@@ -65,6 +65,7 @@
 
 use crate::page::{self, PageBuf, HEADER_SIZE, PAGE_SIZE};
 use crate::rel::{BlockNumber, BufferTag, Fork, RelFileId};
+use turnstile_sync::sync::atomic::{fence, AtomicU64, Ordering};
 
 /// The log the buffer pool and the access methods write page changes to
 /// (the write-ahead log; a trait so that this crate's buffer pool does not
@@ -77,6 +78,69 @@ pub trait RedoLog: Send + Sync + std::fmt::Debug {
     /// The redo point of the last checkpoint: a page whose LSN is not past
     /// it is logged whole on its next change.
     fn redo_point(&self) -> u64;
+    /// Called after inserting a record that logged a delta for a page
+    /// whose LSN was past `seen` (a [`RedoLog::redo_point`] read before
+    /// the insertion): whether a checkpoint may have put its redo point
+    /// before that record since — then the page must be logged whole
+    /// again ([`RedoPoint::moved_since`]).
+    fn redo_moved_since(&self, seen: u64) -> bool;
+}
+
+/// A checkpoint's redo point as writers read it, and the handshake that
+/// keeps a delta from landing after a redo point unnoticed.
+///
+/// A checkpoint takes the insert position as its redo point. A writer
+/// decides "delta or whole page" against the redo point it read before
+/// inserting; if a checkpoint read the insert position after the writer
+/// reserved its place, the record lies after the new redo point though it
+/// carries only a delta, and a page torn later could not be rebuilt.
+/// PostgreSQL closes the window by changing `RedoRecPtr` under every WAL
+/// insertion lock; `scalable` insertion takes no lock, so:
+///
+/// * the checkpoint ([`RedoPoint::advance`]) first publishes "moving"
+///   (`u64::MAX`: every page is logged whole meanwhile), then — after a
+///   `SeqCst` fence — reads the insert position, then publishes it;
+/// * the writer, after its reservation, fences and reads the redo point
+///   again ([`RedoPoint::moved_since`]).
+///
+/// Of the two fenced reads at least one sees the other side's write (the
+/// store-buffering pattern): either the checkpoint's position includes
+/// the writer's record (the record lies before the redo point, and its
+/// delta is never replayed), or the writer sees the point moved and logs
+/// the page whole right after the record, before it unlocks the page. The
+/// loom model `redo_point_handshake` (`tests/loom_wal.rs`) checks it.
+#[derive(Debug)]
+pub struct RedoPoint(AtomicU64);
+
+/// The redo point while a checkpoint is taking it.
+const MOVING: u64 = u64::MAX;
+
+impl RedoPoint {
+    /// Starts at `lsn`.
+    pub fn new(lsn: u64) -> RedoPoint {
+        RedoPoint(AtomicU64::new(lsn))
+    }
+
+    /// The current redo point (`u64::MAX` while a checkpoint takes one).
+    pub fn get(&self) -> u64 {
+        self.0.load(Ordering::Acquire)
+    }
+
+    /// Moves the redo point to `insert_position()`, read as described
+    /// above; returns it.
+    pub fn advance(&self, insert_position: impl FnOnce() -> u64) -> u64 {
+        self.0.store(MOVING, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+        let redo = insert_position();
+        self.0.store(redo, Ordering::SeqCst);
+        redo
+    }
+
+    /// After a reservation: whether the redo point differs from `seen`.
+    pub fn moved_since(&self, seen: u64) -> bool {
+        fence(Ordering::SeqCst);
+        self.0.load(Ordering::SeqCst) != seen
+    }
 }
 
 /// Who a record is for and what it did.

@@ -8,6 +8,10 @@
 //!   `wait_insertions` result, `scalable`'s link-buffer tail — never
 //!   passes a copy that has not finished, and every byte below it reads
 //!   as its inserter wrote it;
+//! * **redo point**: a checkpoint taking its redo point while a change is
+//!   logged as a delta — the record lies before the new redo point, or its
+//!   writer sees the point moved and logs the page whole after it
+//!   ([`RedoPoint`]);
 //! * **flush/wake-up handshake**: no committer sleeps for ever
 //!   (`classic`: `WALWrite` taken with `lock_exclusive_or_wait`;
 //!   `scalable`: the WAL writer's [`WriterBell`] and the flush
@@ -21,6 +25,7 @@
 use loom::sync::atomic::{AtomicU64, Ordering};
 use loom::sync::Arc;
 use loom::thread;
+use turnstile_storage::page_log::RedoPoint;
 use turnstile_storage::wal::classic::ClassicReservation;
 use turnstile_storage::wal::link::LinkBuf;
 use turnstile_storage::wal::notify::WaitList;
@@ -213,5 +218,47 @@ fn scalable_flush_wakeup_handshake() {
         waiters.wait(REC, || flushed.load(Ordering::SeqCst), || false);
         assert!(flushed.load(Ordering::SeqCst) >= REC);
         writer.join().unwrap();
+    });
+}
+
+/// One change logged while a checkpoint takes its redo point: `reserve`
+/// places the record (returns its end), `position` is what the checkpoint
+/// reads. The writer read the redo point (`seen`) before reserving and
+/// logs a delta unless that read saw a checkpoint in progress; afterwards
+/// it asks whether the point moved. A delta must not lie after the new
+/// redo point unnoticed, unless the point is the one it was decided
+/// against. The log holds one record past the old redo point (0) already,
+/// so the new point differs from it.
+fn redo_point_model(reserve: impl Fn() -> u64 + Send + Sync + 'static, position: impl Fn() -> u64 + Send + 'static) {
+    let point = Arc::new(RedoPoint::new(0));
+    let p2 = Arc::clone(&point);
+    let checkpoint = thread::spawn(move || p2.advance(position));
+    let seen = point.get();
+    let delta = seen != u64::MAX;
+    let end = reserve();
+    let moved = point.moved_since(seen);
+    let redo = checkpoint.join().unwrap();
+    assert!(
+        !delta || moved || end <= redo || redo == seen,
+        "a delta decided against redo point {seen} lies after the new one ({redo}, record end {end}) unnoticed"
+    );
+}
+
+#[test]
+fn redo_point_handshake_classic() {
+    model(|| {
+        let res = Arc::new(ClassicReservation::new(REC, 2));
+        let r2 = Arc::clone(&res);
+        redo_point_model(move || res.begin(0, REC).start + REC, move || r2.position());
+    });
+}
+
+#[test]
+fn redo_point_handshake_scalable() {
+    model(|| {
+        // `Scalable::insert`'s reservation and `Scalable::position`.
+        let reserved = Arc::new(AtomicU64::new(REC));
+        let r2 = Arc::clone(&reserved);
+        redo_point_model(move || reserved.fetch_add(REC, Ordering::Relaxed) + REC, move || r2.load(Ordering::Acquire));
     });
 }

@@ -50,6 +50,10 @@ impl RedoLog for MemoryLog {
     fn redo_point(&self) -> u64 {
         self.inner.lock().unwrap().redo_point
     }
+
+    fn redo_moved_since(&self, seen: u64) -> bool {
+        self.redo_point() != seen
+    }
 }
 
 fn pool(dir: &Scratch, buffers: usize, rel: RelFileId, blocks: u32) -> BufferPool {

@@ -71,7 +71,7 @@ mod xact_wal;
 
 use crate::mvcc::Xid;
 use std::sync::Arc;
-use turnstile_storage::page_log::{RecordKind, RedoLog};
+use turnstile_storage::page_log::{RecordKind, RedoLog, RedoPoint};
 use turnstile_storage::wal::{Lsn, Wal, WalRecord};
 use turnstile_storage::StorageError;
 use turnstile_sync::sync::atomic::{AtomicU64, Ordering};
@@ -82,7 +82,7 @@ use turnstile_sync::sync::atomic::{AtomicU64, Ordering};
 #[derive(Debug)]
 pub struct EngineLog {
     wal: Wal,
-    redo: AtomicU64,
+    redo: RedoPoint,
     /// Per backend slot: the insert position when its transaction got an
     /// id (0: none running). Written only by the slot's owner.
     starts: Box<[AtomicU64]>,
@@ -99,7 +99,7 @@ impl EngineLog {
     pub(crate) fn new(wal: Wal, redo: u64, backends: usize) -> EngineLog {
         EngineLog {
             wal,
-            redo: AtomicU64::new(redo),
+            redo: RedoPoint::new(redo),
             starts: (0..backends).map(|_| AtomicU64::new(0)).collect(),
             data_unsafe: turnstile_sync::sync::counter::AtomicBool::new(false),
             sequences: sequence_log::SequenceStates::default(),
@@ -163,9 +163,7 @@ impl EngineLog {
     /// Starts a checkpoint: changes from now on log whole pages first.
     /// Returns the redo point.
     pub(crate) fn begin_checkpoint(&self) -> u64 {
-        let redo = self.wal.insert_lsn().0;
-        self.redo.store(redo, Ordering::Release);
-        redo
+        self.redo.advance(|| self.wal.insert_lsn().0)
     }
 }
 
@@ -195,7 +193,11 @@ impl RedoLog for EngineLog {
     }
 
     fn redo_point(&self) -> u64 {
-        self.redo.load(Ordering::Acquire)
+        self.redo.get()
+    }
+
+    fn redo_moved_since(&self, seen: u64) -> bool {
+        self.redo.moved_since(seen)
     }
 }
 

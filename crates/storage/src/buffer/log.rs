@@ -89,7 +89,7 @@ impl BufferPool {
             page::set_lsn(g.page, lsn);
             g.mark_dirty();
         }
-        if deltas > 0 && log.redo_point() > redo {
+        if deltas > 0 && log.redo_moved_since(redo) {
             // The redo point moved while the record was inserted, and it
             // may lie before the record: what follows it for these pages
             // must start from a whole image (a torn write of the page by
