@@ -5,7 +5,7 @@
 //! Like every DDL here, none of these is undone by a rollback: inside a
 //! transaction block each is named in [`crate::RollbackReport::kept_ddl`].
 
-use crate::catalog::{CatalogError, DbId, ForeignKey, RelId, RelKind, Relation};
+use crate::catalog::{CatalogError, DbId, ForeignKey, RelEntry, RelId, RelKind, Relation};
 use crate::error::{EngineError, InvalidTransactionState, Result};
 use crate::heap::HeapScan;
 use crate::session::Session;
@@ -60,58 +60,26 @@ impl Session {
     /// `ALTER TABLE table ADD PRIMARY KEY (columns…)`: a unique index named
     /// `<table>_pkey` (on a partitioned table, one per partition too), with
     /// the columns made NOT NULL. Refuses existing NULLs (`23502`),
-    /// duplicates (`23505`) and a second primary key (`42P17`); on failure
+    /// duplicates (`23505`) and a second primary key (`42P16`); on failure
     /// nothing is left behind.
     pub fn add_primary_key(&mut self, table: &str, columns: &[&str]) -> Result<RelId> {
         self.statement(&format!("ALTER TABLE {table} ADD PRIMARY KEY"), |s| {
             s.note_ddl(&format!("ALTER TABLE {table} ADD PRIMARY KEY"));
-            let t = s.lock_by_name(table, LockMode::AccessExclusive)?;
-            let parts: Vec<RelId> = s.engine.catalog().dependents(t.rel.id);
-            for id in &parts {
-                s.lock_relation(*id, LockMode::AccessExclusive)?;
-            }
+            let (t, parts) = s.lock_with_partitions(table)?;
             if t.indexes.iter().any(|ix| ix.primary) {
-                return Err(CatalogError::Invalid(format!(
+                return Err(CatalogError::InvalidTable(format!(
                     "multiple primary keys for table \"{table}\" are not allowed"
                 ))
                 .into());
             }
-            let mut numbers = Vec::with_capacity(columns.len());
-            for col in columns {
-                numbers.push(
-                    t.rel
-                        .column_number(col)
-                        .ok_or_else(|| CatalogError::UnknownColumn { relation: table.into(), column: (*col).into() })?,
-                );
-            }
             // Existing NULLs refuse the key, as in PostgreSQL.
-            let catalog = s.engine.catalog().snapshot();
-            let leaves: Vec<Relation> = parts
-                .iter()
-                .filter_map(|id| catalog.relations.get(id))
-                .filter(|r| r.kind == RelKind::Table)
-                .cloned()
-                .collect();
-            for leaf in &leaves {
-                let types = leaf.column_types();
-                let scan =
-                    HeapScan::current(s.engine.pool(), RelFileId::new(s.db, leaf.id), s.engine.txns().snapshots());
-                for item in scan? {
-                    let row = decode_row(&types, &item?.1)?;
-                    if let Some(&c) = numbers.iter().find(|&&c| matches!(row[c], Value::Null)) {
-                        return Err(EngineError::NotNullViolation {
-                            table: leaf.name.clone(),
-                            column: leaf.columns[c].name.clone(),
-                        });
-                    }
-                }
-            }
+            s.refuse_nulls(&t, &parts, columns)?;
             let name = format!("{table}_pkey");
             let made = s.engine.catalog().create_index(s.db, table, &name, columns, true, true)?;
             let built = s
                 .create_storage(&made)
                 .and_then(|()| made.iter().filter(|r| r.kind.has_storage()).try_for_each(|ix| s.build_index(ix)))
-                .and_then(|()| Ok(s.engine.catalog().set_not_null(s.db, table, columns)?));
+                .and_then(|()| Ok(s.engine.catalog().set_not_null(s.db, table, columns, true)?));
             if let Err(e) = built {
                 s.remove_relations(&s.engine.catalog().drop_relation(s.db, &name)?)?;
                 return Err(e);
@@ -120,28 +88,102 @@ impl Session {
         })
     }
 
-    /// `ALTER TABLE table ALTER COLUMN … SET NOT NULL` on a table with no
-    /// rows yet (`CREATE TABLE … NOT NULL`): the columns refuse NULLs
-    /// (`23502`) on every insert and update, in the table and its
-    /// partitions.
+    /// `ALTER TABLE table ALTER COLUMN … SET NOT NULL` (and `CREATE TABLE
+    /// … NOT NULL`): under `AccessExclusiveLock` on the table and its
+    /// partitions, refuses existing NULLs (`23502`, "contains null
+    /// values"); then the columns refuse NULLs (`23502`) on every insert
+    /// and update, in the table and its partitions.
     pub fn set_not_null(&mut self, table: &str, columns: &[&str]) -> Result<()> {
         self.statement(&format!("ALTER TABLE {table} SET NOT NULL"), |s| {
             s.note_ddl(&format!("ALTER TABLE {table} SET NOT NULL"));
-            s.lock_by_name(table, LockMode::AccessExclusive)?;
-            s.engine.catalog().set_not_null(s.db, table, columns)?;
+            let (t, parts) = s.lock_with_partitions(table)?;
+            s.refuse_nulls(&t, &parts, columns)?;
+            s.engine.catalog().set_not_null(s.db, table, columns, true)?;
+            Ok(())
+        })
+    }
+
+    /// `ALTER TABLE table ALTER COLUMN column DROP NOT NULL`, on the table
+    /// and its partitions. Refused, as PostgreSQL refuses it (`42P16`),
+    /// for a primary-key column and for a partition's column that is NOT
+    /// NULL in its parent.
+    pub fn drop_not_null(&mut self, table: &str, column: &str) -> Result<()> {
+        self.statement(&format!("ALTER TABLE {table} DROP NOT NULL"), |s| {
+            s.note_ddl(&format!("ALTER TABLE {table} DROP NOT NULL"));
+            let t = s.lock_by_name(table, LockMode::AccessExclusive)?;
+            let c = t
+                .rel
+                .column_number(column)
+                .ok_or_else(|| CatalogError::UnknownColumn { relation: table.into(), column: column.into() })?;
+            if t.indexes.iter().any(|ix| ix.primary && ix.columns.contains(&c)) {
+                return Err(CatalogError::InvalidTable(format!("column \"{column}\" is in a primary key")).into());
+            }
+            let parent = t.rel.parent.and_then(|p| s.engine.catalog().snapshot().relations.get(&p).cloned());
+            if parent.is_some_and(|p| p.columns.iter().any(|x| x.name == column && x.not_null)) {
+                return Err(CatalogError::InvalidTable(format!(
+                    "column \"{column}\" is marked NOT NULL in parent table"
+                ))
+                .into());
+            }
+            s.engine.catalog().set_not_null(s.db, table, &[column], false)?;
             Ok(())
         })
     }
 
     /// `ALTER TABLE name ALTER column SET DEFAULT text` for each pair (the
-    /// SQL layer's `CREATE TABLE … DEFAULT`).
-    pub fn set_defaults(&mut self, table: &str, defaults: &[(&str, &str)]) -> Result<()> {
+    /// SQL layer's `CREATE TABLE … DEFAULT`), or `DROP DEFAULT` where the
+    /// text is `None`; on the table and its partitions.
+    pub fn set_defaults(&mut self, table: &str, defaults: &[(&str, Option<&str>)]) -> Result<()> {
         self.statement(&format!("ALTER TABLE {table} SET DEFAULT"), |s| {
             s.note_ddl(&format!("ALTER TABLE {table} SET DEFAULT"));
             s.lock_by_name(table, LockMode::AccessExclusive)?;
             s.engine.catalog().set_defaults(s.db, table, defaults)?;
             Ok(())
         })
+    }
+
+    /// Takes `AccessExclusiveLock` on `table` and on its partitions (and
+    /// theirs); returns the table and every relation depending on it.
+    fn lock_with_partitions(&mut self, table: &str) -> Result<(Arc<RelEntry>, Vec<RelId>)> {
+        let t = self.lock_by_name(table, LockMode::AccessExclusive)?;
+        let parts: Vec<RelId> = self.engine.catalog().dependents(t.rel.id);
+        for id in &parts {
+            self.lock_relation(*id, LockMode::AccessExclusive)?;
+        }
+        Ok((t, parts))
+    }
+
+    /// Fails with the first NULL among `columns` (of `t`) in a row of the
+    /// tables among `parts` (locked by the caller), or with a column `t`
+    /// lacks.
+    fn refuse_nulls(&mut self, t: &RelEntry, parts: &[RelId], columns: &[&str]) -> Result<()> {
+        let mut numbers = Vec::with_capacity(columns.len());
+        for col in columns {
+            numbers.push(
+                t.rel.column_number(col).ok_or_else(|| CatalogError::UnknownColumn {
+                    relation: t.rel.name.clone(),
+                    column: (*col).into(),
+                })?,
+            );
+        }
+        let catalog = self.engine.catalog().snapshot();
+        let leaves = parts.iter().filter_map(|id| catalog.relations.get(id)).filter(|r| r.kind == RelKind::Table);
+        for leaf in leaves {
+            let types = leaf.column_types();
+            let scan =
+                HeapScan::current(self.engine.pool(), RelFileId::new(self.db, leaf.id), self.engine.txns().snapshots());
+            for item in scan? {
+                let row = decode_row(&types, &item?.1)?;
+                if let Some(&c) = numbers.iter().find(|&&c| matches!(row[c], Value::Null)) {
+                    return Err(EngineError::ContainsNulls {
+                        table: leaf.name.clone(),
+                        column: leaf.columns[c].name.clone(),
+                    });
+                }
+                self.backend.check_cancel()?;
+            }
+        }
+        Ok(())
     }
 
     /// `ALTER TABLE name SET (fillfactor = n)` / `CREATE TABLE … WITH

@@ -91,6 +91,14 @@ pub enum EngineError {
         /// The column.
         column: String,
     },
+    /// `SET NOT NULL` or `ADD PRIMARY KEY` on a column holding a NULL.
+    #[error("column \"{column}\" of relation \"{table}\" contains null values")]
+    ContainsNulls {
+        /// The table (the partition holding the row).
+        table: String,
+        /// The column.
+        column: String,
+    },
     /// A valid request the engine does not support (SQLSTATE `0A000`).
     #[error("not supported: {0}")]
     NotSupported(String),
@@ -176,6 +184,7 @@ impl EngineError {
                 CatalogError::DuplicateConstraint { .. } => S::DUPLICATE_OBJECT,
                 CatalogError::WrongKind { .. } => S::WRONG_OBJECT_TYPE,
                 CatalogError::Invalid(_) => S::INVALID_OBJECT_DEFINITION,
+                CatalogError::InvalidTable(_) => S::INVALID_TABLE_DEFINITION,
                 CatalogError::Corrupted { .. } => S::DATA_CORRUPTED,
                 CatalogError::Io { .. } => S::IO_ERROR,
             },
@@ -232,7 +241,7 @@ impl EngineError {
             EngineError::UniqueViolation(_) => S::UNIQUE_VIOLATION,
             EngineError::UndoLimit { .. } => S::PROGRAM_LIMIT_EXCEEDED,
             EngineError::UndoFailed { source, .. } => source.sqlstate(),
-            EngineError::NotNullViolation { .. } => S::NOT_NULL_VIOLATION,
+            EngineError::NotNullViolation { .. } | EngineError::ContainsNulls { .. } => S::NOT_NULL_VIOLATION,
             EngineError::NotSupported(_) => S::FEATURE_NOT_SUPPORTED,
             EngineError::ObjectInUse(_) => S::OBJECT_IN_USE,
             EngineError::NoPartition { .. } | EngineError::PartitionConstraint { .. } => S::CHECK_VIOLATION,

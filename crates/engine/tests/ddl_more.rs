@@ -107,7 +107,7 @@ fn add_primary_key_cascades_to_partitions_and_refuses_nulls_and_duplicates() {
     // A NULL key routes to no partition (PostgreSQL says the same).
     assert_eq!(null_key.sqlstate(), "23514", "{null_key}");
     s.create_partition("a", "a_3", PartitionBound::range(Some(-1000), Some(-500))).unwrap_err();
-    assert_eq!(s.add_primary_key("a", &["aid"]).unwrap_err().sqlstate(), "42P17");
+    assert_eq!(s.add_primary_key("a", &["aid"]).unwrap_err().sqlstate(), "42P16");
     let plain_null = s.update_rows(&Query::from("a").filter("aid", 7), &[], &mut |r| {
         let mut new = r.to_vec();
         new[0] = Value::Null;

@@ -98,7 +98,8 @@ impl SqlSession {
             self.es.set_not_null(name, &refs)?;
         }
         if !spec.defaults.is_empty() {
-            let refs: Vec<(&str, &str)> = spec.defaults.iter().map(|(c, d)| (c.as_str(), d.as_str())).collect();
+            let refs: Vec<(&str, Option<&str>)> =
+                spec.defaults.iter().map(|(c, d)| (c.as_str(), Some(d.as_str()))).collect();
             self.es.set_defaults(name, &refs)?;
         }
         if let Some(cols) = spec.pk {

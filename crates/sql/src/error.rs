@@ -100,7 +100,7 @@ impl SqlError {
     pub fn from_engine(e: EngineError) -> SqlError {
         match &e {
             EngineError::UniqueViolation(u) => return SqlError::unique_violation(u),
-            EngineError::NotNullViolation { table, column } => {
+            EngineError::NotNullViolation { table, column } | EngineError::ContainsNulls { table, column } => {
                 let mut err = SqlError::new(e.sqlstate(), e.to_string());
                 err.object = Some(Box::new(ErrorObject {
                     schema: Some(SCHEMA.into()),

@@ -99,6 +99,11 @@ pub enum CatalogError {
     /// strategy, a partition key that is not an integer column.
     #[error("invalid definition: {0}")]
     Invalid(String),
+    /// A change the table's definition does not allow (PostgreSQL's
+    /// `42P16`: a primary-key column made nullable, a second primary
+    /// key).
+    #[error("{0}")]
+    InvalidTable(String),
     /// The catalog file is damaged; the engine refuses to open.
     #[error("catalog file {path} is corrupted ({reason}); restore it from a backup or move the data directory aside and start afresh")]
     Corrupted {
@@ -435,8 +440,29 @@ impl Catalog {
     }
 
     /// Sets the NOT NULL flag of `columns` of `table` and of its
-    /// partitions (`ADD PRIMARY KEY`).
-    pub fn set_not_null(&self, db: DbId, table: &str, columns: &[&str]) -> Result<(), CatalogError> {
+    /// partitions (`ADD PRIMARY KEY`, `ALTER COLUMN … SET NOT NULL`), or
+    /// clears it (`DROP NOT NULL`).
+    pub fn set_not_null(&self, db: DbId, table: &str, columns: &[&str], not_null: bool) -> Result<(), CatalogError> {
+        self.alter_columns(db, table, columns, |_, col| col.not_null = not_null)
+    }
+
+    /// `ALTER TABLE name ALTER column SET DEFAULT text` for each pair
+    /// (`None`: `DROP DEFAULT`), on the table and its partitions.
+    pub fn set_defaults(&self, db: DbId, table: &str, defaults: &[(&str, Option<&str>)]) -> Result<(), CatalogError> {
+        let columns: Vec<&str> = defaults.iter().map(|(c, _)| *c).collect();
+        self.alter_columns(db, table, &columns, |i, col| col.default = defaults[i].1.map(str::to_owned))
+    }
+
+    /// Applies `change(i, column)` to the column named `columns[i]` of
+    /// `table` and of each of its partitions; refuses a column `table`
+    /// lacks.
+    fn alter_columns(
+        &self,
+        db: DbId,
+        table: &str,
+        columns: &[&str],
+        change: impl Fn(usize, &mut Column),
+    ) -> Result<(), CatalogError> {
         self.modify(|c| {
             let t = c.find(db, table).ok_or_else(|| CatalogError::UnknownRelation(table.into()))?.clone();
             let mut targets = vec![t.id];
@@ -450,34 +476,9 @@ impl Catalog {
             }
             for id in targets {
                 if let Some(r) = c.relations.get_mut(&id) {
-                    for col in r.columns.iter_mut().filter(|x| columns.contains(&x.name.as_str())) {
-                        col.not_null = true;
-                    }
-                }
-            }
-            Ok(())
-        })
-    }
-
-    /// `ALTER TABLE name ALTER column SET DEFAULT text` for each pair, on
-    /// the table and its partitions.
-    pub fn set_defaults(&self, db: DbId, table: &str, defaults: &[(&str, &str)]) -> Result<(), CatalogError> {
-        self.modify(|c| {
-            let t = c.find(db, table).ok_or_else(|| CatalogError::UnknownRelation(table.into()))?.clone();
-            let mut targets = vec![t.id];
-            targets.extend(dependents(c, t.id).into_iter().filter(|id| {
-                c.relations.get(id).is_some_and(|r| matches!(r.kind, RelKind::Table | RelKind::PartitionedTable))
-            }));
-            for (col, _) in defaults {
-                if t.column_number(col).is_none() {
-                    return Err(CatalogError::UnknownColumn { relation: table.into(), column: (*col).into() });
-                }
-            }
-            for id in targets {
-                if let Some(r) = c.relations.get_mut(&id) {
-                    for (col, text) in defaults {
-                        if let Some(x) = r.columns.iter_mut().find(|x| x.name == *col) {
-                            x.default = Some((*text).to_owned());
+                    for (i, name) in columns.iter().enumerate() {
+                        if let Some(col) = r.columns.iter_mut().find(|x| x.name == *name) {
+                            change(i, col);
                         }
                     }
                 }

@@ -919,6 +919,39 @@ win-29 SELECT json_build_object('a')
 win-30 SELECT unnest(i.indkey), generate_subscripts(i.indkey, 1) FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid WHERE c.relname = 'u'
 win-31 SELECT generate_subscripts(ARRAY['a', 'b', 'c'], 1), unnest(ARRAY['a', 'b', 'c'])
 
+@family acol ALTER COLUMN: SET and DROP DEFAULT, SET NOT NULL (23502 while a row holds a NULL, checked in every partition) and DROP NOT NULL (42P16 for a primary-key column or one NOT NULL in the parent, 42601 for an identity column)
+acol-01 CREATE TABLE ac (id int PRIMARY KEY, v int, w serial, d text DEFAULT 'x')
+acol-02 INSERT INTO ac (id, v) VALUES (1, NULL), (2, 3)
+acol-03 ALTER TABLE ac ALTER COLUMN v SET NOT NULL
+acol-04 ALTER TABLE ac ALTER COLUMN id DROP NOT NULL
+acol-05 ALTER TABLE ac ADD PRIMARY KEY (v)
+acol-06 ALTER TABLE ac ALTER COLUMN w DROP DEFAULT
+acol-07 ALTER TABLE ac ALTER COLUMN d DROP DEFAULT
+acol-08 ALTER TABLE ac ALTER COLUMN d DROP DEFAULT
+acol-09 SELECT column_name, is_nullable, column_default FROM information_schema.columns WHERE table_name = 'ac' ORDER BY ordinal_position
+acol-10 INSERT INTO ac (id, v) VALUES (3, 4)
+acol-11 UPDATE ac SET v = 0 WHERE v IS NULL
+acol-12 ALTER TABLE ac ALTER COLUMN v SET NOT NULL
+acol-13 INSERT INTO ac (id, v, w) VALUES (4, NULL, 1)
+acol-14 ALTER TABLE ac ALTER COLUMN v DROP NOT NULL, ALTER COLUMN d SET DEFAULT 'y'
+acol-15 INSERT INTO ac (id, v, w) VALUES (5, NULL, 2)
+acol-16 SELECT id, v, w, d FROM ac ORDER BY id
+acol-17 CREATE TABLE aci (id int GENERATED ALWAYS AS IDENTITY, x int)
+acol-18 ALTER TABLE aci ALTER COLUMN id DROP DEFAULT
+acol-19 ALTER TABLE aci ALTER COLUMN id DROP NOT NULL
+acol-20 CREATE TABLE acp (a int NOT NULL, b int) PARTITION BY RANGE (a)
+acol-21 CREATE TABLE acp1 PARTITION OF acp FOR VALUES FROM (0) TO (10)
+acol-22 ALTER TABLE acp1 ALTER COLUMN a DROP NOT NULL
+acol-23 INSERT INTO acp VALUES (1, NULL)
+acol-24 ALTER TABLE acp ALTER COLUMN b SET NOT NULL
+acol-25 UPDATE acp SET b = 1
+acol-26 ALTER TABLE acp ALTER COLUMN b SET NOT NULL
+acol-27 ALTER TABLE acp1 ALTER COLUMN b DROP NOT NULL
+acol-28 SELECT table_name, column_name, is_nullable FROM information_schema.columns WHERE table_name IN ('acp', 'acp1') ORDER BY 1, 2
+acol-29 ALTER TABLE acp ALTER COLUMN b DROP NOT NULL
+acol-30 INSERT INTO acp VALUES (2, NULL)
+acol-31 SELECT a, b FROM acp ORDER BY a
+
 @family unsup Unsupported constructs: each answers 0A000 and the connection goes on
 !unsup-11 [TABLE t] TABLE t
 !unsup-13 [RIGHT/FULL JOIN] SELECT t.id, u.id FROM t RIGHT JOIN u ON t.id = u.tid ORDER BY 1, 2

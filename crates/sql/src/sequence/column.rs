@@ -92,7 +92,7 @@ impl SqlSession {
                 let (_, xt) = Compiler { scope: &Scope::default(), params: &mut Vec::new(), aggs: None }
                     .compile(value, Some(ty))?;
                 crate::plan::check_assignable(xt, ty, column)?;
-                self.es.set_defaults(table, &[(column, &stored_default(value))])?;
+                self.es.set_defaults(table, &[(column, Some(&stored_default(value)))])?;
                 Ok(())
             }
             ast::AlterColumnOperation::AddGenerated { generated_as, sequence_options } => {
@@ -124,13 +124,43 @@ impl SqlSession {
                     name: sequence.map(str::to_owned),
                 };
                 let defaults = self.key_sequences(table, vec![key])?;
-                let refs: Vec<(&str, &str)> = defaults.iter().map(|(c, d)| (c.as_str(), d.as_str())).collect();
+                let refs: Vec<(&str, Option<&str>)> =
+                    defaults.iter().map(|(c, d)| (c.as_str(), Some(d.as_str()))).collect();
                 self.es.set_defaults(table, &refs)?;
+                Ok(())
+            }
+            ast::AlterColumnOperation::DropDefault => {
+                if identity {
+                    let mut e = identity_column(table, column);
+                    e.hint = Some("Use ALTER TABLE ... ALTER COLUMN ... DROP IDENTITY instead.".into());
+                    return Err(e);
+                }
+                // A serial's sequence stays, owned by the column (as in
+                // PostgreSQL).
+                self.es.set_defaults(table, &[(column, None)])?;
+                Ok(())
+            }
+            ast::AlterColumnOperation::SetNotNull => {
+                self.es.set_not_null(table, &[column])?;
+                Ok(())
+            }
+            ast::AlterColumnOperation::DropNotNull => {
+                if identity {
+                    return Err(identity_column(table, column));
+                }
+                self.es.drop_not_null(table, column)?;
                 Ok(())
             }
             other => Err(SqlError::unsupported(&format!("ALTER COLUMN … {other}"))),
         }
     }
+}
+
+/// `DROP DEFAULT` or `DROP NOT NULL` of an identity column: refused with
+/// PostgreSQL's SQLSTATE, 42601 (`ATExecColumnDefault`,
+/// `ATExecDropNotNull`).
+fn identity_column(table: &str, column: &str) -> SqlError {
+    SqlError::new(SqlState::SYNTAX_ERROR, format!("column \"{column}\" of relation \"{table}\" is an identity column"))
 }
 
 #[cfg(test)]
