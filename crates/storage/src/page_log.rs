@@ -5,8 +5,10 @@
 //! [`crate::PageWriteGuard`] — and brackets the change:
 //!
 //! 1. [`crate::PageWriteGuard::begin_change`] before the first byte
-//!    changes: the guard keeps a before-image of the page, unless the page
-//!    will be logged whole (below);
+//!    changes: the guard keeps a before-image of the page (the base of a
+//!    delta, and what the page goes back to if the change is never
+//!    logged: a failed insertion leaves no page holding a change the log
+//!    lacks);
 //! 2. the access method changes the page(s);
 //! 3. [`crate::BufferPool::log_change`] with every guard the change
 //!    touched and the record's own data (for the heap: what recovery needs

@@ -29,11 +29,16 @@ struct Inner {
     flushed: u64,
     redo_point: u64,
     full_pages: usize,
+    /// Every insertion fails (the log has failed).
+    failed: bool,
 }
 
 impl RedoLog for MemoryLog {
     fn insert(&self, kind: RecordKind, parts: &[&[u8]], full_pages: usize) -> Result<u64> {
         let mut i = self.inner.lock().unwrap();
+        if i.failed {
+            return Err(turnstile_storage::wal::WalError::Failed.into());
+        }
         let data = parts.concat();
         i.end += 24 + data.len() as u64;
         let end = i.end;
@@ -135,4 +140,70 @@ fn records_rebuild_every_page_and_no_page_is_written_before_its_wal() {
     for (b, p) in &model {
         assert!(redone[b][4..] == p[4..], "block {b} differs after redo (seed {seed})");
     }
+}
+
+/// A change whose record cannot be inserted (the log has failed, say on a
+/// full WAL disk) is put back when its guard drops, whether it was to be
+/// logged as a delta or whole: the page holds nothing the log lacks, so no
+/// write-back can take an unlogged change (an uncommitted row, which
+/// recovery would not know to take back) to the file.
+#[test]
+fn a_change_whose_record_fails_is_put_back_when_its_guard_drops() {
+    let dir = Scratch::new("page-log-failed");
+    let rel = RelFileId::new(1, 16384);
+    let tag = BufferTag::new(rel, Fork::Main, 0);
+    let pool = pool(&dir, 16, rel, 1);
+    let log = Arc::new(MemoryLog::default());
+    pool.set_redo_log(log.clone()).unwrap();
+    let kind = RecordKind { xid: 1, rmgr: 1, info: 0 };
+    let buf = pool.read_buffer(tag).unwrap();
+    let mut g = buf.lock_exclusive();
+    g.begin_change();
+    page::init(&mut g, 0);
+    page::add_item(&mut g, b"logged").unwrap();
+    pool.log_change(kind, &mut [&mut g], b"").unwrap();
+    let logged: Vec<u8> = g.to_vec();
+    drop(g);
+    // First as a delta (the page changed since the redo point), then as a
+    // whole page (a checkpoint's redo point passed it).
+    let end = log.inner.lock().unwrap().end;
+    for redo_point in [0, end] {
+        {
+            let mut i = log.inner.lock().unwrap();
+            i.redo_point = redo_point;
+            i.failed = true;
+        }
+        let mut g = buf.lock_exclusive();
+        g.begin_change();
+        page::add_item(&mut g, b"never logged").unwrap();
+        assert!(pool.log_change(kind, &mut [&mut g], b"").is_err());
+        drop(g);
+        assert!(buf.lock_shared()[..] == logged[..], "redo point {redo_point}: the unlogged change stayed in the page");
+    }
+    log.inner.lock().unwrap().failed = false;
+    drop(buf);
+    pool.flush_all().unwrap();
+    drop(pool);
+    let pool = pool_reopened(&dir);
+    let buf = pool.read_buffer(tag).unwrap();
+    let p = buf.lock_shared();
+    assert_eq!(
+        (page::item_count(&p), page::item(&p, 0)),
+        (1, Some(&b"logged"[..])),
+        "the file holds only the logged change"
+    );
+}
+
+fn pool_reopened(dir: &Scratch) -> BufferPool {
+    let io = Arc::new(turnstile_storage::io::OsIo);
+    let smgr = Smgr::open_with(dir.path(), SmgrOptions::default(), io).unwrap();
+    let options = PoolOptions {
+        shared_buffers: 16,
+        mapping_partitions: 4,
+        policy: LwLockPolicy::Fair,
+        lookup_hints: true,
+        huge_pages: false,
+        prefault: false,
+    };
+    BufferPool::with_options(options, smgr).unwrap()
 }

@@ -183,11 +183,14 @@ pub struct PageWriteGuard<'b> {
 
 /// What a guard keeps between [`PageWriteGuard::begin_change`] and
 /// [`BufferPool::log_change`].
+/// Either way the guard keeps the page as it was: a change that is never
+/// logged (its record's insertion failed: the log has failed) is put back
+/// when the guard drops, so no page holds a change the log lacks.
 pub(super) enum Change {
     /// No change begun (or no log attached).
     None,
-    /// The page will be logged whole.
-    Full,
+    /// The page will be logged whole; the page as it was.
+    Full(Box<PageBuf>),
     /// The page as it was, to log a delta against.
     Delta(Box<PageBuf>),
 }
@@ -204,21 +207,19 @@ impl PageWriteGuard<'_> {
         self.tag
     }
 
-    /// Starts a logged change of this page: keeps its before-image, or
-    /// notes that it will be logged whole (its first change since the last
-    /// checkpoint's redo point). Nothing when the pool has no log.
+    /// Starts a logged change of this page: keeps its before-image, and
+    /// notes whether it will be logged whole (its first change since the
+    /// last checkpoint's redo point) or as a delta. Should the change never
+    /// be logged, dropping the guard puts the before-image back. Nothing
+    /// when the pool has no log.
     pub fn begin_change(&mut self) {
         let Some(log) = self.pool.redo_log() else { return };
         if !matches!(self.change, Change::None) || self.pool.is_unlogged(self.tag.rel) {
             return;
         }
-        self.change = if page::lsn(self) <= log.redo_point() {
-            Change::Full
-        } else {
-            let mut before = super::scratch::take();
-            before.copy_from_slice(&self[..]);
-            Change::Delta(before)
-        };
+        let mut before = super::scratch::take();
+        before.copy_from_slice(&self[..]);
+        self.change = if page::lsn(self) <= log.redo_point() { Change::Full(before) } else { Change::Delta(before) };
     }
 }
 
@@ -255,12 +256,13 @@ impl PageParts<'_> {
 
 impl Drop for PageWriteGuard<'_> {
     fn drop(&mut self) {
-        if let Change::Delta(before) = std::mem::replace(&mut self.change, Change::None) {
-            // A change begun but never logged (an error on the way): if the
-            // page holds part of it, its next change is logged whole.
+        if let Change::Delta(before) | Change::Full(before) = std::mem::replace(&mut self.change, Change::None) {
+            // A change begun but never logged (an error on the way, or a
+            // panic): the page goes back to what the log knows of it, so
+            // no write can take the change to disk, where recovery would
+            // not know to take it back.
             if before[..] != self[..] {
-                page::set_lsn(&mut self.guard, 0);
-                self.desc.set_flags(DIRTY);
+                self.guard.copy_from_slice(&before[..]);
             }
             super::scratch::give(before);
         }

@@ -71,7 +71,7 @@ impl BufferPool {
                         page_log::encode_delta(before, g.page, img);
                         ImageKind::Delta
                     }
-                    Change::Delta(_) | Change::Full | Change::None => {
+                    Change::Delta(_) | Change::Full(_) | Change::None => {
                         page_log::encode_full(g.page, img);
                         fulls += 1;
                         ImageKind::Full
@@ -83,7 +83,7 @@ impl BufferPool {
         })?;
         for g in pages.iter_mut() {
             let g = g.parts();
-            if let Change::Delta(before) = std::mem::replace(g.change, Change::None) {
+            if let Change::Delta(before) | Change::Full(before) = std::mem::replace(g.change, Change::None) {
                 scratch::give(before);
             }
             page::set_lsn(g.page, lsn);
