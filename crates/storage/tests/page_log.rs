@@ -62,10 +62,17 @@ impl RedoLog for MemoryLog {
 }
 
 fn pool(dir: &Scratch, buffers: usize, rel: RelFileId, blocks: u32) -> BufferPool {
-    let io = Arc::new(turnstile_storage::io::OsIo);
-    let smgr = Smgr::open_with(dir.path(), SmgrOptions::default(), io).unwrap();
+    let smgr = Smgr::open_with(dir.path(), SmgrOptions::default(), Arc::new(turnstile_storage::io::OsIo)).unwrap();
     smgr.create(rel, Fork::Main).unwrap();
     smgr.extend(rel, Fork::Main, blocks).unwrap();
+    drop(smgr);
+    pool_reopened(dir, buffers)
+}
+
+/// A pool of `buffers` on the files already in `dir`.
+fn pool_reopened(dir: &Scratch, buffers: usize) -> BufferPool {
+    let io = Arc::new(turnstile_storage::io::OsIo);
+    let smgr = Smgr::open_with(dir.path(), SmgrOptions::default(), io).unwrap();
     let options = PoolOptions {
         shared_buffers: buffers,
         mapping_partitions: 4,
@@ -184,7 +191,7 @@ fn a_change_whose_record_fails_is_put_back_when_its_guard_drops() {
     drop(buf);
     pool.flush_all().unwrap();
     drop(pool);
-    let pool = pool_reopened(&dir);
+    let pool = pool_reopened(&dir, 16);
     let buf = pool.read_buffer(tag).unwrap();
     let p = buf.lock_shared();
     assert_eq!(
@@ -192,18 +199,4 @@ fn a_change_whose_record_fails_is_put_back_when_its_guard_drops() {
         (1, Some(&b"logged"[..])),
         "the file holds only the logged change"
     );
-}
-
-fn pool_reopened(dir: &Scratch) -> BufferPool {
-    let io = Arc::new(turnstile_storage::io::OsIo);
-    let smgr = Smgr::open_with(dir.path(), SmgrOptions::default(), io).unwrap();
-    let options = PoolOptions {
-        shared_buffers: 16,
-        mapping_partitions: 4,
-        policy: LwLockPolicy::Fair,
-        lookup_hints: true,
-        huge_pages: false,
-        prefault: false,
-    };
-    BufferPool::with_options(options, smgr).unwrap()
 }
