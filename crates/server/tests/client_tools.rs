@@ -395,9 +395,9 @@ impl Target {
 
 /// `pg_dump -Fp | psql`, `pg_dump -Fc` + `pg_restore`, and PostgreSQL
 /// 15's plain dump loaded with `ON_ERROR_STOP`, each into a fresh
-/// database, against PostgreSQL 15 and both profiles: the restored
-/// database describes as the source does on PostgreSQL 15 and holds the
-/// source's rows.
+/// database, against PostgreSQL 15 and both profiles, and each profile's
+/// plain dump loaded into PostgreSQL 15: the restored database describes
+/// as the source does on PostgreSQL 15 and holds the source's rows.
 #[test]
 fn dump_and_restore_round_trip_as_with_postgresql_15() {
     let Some((pg, _)) = reference() else { return };
@@ -442,6 +442,20 @@ fn dump_and_restore_round_trip_as_with_postgresql_15() {
                 continue;
             }
             bad.extend(t.compare_restored(db, &want, if db == "u_pg15" { &pg15_rows } else { &rows }));
+        }
+        if k > 0 {
+            // Moving out: this server's plain dump loads into PostgreSQL 15
+            // (dumped with an empty search_path, every name qualified).
+            let db = format!("u_from_{k}");
+            let (ok, err) = reference.tool("createdb", &[&db]);
+            assert!(ok, "PostgreSQL 15: createdb {db}: {err}");
+            let args = ["-d", &db, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-f", path(&plain)];
+            let (ok, err) = reference.tool("psql", &args);
+            if !ok || err.contains("ERROR") {
+                bad.push(format!("{}'s dump into PostgreSQL 15: psql {args:?}: {err}", t.name));
+                continue;
+            }
+            bad.extend(reference.compare_restored(&db, &want, &rows));
         }
     }
     assert!(bad.is_empty(), "dump and restore differ from PostgreSQL 15's:\n{}", bad.join("\n"));

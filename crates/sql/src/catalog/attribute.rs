@@ -14,6 +14,7 @@ use super::datum::{boolean, ch, int, oid, text, ACL_ARRAY, NULL, TEXT_ARRAY};
 use super::deparse::default_expr;
 use super::oid::{attrdef_oid, C_COLLATION, DEFAULT_COLLATION};
 use super::relation::Reader;
+use super::search_path::public_visible;
 use super::types::{self, BuiltinType};
 use crate::sequence::{Identity, Sequence};
 use crate::value::{Datum, SqlType};
@@ -191,6 +192,7 @@ pub(super) fn attribute_rows(r: &Reader<'_>) -> Vec<Vec<Datum>> {
 /// `pg_attrdef`: one row per column DEFAULT of a table.
 pub(super) fn attrdef_rows(r: &Reader<'_>) -> Vec<Vec<Datum>> {
     let mut rows = Vec::new();
+    let schema = if public_visible(r.services) { "" } else { "public." };
     for rel in r.relations().filter(|x| matches!(x.kind, RelKind::Table | RelKind::PartitionedTable)) {
         let owned = r.services.shared().sequences.owned_by(r.db, &rel.name);
         for (i, c) in rel.columns.iter().enumerate() {
@@ -199,7 +201,7 @@ pub(super) fn attrdef_rows(r: &Reader<'_>) -> Vec<Vec<Datum>> {
                 continue;
             }
             let Some(id) = attrdef_oid(rel.id, i as u32 + 1) else { continue };
-            rows.push(vec![oid(id), oid(rel.id), int(i as i64 + 1), text(default_expr(d, c.ty))]);
+            rows.push(vec![oid(id), oid(rel.id), int(i as i64 + 1), text(default_expr(d, c.ty, schema))]);
         }
     }
     rows

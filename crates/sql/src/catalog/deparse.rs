@@ -9,9 +9,9 @@
 //! use turnstile_engine::catalog::PartitionBound;
 //! use turnstile_engine::types::ColumnType;
 //! use turnstile_sql::catalog::deparse::{default_expr, partition_bound};
-//! assert_eq!(default_expr("'unnamed'", ColumnType::Text), "'unnamed'::text");
-//! assert_eq!(default_expr("0", ColumnType::Int8), "0");
-//! assert_eq!(default_expr("-7", ColumnType::Int4), "'-7'::integer");
+//! assert_eq!(default_expr("'unnamed'", ColumnType::Text, ""), "'unnamed'::text");
+//! assert_eq!(default_expr("0", ColumnType::Int8, ""), "0");
+//! assert_eq!(default_expr("-7", ColumnType::Int4, ""), "'-7'::integer");
 //! assert_eq!(
 //!     partition_bound(&PartitionBound::range(None, Some(100))),
 //!     "FOR VALUES FROM (MINVALUE) TO ('100')"
@@ -69,14 +69,14 @@ pub fn constraint_def(cat: &CatalogData, index: &Relation) -> Option<String> {
 /// `pg_get_constraintdef` of a foreign key: `FOREIGN KEY (author_id)
 /// REFERENCES authors(id)`, then `ON UPDATE …` and `ON DELETE …` for
 /// actions other than `NO ACTION`, as PostgreSQL prints it.
-pub fn foreign_key_def(cat: &CatalogData, key: &turnstile_engine::catalog::ForeignKey) -> Option<String> {
+pub fn foreign_key_def(cat: &CatalogData, key: &turnstile_engine::catalog::ForeignKey, schema: &str) -> Option<String> {
     use turnstile_engine::catalog::FkAction;
     let (table, referenced) = (cat.relations.get(&key.table)?, cat.relations.get(&key.ref_table)?);
     let names = |rel: &Relation, cols: &[usize]| {
         rel.column_names(cols).iter().map(|n| quote_ident(n)).collect::<Vec<_>>().join(", ")
     };
     let mut def = format!(
-        "FOREIGN KEY ({}) REFERENCES {}({})",
+        "FOREIGN KEY ({}) REFERENCES {schema}{}({})",
         names(table, &key.columns),
         quote_ident(&referenced.name),
         names(referenced, &key.ref_columns)
@@ -138,8 +138,10 @@ pub fn partition_key(table: &Relation, key: &PartitionKey) -> String {
 /// or negative number gets the type's cast: `'unnamed'::text`,
 /// `'-7'::integer`; `'x'::varchar(9)` becomes `'x'::character varying`),
 /// `nextval('s')` with its argument a `regclass` (`nextval('s'::regclass)`,
-/// the parameter's type), other expressions as written.
-pub fn default_expr(stored: &str, ty: ColumnType) -> String {
+/// the parameter's type) and the sequence qualified by `schema` (as
+/// [`index_def`]: `public.` when `public` is not on the search path, as
+/// during a `pg_dump`), other expressions as written.
+pub fn default_expr(stored: &str, ty: ColumnType, schema: &str) -> String {
     let Ok(e) = crate::parse::parse_expr(stored) else { return stored.to_owned() };
     let type_name = |t: SqlType| format_type(t.oid(), -1);
     let column = type_name(SqlType::of_column(ty));
@@ -161,10 +163,25 @@ pub fn default_expr(stored: &str, ty: ColumnType) -> String {
             }
         }
         ast::Expr::Function(f) => match sequence_call(f) {
-            Some((name, arg)) => format!("{name}({}::regclass)", quote_literal(arg)),
+            Some((name, arg)) => format!("{name}({}::regclass)", quote_literal(&qualified(arg, schema))),
             None => stored.to_owned(),
         },
         _ => stored.to_owned(),
+    }
+}
+
+/// A relation's name as text (`s`, `"S"`) behind `schema` (`public.`),
+/// unless it names its schema already.
+fn qualified(name: &str, schema: &str) -> String {
+    let mut quoted = false;
+    let has_schema = name.chars().any(|c| {
+        quoted ^= c == '"';
+        c == '.' && !quoted
+    });
+    if has_schema {
+        name.to_owned()
+    } else {
+        format!("{schema}{name}")
     }
 }
 
@@ -227,11 +244,25 @@ mod tests {
 
     #[test]
     fn defaults_read_as_postgresql_prints_them() {
-        assert_eq!(default_expr("9.99", ColumnType::Numeric(Some((10, 2)))), "9.99");
-        assert_eq!(default_expr("true", ColumnType::Bool), "true");
-        assert_eq!(default_expr("'x'", ColumnType::Varchar(Some(9))), "'x'::character varying");
-        assert_eq!(default_expr("'unnamed'::text", ColumnType::Text), "'unnamed'::text");
-        assert_eq!(default_expr("now()", ColumnType::Timestamptz), "now()");
+        assert_eq!(default_expr("9.99", ColumnType::Numeric(Some((10, 2))), ""), "9.99");
+        assert_eq!(default_expr("true", ColumnType::Bool, ""), "true");
+        assert_eq!(default_expr("'x'", ColumnType::Varchar(Some(9)), ""), "'x'::character varying");
+        assert_eq!(default_expr("'unnamed'::text", ColumnType::Text, ""), "'unnamed'::text");
+        assert_eq!(default_expr("now()", ColumnType::Timestamptz, ""), "now()");
+        // A sequence is qualified when `public` is off the search path
+        // (pg_dump's `search_path` is empty), so the dump loads into
+        // PostgreSQL.
+        assert_eq!(default_expr("nextval('a_id_seq')", ColumnType::Int4, ""), "nextval('a_id_seq'::regclass)");
+        assert_eq!(
+            default_expr("nextval('a_id_seq')", ColumnType::Int4, "public."),
+            "nextval('public.a_id_seq'::regclass)"
+        );
+        assert_eq!(default_expr("nextval('\"S\"')", ColumnType::Int4, "public."), "nextval('public.\"S\"'::regclass)");
+        assert_eq!(
+            default_expr("nextval('\"a.b\"')", ColumnType::Int4, "public."),
+            "nextval('public.\"a.b\"'::regclass)"
+        );
+        assert_eq!(default_expr("nextval('x.s')", ColumnType::Int4, "public."), "nextval('x.s'::regclass)");
         assert_eq!(quote_ident("Mixed"), "\"Mixed\"");
         assert_eq!(quote_literal("it's"), "'it''s'");
     }

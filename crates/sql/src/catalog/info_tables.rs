@@ -8,6 +8,7 @@ use super::datum::{int, text, yes_no, NULL};
 use super::deparse::default_expr;
 use super::relation::Reader;
 use super::schema::namespace_name;
+use super::search_path::public_visible;
 use super::types::{self, format_type};
 use crate::sequence::{Identity, SeqDef};
 use crate::value::{Datum, SqlType};
@@ -240,6 +241,7 @@ fn column_row(r: &Reader<'_>, c: &ColumnInfo<'_>) -> Vec<Datum> {
 /// `information_schema.columns`.
 pub(super) fn columns_rows(r: &Reader<'_>) -> Vec<Vec<Datum>> {
     let mut rows = Vec::new();
+    let schema = if public_visible(r.services) { "" } else { "public." };
     for rel in r.relations().filter(|x| matches!(x.kind, RelKind::Table | RelKind::PartitionedTable)) {
         let owned = r.services.shared().sequences.owned_by(r.db, &rel.name);
         for (i, col) in rel.columns.iter().enumerate() {
@@ -256,7 +258,7 @@ pub(super) fn columns_rows(r: &Reader<'_>) -> Vec<Vec<Datum>> {
                 position: i + 1,
                 ty: SqlType::of_column(col.ty),
                 not_null: col.not_null,
-                default: col.default.as_deref().filter(|_| identity.is_none()).map(|d| default_expr(d, col.ty)),
+                default: col.default.as_deref().filter(|_| identity.is_none()).map(|d| default_expr(d, col.ty, schema)),
                 updatable: true,
                 identity,
             };

@@ -79,7 +79,9 @@ pub static GET_CONSTRAINTDEF: FuncDef = FuncDef::fixed("pg_get_constraintdef", &
     let key = id.and_then(|i| cat.foreign_keys.get(&i)).filter(|k| k.db == db);
     Ok(text_or_null(match (index, key) {
         (Some(ix), _) => deparse::constraint_def(&cat, ix),
-        (None, Some(k)) => deparse::foreign_key_def(&cat, k),
+        (None, Some(k)) => {
+            deparse::foreign_key_def(&cat, k, if public_visible(&*env.services) { "" } else { "public." })
+        }
         (None, None) => None,
     }))
 })
