@@ -319,8 +319,11 @@ impl Engine {
 /// The on-disk format this engine writes, in the data directory's `format`
 /// file: heap tuples with 64-bit transaction ids ([`crate::heap::tuple`])
 /// on pages whose 24-byte header carries an LSN
-/// ([`turnstile_storage::page`]).
-const FORMAT: &str = "turnstile data format 3: 64-bit transaction ids, page LSNs";
+/// ([`turnstile_storage::page`]), and rows of hash-partitioned tables in
+/// the partitions PostgreSQL routes them to
+/// ([`crate::catalog::hash_partition`]; format 3 routed them by a hash of
+/// its own).
+const FORMAT: &str = "turnstile data format 4: 64-bit transaction ids, page LSNs, PostgreSQL's hash partitioning";
 
 /// Refuses a data directory written by an engine whose tuples carried
 /// 32-bit transaction ids (it has an id limit file but no `format`), and

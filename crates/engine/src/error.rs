@@ -117,6 +117,13 @@ pub enum EngineError {
         /// The table being attached.
         table: String,
     },
+    /// A row inserted into a partition directly lies outside its bound
+    /// (SQLSTATE `23514`).
+    #[error("new row for relation \"{table}\" violates partition constraint")]
+    OutsidePartition {
+        /// The partition.
+        table: String,
+    },
     /// The object is in use by another session (SQLSTATE `55006`).
     #[error("{0}")]
     ObjectInUse(String),
@@ -244,7 +251,9 @@ impl EngineError {
             EngineError::NotNullViolation { .. } | EngineError::ContainsNulls { .. } => S::NOT_NULL_VIOLATION,
             EngineError::NotSupported(_) => S::FEATURE_NOT_SUPPORTED,
             EngineError::ObjectInUse(_) => S::OBJECT_IN_USE,
-            EngineError::NoPartition { .. } | EngineError::PartitionConstraint { .. } => S::CHECK_VIOLATION,
+            EngineError::NoPartition { .. }
+            | EngineError::PartitionConstraint { .. }
+            | EngineError::OutsidePartition { .. } => S::CHECK_VIOLATION,
             EngineError::Canceled => S::QUERY_CANCELED,
             EngineError::RowLockNotAvailable { .. } => S::LOCK_NOT_AVAILABLE,
             EngineError::SerializationFailure(_) => S::SERIALIZATION_FAILURE,

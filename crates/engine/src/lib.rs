@@ -223,6 +223,7 @@ pub mod query;
 mod reindex;
 mod relfiles;
 mod rollback;
+mod routing;
 pub mod session;
 pub mod speculative;
 pub mod subxact;

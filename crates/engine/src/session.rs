@@ -39,7 +39,7 @@
 use crate::btree::{CachedRoot, RootCacheStats};
 use crate::catalog::{CatalogError, DbId, PartitionBound, PartitionStrategy, RelCache, RelEntry, RelId, RelKind};
 use crate::engine::Engine;
-use crate::error::{EngineError, Internal, InvalidTransactionState, Result};
+use crate::error::{Internal, InvalidTransactionState, Result};
 use crate::heap::{self, BulkInserter, HeapScan};
 use crate::lmgr::RelLocker;
 use crate::memory::{BlockCache, MemoryStats};
@@ -47,6 +47,7 @@ use crate::mvcc::{IsolationLevel, Snapshot, Visibility};
 use crate::query::exec::Executor;
 use crate::query::plan::{Plan, Planner};
 use crate::query::{Query, QueryMode};
+use crate::routing::route;
 use crate::speculative::Speculation;
 use crate::tid::Tid;
 use crate::types::{decode_row, encode_row_into, ColumnType, Value, ValueRef};
@@ -760,38 +761,4 @@ impl Drop for Session {
         self.backend.release_all();
         self.activity.set_state(BackendState::Idle);
     }
-}
-
-/// The relation of `target` that takes `row`: `target` itself, or the
-/// partition whose bound holds the row's partition key. A partition met
-/// for the first time is locked with `lock`, then its definition read
-/// (its indexes), then its indexes locked (`ExecOpenIndices`); `leaves`
-/// remembers it for the statement's next rows.
-fn route(
-    target: &Arc<RelEntry>,
-    row: &[Value],
-    leaves: &mut HashMap<RelId, Arc<RelEntry>>,
-    relcache: &mut RelCache,
-    catalog: &crate::catalog::Catalog,
-    lock: &mut dyn FnMut(RelId) -> std::result::Result<(), turnstile_lock::LockError>,
-) -> Result<Arc<RelEntry>> {
-    let Some(key) = target.rel.partition_key else { return Ok(Arc::clone(target)) };
-    let value = row
-        .get(key.column)
-        .ok_or(crate::types::CodecError::Arity { expected: target.column_types.len(), got: row.len() })?;
-    let &(id, _) = target
-        .partitions
-        .iter()
-        .find(|(_, b)| b.contains(value))
-        .ok_or_else(|| EngineError::NoPartition { table: target.rel.name.clone(), key: value.to_string() })?;
-    if let Some(e) = leaves.get(&id) {
-        return Ok(Arc::clone(e));
-    }
-    lock(id)?;
-    let e = relcache.get(catalog, id)?;
-    for ix in &e.indexes {
-        lock(ix.id)?;
-    }
-    leaves.insert(id, Arc::clone(&e));
-    Ok(e)
 }

@@ -136,7 +136,10 @@ impl PartitionBound {
 
     /// Whether a row whose partition key is `key` belongs here.
     pub fn contains(&self, key: &Value) -> bool {
-        let Some(k) = key.as_i64() else { return false };
+        let Some(k) = key.as_i64() else {
+            // PostgreSQL hashes a NULL key to 0: the partition of remainder 0.
+            return matches!((self, key), (PartitionBound::Hash { remainder: 0, .. }, Value::Null));
+        };
         match *self {
             PartitionBound::Range { from, to } => (from..to).contains(&k) || (to == Self::MAXVALUE && k == to),
             PartitionBound::Hash { modulus, remainder } => hash_partition(k, modulus) == remainder,
@@ -145,16 +148,50 @@ impl PartitionBound {
     }
 }
 
-/// The hash partition (`0..modulus`) of integer key `key`.
+/// The hash partition (`0..modulus`) of integer key `key`, as PostgreSQL
+/// routes it, so that a dump moves between the two with every row in the
+/// same partition: the key's extended hash (`hashint8extended`, which
+/// hashes an `int2` or `int4` alike, with the seed `HASH_PARTITION_SEED`)
+/// combined into a row hash of 0 (`hash_combine64`), modulo `modulus`.
+///
+/// ```
+/// use turnstile_engine::catalog::hash_partition;
+/// // PostgreSQL 15, FOR VALUES WITH (MODULUS 4, REMAINDER r): 1 goes to 0, 2 to 2.
+/// assert_eq!((hash_partition(1, 4), hash_partition(2, 4)), (0, 2));
+/// ```
 pub fn hash_partition(key: i64, modulus: u32) -> u32 {
-    // A fixed 64-bit mix (splitmix64's finaliser): stable across runs.
-    let mut x = key as u64;
-    x ^= x >> 30;
-    x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x ^= x >> 27;
-    x = x.wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^= x >> 31;
-    (x % u64::from(modulus.max(1))) as u32
+    const HASH_PARTITION_SEED: u64 = 0x7A5B_2236_7996_DCFD;
+    // hashint8extended: fold the high half in, so a key that fits 32 bits
+    // hashes as an int4 does.
+    let (lo, hi) = (key as u32, (key >> 32) as u32);
+    let folded = lo ^ if key >= 0 { hi } else { !hi };
+    let hash = hash_uint32_extended(folded, HASH_PARTITION_SEED);
+    // hash_combine64(0, hash).
+    let row = hash.wrapping_add(0x49a0_f4dd_15e5_a8e3);
+    (row % u64::from(modulus.max(1))) as u32
+}
+
+/// PostgreSQL's `hash_uint32_extended` (Bob Jenkins' lookup3 mix and
+/// final steps on one word, seeded).
+fn hash_uint32_extended(k: u32, seed: u64) -> u64 {
+    let init = 0x9e37_79b9u32.wrapping_add(4).wrapping_add(3_923_095);
+    let mut w = [init; 3];
+    if seed != 0 {
+        w[0] = w[0].wrapping_add((seed >> 32) as u32);
+        w[1] = w[1].wrapping_add(seed as u32);
+        // mix(a, b, c): x -= y; x ^= rot(y, r); y += z.
+        for (x, y, z, r) in [(0, 2, 1, 4), (1, 0, 2, 6), (2, 1, 0, 8), (0, 2, 1, 16), (1, 0, 2, 19), (2, 1, 0, 4)] {
+            w[x] = w[x].wrapping_sub(w[y]) ^ w[y].rotate_left(r);
+            w[y] = w[y].wrapping_add(w[z]);
+        }
+    }
+    w[0] = w[0].wrapping_add(k);
+    // final(a, b, c): x ^= y; x -= rot(y, r).
+    for (x, y, r) in [(2, 1, 14), (0, 2, 11), (1, 0, 25), (2, 1, 16), (0, 2, 4), (1, 0, 14), (2, 1, 24)] {
+        w[x] = (w[x] ^ w[y]).wrapping_sub(w[y].rotate_left(r));
+    }
+    let [_, b, c] = w;
+    (u64::from(b) << 32) | u64::from(c)
 }
 
 /// The definition of an index.

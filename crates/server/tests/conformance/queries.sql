@@ -952,6 +952,30 @@ acol-29 ALTER TABLE acp ALTER COLUMN b DROP NOT NULL
 acol-30 INSERT INTO acp VALUES (2, NULL)
 acol-31 SELECT a, b FROM acp ORDER BY a
 
+@family hpart HASH partitioning: FOR VALUES WITH (MODULUS m, REMAINDER r), rows routed to the partitions PostgreSQL routes them to (so dumps move between the two), 23514 for a row inserted into the wrong partition
+hpart-01 CREATE TABLE hpc (k bigint, v int) PARTITION BY HASH (k)
+hpart-02 CREATE TABLE hpc0 PARTITION OF hpc FOR VALUES WITH (MODULUS 4, REMAINDER 0)
+hpart-03 CREATE TABLE hpc1 PARTITION OF hpc FOR VALUES WITH (MODULUS 4, REMAINDER 1)
+hpart-04 CREATE TABLE hpc2 PARTITION OF hpc FOR VALUES WITH (MODULUS 4, REMAINDER 2)
+hpart-05 CREATE TABLE hpc3 PARTITION OF hpc FOR VALUES WITH (MODULUS 4, REMAINDER 3)
+hpart-06 INSERT INTO hpc SELECT g, 1 FROM generate_series(-200, 200) g
+hpart-07 INSERT INTO hpc VALUES (9223372036854775807, 2), (-9223372036854775808, 2), (5000000000, 2), (-5000000000, 2), (2147483648, 2), (-2147483649, 2)
+hpart-08 SELECT (SELECT count(*) FROM hpc0) AS p0, (SELECT count(*) FROM hpc1) AS p1, (SELECT count(*) FROM hpc2) AS p2, (SELECT count(*) FROM hpc3) AS p3
+hpart-09 SELECT k FROM hpc1 WHERE k BETWEEN -40 AND 40 ORDER BY k
+hpart-10 SELECT k FROM hpc3 WHERE v = 2 ORDER BY k
+hpart-11 INSERT INTO hpc0 VALUES (-1, 3)
+hpart-12 INSERT INTO hpc1 VALUES (-1, 3)
+hpart-13 SELECT k, v FROM hpc WHERE k = -1 ORDER BY v
+hpart-20 INSERT INTO hpc VALUES (NULL, 4)
+hpart-21 SELECT count(*) FROM hpc0 WHERE k IS NULL
+hpart-22 INSERT INTO hpc3 VALUES (NULL, 5)
+hpart-14 CREATE TABLE hpi (k int) PARTITION BY HASH (k)
+hpart-15 CREATE TABLE hpi0 PARTITION OF hpi FOR VALUES WITH (MODULUS 3, REMAINDER 0)
+hpart-16 CREATE TABLE hpi1 PARTITION OF hpi FOR VALUES WITH (MODULUS 3, REMAINDER 1)
+hpart-17 CREATE TABLE hpi2 PARTITION OF hpi FOR VALUES WITH (MODULUS 3, REMAINDER 2)
+hpart-18 INSERT INTO hpi SELECT g FROM generate_series(-30, 30) g
+hpart-19 SELECT k FROM hpi2 ORDER BY k
+
 @family unsup Unsupported constructs: each answers 0A000 and the connection goes on
 !unsup-11 [TABLE t] TABLE t
 !unsup-13 [RIGHT/FULL JOIN] SELECT t.id, u.id FROM t RIGHT JOIN u ON t.id = u.tid ORDER BY 1, 2

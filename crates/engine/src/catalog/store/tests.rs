@@ -123,6 +123,32 @@ fn a_corrupted_catalog_refuses_to_open_and_says_what_to_do() {
     assert!(matches!(Catalog::open(dir.path(), LwLockPolicy::Fair), Err(CatalogError::Corrupted { .. })));
 }
 
+/// Where PostgreSQL 15 put these `bigint` keys of a table `PARTITION BY
+/// HASH (k)` with four partitions `FOR VALUES WITH (MODULUS 4, REMAINDER
+/// r)` (`SELECT k, tableoid::regclass`): a dump moves every row between
+/// the two into the partition that takes it.
+#[test]
+fn hash_partitions_route_keys_as_postgresql_15_does() {
+    let postgres: [(i64, u32); 13] = [
+        (0, 0),
+        (1, 0),
+        (17, 0),
+        (300, 0),
+        (5_000_000_000, 0),
+        (-1, 1),
+        (-300, 2),
+        (2, 2),
+        (i64::MAX, 2),
+        (2_147_483_648, 2),
+        (i64::MIN, 3),
+        (-5_000_000_000, 3),
+        (-2_147_483_649, 3),
+    ];
+    for (key, remainder) in postgres {
+        assert_eq!(crate::catalog::hash_partition(key, 4), remainder, "key {key}");
+    }
+}
+
 #[test]
 fn hash_partitions_route_every_key_to_exactly_one_partition() {
     for key in -1000..1000i64 {
