@@ -118,8 +118,8 @@ impl Session {
             if t.indexes.iter().any(|ix| ix.primary && ix.columns.contains(&c)) {
                 return Err(CatalogError::InvalidTable(format!("column \"{column}\" is in a primary key")).into());
             }
-            let parent = t.rel.parent.and_then(|p| s.engine.catalog().snapshot().relations.get(&p).cloned());
-            if parent.is_some_and(|p| p.columns.iter().any(|x| x.name == column && x.not_null)) {
+            let parent = t.rel.parent.map(|p| s.rel_entry(p)).transpose()?;
+            if parent.is_some_and(|p| p.rel.columns.iter().any(|x| x.name == column && x.not_null)) {
                 return Err(CatalogError::InvalidTable(format!(
                     "column \"{column}\" is marked NOT NULL in parent table"
                 ))
